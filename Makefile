@@ -1,0 +1,154 @@
+# pChronicle — one GNU Makefile (STYLE.md §12).
+#   make            static + shared library and the CLI (build/)
+#   make test       bootstrap (apt + pinned npm oracle), -Werror build, every test suite
+#   make asan test / make ubsan test   the same under a sanitizer (build-asan/, build-ubsan/)
+#   make fuzz       libFuzzer targets (clang), run each for FUZZ_SECONDS
+#   make bench      benchmarks beside their peers (not part of make test)
+#   make demo       the main job on the example data shipped in examples/
+#   make install PREFIX=/usr/local [DESTDIR=...]
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+FUZZ_SECONDS ?= 30
+
+MODE := release
+ifneq ($(filter asan,$(MAKECMDGOALS)),)
+MODE := asan
+endif
+ifneq ($(filter ubsan,$(MAKECMDGOALS)),)
+MODE := ubsan
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wcast-qual -Wcast-align -Wstrict-prototypes \
+        -Wmissing-prototypes -Wundef -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings \
+        -Wswitch-enum -Wno-switch-enum
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fvisibility=hidden -fPIC -Iinclude -Isrc $(WARN)
+
+ifeq ($(MODE),asan)
+BUILD := build-asan
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DPCH_ARENA_DEBUG
+LDSAN := -fsanitize=address,undefined
+else ifeq ($(MODE),ubsan)
+BUILD := build-ubsan
+OPT := -O1 -g -fsanitize=undefined -fno-sanitize-recover=all
+LDSAN := -fsanitize=undefined
+else
+BUILD := build
+OPT := -O2 -g
+LDSAN :=
+endif
+
+ifneq ($(filter test check,$(MAKECMDGOALS)),)
+WERROR := -Werror
+endif
+
+CFLAGS_ALL := $(BASE_CFLAGS) $(OPT) $(WERROR) $(CFLAGS)
+LIBS := -lzstd -lm
+TEST_LIBS := $(LIBS) -ljansson
+
+# The Vortex side (src/vortex, src/projection) is a separate library and program: the
+# pchronicle CLI links no Vortex code (RFC-0006 §3.6, §18.3).
+VX_DIRS := src/vortex src/projection
+LIB_SRC := $(sort $(filter-out $(addsuffix /%,$(VX_DIRS)),$(wildcard src/*/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+VX_SRC := $(sort $(wildcard $(addsuffix /*.c,$(VX_DIRS))))
+VX_OBJ := $(VX_SRC:%.c=$(BUILD)/%.o)
+CLI_SRC := $(sort $(wildcard tools/pchronicle/*.c))
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+VX_CLI_SRC := $(sort $(wildcard tools/pchronicle-vortex/*.c))
+VX_CLI_OBJ := $(VX_CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/*_test.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(sort $(wildcard fuzz/*.c))
+FUZZ_TARGETS := $(filter-out fuzz/replay_driver.c,$(FUZZ_SRC))
+FUZZ_REPLAY := $(FUZZ_TARGETS:fuzz/%.c=$(BUILD)/fuzz/%_replay)
+FUZZ_LF := $(FUZZ_TARGETS:fuzz/%.c=build-fuzz/%)
+
+STATIC_LIB := $(BUILD)/libpchronicle.a
+SHARED_LIB := $(BUILD)/libpchronicle.so
+CLI := $(BUILD)/pchronicle
+VX_LIB := $(BUILD)/libpchronicle-vortex.a
+VX_CLI := $(if $(VX_CLI_SRC),$(BUILD)/pchronicle-vortex)
+
+.PHONY: all test check asan ubsan fuzz fuzz-replay bench demo install clean bootstrap \
+        unit-tests cli-tests compat-tests golden-update
+
+all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI)
+asan ubsan: all
+
+# Missing Debian packages are installed once (stamp), before anything compiles.
+DEB_STAMP := $(BUILD)/.deb-ok
+$(DEB_STAMP): scripts/bootstrap.sh
+	@mkdir -p $(BUILD)
+	@scripts/bootstrap.sh --deb-only
+	@touch $@
+
+$(BUILD)/%.o: %.c | $(DEB_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDSAN) $(LIBS)
+
+$(CLI): $(CLI_OBJ) $(STATIC_LIB)
+	$(CC) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDSAN) $(LIBS)
+
+$(VX_LIB): $(VX_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/pchronicle-vortex: $(VX_CLI_OBJ) $(VX_LIB) $(STATIC_LIB)
+	$(CC) -o $@ $(VX_CLI_OBJ) $(VX_LIB) $(STATIC_LIB) $(LDSAN) $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/harness.h $(STATIC_LIB) $(VX_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(VX_LIB) $(STATIC_LIB) $(LDSAN) $(TEST_LIBS)
+
+$(BUILD)/fuzz/%_replay: fuzz/%.c fuzz/replay_driver.c $(STATIC_LIB) $(VX_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay_driver.c $(VX_LIB) $(STATIC_LIB) $(LDSAN) $(LIBS)
+
+build-fuzz/%: fuzz/%.c $(LIB_SRC) $(VX_SRC)
+	@mkdir -p build-fuzz
+	clang -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -o $@ $< $(LIB_SRC) $(VX_SRC) $(LIBS)
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+# make test: bootstrap first (it must not run in parallel with the build that needs it).
+test check: bootstrap
+	@$(MAKE) --no-print-directory MODE_GOALS="$(filter asan ubsan,$(MAKECMDGOALS))" test-run $(filter asan ubsan,$(MAKECMDGOALS)) WERROR=-Werror
+
+.PHONY: test-run
+test-run: all $(UNIT_BIN) $(FUZZ_REPLAY)
+	@BUILD=$(BUILD) MODE=$(MODE) scripts/run-tests.sh
+
+fuzz: $(FUZZ_LF)
+	@for t in $(FUZZ_LF); do n=$$(basename $$t); mkdir -p fuzz/corpus/$$n; \
+	  echo "fuzz $$n for $(FUZZ_SECONDS)s"; \
+	  $$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 fuzz/corpus/$$n >/dev/null 2>build-fuzz/$$n.log || { tail -30 build-fuzz/$$n.log; exit 1; }; done
+
+bench: all bootstrap
+	@BUILD=$(BUILD) bench/run.sh
+
+demo: bootstrap
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/pchronicle
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/pchronicle
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/pchronicle/*.h $(DESTDIR)$(PREFIX)/include/pchronicle/
+
+clean:
+	rm -rf build build-asan build-ubsan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(VX_OBJ:.o=.d) $(VX_CLI_OBJ:.o=.d)

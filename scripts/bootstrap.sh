@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what pChronicle builds and tests with, once:
+#   1. missing Debian 12 packages (apt-get; needs root or sudo),
+#   2. (unless --deb-only) the pinned official-Lance oracle (npm @lancedb/lancedb 0.31.0 + apache-arrow 18.1.0)
+#      into a cache directory ($PCH_CACHE, default .cache/ in the repository).
+# Fails loudly when something cannot be installed: the compatibility suite never passes
+# silently without its oracle.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=${PCH_CACHE:-$PWD/.cache}
+
+PKGS="gcc make libc6-dev libzstd-dev zstd libjansson-dev libjson-c-dev libcjson-dev b3sum
+      clang libclang-rt-14-dev valgrind nodejs npm"
+missing=()
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# nodejs/npm may come from outside Debian (a newer Node on the PATH): accept a working one.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    tmp=(); for p in "${missing[@]}"; do [[ $p == nodejs || $p == npm ]] || tmp+=("$p"); done
+    missing=("${tmp[@]+"${tmp[@]}"}")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap: installing Debian packages: ${missing[*]}"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+[ "${1:-}" = "--deb-only" ] && exit 0
+
+# The oracle: installed once per lockfile hash.
+ORACLE_SRC=tests/compat/oracle
+ORACLE=$CACHE/lance-oracle
+stamp=$(cat "$ORACLE_SRC/package-lock.json" "$ORACLE_SRC/package.json" | sha256sum | cut -c1-16)
+if [ ! -f "$ORACLE/.stamp-$stamp" ]; then
+    echo "bootstrap: installing the official Lance oracle (npm @lancedb/lancedb 0.31.0) into $ORACLE"
+    rm -rf "$ORACLE"; mkdir -p "$ORACLE"
+    cp "$ORACLE_SRC/package.json" "$ORACLE_SRC/package-lock.json" "$ORACLE/"
+    if ! (cd "$ORACLE" && npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1); then
+        cat "$ORACLE/npm.log" >&2
+        echo "bootstrap: ERROR: npm could not install the pinned Lance oracle; the compatibility suite cannot run" >&2
+        exit 1
+    fi
+    touch "$ORACLE/.stamp-$stamp"
+fi
+cp "$ORACLE_SRC/oracle.js" "$ORACLE/oracle.js"
+node -e 'require(process.argv[1] + "/node_modules/@lancedb/lancedb")' "$ORACLE" \
+    || { echo "bootstrap: ERROR: the Lance oracle does not load" >&2; exit 1; }
