@@ -6,7 +6,9 @@
 ** reports byte offset/line/column on errors and enforces depth/size limits.
 **
 ** Values live in memory owned by the parser; they are valid until the next
-** pch_json_parser_parse() or pch_json_parser_free() on the same parser. Do not modify.
+** pch_json_parser_parse() or pch_json_parser_free() on the same parser. Strings without
+** escapes point into the parsed text (zero copy), so the text must also stay alive and
+** unchanged while values are used. Do not modify.
 ** Thread rule: one thread at a time per parser. */
 #ifndef PCHRONICLE_JSON_H
 #define PCHRONICLE_JSON_H
@@ -43,7 +45,7 @@ struct pch_json_value {
     size_t span_off;       /* byte offset of the value's text in the input */
     size_t span_len;       /* byte length of the value's text (number text, quoted string…) */
     union {
-        struct { const char *ptr; size_t len; } str;  /* decoded UTF-8, may contain NUL */
+        struct { const char *ptr; size_t len; } str;  /* decoded UTF-8, may contain NUL; not NUL-terminated */
         struct { int64_t i; uint64_t u; double d; } num; /* d always set (may be ±inf) */
         pch_json_value *items;                        /* array: n values */
         pch_json_member *members;                     /* object: n members, input order */
@@ -51,7 +53,7 @@ struct pch_json_value {
 };
 
 struct pch_json_member {
-    const char *key;       /* decoded UTF-8 key, may contain NUL */
+    const char *key;       /* decoded UTF-8 key, may contain NUL; not NUL-terminated */
     size_t key_len;
     pch_json_value value;
 };
@@ -114,7 +116,9 @@ PCH_API int pch_jsonb_encode(pch_ctx *ctx, const pch_json_value *v, const char *
                              uint8_t **out, size_t *len_out, pch_error *err);
 
 /* Validate JSONB bytes and render them as compact JSON text (what Lance's scans give
-** back: keys in stored order). PCH_ECORRUPT on malformed bytes. */
+** back: keys in stored order; floats in shortest round-trip form such as 1.0 and 3.5; the
+** NaN/±Inf tags as NaN, Infinity, -Infinity). PCH_ECORRUPT on malformed bytes,
+** PCH_EUNSUPPORTED for extension values and 256-bit decimals (valid, but no JSON text). */
 PCH_API int pch_jsonb_to_json(pch_ctx *ctx, const uint8_t *jsonb, size_t len, char **out,
                               size_t *len_out, pch_error *err);
 

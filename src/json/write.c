@@ -1,0 +1,268 @@
+/* Compact JSON writer (RFC 8259 §7 string escaping) and shortest round-trip double text.
+**
+** Strings: '"', '\\' and C0 controls are escaped (\b \f \n \r \t, others \u00xx in
+** lower-case hex), everything else is copied; that is serde_json's choice, which is what
+** Lance prints for JSON columns (lance-format.md §3.2; fixtures/lance/expected). Input
+** strings must be valid UTF-8: the writer checks and refuses (fail closed).
+**
+** Doubles: the shortest decimal that strtod reads back to the same double (found by
+** rounding to 1..17 significant digits with glibc's exact printf), laid out as Rust's ryu
+** crate does (used by serde_json and Databend jsonb): "1.0", "0.001", "1e-7", "1.5e300".
+** printf and strtod run in the "C" locale (uselocale / strtod_l) so LC_NUMERIC never
+** changes the output. */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "json/json_int.h"
+
+/* ---- numbers ---- */
+
+static size_t fmt_u64(char *out, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    for (size_t k = 0; k < n; k++) out[k] = tmp[n - 1 - k];
+    out[n] = 0;
+    return n;
+}
+
+static size_t fmt_i64(char *out, int64_t v)
+{
+    if (v >= 0) return fmt_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + fmt_u64(out + 1, (uint64_t)0 - (uint64_t)v);
+}
+
+/* Digits (no leading zero) and decimal exponent of the shortest round-trip form of a
+** finite, positive d: d ~= 0.D * 10^(kk). Returns the number of digits. */
+static int shortest_digits(double d, char dig[20], int *kk_out)
+{
+    char tmp[48], chk[48];
+    int n = 0, e = 0;
+    locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+        /* tmp = D[.DDD]e±XX */
+        const char *q = tmp;
+        n = 0;
+        while (*q && *q != 'e') {
+            if (*q >= '0' && *q <= '9') dig[n++] = *q;
+            q++;
+        }
+        e = *q == 'e' ? atoi(q + 1) : 0;
+        /* chk = "D.DDDe<e>" */
+        size_t c = 0;
+        chk[c++] = dig[0];
+        chk[c++] = '.';
+        for (int k = 1; k < n; k++) chk[c++] = dig[k];
+        snprintf(chk + c, sizeof chk - c, "e%d", e);
+        double back = c_loc ? strtod_l(chk, NULL, c_loc) : strtod(chk, NULL);
+        if (back == d) break;
+    }
+    if (c_loc) { uselocale(old); freelocale(c_loc); }
+    while (n > 1 && dig[n - 1] == '0') n--;
+    dig[n] = 0;
+    *kk_out = e + 1;
+    return n;
+}
+
+size_t pch_json__fmt_double(char out[32], double d)
+{
+    char dig[20];
+    size_t o = 0;
+    if (isnan(d)) { memcpy(out, "NaN", 4); return 3; }
+    if (isinf(d)) {
+        if (d < 0) { memcpy(out, "-Infinity", 10); return 9; }
+        memcpy(out, "Infinity", 9);
+        return 8;
+    }
+    if (signbit(d)) { out[o++] = '-'; d = -d; }
+    if (d == 0) { memcpy(out + o, "0.0", 4); return o + 3; }
+    int kk, n = shortest_digits(d, dig, &kk);
+    int k = kk - n;  /* exponent of the last digit */
+    if (k >= 0 && kk <= 16) {                 /* 1234e7 -> 12340000000.0 */
+        memcpy(out + o, dig, (size_t)n); o += (size_t)n;
+        for (int z = 0; z < k; z++) out[o++] = '0';
+        out[o++] = '.'; out[o++] = '0';
+    } else if (kk > 0 && kk <= 16) {          /* 1234e-2 -> 12.34 */
+        memcpy(out + o, dig, (size_t)kk); o += (size_t)kk;
+        out[o++] = '.';
+        memcpy(out + o, dig + kk, (size_t)(n - kk)); o += (size_t)(n - kk);
+    } else if (kk > -5 && kk <= 0) {          /* 1234e-6 -> 0.001234 */
+        out[o++] = '0'; out[o++] = '.';
+        for (int z = 0; z < -kk; z++) out[o++] = '0';
+        memcpy(out + o, dig, (size_t)n); o += (size_t)n;
+    } else {                                  /* 1e30, 1.234e33, 1.5e-7 */
+        out[o++] = dig[0];
+        if (n > 1) {
+            out[o++] = '.';
+            memcpy(out + o, dig + 1, (size_t)(n - 1)); o += (size_t)(n - 1);
+        }
+        out[o++] = 'e';
+        char eb[16];
+        size_t el = fmt_i64(eb, kk - 1);
+        memcpy(out + o, eb, el); o += el;
+    }
+    out[o] = 0;
+    return o;
+}
+
+/* ---- strings ---- */
+
+static const char hexd[] = "0123456789abcdef";
+
+int pch_json__write_string(pch_buf *out, const char *str, size_t len)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    const size_t save = out->len;
+    size_t i = 0, extra;
+
+    if (!pch_add_size(&extra, len, 2) || pch_buf_reserve(out, extra) != PCH_OK) return PCH_ENOMEM;
+    out->data[out->len++] = '"';
+    for (;;) {
+        size_t j = pch_json__scan_plain(s, len, i);
+        if (j > i) {
+            if (pch_buf_reserve(out, j - i + 1) != PCH_OK) goto oom;
+            memcpy(out->data + out->len, s + i, j - i);
+            out->len += j - i;
+        }
+        i = j;
+        if (i >= len) break;
+        uint8_t c = s[i];
+        if (c >= 0x80) {
+            size_t k = pch_json__utf8_seq(s + i, len - i);
+            if (!k) { out->len = save; if (out->data) out->data[save] = 0; return PCH_EINVAL; }
+            if (pch_buf_reserve(out, k + 1) != PCH_OK) goto oom;
+            memcpy(out->data + out->len, s + i, k);
+            out->len += k;
+            i += k;
+            continue;
+        }
+        if (pch_buf_reserve(out, 7) != PCH_OK) goto oom;
+        uint8_t *o = out->data + out->len;
+        o[0] = '\\';
+        switch (c) {
+        case '"': o[1] = '"'; out->len += 2; break;
+        case '\\': o[1] = '\\'; out->len += 2; break;
+        case '\b': o[1] = 'b'; out->len += 2; break;
+        case '\f': o[1] = 'f'; out->len += 2; break;
+        case '\n': o[1] = 'n'; out->len += 2; break;
+        case '\r': o[1] = 'r'; out->len += 2; break;
+        case '\t': o[1] = 't'; out->len += 2; break;
+        default:
+            o[1] = 'u'; o[2] = '0'; o[3] = '0';
+            o[4] = (uint8_t)hexd[c >> 4]; o[5] = (uint8_t)hexd[c & 15];
+            out->len += 6;
+            break;
+        }
+        i++;
+    }
+    if (pch_buf_putc(out, '"') != PCH_OK) goto oom;
+    out->data[out->len] = 0;
+    return PCH_OK;
+oom:
+    out->len = save;
+    if (out->data) out->data[save] = 0;
+    return PCH_ENOMEM;
+}
+
+/* ---- values ---- */
+
+static uint32_t depth_limit(const pch_buf *out)
+{
+    return out->ctx ? pch_ctx_limits(out->ctx)->max_json_depth : PCH_DEFAULT_MAX_JSON_DEPTH;
+}
+
+static int write_number(pch_buf *out, const pch_json_value *v, const char *src)
+{
+    char tmp[40];
+    size_t n;
+    if (src) return pch_buf_append(out, src + v->span_off, v->span_len);
+    if (v->num_flags & PCH_JSON_NUM_INT) {
+        if ((v->num_flags & PCH_JSON_NUM_U64) && !(v->num_flags & PCH_JSON_NUM_NEG)) {
+            n = fmt_u64(tmp, v->u.num.u);
+            return pch_buf_append(out, tmp, n);
+        }
+        if (v->num_flags & PCH_JSON_NUM_I64) {
+            if (v->u.num.i == 0) return pch_buf_append(out, "-0", 2);  /* NEG set */
+            n = fmt_i64(tmp, v->u.num.i);
+            return pch_buf_append(out, tmp, n);
+        }
+    }
+    if (!isfinite(v->u.num.d)) return PCH_EINVAL;
+    n = pch_json__fmt_double(tmp, v->u.num.d);
+    return pch_buf_append(out, tmp, n);
+}
+
+static int write_rec(pch_buf *out, const pch_json_value *v, const char *src, uint32_t depth,
+                     uint32_t max_depth)
+{
+    int rc;
+    switch ((pch_json_kind)v->kind) {
+    case PCH_JSON_NULL: return pch_buf_append(out, "null", 4);
+    case PCH_JSON_FALSE: return pch_buf_append(out, "false", 5);
+    case PCH_JSON_TRUE: return pch_buf_append(out, "true", 4);
+    case PCH_JSON_NUMBER: return write_number(out, v, src);
+    case PCH_JSON_STRING: return pch_json__write_string(out, v->u.str.ptr, v->u.str.len);
+    case PCH_JSON_ARRAY:
+        if (depth >= max_depth) return PCH_ELIMIT;
+        PCH_TRY(pch_buf_putc(out, '['));
+        for (uint32_t k = 0; k < v->n; k++) {
+            if (k) PCH_TRY(pch_buf_putc(out, ','));
+            if ((rc = write_rec(out, &v->u.items[k], src, depth + 1, max_depth)) != PCH_OK) return rc;
+        }
+        return pch_buf_putc(out, ']');
+    case PCH_JSON_OBJECT:
+        if (depth >= max_depth) return PCH_ELIMIT;
+        PCH_TRY(pch_buf_putc(out, '{'));
+        for (uint32_t k = 0; k < v->n; k++) {
+            const pch_json_member *m = &v->u.members[k];
+            if (k) PCH_TRY(pch_buf_putc(out, ','));
+            PCH_TRY(pch_json__write_string(out, m->key, m->key_len));
+            PCH_TRY(pch_buf_putc(out, ':'));
+            if ((rc = write_rec(out, &m->value, src, depth + 1, max_depth)) != PCH_OK) return rc;
+        }
+        return pch_buf_putc(out, '}');
+    }
+    return PCH_EINVAL;
+}
+
+int pch_json__write_value(pch_buf *out, const pch_json_value *v, const char *src)
+{
+    size_t save = out->len;
+    int rc = write_rec(out, v, src, 0, depth_limit(out));
+    if (rc != PCH_OK) {
+        out->len = save;
+        if (out->data) out->data[save] = 0;
+        if (rc == PCH_ENOMEM) out->oom = 0;  /* reported here; the buffer stays usable */
+    }
+    return rc;
+}
+
+int pch_json_serialize(pch_ctx *ctx, const pch_json_value *v, const char *src, char **out,
+                       size_t *len_out, pch_error *err)
+{
+    pch_buf b;
+    int rc;
+    *out = NULL;
+    if (len_out) *len_out = 0;
+    if (!v) return pch_error_set(err, PCH_EINVAL, "json: serialize: no value");
+    pch_buf_init(&b, ctx);
+    rc = pch_json__write_value(&b, v, src);   /* always writes >= 1 byte: b.data is set */
+    if (rc != PCH_OK) {
+        pch_buf_dispose(&b);
+        switch (rc) {
+        case PCH_ENOMEM: return pch_error_set(err, rc, "json: out of memory serializing");
+        case PCH_ELIMIT: return pch_error_set(err, rc, "json: serialize: nesting deeper than %u",
+                                              ctx ? pch_ctx_limits(ctx)->max_json_depth
+                                                  : PCH_DEFAULT_MAX_JSON_DEPTH);
+        default: return pch_error_set(err, rc, "json: serialize: invalid UTF-8 string or non-finite number");
+        }
+    }
+    *out = (char *)pch_buf_detach(&b, len_out);
+    return PCH_OK;
+}
