@@ -1,0 +1,500 @@
+/* Lance 2.1 page encoders (lance-format.md §2.4, §2.5; §5.3 pitfalls 4-8).
+**
+**   fixed width (ints, floats, bool)  → MiniBlockLayout, value Flat(bits) (bool: Flat(1),
+**                                       bit-packed LSB first, one byte-aligned run per chunk)
+**   variable width, every value < 256 → MiniBlockLayout, value Variable(offsets Flat 32|64)
+**   other variable width pages        → FullZipLayout, bits_per_offset 32|64, rep index of
+**                                       the narrowest unsigned width that holds the offsets
+**   every row null                    → AllNullLayout [NULLABLE_ITEM], no buffers
+**
+** Nulls: u16 definition levels (0 valid, 1 null) in each mini-block chunk with layer
+** NULLABLE_ITEM, or a one-byte control word per row in full-zip (bits_def 1); a page without
+** nulls uses ALL_VALID_ITEM and no levels.
+**
+** Buffer compression (lance-encoding 8.0 readers, General wrapper only — the optional
+** `data`/`values` BufferCompression of Flat/Variable is ignored by the official
+** decompressors, so it is never written):
+**   mini-block: value_compression = General{ZSTD}{Flat|Variable}; each chunk's value buffer
+**               is compressed on its own as `u64 LE uncompressed_len | zstd frame` and the
+**               chunk header holds the compressed size;
+**   full-zip:   value_compression = General{ZSTD}{Variable{Flat W}}; each non-empty valid
+**               value is stored as W-bit length + `u64 LE uncompressed_len | zstd frame`.
+** Either is chosen per page, only when the compressed page is strictly smaller.
+**
+** Invariants: every chunk is a multiple of 8 bytes and <= 32 KiB; non-final chunks hold a
+** power-of-two number of rows <= 4096; chunk header sizes fit u16. */
+#include <assert.h>
+#include <zstd.h>
+
+#include "lance/lance_write_int.h"
+
+#define MB_MAX_CHUNK_BYTES 32768u
+#define MB_MAX_CHUNK_ROWS 4096u
+#define MB_VALUE_TARGET 16384u   /* raw value bytes per chunk we aim for */
+#define MB_PAD 0xfe               /* lance's mini-block fill byte */
+#define VAR_PAD 0x48              /* lance pads Variable value buffers with 'H' */
+#define ZSTD_MIN_PAGE 256u        /* below this compression never pays */
+
+enum { LAYER_ALL_VALID_ITEM = 1, LAYER_NULLABLE_ITEM = 3 };
+enum { CE_FLAT = 1, CE_VARIABLE = 2, CE_GENERAL = 10 };
+enum { ZSTD_SCHEME = 2 };
+
+unsigned pch_lance__type_bits(pch_lance_type t)
+{
+    switch (t) {
+    case PCH_LANCE_BOOL: return 1;
+    case PCH_LANCE_INT8: case PCH_LANCE_UINT8: return 8;
+    case PCH_LANCE_INT16: case PCH_LANCE_UINT16: return 16;
+    case PCH_LANCE_INT32: case PCH_LANCE_UINT32: case PCH_LANCE_FLOAT32: return 32;
+    case PCH_LANCE_INT64: case PCH_LANCE_UINT64: case PCH_LANCE_FLOAT64: return 64;
+    case PCH_LANCE_UTF8: case PCH_LANCE_LARGE_UTF8: case PCH_LANCE_BINARY:
+    case PCH_LANCE_LARGE_BINARY: case PCH_LANCE_JSON: return 0;
+    }
+    return 0;
+}
+
+unsigned pch_lance__type_offset_bits(pch_lance_type t)
+{
+    switch (t) {
+    case PCH_LANCE_UTF8: case PCH_LANCE_BINARY: return 32;
+    case PCH_LANCE_LARGE_UTF8: case PCH_LANCE_LARGE_BINARY: case PCH_LANCE_JSON: return 64;
+    case PCH_LANCE_BOOL: case PCH_LANCE_INT8: case PCH_LANCE_INT16: case PCH_LANCE_INT32:
+    case PCH_LANCE_INT64: case PCH_LANCE_UINT8: case PCH_LANCE_UINT16: case PCH_LANCE_UINT32:
+    case PCH_LANCE_UINT64: case PCH_LANCE_FLOAT32: case PCH_LANCE_FLOAT64: return 0;
+    }
+    return 0;
+}
+
+void pch_lance__page_out_init(pch_lance_page_out *o, pch_ctx *ctx, int zstd_level)
+{
+    memset(o, 0, sizeof(*o));
+    for (size_t i = 0; i < PCH_LANCE_PAGE_MAX_BUFS; i++) pch_buf_init(&o->bufs[i], ctx);
+    for (size_t i = 0; i < 3; i++) pch_buf_init(&o->scratch[i], ctx);
+    pch_buf_init(&o->any, ctx);
+    o->zstd_level = zstd_level;
+}
+
+void pch_lance__page_out_dispose(pch_lance_page_out *o)
+{
+    for (size_t i = 0; i < PCH_LANCE_PAGE_MAX_BUFS; i++) pch_buf_dispose(&o->bufs[i]);
+    for (size_t i = 0; i < 3; i++) pch_buf_dispose(&o->scratch[i]);
+    pch_buf_dispose(&o->any);
+    if (o->zcctx) ZSTD_freeCCtx((ZSTD_CCtx *)o->zcctx);
+    o->zcctx = NULL;
+}
+
+int pch_lance__pb_any(pch_buf *b, const char *type_url, const pch_buf *value)
+{
+    PCH_TRY(pch_pb_put_str(b, 1, type_url));
+    return pch_pb_put_bytes(b, 2, value->data, value->len);
+}
+
+static void reset_out(pch_lance_page_out *o)
+{
+    for (size_t i = 0; i < PCH_LANCE_PAGE_MAX_BUFS; i++) pch_buf_clear(&o->bufs[i]);
+    pch_buf_clear(&o->any);
+    o->n_bufs = 0;
+    o->layout = NULL;
+    o->compressed = false;
+}
+
+/* ---- protobuf pieces of lance.encodings21 ---- */
+
+/* CompressiveEncoding{flat{bits}} as field `field` */
+static int put_flat(pch_buf *b, uint32_t field, uint64_t bits)
+{
+    size_t m1, m2;
+    PCH_TRY(pch_pb_begin(b, field, &m1));
+    PCH_TRY(pch_pb_begin(b, CE_FLAT, &m2));
+    PCH_TRY(pch_pb_put_u64_nz(b, 1, bits));
+    PCH_TRY(pch_pb_end(b, m2));
+    return pch_pb_end(b, m1);
+}
+
+/* CompressiveEncoding{variable{offsets: flat{bits}}} as field `field` */
+static int put_variable(pch_buf *b, uint32_t field, uint64_t offset_bits)
+{
+    size_t m1, m2;
+    PCH_TRY(pch_pb_begin(b, field, &m1));
+    PCH_TRY(pch_pb_begin(b, CE_VARIABLE, &m2));
+    PCH_TRY(put_flat(b, 1, offset_bits));
+    PCH_TRY(pch_pb_end(b, m2));
+    return pch_pb_end(b, m1);
+}
+
+/* Value compression as field `field`: Flat(bits) or Variable(Flat(offset_bits)),
+** optionally wrapped in General{BufferCompression{ZSTD, level}}. */
+static int put_value_encoding(pch_buf *b, uint32_t field, bool variable, uint64_t bits,
+                              bool zstd, int level)
+{
+    size_t m1, m2, m3;
+    if (!zstd)
+        return variable ? put_variable(b, field, bits) : put_flat(b, field, bits);
+    PCH_TRY(pch_pb_begin(b, field, &m1));
+    PCH_TRY(pch_pb_begin(b, CE_GENERAL, &m2));
+    PCH_TRY(pch_pb_begin(b, 1, &m3));                /* General.compression */
+    PCH_TRY(pch_pb_put_u64(b, 1, ZSTD_SCHEME));
+    PCH_TRY(pch_pb_put_i64(b, 2, level));             /* optional int32 level: explicit */
+    PCH_TRY(pch_pb_end(b, m3));
+    PCH_TRY(variable ? put_variable(b, 3, bits) : put_flat(b, 3, bits)); /* General.values */
+    PCH_TRY(pch_pb_end(b, m2));
+    return pch_pb_end(b, m1);
+}
+
+static int put_layers(pch_buf *b, uint32_t field, bool nullable)
+{
+    uint64_t layer = nullable ? LAYER_NULLABLE_ITEM : LAYER_ALL_VALID_ITEM;
+    return pch_pb_put_packed_u64(b, field, &layer, 1);
+}
+
+/* any = Any{"/lance.encodings21.PageLayout", PageLayout{layout_field: body}} */
+static int finish_layout(pch_lance_page_out *o, uint32_t layout_field, pch_buf *body)
+{
+    pch_buf pl;
+    int rc;
+    pch_buf_init(&pl, body->ctx);
+    rc = pch_pb_put_bytes(&pl, layout_field, body->data, body->len);
+    if (rc == 0) rc = pch_lance__pb_any(&o->any, "/lance.encodings21.PageLayout", &pl);
+    pch_buf_dispose(&pl);
+    return rc;
+}
+
+/* ---- zstd in lance's buffer format: u64 LE uncompressed length | zstd frame ---- */
+
+static int zstd_append(pch_lance_page_out *o, pch_buf *dst, const uint8_t *src, size_t n,
+                       pch_error *err)
+{
+    size_t bound = ZSTD_compressBound(n), got;
+    if (ZSTD_isError(bound))
+        return pch_error_set(err, PCH_ELIMIT, "lance writer: value of %zu bytes too large for zstd", n);
+    if (!o->zcctx) {
+        o->zcctx = ZSTD_createCCtx();
+        if (!o->zcctx) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory (zstd context)");
+    }
+    if (pch_buf_put_le64(dst, (uint64_t)n) || pch_buf_reserve(dst, bound))
+        return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    got = ZSTD_compressCCtx((ZSTD_CCtx *)o->zcctx, dst->data + dst->len, bound, src, n,
+                            o->zstd_level);
+    if (ZSTD_isError(got))
+        return pch_error_set(err, PCH_EIO, "lance writer: zstd: %s", ZSTD_getErrorName(got));
+    dst->len += got;
+    dst->data[dst->len] = 0;
+    return PCH_OK;
+}
+
+/* ---- mini-block ---- */
+
+typedef struct mb_ctx {
+    const pch_lance_page_in *in;
+    bool var;
+    unsigned bits;       /* fixed: bits per value; var: offset bits */
+    bool has_def;
+    size_t *starts;      /* chunk row starts, n_chunks + 1 entries */
+    size_t n_chunks;
+} mb_ctx;
+
+static size_t pad_to(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Raw value buffer bytes of rows [r, r+k) (variable: offsets + bytes + pad to W). */
+static size_t mb_value_bytes(const mb_ctx *c, size_t r, size_t k)
+{
+    if (c->var) {
+        size_t w = c->bits / 8;
+        return pad_to((k + 1) * w + (size_t)(c->in->offsets[r + k] - c->in->offsets[r]), w);
+    }
+    return c->bits == 1 ? (k + 7) / 8 : k * (c->bits / 8);
+}
+
+static size_t mb_chunk_bytes(const mb_ctx *c, size_t k, size_t value_bytes)
+{
+    size_t hdr = 2 + (c->has_def ? 2 : 0) + 2;
+    return pad_to(hdr, 8) + (c->has_def ? pad_to(2 * k, 8) : 0) + pad_to(value_bytes, 8);
+}
+
+static bool mb_fits(const mb_ctx *c, size_t r, size_t k)
+{
+    size_t vb = mb_value_bytes(c, r, k);
+    return vb <= MB_VALUE_TARGET && mb_chunk_bytes(c, k, vb) <= MB_MAX_CHUNK_BYTES;
+}
+
+/* Split the page into chunks: power-of-two row counts except the last one. */
+static int mb_plan(mb_ctx *c, pch_buf *arr, pch_error *err)
+{
+    size_t n = c->in->n_rows, r = 0;
+    pch_buf_clear(arr);
+    while (r < n) {
+        size_t rem = n - r, k;
+        if (pch_buf_append(arr, &r, sizeof(r)))
+            return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+        if (rem <= MB_MAX_CHUNK_ROWS && mb_fits(c, r, rem)) {
+            r = n;
+            break;
+        }
+        k = 1;
+        while (2 * k <= MB_MAX_CHUNK_ROWS && 2 * k <= rem && mb_fits(c, r, 2 * k)) k *= 2;
+        r += k;
+    }
+    if (pch_buf_append(arr, &r, sizeof(r)))
+        return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    c->starts = (size_t *)(void *)arr->data;
+    c->n_chunks = arr->len / sizeof(size_t) - 1;
+    return PCH_OK;
+}
+
+/* Build the raw value buffer of chunk i into dst (cleared first). */
+static int mb_build_values(const mb_ctx *c, size_t i, pch_buf *dst)
+{
+    const pch_lance_page_in *in = c->in;
+    size_t r = c->starts[i], k = c->starts[i + 1] - r;
+    pch_buf_clear(dst);
+    if (c->var) {
+        size_t w = c->bits / 8, base = (k + 1) * w;
+        uint64_t o0 = in->offsets[r];
+        PCH_TRY(pch_buf_reserve(dst, mb_value_bytes(c, r, k)));
+        for (size_t j = 0; j <= k; j++) {
+            uint64_t rel = base + (in->offsets[r + j] - o0);
+            if (w == 4) PCH_TRY(pch_buf_put_le32(dst, (uint32_t)rel));
+            else PCH_TRY(pch_buf_put_le64(dst, rel));
+        }
+        PCH_TRY(pch_buf_append(dst, in->data + o0, (size_t)(in->offsets[r + k] - o0)));
+        return pch_buf_pad(dst, w, VAR_PAD);
+    }
+    if (c->bits == 1) {
+        size_t nb = (k + 7) / 8;
+        PCH_TRY(pch_buf_zero(dst, nb));
+        for (size_t j = 0; j < k; j++)
+            if (in->values[r + j]) dst->data[j / 8] |= (uint8_t)(1u << (j % 8));
+        return PCH_OK;
+    }
+    return pch_buf_append(dst, in->values + r * (c->bits / 8), k * (c->bits / 8));
+}
+
+static int mb_put_chunk(const mb_ctx *c, size_t i, pch_buf *meta, pch_buf *dat,
+                        const uint8_t *vals, size_t vlen)
+{
+    const pch_lance_page_in *in = c->in;
+    size_t r = c->starts[i], k = c->starts[i + 1] - r, start = dat->len, bytes, log2k = 0;
+    bool last = i + 1 == c->n_chunks;
+    PCH_TRY(pch_buf_put_le16(dat, (uint16_t)(c->has_def ? k : 0)));
+    if (c->has_def) PCH_TRY(pch_buf_put_le16(dat, (uint16_t)(2 * k)));
+    PCH_TRY(pch_buf_put_le16(dat, (uint16_t)vlen));
+    PCH_TRY(pch_buf_pad(dat, 8, MB_PAD));
+    if (c->has_def) {
+        PCH_TRY(pch_buf_reserve(dat, 2 * k + 8));
+        for (size_t j = 0; j < k; j++)
+            PCH_TRY(pch_buf_put_le16(dat, in->validity[r + j] ? 0 : 1));
+        PCH_TRY(pch_buf_pad(dat, 8, MB_PAD));
+    }
+    PCH_TRY(pch_buf_append(dat, vals, vlen));
+    PCH_TRY(pch_buf_pad(dat, 8, MB_PAD));
+    bytes = dat->len - start;
+    assert(bytes % 8 == 0 && bytes >= 8 && bytes <= MB_MAX_CHUNK_BYTES);
+    if (!last) {
+        assert((k & (k - 1)) == 0 && k <= MB_MAX_CHUNK_ROWS);
+        while (((size_t)1 << log2k) < k) log2k++;
+    }
+    return pch_buf_put_le16(meta, (uint16_t)(((bytes / 8 - 1) << 4) | log2k));
+}
+
+static int encode_miniblock(pch_lance_page_out *o, const pch_lance_page_in *in, bool var,
+                            unsigned bits, pch_error *err)
+{
+    mb_ctx c = { in, var, bits, in->n_nulls > 0, NULL, 0 };
+    pch_buf *raw = &o->scratch[0], *z = &o->scratch[1], *plan = &o->scratch[2];
+    pch_buf body;
+    bool use_zstd = false;
+    size_t raw_total = 0, z_total = 0, zoff = 0;
+    int rc;
+
+    PCH_TRY(mb_plan(&c, plan, err));
+    pch_buf_clear(z);
+    if (o->zstd_level >= 0 &&
+        (var ? (size_t)in->offsets[in->n_rows] : in->n_rows * bits / 8) >= ZSTD_MIN_PAGE) {
+        /* compress every chunk's value buffer; keep only if the page shrinks and every
+        ** compressed chunk still fits the chunk limits */
+        bool ok = true;
+        for (size_t i = 0; i < c.n_chunks && ok; i++) {
+            size_t before = z->len, k = c.starts[i + 1] - c.starts[i], zl;
+            if (mb_build_values(&c, i, raw))
+                return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+            PCH_TRY(zstd_append(o, z, raw->data, raw->len, err));
+            zl = z->len - before;
+            if (zl > UINT16_MAX || mb_chunk_bytes(&c, k, zl) > MB_MAX_CHUNK_BYTES) ok = false;
+            raw_total += mb_chunk_bytes(&c, k, raw->len);
+            z_total += mb_chunk_bytes(&c, k, zl);
+        }
+        use_zstd = ok && z_total < raw_total;
+    }
+
+    reset_out(o);
+    for (size_t i = 0; i < c.n_chunks; i++) {
+        if (use_zstd) {
+            /* z holds back-to-back `u64 len | frame` records; find this one's end */
+            size_t fl = ZSTD_findFrameCompressedSize(z->data + zoff + 8, z->len - zoff - 8);
+            assert(!ZSTD_isError(fl));
+            rc = mb_put_chunk(&c, i, &o->bufs[0], &o->bufs[1], z->data + zoff, 8 + fl);
+            zoff += 8 + fl;
+        } else {
+            rc = mb_build_values(&c, i, raw);
+            if (rc == 0) rc = mb_put_chunk(&c, i, &o->bufs[0], &o->bufs[1], raw->data, raw->len);
+        }
+        if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    }
+    o->n_bufs = 2;
+
+    pch_buf_init(&body, o->any.ctx);
+    rc = 0;
+    if (c.has_def) rc = put_flat(&body, 2, 16);                         /* def_compression */
+    if (rc == 0) rc = put_value_encoding(&body, 3, var, bits, use_zstd, o->zstd_level);
+    if (rc == 0) rc = put_layers(&body, 6, c.has_def);
+    if (rc == 0) rc = pch_pb_put_u64(&body, 7, 1);                       /* num_buffers */
+    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 9, in->n_rows);           /* num_items */
+    if (rc == 0) rc = finish_layout(o, 1, &body);
+    pch_buf_dispose(&body);
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    o->layout = "mini-block";
+    o->compressed = use_zstd;
+    return PCH_OK;
+}
+
+/* ---- full-zip (variable width) ---- */
+
+static int put_uint_le(pch_buf *b, uint64_t v, size_t w)
+{
+    uint8_t t[8];
+    pch_store_le64(t, v);
+    return pch_buf_append(b, t, w);
+}
+
+static int encode_fullzip(pch_lance_page_out *o, const pch_lance_page_in *in, unsigned obits,
+                          pch_error *err)
+{
+    size_t n = in->n_rows, w = obits / 8, ew = 1, raw_total = 0;
+    bool has_def = in->n_nulls > 0, use_zstd = false;
+    pch_buf *z = &o->scratch[1], *zoffs = &o->scratch[2], *dat, *rep;
+    pch_buf body;
+    uint64_t total;
+    int rc = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t len = in->offsets[i + 1] - in->offsets[i];
+        if (w == 4 && len > UINT32_MAX)
+            return pch_error_set(err, PCH_ELIMIT,
+                                 "lance writer: value of %llu bytes exceeds a 32-bit offset",
+                                 (unsigned long long)len);
+    }
+    pch_buf_clear(z);
+    pch_buf_clear(zoffs);
+    if (o->zstd_level >= 0 && in->offsets[n] >= ZSTD_MIN_PAGE) {
+        /* every non-empty valid value becomes u64 len | zstd frame */
+        size_t z_total = 0;
+        bool ok = true;
+        for (size_t i = 0; i < n; i++) {
+            size_t before = z->len, len = (size_t)(in->offsets[i + 1] - in->offsets[i]);
+            uint64_t end;
+            if (len > 0 && (!in->validity || in->validity[i]))
+                PCH_TRY(zstd_append(o, z, in->data + in->offsets[i], len, err));
+            end = z->len;
+            if (pch_buf_append(zoffs, &end, sizeof(end)))
+                return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+            if (w == 4 && z->len - before > UINT32_MAX) ok = false;
+            z_total += z->len - before;
+            raw_total += len;
+        }
+        use_zstd = ok && z_total < raw_total;
+    }
+
+    reset_out(o);
+    dat = &o->bufs[0];
+    rep = &o->bufs[1];
+    /* zipped data: [control byte] [W-byte length | bytes] per row */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        bool valid = !in->validity || in->validity[i];
+        if (has_def) rc = pch_buf_putc(dat, valid ? 0 : 1);
+        if (rc == 0 && valid) {
+            const uint8_t *p;
+            uint64_t len;
+            if (use_zstd) {
+                const uint64_t *zo = (const uint64_t *)(void *)zoffs->data;
+                uint64_t s = i ? zo[i - 1] : 0;
+                p = z->data + s;
+                len = zo[i] - s;
+            } else {
+                p = in->data + in->offsets[i];
+                len = in->offsets[i + 1] - in->offsets[i];
+            }
+            rc = put_uint_le(dat, len, w);
+            if (rc == 0) rc = pch_buf_append(dat, p, (size_t)len);
+        }
+    }
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    /* repetition index: n + 1 byte offsets of one width (1, 2, 4 or 8 bytes) */
+    total = dat->len;
+    while (ew < 8 && total >= ((uint64_t)1 << (8 * ew))) ew *= 2;
+    {
+        uint64_t off = 0;
+        if (pch_buf_reserve(rep, (n + 1) * ew))
+            return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            bool valid = !in->validity || in->validity[i];
+            rc = put_uint_le(rep, off, ew);
+            off += has_def ? 1 : 0;
+            if (valid) {
+                if (use_zstd) {
+                    const uint64_t *zo = (const uint64_t *)(void *)zoffs->data;
+                    off += w + (zo[i] - (i ? zo[i - 1] : 0));
+                } else {
+                    off += w + (in->offsets[i + 1] - in->offsets[i]);
+                }
+            }
+        }
+        if (rc == 0) rc = put_uint_le(rep, off, ew);
+        assert(rc != 0 || off == total);
+    }
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    o->n_bufs = 2;
+
+    pch_buf_init(&body, o->any.ctx);
+    rc = pch_pb_put_u64_nz(&body, 2, has_def ? 1 : 0);                   /* bits_def */
+    if (rc == 0) rc = pch_pb_put_u64(&body, 4, obits);                   /* bits_per_offset */
+    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 5, n);                    /* num_items */
+    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 6, n);                    /* num_visible_items */
+    if (rc == 0) rc = put_value_encoding(&body, 7, true, obits, use_zstd, o->zstd_level);
+    if (rc == 0) rc = put_layers(&body, 8, has_def);
+    if (rc == 0) rc = finish_layout(o, 3, &body);
+    pch_buf_dispose(&body);
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    o->layout = "full-zip";
+    o->compressed = use_zstd;
+    return PCH_OK;
+}
+
+static int encode_all_null(pch_lance_page_out *o, pch_error *err)
+{
+    pch_buf body;
+    int rc;
+    reset_out(o);
+    pch_buf_init(&body, o->any.ctx);
+    rc = put_layers(&body, 5, true);
+    if (rc == 0) rc = finish_layout(o, 2, &body);
+    pch_buf_dispose(&body);
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    o->layout = "all-null";
+    return PCH_OK;
+}
+
+int pch_lance__encode_page_21(pch_lance_page_out *o, const pch_lance_page_in *in,
+                              pch_error *err)
+{
+    unsigned bits = pch_lance__type_bits(in->type);
+    unsigned obits = pch_lance__type_offset_bits(in->type);
+    if (in->n_rows == 0 || (bits == 0 && obits == 0))
+        return pch_error_set(err, PCH_EINVAL, "lance writer: empty page or unknown type %d",
+                             (int)in->type);
+    if (in->n_nulls == in->n_rows) return encode_all_null(o, err);
+    if (bits) return encode_miniblock(o, in, false, bits, err);
+    for (size_t i = 0; i < in->n_rows; i++)
+        if (in->offsets[i + 1] - in->offsets[i] >= PCH_LANCE_MINIBLOCK_MAX_VALUE)
+            return encode_fullzip(o, in, obits, err);
+    return encode_miniblock(o, in, true, obits, err);
+}
