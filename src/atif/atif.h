@@ -1,0 +1,23 @@
+/* Interface of src/atif to the rest of the library (storyline, sql): the public API in
+** include/pchronicle/atif.h plus pch_buf-based writers. */
+#ifndef PCH_ATIF_ATIF_H
+#define PCH_ATIF_ATIF_H
+
+#include "core/core.h"
+#include "pchronicle/atif.h"
+
+/* Append trajectory i of doc as ATIF JSON (compact) to out. Errors: PCH_ENOMEM. */
+int pch_atif__write(pch_buf *out, const pch_atif_doc *doc, size_t i, pch_error *err);
+
+/* Append `json` (compact JSON text) re-indented with 2 spaces to out. */
+int pch_atif__pretty(pch_buf *out, const char *json, size_t len);
+
+/* Canonical audio MIME type for an accepted alias (specs/atif.md §2.6), or NULL. */
+const char *pch_atif__audio_canonical(const char *mt, size_t len);
+
+/* Walk dir recursively in byte order of names (hidden entries and symlinks skipped) and
+** call cb(path) for each regular *.json file; cb's negative return stops the walk. */
+int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, void *payload),
+                   void *payload, pch_error *err);
+
+#endif

@@ -1,0 +1,314 @@
+/* A directory of ATIF documents as one source (RFC-0006 §5.2 identity, §5.3 subagent
+** topology, §16.2 external reference confinement; specs/atif.md §2.9).
+**
+** Streaming: documents are read, normalised, handed to the caller and freed one at a time.
+** What stays in memory is per document only: its path, its trajectories' keys (for
+** uniqueness) and its pending file references. After the walk, trajectory_path and
+** continued_trajectory_ref are resolved against the documents seen — inside the root
+** only: a reference that is absolute, a URL, or climbs with ".." is never followed. */
+#include <stdlib.h>
+
+#include "atif/atif_int.h"
+#include "json/json.h"
+
+typedef struct keyset {            /* open addressing over "run\x1ftraj" strings */
+    char **slots;
+    size_t cap, n;
+} keyset;
+
+typedef struct pending {
+    pch_atif_link_kind kind;
+    char *from_doc, *from_run, *from_traj, *target, *target_doc;
+    uint32_t step, result, ref;
+} pending;
+
+typedef struct docmap {            /* document path → root keys */
+    char *path, *run, *traj;
+} docmap;
+
+typedef struct dir_state {
+    pch_ctx *ctx;
+    const char *root;
+    size_t root_len;
+    const pch_atif_options *opts;
+    int (*on_doc)(pch_atif_doc *, void *);
+    int (*on_link)(const pch_atif_link *, void *);
+    pch_atif_finding_cb findings;
+    void *payload;
+    pch_atif_dir_stats *st;
+    pch_error *err;
+    keyset keys;
+    pending *pend; size_t n_pend, cap_pend;
+    docmap *docs; size_t n_docs, cap_docs;
+} dir_state;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s) { h ^= (uint8_t)*s++; h *= 1099511628211ull; }
+    return h;
+}
+
+static char *xdup(pch_ctx *ctx, const char *s)
+{
+    size_t n = strlen(s);
+    char *p = pch_malloc(ctx, n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+/* Insert k; returns 1 if added, 0 if already present, <0 on ENOMEM. Takes ownership of k
+** only when added. */
+static int keyset_add(pch_ctx *ctx, keyset *ks, char *k)
+{
+    if ((ks->n + 1) * 2 > ks->cap) {
+        size_t nc = ks->cap ? ks->cap * 2 : 256;
+        char **ns = pch_calloc(ctx, nc, sizeof(char *));
+        if (!ns) return PCH_ENOMEM;
+        for (size_t i = 0; i < ks->cap; i++)
+            if (ks->slots[i]) {
+                size_t j = fnv(ks->slots[i]) & (nc - 1);
+                while (ns[j]) j = (j + 1) & (nc - 1);
+                ns[j] = ks->slots[i];
+            }
+        pch_free(ctx, ks->slots);
+        ks->slots = ns;
+        ks->cap = nc;
+    }
+    size_t j = fnv(k) & (ks->cap - 1);
+    while (ks->slots[j]) {
+        if (strcmp(ks->slots[j], k) == 0) return 0;
+        j = (j + 1) & (ks->cap - 1);
+    }
+    ks->slots[j] = k;
+    ks->n++;
+    return 1;
+}
+
+static char *join_key(pch_ctx *ctx, const char *run, const char *traj)
+{
+    size_t a = strlen(run), b = strlen(traj);
+    char *k = pch_malloc(ctx, a + b + 2);
+    if (!k) return NULL;
+    memcpy(k, run, a);
+    k[a] = '\x1f';
+    memcpy(k + a + 1, traj, b + 1);
+    return k;
+}
+
+/* Resolve `target` relative to the directory of doc; NULL when not confined to the root. */
+static char *resolve(pch_ctx *ctx, const char *doc, const char *target)
+{
+    const char *slash = strrchr(doc, '/');
+    size_t dl = slash ? (size_t)(slash - doc) + 1 : 0, tl = strlen(target);
+    char *p;
+    if (pch_atif_path_check(target, tl, NULL) != 0) return NULL;
+    p = pch_malloc(ctx, dl + tl + 1);
+    if (!p) return NULL;
+    memcpy(p, doc, dl);
+    memcpy(p + dl, target, tl + 1);
+    return p;
+}
+
+static int add_pending(dir_state *s, pch_atif_link_kind kind, const char *doc,
+                       const pch_atif_trajectory *t, const char *target, uint32_t st,
+                       uint32_t r, uint32_t ref)
+{
+    if (s->n_pend == s->cap_pend) {
+        size_t nc = s->cap_pend ? s->cap_pend * 2 : 16;
+        pending *np = pch_realloc(s->ctx, s->pend, nc * sizeof(*np));
+        if (!np) return PCH_ENOMEM;
+        s->pend = np;
+        s->cap_pend = nc;
+    }
+    pending *p = &s->pend[s->n_pend];
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->step = st; p->result = r; p->ref = ref;
+    p->from_doc = xdup(s->ctx, doc);
+    p->from_run = xdup(s->ctx, t->run_key);
+    p->from_traj = xdup(s->ctx, t->trajectory_key);
+    p->target = xdup(s->ctx, target);
+    p->target_doc = resolve(s->ctx, doc, target);
+    s->n_pend++;
+    if (!p->from_doc || !p->from_run || !p->from_traj || !p->target) return PCH_ENOMEM;
+    return PCH_OK;
+}
+
+/* Pull "trajectory_path" out of one ref object text (compact JSON). */
+static int ref_paths(dir_state *s, const char *doc, const pch_atif_trajectory *t, uint32_t si,
+                     uint32_t ri, const pch_atif_raw *refs)
+{
+    pch_json_parser *p = NULL;
+    const pch_json_value *v;
+    int rc = pch_json_parser_new(&p, s->ctx, NULL, NULL);
+    if (rc < 0) return rc;
+    if (pch_json_parser_parse(p, refs->ptr, refs->len, &v, NULL) == 0 && v->kind == PCH_JSON_ARRAY)
+        for (uint32_t i = 0; i < v->n && rc == PCH_OK; i++) {
+            const pch_json_value *tp = pch_json_get(&v->u.items[i], "trajectory_path", 15);
+            if (tp && tp->kind == PCH_JSON_STRING && tp->u.str.len &&
+                memchr(tp->u.str.ptr, 0, tp->u.str.len) == NULL) {
+                char *z = pch_malloc(s->ctx, tp->u.str.len + 1);   /* decoded strings carry a length */
+                if (!z) { rc = PCH_ENOMEM; break; }
+                memcpy(z, tp->u.str.ptr, tp->u.str.len);
+                z[tp->u.str.len] = 0;
+                rc = add_pending(s, PCH_ATIF_LINK_SUBAGENT_FILE, doc, t, z, si, ri, i);
+                pch_free(s->ctx, z);
+            }
+        }
+    pch_json_parser_free(p);
+    return rc;
+}
+
+static int on_file(const char *path, void *payload)
+{
+    dir_state *s = payload;
+    pch_buf data;
+    pch_atif_doc *d = NULL;
+    pch_error e;
+    const char *rel = path + s->root_len;
+    int rc;
+    while (*rel == '/') rel++;
+    pch_buf_init(&data, s->ctx);
+    rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, s->err);
+    if (rc < 0) { pch_buf_dispose(&data); return rc; }
+    s->st->bytes += data.len;
+    s->st->documents++;
+    pch_error_clear(&e);
+    rc = pch_atif_doc_parse(&d, s->ctx, data.data ? (const char *)data.data : "", data.len, rel,
+                            s->opts, s->findings, s->payload, &e);
+    pch_buf_dispose(&data);
+    if (rc == PCH_EINVAL) { s->st->rejected++; return PCH_OK; }
+    if (rc < 0) return pch_error_set(s->err, rc, "%s", e.msg);
+
+    /* keys unique within the source: the first claimant keeps a producer id */
+    for (size_t i = 0; i < d->n_traj; i++) {
+        pch_atif_trajectory *t = &d->traj[i];
+        char *k = join_key(s->ctx, t->run_key, t->trajectory_key);
+        if (!k) { rc = PCH_ENOMEM; break; }
+        rc = keyset_add(s->ctx, &s->keys, k);
+        if (rc < 0) { pch_free(s->ctx, k); break; }
+        if (rc == 0) {
+            pch_free(s->ctx, k);
+            char gen[96];
+            char fp[65];
+            pch_buf g;
+            pch_blake3_hex(fp, s->opts && s->opts->source_fingerprint ? s->opts->source_fingerprint : "",
+                           s->opts && s->opts->source_fingerprint ? strlen(s->opts->source_fingerprint) : 0);
+            pch_buf_init(&g, s->ctx);
+            snprintf(gen, sizeof gen, "#%zu", i);
+            pch_buf_printf(&g, "traj:%.8s:%s%s", fp, rel, gen);
+            rc = g.oom ? PCH_ENOMEM : pch_atif_doc_set_key(d, i, NULL, (const char *)g.data, true, s->err);
+            pch_buf_dispose(&g);
+            if (rc < 0) break;
+            k = join_key(s->ctx, t->run_key, t->trajectory_key);
+            if (!k || keyset_add(s->ctx, &s->keys, k) < 0) { pch_free(s->ctx, k); rc = PCH_ENOMEM; break; }
+        }
+        rc = PCH_OK;
+    }
+    /* remember the root keys and the file references of this document */
+    if (rc == PCH_OK) {
+        if (s->n_docs == s->cap_docs) {
+            size_t nc = s->cap_docs ? s->cap_docs * 2 : 64;
+            docmap *nd = pch_realloc(s->ctx, s->docs, nc * sizeof(*nd));
+            if (!nd) rc = PCH_ENOMEM;
+            else { s->docs = nd; s->cap_docs = nc; }
+        }
+        if (rc == PCH_OK) {
+            docmap *m = &s->docs[s->n_docs++];
+            m->path = xdup(s->ctx, rel);
+            m->run = xdup(s->ctx, d->traj[0].run_key);
+            m->traj = xdup(s->ctx, d->traj[0].trajectory_key);
+            if (!m->path || !m->run || !m->traj) rc = PCH_ENOMEM;
+        }
+    }
+    for (size_t i = 0; i < d->n_traj && rc == PCH_OK; i++) {
+        const pch_atif_trajectory *t = &d->traj[i];
+        if (t->continued_trajectory_ref && t->continued_trajectory_ref[0])
+            rc = add_pending(s, PCH_ATIF_LINK_CONTINUATION, rel, t, t->continued_trajectory_ref, 0, 0, 0);
+        for (uint32_t si = 0; si < t->n_steps && rc == PCH_OK; si++)
+            for (uint32_t ri = 0; ri < t->steps[si].n_results && rc == PCH_OK; ri++) {
+                const pch_atif_raw *refs = &t->steps[si].results[ri].f[PCH_ATIF_R_SUBAGENT_TRAJECTORY_REF];
+                if (refs->ptr && refs->ptr[0] == '[' && memmem(refs->ptr, refs->len, "\"trajectory_path\"", 17))
+                    rc = ref_paths(s, rel, t, si, ri, refs);
+            }
+    }
+    if (rc < 0) {
+        pch_atif_doc_free(d);
+        return rc == PCH_ENOMEM ? pch_error_set(s->err, rc, "atif: out of memory") : rc;
+    }
+    s->st->trajectories += d->n_traj;
+    rc = s->on_doc ? s->on_doc(d, s->payload) : 0;
+    if (rc != 1) pch_atif_doc_free(d);
+    if (rc < 0) return pch_error_set(s->err, rc, "atif: import stopped by the document callback");
+    return PCH_OK;
+}
+
+static int cmp_doc(const void *a, const void *b)
+{
+    return strcmp(((const docmap *)a)->path, ((const docmap *)b)->path);
+}
+
+int pch_atif_dir_import(pch_ctx *ctx, const char *root, const pch_atif_options *opts,
+                        int (*on_doc)(pch_atif_doc *doc, void *payload),
+                        int (*on_link)(const pch_atif_link *link, void *payload),
+                        pch_atif_finding_cb findings, void *payload,
+                        pch_atif_dir_stats *stats, pch_error *err)
+{
+    dir_state s;
+    pch_atif_dir_stats local;
+    int rc;
+    memset(&s, 0, sizeof s);
+    memset(&local, 0, sizeof local);
+    s.ctx = ctx;
+    s.root = root;
+    s.root_len = strlen(root);
+    s.opts = opts;
+    s.on_doc = on_doc;
+    s.on_link = on_link;
+    s.findings = findings;
+    s.payload = payload;
+    s.st = stats ? stats : &local;
+    memset(s.st, 0, sizeof *s.st);
+    s.err = err;
+    rc = pch_atif__walk(ctx, root, on_file, &s, err);
+    if (rc == PCH_OK && s.n_docs > 1) qsort(s.docs, s.n_docs, sizeof(*s.docs), cmp_doc);
+    for (size_t i = 0; i < s.n_pend && rc == PCH_OK; i++) {
+        pending *p = &s.pend[i];
+        pch_atif_link l;
+        const docmap *hit = NULL;
+        if (p->target_doc) {
+            docmap key = { p->target_doc, NULL, NULL };
+            hit = s.n_docs ? bsearch(&key, s.docs, s.n_docs, sizeof(*s.docs), cmp_doc) : NULL;
+        }
+        memset(&l, 0, sizeof l);
+        l.kind = p->kind;
+        l.from_doc = p->from_doc;
+        l.from_run_key = p->from_run;
+        l.from_trajectory_key = p->from_traj;
+        l.step_ordinal = p->step; l.result_ordinal = p->result; l.ref_ordinal = p->ref;
+        l.target = p->target;
+        l.target_doc = p->target_doc;
+        l.to_run_key = hit ? hit->run : NULL;
+        l.to_trajectory_key = hit ? hit->traj : NULL;
+        s.st->links++;
+        if (!hit) s.st->unresolved_links++;
+        if (on_link) {
+            int r = on_link(&l, payload);
+            if (r < 0) rc = pch_error_set(err, r, "atif: import stopped by the link callback");
+        }
+    }
+    for (size_t i = 0; i < s.n_pend; i++) {
+        pch_free(ctx, s.pend[i].from_doc); pch_free(ctx, s.pend[i].from_run);
+        pch_free(ctx, s.pend[i].from_traj); pch_free(ctx, s.pend[i].target);
+        pch_free(ctx, s.pend[i].target_doc);
+    }
+    pch_free(ctx, s.pend);
+    for (size_t i = 0; i < s.n_docs; i++) {
+        pch_free(ctx, s.docs[i].path); pch_free(ctx, s.docs[i].run); pch_free(ctx, s.docs[i].traj);
+    }
+    pch_free(ctx, s.docs);
+    for (size_t i = 0; i < s.keys.cap; i++) pch_free(ctx, s.keys.slots[i]);
+    pch_free(ctx, s.keys.slots);
+    return rc;
+}

@@ -1,0 +1,331 @@
+/* ATIF writer round trip: every valid document of the shared corpus (../shared/corpus/atif)
+** and of tests/data/atif is parsed, normalised and written back; the result must be the
+** same JSON value (jansson json_equal as the independent oracle; canonical JSONB bytes for
+** numbers jansson cannot load). Also checks normalisation: keys, subagent flattening,
+** continuation, copied context, multimodal parts and token ids. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <jansson.h>
+
+#include "harness.h"
+#include "pchronicle/atif.h"
+#include "pchronicle/json.h"
+
+static pch_ctx *g_ctx;
+static int n_docs, n_rejected, n_mismatch;
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *b;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
+    if (b) b[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* JSONB of a text: keys sorted, so equal values give equal bytes. */
+static int jsonb_of(const char *t, size_t n, uint8_t **out, size_t *out_len)
+{
+    pch_json_parser *p;
+    const pch_json_value *v;
+    int rc;
+    if (pch_json_parser_new(&p, g_ctx, NULL, NULL) != 0) return -1;
+    rc = pch_json_parser_parse(p, t, n, &v, NULL);
+    if (rc == 0) rc = pch_jsonb_encode(g_ctx, v, t, out, out_len, NULL);
+    pch_json_parser_free(p);
+    return rc;
+}
+
+static bool same_value(const char *a, size_t an, const char *b, size_t bn)
+{
+    json_error_t je;
+    json_t *ja = json_loadb(a, an, JSON_DECODE_ANY, &je);
+    json_t *jb = json_loadb(b, bn, JSON_DECODE_ANY, &je);
+    bool eq;
+    if (ja && jb) {
+        eq = json_equal(ja, jb);
+    } else {
+        uint8_t *x = NULL, *y = NULL;
+        size_t xn = 0, yn = 0;
+        eq = jsonb_of(a, an, &x, &xn) == 0 && jsonb_of(b, bn, &y, &yn) == 0 && xn == yn &&
+             memcmp(x, y, xn) == 0;
+        pch_free(g_ctx, x);
+        pch_free(g_ctx, y);
+    }
+    json_decref(ja);
+    json_decref(jb);
+    return eq;
+}
+
+static void roundtrip_file(const char *path)
+{
+    size_t len;
+    char *text = slurp(path, &len);
+    pch_atif_doc *d = NULL;
+    pch_error e;
+    if (!text) { n_mismatch++; fprintf(stderr, "  cannot read %s\n", path); return; }
+    n_docs++;
+    if (pch_atif_doc_parse(&d, g_ctx, text, len, path, NULL, NULL, NULL, &e) != 0) {
+        n_rejected++;
+        fprintf(stderr, "  rejected %s\n", e.msg);
+        free(text);
+        return;
+    }
+    char *out = NULL;
+    size_t out_len = 0;
+    if (pch_atif_doc_write(d, 0, false, &out, &out_len, &e) != 0 ||
+        !same_value(text, len, out, out_len)) {
+        n_mismatch++;
+        fprintf(stderr, "  round trip differs: %s\n", path);
+    }
+    pch_free(g_ctx, out);
+    /* pretty output is the same value too */
+    if (pch_atif_doc_write(d, 0, true, &out, &out_len, &e) != 0 ||
+        !same_value(text, len, out, out_len)) {
+        n_mismatch++;
+        fprintf(stderr, "  pretty round trip differs: %s\n", path);
+    }
+    pch_free(g_ctx, out);
+    pch_atif_doc_free(d);
+    free(text);
+}
+
+static void walk(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[4096];
+    if (!d) return;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        if (de->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) walk(path);
+        else if (strlen(de->d_name) > 5 && strcmp(de->d_name + strlen(de->d_name) - 5, ".json") == 0)
+            roundtrip_file(path);
+    }
+    closedir(d);
+}
+
+static void test_atif__corpus_roundtrip(void)
+{
+    struct stat st;
+    const char *corpus = getenv("PCH_ATIF_CORPUS") ? getenv("PCH_ATIF_CORPUS") : "../shared/corpus/atif";
+    PCH_CHECK_MSG(stat(corpus, &st) == 0, "corpus %s missing (clone shared/ beside the repo)", corpus);
+    n_docs = n_rejected = n_mismatch = 0;
+    walk(corpus);
+    printf("corpus: %d documents, %d rejected, %d mismatches\n", n_docs, n_rejected, n_mismatch);
+    PCH_CHECK(n_docs >= 300);
+    PCH_CHECK_EQ_INT(n_rejected, 0);   /* the README: every corpus document is valid */
+    PCH_CHECK_EQ_INT(n_mismatch, 0);
+}
+
+static void test_atif__testdata_roundtrip(void)
+{
+    n_docs = n_rejected = n_mismatch = 0;
+    walk("tests/data/atif");
+    PCH_CHECK(n_docs >= 10);
+    PCH_CHECK_EQ_INT(n_rejected, 0);
+    PCH_CHECK_EQ_INT(n_mismatch, 0);
+}
+
+static pch_atif_doc *load(const char *path, const pch_atif_options *o)
+{
+    size_t len;
+    char *text = slurp(path, &len);
+    pch_atif_doc *d = NULL;
+    pch_error e;
+    if (!text) return NULL;
+    if (pch_atif_doc_parse(&d, g_ctx, text, len, path, o, NULL, NULL, &e) != 0)
+        fprintf(stderr, "  %s\n", e.msg);
+    free(text);
+    return d;
+}
+
+static void test_atif__subagent_flatten(void)
+{
+    pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+    o.source_id = "src1";
+    o.source_fingerprint = "fp";
+    pch_atif_doc *d = load("tests/data/atif/harbor_multiagent_v1_7.json", &o);
+    PCH_CHECK(d != NULL);
+    PCH_CHECK_EQ_INT(pch_atif_doc_count(d), 2);
+    const pch_atif_trajectory *r = pch_atif_doc_get(d, 0), *c = pch_atif_doc_get(d, 1);
+    PCH_CHECK_EQ_STR(r->source_id, "src1");
+    PCH_CHECK_EQ_STR(r->run_key, "harbor-golden-run");
+    PCH_CHECK_EQ_STR(r->trajectory_key, "traj_root_golden");
+    PCH_CHECK_EQ_STR(c->trajectory_key, "traj_child_golden");
+    PCH_CHECK_EQ_STR(c->run_key, "harbor-golden-run");
+    PCH_CHECK_EQ_INT(c->parent, 0);
+    PCH_CHECK_EQ_INT(c->parent_local_ordinal, 0);
+    PCH_CHECK_EQ_INT(r->n_children, 1);
+    PCH_CHECK_EQ_INT(r->children[0], 1);
+    PCH_CHECK_EQ_INT(r->state, PCH_ATIF_STATE_TERMINAL);
+    /* results stay on the step with a nullable call ordinal (RFC-0006 §5.5) */
+    const pch_atif_step *s = &r->steps[1];
+    PCH_CHECK_EQ_INT(s->n_calls, 2);
+    PCH_CHECK_EQ_INT(s->n_results, 2);
+    PCH_CHECK_EQ_INT(s->results[0].call_ordinal, 1);   /* call_shell */
+    PCH_CHECK_EQ_INT(s->results[1].call_ordinal, 0);   /* call_worker */
+    PCH_CHECK_EQ_INT(s->llm_call_count, 1);
+    PCH_CHECK_EQ_INT(s->prompt_tokens, 100);
+    PCH_CHECK_EQ_INT(s->cached_tokens, 40);
+    PCH_CHECK_EQ_STR(s->model_name, "codexresponses.gpt-5.4?reasoning=high");
+    /* the child alone is a valid document again */
+    char *out;
+    size_t n;
+    PCH_CHECK_OK(pch_atif_doc_write(d, 1, false, &out, &n, NULL), NULL);
+    PCH_CHECK(strstr(out, "\"trajectory_id\":\"traj_child_golden\"") != NULL);
+    PCH_CHECK(strstr(out, "traj_root_golden") == NULL);
+    pch_free(g_ctx, out);
+    pch_atif_doc_free(d);
+}
+
+static void test_atif__generated_keys(void)
+{
+    const char *t = "{\"schema_version\":\"ATIF-v1.7\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
+                    "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"\"}]}";
+    pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+    pch_atif_doc *d = NULL;
+    o.source_fingerprint = "fp";
+    PCH_CHECK_OK(pch_atif_doc_parse(&d, g_ctx, t, strlen(t), "dir/a.json", &o, NULL, NULL, NULL), NULL);
+    const pch_atif_trajectory *r = pch_atif_doc_get(d, 0);
+    PCH_CHECK(r->run_key_generated && r->trajectory_key_generated);
+    PCH_CHECK(strstr(r->trajectory_key, "dir/a.json#0") != NULL);
+    PCH_CHECK(r->warnings & PCH_ATIF_W_GENERATED_KEY);
+    PCH_CHECK_EQ_INT(r->state, PCH_ATIF_STATE_OPEN);
+    /* never written back as producer ids */
+    char *out;
+    size_t n;
+    PCH_CHECK_OK(pch_atif_doc_write(d, 0, false, &out, &n, NULL), NULL);
+    PCH_CHECK(strstr(out, "session_id") == NULL && strstr(out, "trajectory_id") == NULL);
+    pch_free(g_ctx, out);
+    pch_atif_doc_free(d);
+}
+
+static void test_atif__continuation_and_copied_context(void)
+{
+    pch_atif_doc *d = load("tests/data/atif/linear-history/trajectory.json", NULL);
+    PCH_CHECK(d != NULL);
+    const pch_atif_trajectory *r = pch_atif_doc_get(d, 0);
+    PCH_CHECK_EQ_STR(r->continued_trajectory_ref, "trajectory.cont-1.json");
+    PCH_CHECK_EQ_INT(r->state, PCH_ATIF_STATE_TRUNCATED);
+    pch_atif_doc_free(d);
+    d = load("tests/data/atif/linear-history/trajectory.cont-1.json", NULL);
+    PCH_CHECK(d != NULL);
+    r = pch_atif_doc_get(d, 0);
+    int copied = 0;
+    for (uint32_t i = 0; i < r->n_steps; i++) copied += r->steps[i].is_copied_context == 1;
+    PCH_CHECK_EQ_INT(copied, 4);
+    pch_atif_doc_free(d);
+}
+
+static void test_atif__multimodal_and_token_ids(void)
+{
+    pch_atif_doc *d = load("tests/data/atif/multimodal/trajectory.json", NULL);
+    PCH_CHECK(d != NULL);
+    const pch_atif_trajectory *r = pch_atif_doc_get(d, 0);
+    PCH_CHECK_EQ_INT(r->n_steps, 3);
+    PCH_CHECK(r->steps[0].f[PCH_ATIF_S_MESSAGE].ptr[0] == '[');
+    PCH_CHECK(r->steps[0].has_timestamp);
+    PCH_CHECK_EQ_INT(r->steps[0].timestamp_ms, 1767323045250LL);
+    PCH_CHECK_EQ_INT(r->steps[1].timestamp_ms, 1767319446000LL);
+    PCH_CHECK(strstr(r->steps[1].f[PCH_ATIF_S_METRICS].ptr, "\"completion_token_ids\":[7,8,9]") != NULL);
+    PCH_CHECK(strstr(r->steps[1].f[PCH_ATIF_S_METRICS].ptr, "-1e-7") != NULL);   /* number text kept */
+    PCH_CHECK_EQ_INT(r->steps[2].llm_call_count, 0);
+    PCH_CHECK(strstr(r->steps[2].calls[0].f[PCH_ATIF_C_ARGUMENTS].ptr, "18446744073709551615") != NULL);
+    pch_atif_doc_free(d);
+    d = load("tests/data/atif/context-summarization/trajectory.json", NULL);
+    PCH_CHECK(d != NULL);
+    r = pch_atif_doc_get(d, 0);
+    int with_ids = 0;
+    for (uint32_t i = 0; i < r->n_steps; i++)
+        if (r->steps[i].f[PCH_ATIF_S_METRICS].ptr &&
+            strstr(r->steps[i].f[PCH_ATIF_S_METRICS].ptr, "\"prompt_token_ids\":[")) with_ids++;
+    PCH_CHECK_EQ_INT(with_ids, 7);
+    pch_atif_doc_free(d);
+}
+
+static void test_atif__non_monotonic_preserved(void)
+{
+    const char *t = "{\"schema_version\":\"ATIF-v1.7\",\"session_id\":\"s\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
+                    "\"steps\":[{\"step_id\":2,\"source\":\"user\",\"message\":\"b\"},{\"step_id\":1,\"source\":\"user\",\"message\":\"a\"}],"
+                    "\"x-custom\":{\"k\":[1,2]}}";
+    pch_atif_doc *d = NULL;
+    pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+    PCH_CHECK_OK(pch_atif_doc_parse(&d, g_ctx, t, strlen(t), "a.json", &o, NULL, NULL, NULL), NULL);
+    const pch_atif_trajectory *r = pch_atif_doc_get(d, 0);
+    PCH_CHECK(r->warnings & PCH_ATIF_W_NON_MONOTONIC_STEP_ID);
+    PCH_CHECK(r->warnings & PCH_ATIF_W_UNKNOWN_KEYS);
+    PCH_CHECK_EQ_INT(r->steps[0].step_id, 2);           /* never sorted */
+    PCH_CHECK_EQ_INT(r->steps[0].ordinal, 0);
+    char *out;
+    size_t n;
+    PCH_CHECK_OK(pch_atif_doc_write(d, 0, false, &out, &n, NULL), NULL);
+    PCH_CHECK(same_value(t, strlen(t), out, n));
+    pch_free(g_ctx, out);
+    pch_atif_doc_free(d);
+    o.strict = true;
+    PCH_CHECK(pch_atif_doc_parse(&d, g_ctx, t, strlen(t), "a.json", &o, NULL, NULL, NULL) == PCH_EINVAL);
+}
+
+typedef struct links_seen { int subagent_ok, subagent_dangling, cont_ok, docs, collisions; } links_seen;
+static int count_doc(pch_atif_doc *d, void *payload)
+{
+    links_seen *ls = payload;
+    ls->docs++;
+    for (size_t i = 0; i < pch_atif_doc_count(d); i++)
+        if (pch_atif_doc_get(d, i)->warnings & PCH_ATIF_W_KEY_COLLISION) ls->collisions++;
+    return 0;
+}
+static int count_link(const pch_atif_link *l, void *payload)
+{
+    links_seen *ls = payload;
+    if (l->kind == PCH_ATIF_LINK_CONTINUATION && l->to_trajectory_key) ls->cont_ok++;
+    if (l->kind == PCH_ATIF_LINK_SUBAGENT_FILE) {
+        if (l->to_trajectory_key) ls->subagent_ok++;
+        else ls->subagent_dangling++;
+    }
+    return 0;
+}
+
+static void test_atif__dir_import_links(void)
+{
+    links_seen ls = { 0, 0, 0, 0, 0 };
+    pch_atif_dir_stats st;
+    pch_error e;
+    pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+    o.source_id = "testdata";
+    PCH_CHECK_OK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, count_doc, count_link, NULL, &ls, &st, &e), &e);
+    PCH_CHECK_EQ_INT(st.rejected, 0);
+    PCH_CHECK_EQ_INT(ls.docs, (int)st.documents);
+    PCH_CHECK_EQ_INT(ls.subagent_ok, 3);        /* context-summarization: 3 file refs */
+    PCH_CHECK_EQ_INT(ls.subagent_dangling, 4);  /* linear-history (3, Harbor golden) + letta fixture */
+    PCH_CHECK_EQ_INT(ls.cont_ok, 1);            /* trajectory.json -> trajectory.cont-1.json */
+    PCH_CHECK(ls.collisions >= 1);              /* cont-1 shares the session_id */
+}
+
+int main(int argc, char **argv)
+{
+    pch_test_init(argc, argv, "atif_roundtrip_test");
+    if (pch_ctx_new(&g_ctx, NULL, NULL, NULL) != 0) return 2;
+    PCH_RUN(test_atif__corpus_roundtrip);
+    PCH_RUN(test_atif__testdata_roundtrip);
+    PCH_RUN(test_atif__subagent_flatten);
+    PCH_RUN(test_atif__generated_keys);
+    PCH_RUN(test_atif__continuation_and_copied_context);
+    PCH_RUN(test_atif__multimodal_and_token_ids);
+    PCH_RUN(test_atif__non_monotonic_preserved);
+    PCH_RUN(test_atif__dir_import_links);
+    pch_ctx_free(g_ctx);
+    return pch_test_report();
+}
