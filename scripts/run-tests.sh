@@ -36,6 +36,39 @@ for s in tests/cli/*.sh; do
     [ -f "$s" ] || continue
     run "cli/$(basename "$s" .sh)" bash "$s"
 done
+# valgrind over the CLI goldens (release build only: sanitizer builds can't run under it).
+# The wrapper keeps stderr clean (logs go to files) so goldens still compare exactly; any
+# memory error or definite leak fails the suite.
+if [ "$MODE" = release ]; then
+    if ! command -v valgrind >/dev/null; then
+        failed=$((failed + 1)); failures+=("valgrind"); echo "FAIL  valgrind: not installed (scripts/bootstrap.sh installs it)"
+    else
+        vg=$PWD/$BUILD/valgrind
+        rm -rf "$vg"; mkdir -p "$vg/logs"
+        for prog in pchronicle pchronicle-vortex; do
+            [ -x "$BUILD/$prog" ] || continue
+            cat >"$vg/$prog" <<WRAP
+#!/bin/sh
+exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
+    --log-file="$vg/logs/$prog.%p.log" "$PWD/$BUILD/$prog" "\$@"
+WRAP
+            chmod +x "$vg/$prog"
+        done
+        vg_check() {  # vg_check SCRIPT: run it with the CLI under valgrind, then scan the logs
+            PCH_CLI="$vg/pchronicle" PCH_VORTEX_CLI="$vg/pchronicle-vortex" PCH_VALGRIND=1 bash "$1" || return 1
+            if grep -l . "$vg"/logs/*.log 2>/dev/null | head -5 | grep -q .; then
+                grep -h -A20 . "$vg"/logs/*.log | head -60; return 1
+            fi
+            echo "valgrind clean"
+        }
+        for s in tests/cli/*.sh; do
+            [ -f "$s" ] || continue
+            grep -q "PCH_VALGRIND_SKIP" "$s" && continue
+            rm -f "$vg"/logs/*.log
+            run "valgrind/$(basename "$s" .sh)" vg_check "$s"
+        done
+    fi
+fi
 for s in tests/compat/*.sh; do
     [ -f "$s" ] || continue
     run "compat/$(basename "$s" .sh)" bash "$s"
