@@ -1,0 +1,185 @@
+/* RFC-0014 "Import": "本地 CLI 发布 MUST 通过同父目录 staging 后原子替换". A snapshot is
+** written into "<parent>/.<base>.staging-<hex>", fsynced, and published with one rename:
+** renameat2(RENAME_NOREPLACE) when the target is absent, renameat2(RENAME_EXCHANGE) to
+** replace (the old tree then sits under the hidden staging name and is removed). A crash
+** at any moment leaves either the old or the new complete tree at the target; stale
+** hidden staging trees are removed by the next writer. Writers of one parent directory
+** are serialised with flock() on that directory. Depends on src/core only. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compact_jsonl/cj_int.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+int pch_cj__fsync_tree(const char *path, pch_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "stat %s", path);
+    if (S_ISLNK(st.st_mode)) return PCH_OK;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d) return pch_error_set_sys(err, PCH_EIO, errno, "open directory %s", path);
+        int rc = PCH_OK;
+        pch_buf child;
+        pch_buf_init(&child, NULL);
+        struct dirent *de;
+        while (rc == PCH_OK && (de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+            pch_buf_clear(&child);
+            if (pch_path_join(&child, path, de->d_name) < 0) {
+                rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
+                break;
+            }
+            rc = pch_cj__fsync_tree((const char *)child.data, err);
+        }
+        pch_buf_dispose(&child);
+        closedir(d);
+        if (rc < 0) return rc;
+        return pch_fsync_dir(path, err);
+    }
+    if (!S_ISREG(st.st_mode)) return PCH_OK;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
+    int rc = PCH_OK;
+    if (fsync(fd) != 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "fsync %s", path);
+    close(fd);
+    return rc;
+}
+
+int pch_cj__clean_stale(const char *parent, const char *base, pch_error *err)
+{
+    DIR *d = opendir(parent);
+    if (!d) return pch_error_set_sys(err, PCH_EIO, errno, "open directory %s", parent);
+    pch_buf prefix, child;
+    pch_buf_init(&prefix, NULL);
+    pch_buf_init(&child, NULL);
+    int rc = PCH_OK;
+    if (pch_buf_printf(&prefix, ".%s.staging-", base) < 0) {
+        rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
+        goto done;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strncmp(de->d_name, (const char *)prefix.data, prefix.len) != 0) continue;
+        pch_buf_clear(&child);
+        if (pch_path_join(&child, parent, de->d_name) < 0) {
+            rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((rc = pch_remove_tree((const char *)child.data, err)) < 0) goto done;
+    }
+done:
+    closedir(d);
+    pch_buf_dispose(&prefix);
+    pch_buf_dispose(&child);
+    return rc;
+}
+
+int pch_cj__stage_begin(pch_cj_stage *st, pch_ctx *ctx, const char *target,
+                        pch_cj_publish_mode mode, pch_error *err)
+{
+    memset(st, 0, sizeof *st);
+    st->lock_fd = -1;
+    st->ctx = ctx;
+    st->mode = mode;
+    pch_buf_init(&st->target, ctx);
+    pch_buf_init(&st->parent, ctx);
+    pch_buf_init(&st->base, ctx);
+    pch_buf_init(&st->staging, ctx);
+    size_t n = strlen(target);
+    while (n > 1 && target[n - 1] == '/') n--;
+    if (n == 0) return pch_error_set(err, PCH_EINVAL, "empty target path");
+    if (pch_buf_append(&st->target, target, n) < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    const char *t = (const char *)st->target.data;
+    const char *slash = strrchr(t, '/');
+    int rc;
+    if (!slash) {
+        rc = pch_buf_append_str(&st->parent, ".") | pch_buf_append_str(&st->base, t);
+    } else {
+        size_t plen = slash == t ? 1 : (size_t)(slash - t);
+        rc = pch_buf_append(&st->parent, t, plen) | pch_buf_append_str(&st->base, slash + 1);
+    }
+    if (rc < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    const char *base = (const char *)st->base.data;
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || base[0] == '\0')
+        return pch_error_set(err, PCH_EINVAL, "target %s: not a usable directory name", t);
+    const char *parent = (const char *)st->parent.data;
+    st->lock_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (st->lock_fd < 0)
+        return pch_error_set_sys(err, PCH_EIO, errno, "target parent directory %s", parent);
+    if (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0)
+        return pch_error_set_sys(err, PCH_EIO, errno,
+                                 "%s: another pchronicle writer holds the directory lock", parent);
+    PCH_TRY(pch_cj__clean_stale(parent, base, err));
+    struct stat sb;
+    if (lstat(t, &sb) == 0) {
+        if (mode == PCH_CJ_CREATE)
+            return pch_error_set(err, PCH_EEXISTS, "%s already exists (replace it with --yes / --overwrite)", t);
+        if (!S_ISDIR(sb.st_mode))
+            return pch_error_set(err, PCH_EINVAL, "%s exists and is not a directory; refusing to replace it", t);
+        st->target_exists = true;
+        st->target_dev = sb.st_dev;
+        st->target_ino = sb.st_ino;
+    } else if (errno != ENOENT) {
+        return pch_error_set_sys(err, PCH_EIO, errno, "stat %s", t);
+    }
+    uint8_t rnd[8];
+    char hex[17];
+    PCH_TRY(pch_random_bytes(rnd, sizeof rnd, err));
+    pch_hex_encode(hex, rnd, sizeof rnd);
+    if (pch_buf_printf(&st->staging, "%s/.%s.staging-%s", parent, base, hex) < 0)
+        return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    if (mkdir((const char *)st->staging.data, 0755) != 0)
+        return pch_error_set_sys(err, PCH_EIO, errno, "create staging directory %s", (const char *)st->staging.data);
+    return PCH_OK;
+}
+
+int pch_cj__stage_publish(pch_cj_stage *st, pch_error *err)
+{
+    const char *stg = (const char *)st->staging.data, *t = (const char *)st->target.data;
+    PCH_TRY(pch_cj__fsync_tree(stg, err));
+    struct stat sb;
+    bool exists = lstat(t, &sb) == 0;
+    if (exists && st->mode == PCH_CJ_CREATE)
+        return pch_error_set(err, PCH_EEXISTS, "%s appeared while writing; not replaced", t);
+    if (!exists) {
+        if (renameat2(AT_FDCWD, stg, AT_FDCWD, t, RENAME_NOREPLACE) != 0)
+            return pch_error_set_sys(err, errno == EEXIST ? PCH_EEXISTS : PCH_EIO, errno,
+                                     "publish %s", t);
+    } else {
+        if (!S_ISDIR(sb.st_mode))
+            return pch_error_set(err, PCH_EINVAL, "%s is not a directory; refusing to replace it", t);
+        if (renameat2(AT_FDCWD, stg, AT_FDCWD, t, RENAME_EXCHANGE) != 0)
+            return pch_error_set_sys(err, PCH_EIO, errno, "publish %s (atomic exchange)", t);
+    }
+    PCH_TRY(pch_fsync_dir((const char *)st->parent.data, err));
+    /* the old tree (replace) now sits under the staging name; removed by stage_end */
+    return PCH_OK;
+}
+
+void pch_cj__stage_end(pch_cj_stage *st)
+{
+    if (!st || !st->ctx) return;
+    if (st->staging.len) {
+        pch_remove_tree((const char *)st->staging.data, NULL);
+        pch_fsync_dir((const char *)st->parent.data, NULL);
+    }
+    if (st->lock_fd >= 0) close(st->lock_fd);
+    st->lock_fd = -1;
+    pch_buf_dispose(&st->target);
+    pch_buf_dispose(&st->parent);
+    pch_buf_dispose(&st->base);
+    pch_buf_dispose(&st->staging);
+    st->ctx = NULL;
+}

@@ -1,0 +1,43 @@
+/* Helpers shared by the compact-jsonl verbs (cmd_import.c, cmd_export.c, cmd_sync.c,
+** cmd_inspect.c): --column collection, TTY progress, SIGINT/SIGTERM handling. RFC-0014. */
+#ifndef PCH_CJ_CLI_H
+#define PCH_CJ_CLI_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include "pchronicle/compact_jsonl.h"
+
+/* Exit status of an operation stopped by SIGINT/SIGTERM (docs/cli.md). */
+#define PCH_CLI_EXIT_INTERRUPTED 130
+
+/* Set by the SIGINT/SIGTERM handler installed by pch_cj_cli_signals(). */
+extern volatile sig_atomic_t pch_cj_cli_stop;
+void pch_cj_cli_signals(void);
+
+/* Remove every "--column NAME=PATH" / "--column=NAME=PATH" from argv (argc updated) and
+** return them as mappings (*maps owned by the caller: free()). Returns 0 or
+** PCH_CLI_EXIT_USAGE after printing the error. */
+int pch_cj_cli_take_columns(int *argc, char **argv, pch_cj_mapping **maps, size_t *n,
+                            const char *usage);
+
+/* Progress on stderr, only when stderr is a TTY and not quiet. */
+typedef struct pch_cj_cli_progress {
+    bool on;
+    const char *verb;
+    double t0, last;
+    bool drawn;
+} pch_cj_cli_progress;
+void pch_cj_cli_progress_init(pch_cj_cli_progress *p, const char *verb, bool quiet);
+void pch_cj_cli_progress_cb(void *payload, const pch_cj_progress *pr);
+void pch_cj_cli_progress_end(pch_cj_cli_progress *p);
+
+/* Verb entry points (registered in main.c's verb table). */
+int pch_cmd_import(int argc, char **argv);
+int pch_cmd_export(int argc, char **argv);
+int pch_cmd_sync(int argc, char **argv);
+int pch_cmd_inspect(int argc, char **argv);
+
+/* Is fmt "compact-jsonl"? Prints a usage error otherwise (returns false). */
+bool pch_cj_cli_format_ok(const char *fmt, const char *usage);
+
+#endif
