@@ -44,7 +44,7 @@ WERROR := -Werror
 endif
 
 CFLAGS_ALL := $(BASE_CFLAGS) $(OPT) $(WERROR) $(CFLAGS)
-LIBS := -lzstd -lm
+LIBS := -lzstd -lm -lsqlite3
 TEST_LIBS := $(LIBS) -ljansson
 
 # The Vortex side (src/vortex, src/projection) is a separate library and program: the
@@ -74,7 +74,7 @@ VX_CLI := $(if $(VX_CLI_SRC),$(BUILD)/pchronicle-vortex)
 .PHONY: all test check asan ubsan fuzz fuzz-replay bench demo install clean bootstrap \
         unit-tests cli-tests compat-tests golden-update
 
-all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI)
+all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI) $(BUILD)/pchronicle_sqlite.so
 asan ubsan: all
 
 # Missing Debian packages are installed once (stamp), before anything compiles.
@@ -97,6 +97,10 @@ $(SHARED_LIB): $(LIB_OBJ)
 
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 	$(CC) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDSAN) $(LIBS)
+
+# Loadable SQLite extension: the Storyline virtual tables (docs/sql.md).
+$(BUILD)/pchronicle_sqlite.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDSAN) $(LIBS)
 
 $(VX_LIB): $(VX_OBJ)
 	@rm -f $@

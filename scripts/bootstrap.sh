@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${PCH_CACHE:-$PWD/.cache}
 
-PKGS="gcc make libc6-dev libzstd-dev zstd libjansson-dev libjson-c-dev libcjson-dev b3sum
+PKGS="gcc make libc6-dev libzstd-dev zstd libjansson-dev libjson-c-dev libcjson-dev b3sum libsqlite3-dev sqlite3
       clang libclang-rt-14-dev valgrind nodejs npm"
 missing=()
 for p in $PKGS; do

@@ -45,3 +45,4 @@ mkdir -p "$W/expected"
 (cd examples/jsonl && find . -type f \( -iname '*.json' -o -iname '*.jsonl' -o -iname '*.ndjson' \) -exec cp --parents {} "$W/expected" \;)
 step "prove the restored files are byte-identical to the inputs" diff -r "$W/expected" "$W/restored"
 echo "demo: OK - $(find "$W/restored" -type f | wc -l) files restored byte for byte"
+BUILD="$BUILD" scripts/demo_atif.sh

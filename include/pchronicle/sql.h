@@ -1,0 +1,40 @@
+/* SQL over a Storyline root (docs/sql.md): SQLite virtual tables `runs`, `steps`,
+** `tool_calls` and `observation_results` (RFC-0006 §13 relations; ARCHITECTURE §5), with
+** equality/range pushdown on identity columns and step timestamps and projection pushdown
+** (only the columns a statement uses are decoded). Also built as the loadable extension
+** build/pchronicle_sqlite.so:
+**     .load build/pchronicle_sqlite
+**     CREATE VIRTUAL TABLE temp.steps USING storyline('ROOT', 'steps');
+**
+** Thread rule: a registered module follows the connection's threading rules; each virtual
+** table opens its own pinned snapshot of the root (the CURRENT of the moment it connects). */
+#ifndef PCHRONICLE_SQL_H
+#define PCHRONICLE_SQL_H
+
+#include <stdio.h>
+#include "pchronicle/ctx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sqlite3;
+
+/* Register the "storyline" module on db. Returns an SQLite result code. */
+PCH_API int pch_sql_register(struct sqlite3 *db);
+
+/* Create temp.runs, temp.steps, temp.tool_calls, temp.observation_results over root on db
+** (after pch_sql_register). Returns an SQLite result code; *errmsg (sqlite3_free) on error. */
+PCH_API int pch_sql_attach_root(struct sqlite3 *db, const char *root, char **errmsg);
+
+typedef enum pch_sql_format { PCH_SQL_TABLE = 0, PCH_SQL_CSV, PCH_SQL_JSONL } pch_sql_format;
+
+/* Run one or more statements over root and print the rows of each to out. Errors:
+** PCH_EINVAL (SQL error: the message is SQLite's), PCH_ENOTFOUND (no root), PCH_EIO. */
+PCH_API int pch_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out,
+                        pch_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,636 @@
+/* SQLite virtual tables over a Storyline root (docs/sql.md; STYLE §10; RFC-0006 §13).
+**
+** CREATE VIRTUAL TABLE t USING storyline('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results')
+**
+** runs/steps/tool_calls expose the table's Lance columns in dataset order (docs/storyline.md
+** §2): text → TEXT, integers and bools → INTEGER, float64 → REAL, JSON → TEXT (compact JSON;
+** a value moved to objects is hydrated from its *_object column only when the column is
+** read). observation_results has one row per observation result: the correlated ones from
+** tool_calls.results, then the uncorrelated ones from steps.observation_results.
+**
+** Plan encoding (xBestIndex → xFilter):
+**
+**   | field   | meaning                                                                  |
+**   |---------|--------------------------------------------------------------------------|
+**   | idxNum  | number of pushed constraints n (0..PCH_SQL_MAX_CONS)                     |
+**   | idxStr  | 16 lower-case hex digits: colUsed (bit i = column i, bit 63 = any ≥ 63), |
+**   |         | then 2*n chars: for constraint k, 'A' + column index, then the op:       |
+**   |         | '=' EQ, '>' GT, 'g' GE, '<' LT, 'l' LE                                   |
+**   | argv[k] | the right-hand value of constraint k (argvIndex = k + 1)                 |
+**
+** Pushable columns: source_id, run_id, session_id, trajectory_key (every relation) and
+** timestamp_ms (steps). A constraint is applied in xFilter only when the value's type is
+** the column's (TEXT vs TEXT with binary collation, INTEGER/REAL vs INTEGER); we never set
+** `omit`, so SQLite re-checks every row and the filter is purely an optimisation. Rows a
+** constraint rejects are skipped before any other column is decoded. Projection: the
+** scanner reads only columns in colUsed, the pushed columns and the *_object companions of
+** used JSON columns. */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "pchronicle/json.h"
+#include "pchronicle/lance.h"
+#include "pchronicle/sql.h"
+#include "pchronicle/storyline.h"
+
+#define PCH_SQL_MAX_CONS 16
+#define OBS_N 10
+
+enum { REL_RUNS, REL_STEPS, REL_CALLS, REL_OBS };
+
+static const char *const k_obs_cols[OBS_N] = {
+    "source_id", "run_id", "session_id", "trajectory_key", "step_ordinal", "step_id",
+    "call_ordinal", "result_index", "source_call_id", "content"
+};
+
+typedef struct sl_vtab {
+    sqlite3_vtab base;              /* must be first */
+    pch_ctx *ctx;
+    pch_storyline_root *root;
+    int rel;
+    const pch_lance_schema *schema; /* runs/steps/tool_calls */
+    int n_cols;
+    int obj_of[64];                 /* JSON column -> its *_object column, -1 */
+} sl_vtab;
+
+typedef struct sl_cons { int col; char op; sqlite3_value *v; } sl_cons;
+
+typedef struct sl_cursor {
+    sqlite3_vtab_cursor base;       /* must be first */
+    pch_lance_scanner *sc;
+    const pch_lance_batch *batch;
+    size_t row;
+    int map[64];                    /* SQL column -> batch column, -1 */
+    sl_cons cons[PCH_SQL_MAX_CONS];
+    int n_cons;
+    bool eof;
+    sqlite3_int64 rowid;
+    /* observation_results */
+    int phase;                      /* 0 tool_calls, 1 steps, 2 done */
+    pch_json_parser *jp;
+    char *arr; size_t arr_len;      /* JSON text of the current row's results */
+    const pch_json_value *items;
+    uint32_t n_items, item;
+} sl_cursor;
+
+static int set_err(sqlite3_vtab *vt, const pch_error *e, int code)
+{
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("%s", e && e->msg[0] ? e->msg : pch_status_name(code));
+    if (code == PCH_ENOMEM) return SQLITE_NOMEM;
+    if (code == PCH_ECORRUPT) return SQLITE_CORRUPT_VTAB;
+    return SQLITE_ERROR;
+}
+
+static int rel_of(const char *s)
+{
+    size_t n = strlen(s);
+    char t[32];
+    if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) { s++; n -= 2; }
+    if (n >= sizeof t) return -1;
+    memcpy(t, s, n);
+    t[n] = 0;
+    if (!strcmp(t, "runs")) return REL_RUNS;
+    if (!strcmp(t, "steps")) return REL_STEPS;
+    if (!strcmp(t, "tool_calls")) return REL_CALLS;
+    if (!strcmp(t, "observation_results")) return REL_OBS;
+    return -1;
+}
+
+static pch_storyline_table table_of(int rel)
+{
+    return rel == REL_RUNS ? PCH_STORYLINE_RUNS : rel == REL_STEPS ? PCH_STORYLINE_STEPS : PCH_STORYLINE_TOOL_CALLS;
+}
+
+static const char *sql_type(pch_lance_type t)
+{
+    switch (t) {
+    case PCH_LANCE_FLOAT32: case PCH_LANCE_FLOAT64: return "REAL";
+    case PCH_LANCE_UTF8: case PCH_LANCE_LARGE_UTF8: case PCH_LANCE_JSON: return "TEXT";
+    case PCH_LANCE_BINARY: case PCH_LANCE_LARGE_BINARY: return "BLOB";
+    default: return "INTEGER";
+    }
+}
+
+static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                     sqlite3_vtab **pp, char **errmsg)
+{
+    sl_vtab *v;
+    pch_error e;
+    char *path = NULL;
+    int rel, rc;
+    (void)aux;
+    *pp = NULL;
+    if (argc != 5 || (rel = rel_of(argv[4])) < 0) {
+        *errmsg = sqlite3_mprintf("storyline: usage: USING storyline('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results')");
+        return SQLITE_ERROR;
+    }
+    v = sqlite3_malloc(sizeof *v);
+    if (!v) return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    v->rel = rel;
+    {
+        const char *s = argv[3];
+        size_t n = strlen(s);
+        if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) { s++; n -= 2; }
+        path = sqlite3_mprintf("%.*s", (int)n, s);
+    }
+    if (!path || pch_ctx_new(&v->ctx, NULL, NULL, &e) != 0) { sqlite3_free(path); sqlite3_free(v); return SQLITE_NOMEM; }
+    rc = pch_storyline_open(&v->root, v->ctx, path, &e);
+    sqlite3_free(path);
+    if (rc != 0) {
+        *errmsg = sqlite3_mprintf("%s", e.msg);
+        pch_ctx_free(v->ctx);
+        sqlite3_free(v);
+        return rc == PCH_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+    }
+    pch_buf decl;
+    pch_buf_init(&decl, NULL);
+    pch_buf_append_str(&decl, "CREATE TABLE x(");
+    for (int i = 0; i < 64; i++) v->obj_of[i] = -1;
+    if (rel == REL_OBS) {
+        static const char *const types[OBS_N] = { "TEXT", "TEXT", "TEXT", "TEXT", "INTEGER", "INTEGER",
+                                                  "INTEGER", "INTEGER", "TEXT", "TEXT" };
+        for (int i = 0; i < OBS_N; i++) pch_buf_printf(&decl, "%s\"%s\" %s", i ? "," : "", k_obs_cols[i], types[i]);
+        pch_buf_append_str(&decl, ",\"result\" TEXT");
+        v->n_cols = OBS_N + 1;
+    } else {
+        v->schema = pch_lance_dataset_schema(pch_storyline_dataset(v->root, table_of(rel)));
+        v->n_cols = (int)(v->schema->n_fields < 63 ? v->schema->n_fields : 63);
+        for (int i = 0; i < v->n_cols; i++) {
+            const pch_lance_field *f = &v->schema->fields[i];
+            pch_buf_printf(&decl, "%s\"%s\" %s", i ? "," : "", f->name, sql_type(f->type));
+            if (f->type == PCH_LANCE_JSON) {
+                char on[128];
+                snprintf(on, sizeof on, "%s_object", f->name);
+                long oi = pch_lance_schema_find(v->schema, on);
+                if (oi >= 0 && oi < 63) v->obj_of[i] = (int)oi;
+            }
+        }
+    }
+    pch_buf_putc(&decl, ')');
+    rc = decl.oom ? SQLITE_NOMEM : sqlite3_declare_vtab(db, (const char *)decl.data);
+    pch_buf_dispose(&decl);
+    if (rc != SQLITE_OK) {
+        pch_storyline_close(v->root);
+        pch_ctx_free(v->ctx);
+        sqlite3_free(v);
+        return rc;
+    }
+    *pp = &v->base;
+    return SQLITE_OK;
+}
+
+static int x_disconnect(sqlite3_vtab *vt)
+{
+    sl_vtab *v = (sl_vtab *)vt;
+    pch_storyline_close(v->root);
+    pch_ctx_free(v->ctx);
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+static bool pushable(const sl_vtab *v, int col)
+{
+    const char *name;
+    if (col < 0 || col >= v->n_cols) return false;
+    name = v->rel == REL_OBS ? k_obs_cols[col < OBS_N ? col : 0] : v->schema->fields[col].name;
+    if (v->rel == REL_OBS && col >= OBS_N) return false;
+    return !strcmp(name, "source_id") || !strcmp(name, "run_id") || !strcmp(name, "session_id") ||
+           !strcmp(name, "trajectory_key") || (v->rel == REL_STEPS && !strcmp(name, "timestamp_ms"));
+}
+
+static int x_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
+{
+    sl_vtab *v = (sl_vtab *)vt;
+    char *s, pairs[2 * PCH_SQL_MAX_CONS];
+    int n = 0;
+    double cost = 1e6;
+    for (int i = 0; i < ii->nConstraint && n < PCH_SQL_MAX_CONS; i++) {
+        const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+        char op;
+        if (!c->usable || !pushable(v, c->iColumn)) continue;
+        switch (c->op) {
+        case SQLITE_INDEX_CONSTRAINT_EQ: op = '='; break;
+        case SQLITE_INDEX_CONSTRAINT_GT: op = '>'; break;
+        case SQLITE_INDEX_CONSTRAINT_GE: op = 'g'; break;
+        case SQLITE_INDEX_CONSTRAINT_LT: op = '<'; break;
+        case SQLITE_INDEX_CONSTRAINT_LE: op = 'l'; break;
+        default: continue;
+        }
+        pairs[2 * n] = (char)('A' + c->iColumn);
+        pairs[2 * n + 1] = op;
+        ii->aConstraintUsage[i].argvIndex = n + 1;
+        ii->aConstraintUsage[i].omit = 0;        /* SQLite re-checks: see the header */
+        cost /= op == '=' ? 50 : 4;
+        n++;
+    }
+    s = sqlite3_malloc(16 + 2 * n + 1);
+    if (!s) return SQLITE_NOMEM;
+    snprintf(s, 17, "%016llx", (unsigned long long)ii->colUsed);
+    memcpy(s + 16, pairs, (size_t)(2 * n));
+    s[16 + 2 * n] = 0;
+    ii->idxStr = s;
+    ii->needToFreeIdxStr = 1;
+    ii->idxNum = n;
+    ii->estimatedCost = cost;
+    ii->estimatedRows = (sqlite3_int64)(cost > 1 ? cost : 1);
+    return SQLITE_OK;
+}
+
+static int x_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **pp)
+{
+    sl_cursor *c = sqlite3_malloc(sizeof *c);
+    (void)vt;
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->eof = true;
+    *pp = &c->base;
+    return SQLITE_OK;
+}
+
+static void reset_scan(sl_cursor *c)
+{
+    pch_lance_scanner_free(c->sc);
+    c->sc = NULL;
+    c->batch = NULL;
+    c->row = 0;
+}
+
+static int x_close(sqlite3_vtab_cursor *cur)
+{
+    sl_cursor *c = (sl_cursor *)cur;
+    sl_vtab *v = (sl_vtab *)cur->pVtab;
+    reset_scan(c);
+    pch_json_parser_free(c->jp);
+    if (c->arr) pch_free(v->ctx, c->arr);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static const pch_lance_column *bcol(const sl_cursor *c, int bi)
+{
+    return (c->batch && bi >= 0 && (size_t)bi < c->batch->n_columns) ? &c->batch->columns[bi] : NULL;
+}
+static bool valid_at(const pch_lance_column *lc, size_t row) { return lc && (!lc->validity || lc->validity[row]); }
+static bool str_at(const pch_lance_column *lc, size_t row, const char **p, size_t *n)
+{
+    if (!valid_at(lc, row) || !pch_lance_type_is_var(lc->type)) return false;
+    *p = (const char *)lc->data + lc->offsets[row];
+    *n = (size_t)(lc->offsets[row + 1] - lc->offsets[row]);
+    return true;
+}
+static bool i64_at(const pch_lance_column *lc, size_t row, int64_t *v)
+{
+    if (!valid_at(lc, row)) return false;
+    switch (lc->type) {
+    case PCH_LANCE_INT64: memcpy(v, lc->values + row * 8, 8); return true;
+    case PCH_LANCE_INT32: { int32_t x; memcpy(&x, lc->values + row * 4, 4); *v = x; return true; }
+    case PCH_LANCE_BOOL: *v = lc->values[row] != 0; return true;
+    default: return false;
+    }
+}
+
+/* Does the current row satisfy every pushed constraint whose value type matches? */
+static bool row_passes(const sl_cursor *c, int col_map_base)
+{
+    (void)col_map_base;
+    for (int k = 0; k < c->n_cons; k++) {
+        const sl_cons *s = &c->cons[k];
+        const pch_lance_column *lc = bcol(c, c->map[s->col]);
+        int t = sqlite3_value_type(s->v), cmp;
+        if (!lc) continue;
+        if (pch_lance_type_is_var(lc->type)) {
+            const char *p;
+            size_t n;
+            if (t != SQLITE_TEXT) continue;
+            if (!str_at(lc, c->row, &p, &n)) return false;    /* NULL never compares true */
+            const char *q = (const char *)sqlite3_value_text(s->v);
+            size_t qn = (size_t)sqlite3_value_bytes(s->v);
+            cmp = memcmp(p, q, n < qn ? n : qn);
+            if (cmp == 0) cmp = n < qn ? -1 : n > qn ? 1 : 0;
+        } else {
+            int64_t x;
+            if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) continue;
+            if (!i64_at(lc, c->row, &x)) return false;
+            if (t == SQLITE_INTEGER) { int64_t y = sqlite3_value_int64(s->v); cmp = x < y ? -1 : x > y; }
+            else { double y = sqlite3_value_double(s->v); cmp = (double)x < y ? -1 : (double)x > y; }
+        }
+        switch (s->op) {
+        case '=': if (cmp != 0) return false; break;
+        case '>': if (cmp <= 0) return false; break;
+        case 'g': if (cmp < 0) return false; break;
+        case '<': if (cmp >= 0) return false; break;
+        case 'l': if (cmp > 0) return false; break;
+        default: break;
+        }
+    }
+    return true;
+}
+
+/* Advance the scanner to the next raw row (true) or the end (false). */
+static int scan_step(sl_cursor *c, sqlite3_vtab *vt, bool *have)
+{
+    pch_error e;
+    if (c->batch && c->row + 1 < c->batch->n_rows) { c->row++; *have = true; return SQLITE_OK; }
+    for (;;) {
+        int rc = pch_lance_scanner_next(c->sc, &c->batch, &e);
+        if (rc == PCH_ITEROVER) { c->batch = NULL; *have = false; return SQLITE_OK; }
+        if (rc != 0) return set_err(vt, &e, rc);
+        c->row = 0;
+        if (c->batch->n_rows) { *have = true; return SQLITE_OK; }
+    }
+}
+
+/* observation_results: open the scan of the current phase. Batch columns: 0..3 identity,
+** 4 step_ordinal, 5 step_id, 6 call_ordinal (calls only), 7 results, 8 results_object. */
+static int obs_open_phase(sl_cursor *c, sl_vtab *v)
+{
+    static const char *const calls_cols[] = { "source_id", "run_id", "session_id", "trajectory_key",
+        "step_ordinal", "step_id", "call_ordinal", "results", "results_object" };
+    static const char *const steps_cols[] = { "source_id", "run_id", "session_id", "trajectory_key",
+        "step_ordinal", "step_id", "step_ordinal", "observation_results", "observation_results_object" };
+    pch_lance_dataset *ds = pch_storyline_dataset(v->root, c->phase == 0 ? PCH_STORYLINE_TOOL_CALLS : PCH_STORYLINE_STEPS);
+    const pch_lance_schema *s = pch_lance_dataset_schema(ds);
+    size_t proj[9];
+    pch_error e;
+    int rc;
+    for (int i = 0; i < 9; i++) {
+        long fi = pch_lance_schema_find(s, (c->phase == 0 ? calls_cols : steps_cols)[i]);
+        if (fi < 0) { pch_error_set(&e, PCH_ECORRUPT, "storyline: missing column %s", (c->phase == 0 ? calls_cols : steps_cols)[i]); return set_err(&v->base, &e, PCH_ECORRUPT); }
+        proj[i] = (size_t)fi;
+    }
+    reset_scan(c);
+    rc = pch_lance_scanner_open(&c->sc, ds, proj, 9, 1024, &e);
+    if (rc != 0) return set_err(&v->base, &e, rc);
+    for (int i = 0; i < 64; i++) c->map[i] = -1;
+    for (int i = 0; i < 6; i++) c->map[i] = i;
+    c->map[6] = c->phase == 0 ? 6 : -1;
+    return SQLITE_OK;
+}
+
+/* Load the results array of the current scan row into c->items (false: none). */
+static int obs_load_row(sl_cursor *c, sl_vtab *v, bool *any)
+{
+    const pch_lance_column *res = bcol(c, 7), *obj = bcol(c, 8);
+    const char *p;
+    size_t n;
+    pch_error e;
+    int rc;
+    *any = false;
+    if (c->arr) { pch_free(v->ctx, c->arr); c->arr = NULL; }
+    c->n_items = c->item = 0;
+    if (str_at(obj, c->row, &p, &n)) {
+        char id[65];
+        if (n != 64) return SQLITE_OK;
+        memcpy(id, p, 64);
+        id[64] = 0;
+        rc = pch_storyline_object(v->root, id, &c->arr, &c->arr_len, &e);
+    } else if (str_at(res, c->row, &p, &n)) {
+        rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &c->arr, &c->arr_len, &e);
+    } else {
+        return SQLITE_OK;
+    }
+    if (rc != 0) return set_err(&v->base, &e, rc);
+    if (!c->jp && pch_json_parser_new(&c->jp, v->ctx, NULL, &e) != 0) return set_err(&v->base, &e, PCH_ENOMEM);
+    const pch_json_value *root;
+    rc = pch_json_parser_parse(c->jp, c->arr, c->arr_len, &root, &e);
+    if (rc != 0) return set_err(&v->base, &e, rc);
+    if (root->kind != PCH_JSON_ARRAY || root->n == 0) return SQLITE_OK;
+    c->items = root->u.items;
+    c->n_items = root->n;
+    *any = true;
+    return SQLITE_OK;
+}
+
+static int advance(sl_cursor *c)
+{
+    sl_vtab *v = (sl_vtab *)c->base.pVtab;
+    bool have;
+    int rc;
+    if (v->rel == REL_OBS) {
+        if (c->item + 1 < c->n_items) { c->item++; c->rowid++; return SQLITE_OK; }
+        for (;;) {
+            if (c->phase >= 2) { c->eof = true; return SQLITE_OK; }
+            rc = scan_step(c, &v->base, &have);
+            if (rc != SQLITE_OK) return rc;
+            if (!have) {
+                c->phase++;
+                if (c->phase >= 2) { c->eof = true; return SQLITE_OK; }
+                rc = obs_open_phase(c, v);
+                if (rc != SQLITE_OK) return rc;
+                continue;
+            }
+            if (!row_passes(c, 0)) continue;
+            bool any;
+            rc = obs_load_row(c, v, &any);
+            if (rc != SQLITE_OK) return rc;
+            if (any) { c->rowid++; return SQLITE_OK; }
+        }
+    }
+    for (;;) {
+        rc = scan_step(c, &v->base, &have);
+        if (rc != SQLITE_OK) return rc;
+        if (!have) { c->eof = true; return SQLITE_OK; }
+        if (row_passes(c, 0)) { c->rowid++; return SQLITE_OK; }
+    }
+}
+
+static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
+                    sqlite3_value **argv)
+{
+    sl_cursor *c = (sl_cursor *)cur;
+    sl_vtab *v = (sl_vtab *)cur->pVtab;
+    pch_error e;
+    int rc;
+    reset_scan(c);
+    c->eof = false;
+    c->rowid = 0;
+    c->n_cons = 0;
+    c->n_items = c->item = 0;
+    sqlite3_uint64 used = ~(sqlite3_uint64)0;
+    if (!idxStr || strlen(idxStr) != 16 + 2 * (size_t)(idxNum > 0 ? idxNum : 0)) {
+        pch_error_set(&e, PCH_EINVAL, "storyline: bad plan");
+        return set_err(&v->base, &e, PCH_EINVAL);
+    }
+    {
+        char hex[17];
+        memcpy(hex, idxStr, 16);
+        hex[16] = 0;
+        used = (sqlite3_uint64)strtoull(hex, NULL, 16);
+    }
+    for (int k = 0; k < idxNum && k < argc && k < PCH_SQL_MAX_CONS; k++) {
+        c->cons[k].col = idxStr[16 + 2 * k] - 'A';
+        c->cons[k].op = idxStr[16 + 2 * k + 1];
+        c->cons[k].v = argv[k];
+        if (c->cons[k].col < 0 || c->cons[k].col >= v->n_cols) {
+            pch_error_set(&e, PCH_EINVAL, "storyline: bad plan '%s'", idxStr);
+            return set_err(&v->base, &e, PCH_EINVAL);
+        }
+        c->n_cons++;
+    }
+    if (v->rel == REL_OBS) {
+        c->phase = 0;
+        rc = obs_open_phase(c, v);
+        if (rc != SQLITE_OK) return rc;
+        return advance(c);
+    }
+    /* projection: every column the statement may read (see x_best_index) */
+    {
+        size_t proj[64], n = 0;
+        for (int i = 0; i < 64; i++) c->map[i] = -1;
+        for (int i = 0; i < v->n_cols; i++) {
+            bool want = (used >> (i < 63 ? i : 63)) & 1;
+            for (int k = 0; k < c->n_cons; k++) want = want || c->cons[k].col == i;
+            /* a used JSON column needs its *_object companion for hydration */
+            for (int j = 0; j < v->n_cols; j++)
+                if (v->obj_of[j] == i && ((used >> (j < 63 ? j : 63)) & 1)) want = true;
+            if (want) { c->map[i] = (int)n; proj[n++] = (size_t)i; }
+        }
+        rc = pch_lance_scanner_open(&c->sc, pch_storyline_dataset(v->root, table_of(v->rel)), proj, n, 1024, &e);
+        if (rc != 0) return set_err(&v->base, &e, rc);
+    }
+    return advance(c);
+}
+
+static int x_next(sqlite3_vtab_cursor *cur) { return advance((sl_cursor *)cur); }
+static int x_eof(sqlite3_vtab_cursor *cur) { return ((sl_cursor *)cur)->eof; }
+
+static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    sl_cursor *c = (sl_cursor *)cur;
+    sl_vtab *v = (sl_vtab *)cur->pVtab;
+    const pch_lance_column *lc;
+    pch_error e;
+    const char *p;
+    size_t n;
+    int64_t x;
+    if (v->rel == REL_OBS) {
+        const pch_json_value *it = c->item < c->n_items ? &c->items[c->item] : NULL;
+        if (col < 6) {
+            lc = bcol(c, col);
+            if (col < 4 && str_at(lc, c->row, &p, &n)) sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
+            else if (col >= 4 && i64_at(lc, c->row, &x)) sqlite3_result_int64(ctx, x);
+            else sqlite3_result_null(ctx);
+        } else if (col == 6) {
+            if (c->phase == 0 && i64_at(bcol(c, 6), c->row, &x)) sqlite3_result_int64(ctx, x);
+            else sqlite3_result_null(ctx);
+        } else if (col == 7) {
+            sqlite3_result_int64(ctx, c->item);
+        } else if (it && (col == 8 || col == 9)) {
+            const pch_json_value *m = pch_json_get(it, col == 8 ? "source_call_id" : "content", col == 8 ? 14 : 7);
+            if (!m || m->kind == PCH_JSON_NULL) sqlite3_result_null(ctx);
+            else if (col == 8 && m->kind == PCH_JSON_STRING) sqlite3_result_text(ctx, m->u.str.ptr, (int)m->u.str.len, SQLITE_TRANSIENT);
+            else sqlite3_result_text(ctx, c->arr + m->span_off, (int)m->span_len, SQLITE_TRANSIENT);
+        } else if (it) {
+            sqlite3_result_text(ctx, c->arr + it->span_off, (int)it->span_len, SQLITE_TRANSIENT);
+        } else {
+            sqlite3_result_null(ctx);
+        }
+        return SQLITE_OK;
+    }
+    if (col < 0 || col >= v->n_cols) { sqlite3_result_null(ctx); return SQLITE_OK; }
+    lc = bcol(c, c->map[col]);
+    if (!lc) { sqlite3_result_null(ctx); return SQLITE_OK; }
+    if (lc->type == PCH_LANCE_JSON) {
+        char *out = NULL;
+        size_t on = 0;
+        int rc;
+        if (str_at(lc, c->row, &p, &n)) {
+            rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &out, &on, &e);
+        } else if (v->obj_of[col] >= 0 && str_at(bcol(c, c->map[v->obj_of[col]]), c->row, &p, &n) && n == 64) {
+            char id[65];
+            memcpy(id, p, 64);
+            id[64] = 0;
+            rc = pch_storyline_object(v->root, id, &out, &on, &e);   /* late hydration */
+        } else {
+            sqlite3_result_null(ctx);
+            return SQLITE_OK;
+        }
+        if (rc != 0) { sqlite3_result_error(ctx, e.msg, -1); return set_err(&v->base, &e, rc); }
+        sqlite3_result_text(ctx, out, (int)on, SQLITE_TRANSIENT);
+        pch_free(v->ctx, out);
+        return SQLITE_OK;
+    }
+    if (pch_lance_type_is_var(lc->type)) {
+        if (!str_at(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
+        else if (lc->type == PCH_LANCE_BINARY || lc->type == PCH_LANCE_LARGE_BINARY) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
+        else sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
+    } else if (lc->type == PCH_LANCE_FLOAT64) {
+        double d;
+        if (valid_at(lc, c->row)) { memcpy(&d, lc->values + c->row * 8, 8); sqlite3_result_double(ctx, d); }
+        else sqlite3_result_null(ctx);
+    } else if (i64_at(lc, c->row, &x)) {
+        sqlite3_result_int64(ctx, x);
+    } else {
+        sqlite3_result_null(ctx);
+    }
+    return SQLITE_OK;
+}
+
+static int x_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out)
+{
+    *out = ((sl_cursor *)cur)->rowid;
+    return SQLITE_OK;
+}
+
+static sqlite3_module k_module = {
+    0,                /* iVersion */
+    x_connect,        /* xCreate: same as connect (no backing storage to create) */
+    x_connect,        /* xConnect */
+    x_best_index,     /* xBestIndex */
+    x_disconnect,     /* xDisconnect */
+    x_disconnect,     /* xDestroy: nothing to drop */
+    x_open,           /* xOpen */
+    x_close,          /* xClose */
+    x_filter,         /* xFilter */
+    x_next,           /* xNext */
+    x_eof,            /* xEof */
+    x_column,         /* xColumn */
+    x_rowid,          /* xRowid */
+    NULL,             /* xUpdate: read-only */
+    NULL,             /* xBegin */
+    NULL,             /* xSync */
+    NULL,             /* xCommit */
+    NULL,             /* xRollback */
+    NULL,             /* xFindFunction */
+    NULL,             /* xRename */
+    NULL,             /* xSavepoint */
+    NULL,             /* xRelease */
+    NULL,             /* xRollbackTo */
+    NULL,             /* xShadowName */
+#if SQLITE_VERSION_NUMBER >= 3044000
+    NULL,             /* xIntegrity */
+#endif
+};
+
+int pch_sql_register(sqlite3 *db)
+{
+    return sqlite3_create_module(db, "storyline", &k_module, NULL);
+}
+
+int pch_sql_attach_root(sqlite3 *db, const char *root, char **errmsg)
+{
+    static const char *const rels[] = { "runs", "steps", "tool_calls", "observation_results" };
+    for (int i = 0; i < 4; i++) {
+        char *q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING storyline(%Q, '%s')", rels[i], root, rels[i]);
+        int rc;
+        if (!q) return SQLITE_NOMEM;
+        rc = sqlite3_exec(db, q, NULL, NULL, errmsg);
+        sqlite3_free(q);
+        if (rc != SQLITE_OK) return rc;
+    }
+    return SQLITE_OK;
+}
+
+/* Loadable extension entry point (build/pchronicle_sqlite.so: SQLite derives the name
+** sqlite3_pchroniclesqlite_init from the file name). */
+PCH_API int sqlite3_pchroniclesqlite_init(sqlite3 *db, char **errmsg, const void *api);
+PCH_API int sqlite3_pchroniclesqlite_init(sqlite3 *db, char **errmsg, const void *api)
+{
+    (void)errmsg;
+    (void)api;
+    return pch_sql_register(db);
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# CLI goldens for the Storyline verbs (docs/storyline.md §5, docs/sql.md): import (from a
+# directory and from a compact-jsonl dataset), export round trip (JSON-equal to the input,
+# checked with python's json module), get, inspect, sql in three formats, and the exit
+# codes of usage errors (2) and failures (1). Exact stdout + exit code for the goldens;
+# PCH_GOLDEN_UPDATE=1 rewrites them.
+set -u
+cd "$(dirname "$0")/../.."
+CLI=${PCH_CLI:-build/pchronicle}
+G=tests/golden/storyline
+[ -x "$CLI" ] || { echo "missing $CLI"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pch-storyline-cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {  # check NAME ARGS...
+    local name=$1; shift
+    local out rc
+    out=$("$CLI" "$@" 2>&1); rc=$?
+    out=${out//$tmp/TMP}
+    if [ "${PCH_GOLDEN_UPDATE:-0}" = 1 ]; then
+        printf '%s\n' "$out" > "$G/$name.out"; echo "$rc" > "$G/$name.rc"; return
+    fi
+    if [ "$out" != "$(cat "$G/$name.out")" ] || [ "$rc" != "$(cat "$G/$name.rc")" ]; then
+        echo "FAIL $name (exit $rc)"; diff <(printf '%s\n' "$out") "$G/$name.out" | head -20; fail=1
+    fi
+}
+R=$tmp/root
+check import import --input-format atif --output-format storyline --from tests/data/atif --to "$R"
+check get_compact get "$R" mm-run-1 --compact
+check get_missing get "$R" no-such-trajectory
+check sql_table sql "$R" "SELECT trajectory_key, count(*) AS steps FROM steps GROUP BY 1 ORDER BY 1"
+check sql_csv sql "$R" "SELECT function_name, count(*) FROM tool_calls GROUP BY 1 ORDER BY 2 DESC, 1" --format csv
+check sql_jsonl sql "$R" "SELECT step_ordinal, call_ordinal, source_call_id FROM observation_results WHERE trajectory_key = 'agent-001' ORDER BY 1, 2" --format jsonl
+check sql_error sql "$R" "SELECT nope FROM steps"
+check export export --from "$R" --output-format atif --to "$tmp/out"
+"$CLI" inspect "$R" > "$tmp/inspect.txt" || { echo "FAIL inspect exit"; fail=1; }
+grep -q '^table steps      version 1 rows 51 ' "$tmp/inspect.txt" || { echo "FAIL inspect output"; cat "$tmp/inspect.txt"; fail=1; }
+# export is the same JSON value as every input document; assets restored byte for byte
+python3 - "$tmp/out" tests/data/atif <<'PY' || fail=1
+import json, os, sys
+out, src = sys.argv[1], sys.argv[2]
+n = 0
+for d, _, fs in os.walk(src):
+    for f in fs:
+        a = os.path.join(d, f); b = os.path.join(out, os.path.relpath(a, src))
+        if f.endswith(".json"):
+            if json.load(open(a)) != json.load(open(b)): print("FAIL export differs:", b); sys.exit(1)
+            n += 1
+        elif open(a, "rb").read() != open(b, "rb").read(): print("FAIL asset differs:", b); sys.exit(1)
+if n != 10: print("FAIL export: %d documents compared" % n); sys.exit(1)
+PY
+# --trajectory writes one document
+"$CLI" export --from "$R" --output-format atif --to "$tmp/one" --trajectory agent-001 --quiet || { echo "FAIL export --trajectory"; fail=1; }
+[ "$(find "$tmp/one" -name '*.json' | wc -l)" = 1 ] || { echo "FAIL export --trajectory wrote $(find "$tmp/one" -name '*.json' | wc -l) files"; fail=1; }
+# a compact-jsonl dataset as input: same tables, lineage in CURRENT
+"$CLI" import --output-format compact-jsonl --from tests/data/atif --to "$tmp/cj" >/dev/null || { echo "FAIL cj import"; fail=1; }
+check import_cj import --input-format atif --output-format storyline --from "$tmp/cj" --to "$tmp/root-cj" --source-id atif
+grep -q '"source":{"kind":"compact-jsonl","path":"[^"]*","version":1,' "$tmp/root-cj/CURRENT" || { echo "FAIL cj lineage"; fail=1; }
+"$CLI" sql "$tmp/root-cj" "SELECT count(*) FROM steps" --format csv | tail -1 | grep -qx 51 || { echo "FAIL cj steps"; fail=1; }
+# --assets reference: not self-contained
+"$CLI" import --input-format atif --output-format storyline --from tests/data/atif/multimodal --to "$tmp/ref" --assets reference --quiet || fail=1
+grep -q '"self_contained":false' "$tmp/ref/CURRENT" || { echo "FAIL reference assets"; fail=1; }
+# usage errors exit 2, failures 1
+"$CLI" import --input-format atif --output-format storyline --from tests/data/atif >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: missing --to must exit 2"; fail=1; }
+"$CLI" import --input-format atif --output-format storyline --from tests/data/atif --to "$tmp/x" --assets copy >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: bad --assets must exit 2"; fail=1; }
+"$CLI" sql "$R" >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: sql without SQL must exit 2"; fail=1; }
+"$CLI" get "$tmp/nope" k >/dev/null 2>&1; [ $? = 1 ] || { echo "FAIL: get on a missing root must exit 1"; fail=1; }
+[ "$fail" = 0 ] && echo "storyline CLI: all checks passed"
+exit $fail
