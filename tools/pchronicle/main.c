@@ -13,10 +13,10 @@
 
 /* Add new verbs here (keep the list sorted as it should appear in --help). */
 static const pch_cli_verb k_verbs[] = {
-    { "export", "restore the files of a compact-jsonl dataset byte for byte", pch_cmd_export },
+    { "export", "restore a compact-jsonl dataset byte for byte, or a Storyline root as ATIF", pch_cmd_export },
     { "get", "print one trajectory of a Storyline root as ATIF JSON", pch_cmd_get },
-    { "import", "import a JSON/JSONL tree into a compact-jsonl Lance dataset", pch_cmd_import },
-    { "inspect", "summarise a compact-jsonl dataset", pch_cmd_inspect },
+    { "import", "import a JSON/JSONL tree (compact-jsonl) or ATIF documents (storyline)", pch_cmd_import },
+    { "inspect", "summarise a compact-jsonl dataset or a Storyline root", pch_cmd_inspect },
     { "lance", "write and dump Lance datasets", pch_cmd_lance },
     { "sql", "run SQL over the runs/steps/tool_calls tables of a Storyline root", pch_cmd_sql },
     { "sync", "mirror a JSON/JSONL tree into a compact-jsonl dataset (--watch)", pch_cmd_sync },

@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Benchmark peer (bench/vortex.sh): DuckDB reads steps.jsonl with the explicit column types and
+// writes one Parquet file with zstd; "read" mode times reading all columns / one column back.
+//   node duckdb_parquet.js write STEPS.jsonl OUT.parquet
+//   node duckdb_parquet.js read OUT.parquet [COLUMN]
+"use strict";
+const { DuckDBInstance } = require("@duckdb/node-api");
+const [mode, a, b] = process.argv.slice(2);
+const cols = "{trajectory_id:'VARCHAR',step_index:'BIGINT',step_id:'BIGINT',source:'VARCHAR',timestamp:'VARCHAR'," +
+  "model:'VARCHAR',message:'VARCHAR',reasoning:'VARCHAR',tool_calls:'VARCHAR',observation:'VARCHAR'," +
+  "prompt_tokens:'BIGINT',completion_tokens:'BIGINT',cost_usd:'DOUBLE'}";
+const q = (s) => s.replace(/'/g, "''");
+async function main() {
+  const db = await DuckDBInstance.create(":memory:", { threads: "1" });
+  const c = await db.connect();
+  if (mode === "write") {
+    await c.run(`COPY (SELECT * FROM read_json('${q(a)}', format='newline_delimited', columns=${cols}, maximum_object_size=1073741824)) TO '${q(b)}' (FORMAT parquet, COMPRESSION zstd)`);
+  } else {
+    const sel = b ? `sum(length(CAST("${b}" AS VARCHAR)))` : "sum(length(CAST(COLUMNS(*) AS VARCHAR)))";
+    await c.run(`SELECT ${sel} FROM read_parquet('${q(a)}')`);
+  }
+}
+main().catch((e) => { process.stderr.write(String(e && e.stack || e) + "\n"); process.exit(1); });

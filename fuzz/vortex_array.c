@@ -1,0 +1,36 @@
+/* Fuzz target: one serialized array segment (vortex-format.md §6.1) decoded against a dtype
+** picked by the first input byte, with a row count from the next two bytes; every encoding id
+** of this implementation is in the spec table. */
+#include "vortex_fuzz.h"
+
+static const char *const dtypes[] = {
+    "i64", "i32?", "u8", "u16?", "f64?", "f32", "bool?", "utf8?", "binary", "decimal(10,2)?",
+    "list<i32?>?", "struct<a:i64,b:utf8?>?", "fsl<u8,3>?", "null", "ext<\"vortex.date\",i32?>",
+    "list<struct<a:i32,b:utf8?>>?"
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int16_t map[PCH_VX_E_COUNT];
+    pch_vx_decode_ctx dc;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_array *a = NULL;
+    pch_error err;
+    uint64_t len;
+    if (size < 3 || size > ((size_t)1 << 20)) return 0;
+    for (int i = 0; i < PCH_VX_E_COUNT; i++) map[i] = (int16_t)i;
+    if (pch_vx_dtype_parse(&dt, NULL, dtypes[data[0] % (sizeof dtypes / sizeof *dtypes)], &err)) abort();
+    len = pch_load_le16(data + 1);
+    dc.ctx = fz_ctx();
+    dc.spec_map = map;
+    dc.n_specs = PCH_VX_E_COUNT;
+    if (pch_vx__deserialize(&a, &dc, data + 3, size - 3, dt, len, &err) == 0) {
+        pch_vx_text t = { NULL, 0, 0, NULL, 0 };
+        for (uint64_t r = 0; r < a->len && r < 64; r++) pch_vx_array_row_json(&t, a, r);
+        pch_vx_text_dispose(&t);
+    }
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+    return 0;
+}

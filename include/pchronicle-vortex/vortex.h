@@ -1,0 +1,244 @@
+/* Public API of the Vortex side of pChronicle (pch_vx_ prefix): dtypes, in-memory canonical
+** arrays, a file writer with a caller-driven chunking strategy and a sampling compressor,
+** and a validating reader with projection, row ranges, selections, zone-map pruning, a
+** segment cache and coalesced reads. Format: shared/specs/vortex-format.md (file format
+** version 1, the stable core encodings of edition 2025.05 plus vortex.zstd).
+**
+** Thread rule: every handle is used by one thread at a time. A pch_vx_dtype is immutable
+** once built and may be shared read-only. Errors: PCH_ECORRUPT (bytes break the format),
+** PCH_EUNSUPPORTED (valid but not implemented here; unknown ids fail closed), PCH_EINVAL,
+** PCH_ENOMEM, PCH_EIO, PCH_ELIMIT. */
+#ifndef PCHRONICLE_VORTEX_H
+#define PCHRONICLE_VORTEX_H
+
+#include <stdio.h>
+#include "pchronicle/ctx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- dtypes (spec §2.4, §3) */
+
+/* Kinds carry the FlatBuffer union tags of DType. */
+typedef enum pch_vx_kind {
+    PCH_VX_NULL = 1, PCH_VX_BOOL = 2, PCH_VX_PRIMITIVE = 3, PCH_VX_DECIMAL = 4,
+    PCH_VX_UTF8 = 5, PCH_VX_BINARY = 6, PCH_VX_STRUCT = 7, PCH_VX_LIST = 8,
+    PCH_VX_EXTENSION = 9, PCH_VX_FIXED_SIZE_LIST = 10
+} pch_vx_kind;
+
+/* PType numbering of the format (spec §2.4). */
+typedef enum pch_vx_ptype {
+    PCH_VX_U8 = 0, PCH_VX_U16, PCH_VX_U32, PCH_VX_U64, PCH_VX_I8, PCH_VX_I16, PCH_VX_I32,
+    PCH_VX_I64, PCH_VX_F16, PCH_VX_F32, PCH_VX_F64
+} pch_vx_ptype;
+
+/* A dtype tree. Build with the constructors below (or pch_vx_dtype_parse); free the root
+** with pch_vx_dtype_free. Fields are read-only views for callers. */
+typedef struct pch_vx_dtype pch_vx_dtype;
+struct pch_vx_dtype {
+    uint8_t kind;              /* pch_vx_kind */
+    uint8_t nullable;          /* 0/1; Null is always nullable; Extension follows storage */
+    uint8_t ptype;             /* PRIMITIVE */
+    uint8_t precision;         /* DECIMAL 1..76 */
+    int8_t scale;              /* DECIMAL */
+    uint32_t n_fields;         /* STRUCT */
+    char **names;              /* STRUCT: n_fields NUL-terminated UTF-8 names */
+    pch_vx_dtype **fields;     /* STRUCT: n_fields */
+    pch_vx_dtype *elem;        /* LIST/FIXED_SIZE_LIST element; EXTENSION storage */
+    uint32_t fsl_size;         /* FIXED_SIZE_LIST */
+    char *ext_id;              /* EXTENSION id, e.g. "vortex.timestamp" */
+    uint8_t *ext_meta;         /* EXTENSION metadata bytes */
+    size_t ext_meta_len;
+    pch_ctx *ctx;              /* allocator owner */
+};
+
+/* Parse the schema syntax used by the CLI and tests:
+**   type   := name ['?']            '?' = nullable
+**   name   := null | bool | u8..u64 | i8..i64 | f16 | f32 | f64 | utf8 | binary
+**           | decimal(P,S) | list<type> | fsl<type,N> | struct<field,...>
+**           | ext<"id",type>         (extension with empty metadata)
+**   field  := ident ':' type         a top-level schema is "field,field,..." (a struct)
+** *out owned by the caller. Errors: PCH_EINVAL naming the offset, PCH_ENOMEM. */
+PCH_API int pch_vx_dtype_parse(pch_vx_dtype **out, pch_ctx *ctx, const char *text,
+                               pch_error *err);
+/* Format in the same syntax (a struct root prints as struct<...>). Appends to *out
+** (malloc'd with the ctx allocator, NUL-terminated; caller frees with pch_free). */
+PCH_API int pch_vx_dtype_format(char **out, const pch_vx_dtype *dt, pch_error *err);
+PCH_API int pch_vx_dtype_clone(pch_vx_dtype **out, const pch_vx_dtype *dt, pch_error *err);
+PCH_API int pch_vx_dtype_equal(const pch_vx_dtype *a, const pch_vx_dtype *b);
+PCH_API void pch_vx_dtype_free(pch_vx_dtype *dt);
+/* Width in bytes of a ptype (1..8). */
+PCH_API unsigned pch_vx_ptype_width(unsigned ptype);
+PCH_API const char *pch_vx_ptype_name(unsigned ptype);
+/* Byte width of a decimal's values for its precision (1,2,4,8,16,32). */
+PCH_API unsigned pch_vx_decimal_width(unsigned precision);
+
+/* ---------------------------------------------------------------- canonical arrays */
+
+/* A decoded (canonical) array. Owns its buffers; borrows its dtype (which must outlive it).
+**  NULL: nothing.  BOOL: data = LSB-first bits.  PRIMITIVE: data = len * width LE values.
+**  DECIMAL: data = len * pch_vx_decimal_width(precision) LE two's-complement values.
+**  UTF8/BINARY: offsets (len+1, from 0) into data.  STRUCT: children = fields (each len).
+**  LIST: offsets (len+1) into children[0].  FIXED_SIZE_LIST: children[0] has len*size.
+**  EXTENSION: children[0] = storage.  validity: LSB-first bits, 1 = valid; NULL = all valid.
+** Null slots hold zero / empty values. */
+typedef struct pch_vx_array pch_vx_array;
+struct pch_vx_array {
+    const pch_vx_dtype *dtype;
+    uint64_t len;
+    uint8_t *validity;
+    uint8_t *data;
+    size_t data_len;
+    int64_t *offsets;
+    uint32_t n_children;
+    pch_vx_array **children;
+    pch_ctx *ctx;
+};
+
+PCH_API void pch_vx_array_free(pch_vx_array *a);
+PCH_API int pch_vx_array_is_valid(const pch_vx_array *a, uint64_t i);
+/* Value equality of two arrays of equal dtype (used by tests and round trips). */
+PCH_API int pch_vx_array_equal(const pch_vx_array *a, const pch_vx_array *b);
+/* Append row i as JSON to out (NUL-terminated, ctx-allocated growing string with *len):
+** int64/uint64 exact, floats shortest round-trip (NaN/inf as strings), binary as
+** {"base64":"..."}, null as null, structs as objects, lists as arrays. */
+typedef struct pch_vx_text { char *ptr; size_t len, cap; pch_ctx *ctx; int oom; } pch_vx_text;
+PCH_API int pch_vx_array_row_json(pch_vx_text *out, const pch_vx_array *a, uint64_t i);
+PCH_API void pch_vx_text_dispose(pch_vx_text *t);
+
+/* Builder: append values in row order. Obtain the builder of a struct field / list element /
+** fsl element / extension storage with pch_vx_builder_child (borrowed, same lifetime).
+** Lists: append elements to the child, then pch_vx_builder_append_valid(list).
+** Structs: append one value to every field, then append_valid(struct). append_null on a
+** struct, list or fsl fills children with nulls/zeros as needed. */
+typedef struct pch_vx_builder pch_vx_builder;
+PCH_API int pch_vx_builder_new(pch_vx_builder **out, pch_ctx *ctx, const pch_vx_dtype *dt,
+                               pch_error *err);
+PCH_API void pch_vx_builder_free(pch_vx_builder *b);
+PCH_API pch_vx_builder *pch_vx_builder_child(pch_vx_builder *b, uint32_t i);
+PCH_API const pch_vx_dtype *pch_vx_builder_dtype(const pch_vx_builder *b);
+PCH_API int pch_vx_builder_append_null(pch_vx_builder *b, pch_error *err);
+PCH_API int pch_vx_builder_append_valid(pch_vx_builder *b, pch_error *err);
+PCH_API int pch_vx_builder_append_bool(pch_vx_builder *b, int v, pch_error *err);
+PCH_API int pch_vx_builder_append_int(pch_vx_builder *b, int64_t v, pch_error *err);
+PCH_API int pch_vx_builder_append_uint(pch_vx_builder *b, uint64_t v, pch_error *err);
+PCH_API int pch_vx_builder_append_float(pch_vx_builder *b, double v, pch_error *err);
+PCH_API int pch_vx_builder_append_bytes(pch_vx_builder *b, const void *p, size_t n,
+                                        pch_error *err);
+/* Decimal: little-endian two's complement, any length up to 32 (sign-extended). */
+PCH_API int pch_vx_builder_append_decimal(pch_vx_builder *b, const uint8_t *le, size_t n,
+                                          pch_error *err);
+PCH_API uint64_t pch_vx_builder_len(const pch_vx_builder *b);
+/* Move the built rows out (*out owned by the caller); the builder restarts empty. */
+PCH_API int pch_vx_builder_finish(pch_vx_builder *b, pch_vx_array **out, pch_error *err);
+
+/* ---------------------------------------------------------------- writer */
+
+typedef struct pch_vx_write_options {
+    unsigned version;          /* PCH_VX_WRITE_OPTIONS_VERSION */
+    int compress;              /* 1 (default): sampling compressor per chunk; 0: canonical */
+    uint32_t zone_len;         /* rows per zone for vortex.stats zone maps; 0 = none */
+    int dict_layout;           /* 1: utf8/binary lanes that dictionary-encode well become
+                               ** a vortex.dict layout (values once, codes per chunk) */
+    int split_structs;         /* 1 (default): non-nullable nested structs become struct
+                               ** layouts, so each leaf is its own lane (lane groups) */
+    uint32_t sample_rows;      /* compressor sample size (default 1024 rows) */
+} pch_vx_write_options;
+#define PCH_VX_WRITE_OPTIONS_VERSION 1
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024 }
+
+/* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */
+typedef struct pch_vx_lane_report {
+    const char *path;          /* dotted lane path, e.g. "steps.message" */
+    const char *encodings;     /* chosen encodings with counts, e.g. "fastlanes.for x3" */
+    uint64_t rows;
+    uint64_t chunks;
+    uint64_t logical_bytes;    /* canonical size of the values */
+    uint64_t stored_bytes;     /* bytes of the segments written for this lane */
+    double encode_seconds;
+} pch_vx_lane_report;
+
+typedef struct pch_vx_writer pch_vx_writer;
+/* dt: the file dtype (copied). A non-nullable struct gives one lane per field. */
+PCH_API int pch_vx_writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt,
+                               const pch_vx_write_options *opts, pch_error *err);
+/* Append one chunk (rows of the file dtype). Chunk boundaries are exactly the calls: the
+** writer never splits or merges them, so a caller can keep a trajectory within one chunk
+** (RFC-0006 §7). An empty chunk is ignored. */
+PCH_API int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *err);
+/* Write the footer. Afterwards pch_vx_writer_bytes gives the whole file (borrowed, valid
+** until free) and pch_vx_writer_publish writes it atomically. */
+PCH_API int pch_vx_writer_finish(pch_vx_writer *w, pch_error *err);
+PCH_API pch_bytes pch_vx_writer_bytes(const pch_vx_writer *w);
+PCH_API int pch_vx_writer_publish(pch_vx_writer *w, const char *path, pch_error *err);
+PCH_API size_t pch_vx_writer_n_lanes(const pch_vx_writer *w);
+PCH_API int pch_vx_writer_lane(const pch_vx_writer *w, size_t i, pch_vx_lane_report *out);
+PCH_API void pch_vx_writer_free(pch_vx_writer *w);
+
+/* ---------------------------------------------------------------- reader */
+
+typedef enum pch_vx_cmp {
+    PCH_VX_CMP_NONE = 0, PCH_VX_CMP_EQ, PCH_VX_CMP_NE, PCH_VX_CMP_LT, PCH_VX_CMP_LE,
+    PCH_VX_CMP_GT, PCH_VX_CMP_GE
+} pch_vx_cmp;
+
+typedef struct pch_vx_scan_options {
+    unsigned version;          /* PCH_VX_SCAN_OPTIONS_VERSION */
+    const char *const *columns;/* dotted paths ("a", "a.b" through structs); NULL = all */
+    size_t n_columns;
+    uint64_t row_begin;        /* [row_begin, row_end); row_end 0 = to the end */
+    uint64_t row_end;
+    const uint64_t *selection; /* strictly increasing row indices, or NULL */
+    size_t n_selection;
+    const char *filter_column; /* top-level primitive/utf8/binary column, or NULL */
+    pch_vx_cmp filter_op;
+    int filter_kind;           /* 0 int (filter_i), 1 uint, 2 float, 3 bytes */
+    int64_t filter_i;
+    uint64_t filter_u;
+    double filter_f;
+    const void *filter_bytes;
+    size_t filter_bytes_len;
+} pch_vx_scan_options;
+#define PCH_VX_SCAN_OPTIONS_VERSION 1
+#define PCH_VX_SCAN_OPTIONS_INIT { PCH_VX_SCAN_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, 0, NULL, \
+                                   PCH_VX_CMP_NONE, 0, 0, 0, 0, NULL, 0 }
+
+typedef struct pch_vx_io_stats {
+    uint64_t requests;         /* read calls issued (after coalescing) */
+    uint64_t bytes_read;       /* bytes fetched by those calls */
+    uint64_t segments_read;    /* segments materialised from reads */
+    uint64_t cache_hits;       /* segment requests served by the cache */
+    uint64_t zones_total;      /* zones considered by pruning */
+    uint64_t zones_pruned;     /* zones skipped by zone maps */
+} pch_vx_io_stats;
+
+typedef struct pch_vx_file pch_vx_file;
+/* Open a file: reads the tail, validates trailer, postscript, dtype, layout and footer
+** (every FlatBuffer verified, segment map sorted and in bounds, layout ids known, row counts
+** consistent). Pre-stable files are rejected with PCH_EUNSUPPORTED. */
+PCH_API int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, pch_error *err);
+/* Same over bytes in memory (borrowed; must outlive the handle). */
+PCH_API int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size_t len,
+                                 pch_error *err);
+PCH_API void pch_vx_file_free(pch_vx_file *f);
+PCH_API const pch_vx_dtype *pch_vx_file_dtype(const pch_vx_file *f);   /* borrowed */
+PCH_API uint64_t pch_vx_file_row_count(const pch_vx_file *f);
+/* Read rows. *out: a struct array of the projected columns (dtype borrowed from *dt_out,
+** both owned by the caller: free the array first, then the dtype). */
+PCH_API int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *opts,
+                             pch_vx_array **out, pch_vx_dtype **dt_out, pch_error *err);
+/* Decode every segment and array of the file (strict full validation). */
+PCH_API int pch_vx_file_check(pch_vx_file *f, pch_error *err);
+PCH_API void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out);
+PCH_API void pch_vx_file_reset_io_stats(pch_vx_file *f);
+/* Segment cache budget in bytes (default 64 MiB; 0 disables caching). */
+PCH_API void pch_vx_file_set_cache_bytes(pch_vx_file *f, size_t bytes);
+/* Human-readable report: versions, segments, layout tree with dtypes, encodings and bytes
+** per lane, zone stats. */
+PCH_API int pch_vx_file_inspect(pch_vx_file *f, FILE *out, pch_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,165 @@
+/* Private interface of src/vortex (vortex-format.md). Only files inside src/vortex include
+** this header. */
+#ifndef PCH_VORTEX_INT_H
+#define PCH_VORTEX_INT_H
+
+#include <inttypes.h>
+
+#include "core/core.h"
+#include "pchronicle-vortex/vortex.h"
+#include "vortex/vx_fb.h"
+
+/* ---- file constants (§0, §1) ---- */
+#define PCH_VX_MAGIC "VTXF"
+#define PCH_VX_LEGACY_MAGIC "VRTX"
+#define PCH_VX_VERSION 1
+#define PCH_VX_EOF_SIZE 8
+#define PCH_VX_MAX_POSTSCRIPT 65527u
+
+/* ---- protobuf (§4, Appendix B) ---- */
+int pch_vx__pb_varint(pch_buf *b, uint64_t v);
+int pch_vx__pb_uint(pch_buf *b, unsigned field, uint64_t v);        /* skipped when 0 */
+int pch_vx__pb_uint_force(pch_buf *b, unsigned field, uint64_t v);  /* explicit presence */
+int pch_vx__pb_bytes(pch_buf *b, unsigned field, const void *p, size_t n);
+typedef struct pch_vx_pbf {
+    uint32_t field;
+    uint8_t wt;          /* 0 varint, 1 fixed64, 2 bytes, 5 fixed32 */
+    uint64_t v;          /* varint / fixed value */
+    const uint8_t *p;    /* bytes */
+    size_t n;
+} pch_vx_pbf;
+/* 1 = a field read, 0 = end, <0 = malformed (error set). */
+int pch_vx__pb_next(pch_rd *r, pch_vx_pbf *f, pch_error *err);
+
+/* ---- scalars (ScalarValue, §4) ---- */
+enum { PCH_VX_SV_NULL = 1, PCH_VX_SV_BOOL, PCH_VX_SV_I64, PCH_VX_SV_U64, PCH_VX_SV_F32,
+       PCH_VX_SV_F64, PCH_VX_SV_STR, PCH_VX_SV_BYTES, PCH_VX_SV_F16 };
+typedef struct pch_vx_scalar {
+    int kind;            /* PCH_VX_SV_* */
+    int64_t i;
+    uint64_t u;          /* U64, BOOL, F16 raw bits */
+    double f;
+    const uint8_t *p;    /* STR/BYTES: borrowed */
+    size_t n;
+} pch_vx_scalar;
+int pch_vx__scalar_encode(pch_buf *b, const pch_vx_scalar *s);
+int pch_vx__scalar_decode(pch_vx_scalar *s, const uint8_t *p, size_t n, pch_error *err);
+/* Scalar of element i of a canonical primitive/utf8/binary/bool/decimal array. */
+void pch_vx__scalar_of(pch_vx_scalar *s, const pch_vx_array *a, uint64_t i);
+
+/* ---- dtypes ---- */
+pch_vx_dtype *pch_vx__dtype_new(pch_ctx *ctx, unsigned kind, int nullable);
+uint32_t pch_vx__dtype_to_fb(pch_vx_fbb *b, const pch_vx_dtype *dt);
+int pch_vx__dtype_from_fb(pch_vx_dtype **out, pch_ctx *ctx, const pch_vx_fbt *t,
+                          pch_error *err);
+/* Make a copy with nullable set (top level only). */
+int pch_vx__dtype_with_nullable(pch_vx_dtype **out, const pch_vx_dtype *dt, int nullable,
+                                pch_error *err);
+static inline int pch_vx__is_int(const pch_vx_dtype *d)
+{ return d->kind == PCH_VX_PRIMITIVE && d->ptype <= PCH_VX_I64; }
+static inline int pch_vx__is_signed(unsigned ptype)
+{ return ptype >= PCH_VX_I8 && ptype <= PCH_VX_I64; }
+
+/* ---- canonical arrays ---- */
+pch_vx_array *pch_vx__array_new(pch_ctx *ctx, const pch_vx_dtype *dt, uint64_t len,
+                                uint32_t n_children);
+/* Allocate zeroed data / offsets / validity (validity all 1). */
+int pch_vx__array_alloc_data(pch_vx_array *a, size_t n);
+int pch_vx__array_alloc_offsets(pch_vx_array *a);
+int pch_vx__array_alloc_validity(pch_vx_array *a);
+/* Canonical size in bytes (logical bytes of a lane). */
+uint64_t pch_vx__array_nbytes(const pch_vx_array *a);
+/* Rows [begin, begin+n) as a new canonical array; `take` gathers rows idx[0..n). */
+int pch_vx__array_slice(pch_vx_array **out, const pch_vx_array *a, uint64_t begin, uint64_t n,
+                        pch_error *err);
+int pch_vx__array_take(pch_vx_array **out, const pch_vx_array *a, const uint64_t *idx,
+                       uint64_t n, pch_error *err);
+/* Concatenate parts (same dtype) into one array. */
+int pch_vx__array_concat(pch_vx_array **out, const pch_vx_dtype *dt, pch_ctx *ctx,
+                         pch_vx_array *const *parts, size_t n, pch_error *err);
+int pch_vx__array_null_count(const pch_vx_array *a, uint64_t *out);
+/* Check the canonical invariants of a caller-built array against dtype d (PCH_EINVAL). */
+int pch_vx__array_validate(const pch_vx_array *a, const pch_vx_dtype *d, pch_error *err);
+static inline int pch_vx__bit(const uint8_t *bits, uint64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
+static inline void pch_vx__set_bit(uint8_t *bits, uint64_t i, int v)
+{ if (v) bits[i >> 3] |= (uint8_t)(1u << (i & 7)); else bits[i >> 3] &= (uint8_t)~(1u << (i & 7)); }
+/* Load element i of a primitive integer buffer as int64 (signed) or uint64 bits. */
+uint64_t pch_vx__load_uint(const uint8_t *data, unsigned ptype, uint64_t i);
+int64_t pch_vx__load_int(const uint8_t *data, unsigned ptype, uint64_t i);
+void pch_vx__store_uint(uint8_t *data, unsigned ptype, uint64_t i, uint64_t v);
+double pch_vx__load_float(const uint8_t *data, unsigned ptype, uint64_t i);
+
+/* ---- array serialization (§6) ---- */
+/* Encoding ids of this implementation (index = our enum). */
+enum {
+    PCH_VX_E_NULL = 0, PCH_VX_E_BOOL, PCH_VX_E_PRIMITIVE, PCH_VX_E_DECIMAL, PCH_VX_E_VARBIN,
+    PCH_VX_E_VARBINVIEW, PCH_VX_E_STRUCT, PCH_VX_E_LIST, PCH_VX_E_FSL, PCH_VX_E_EXT,
+    PCH_VX_E_CHUNKED, PCH_VX_E_CONSTANT, PCH_VX_E_DICT, PCH_VX_E_FOR, PCH_VX_E_BITPACKED,
+    PCH_VX_E_ZSTD, PCH_VX_E_RUNEND, PCH_VX_E_SPARSE, PCH_VX_E_ZIGZAG, PCH_VX_E_SEQUENCE,
+    PCH_VX_E_COUNT
+};
+extern const char *const pch_vx__enc_ids[PCH_VX_E_COUNT];
+int pch_vx__enc_lookup(const char *id, size_t len);   /* -1 when unknown */
+
+/* Encode tree node (writer side), allocated in an arena. */
+#define PCH_VX_NODE_MAX_BUFS 4
+typedef struct pch_vx_enode pch_vx_enode;
+struct pch_vx_enode {
+    uint8_t enc;                                  /* PCH_VX_E_* */
+    const uint8_t *meta;
+    size_t meta_len;
+    uint32_t n_bufs;
+    const uint8_t *buf[PCH_VX_NODE_MAX_BUFS];
+    size_t buf_len[PCH_VX_NODE_MAX_BUFS];
+    uint8_t buf_align[PCH_VX_NODE_MAX_BUFS];      /* exponent */
+    uint32_t n_children;
+    pch_vx_enode **children;
+};
+
+typedef struct pch_vx_encoder {
+    pch_ctx *ctx;
+    pch_arena *arena;
+    int compress;
+    uint32_t sample_rows;
+} pch_vx_encoder;
+
+/* Canonical → node tree (the compressor chooses encodings when enc->compress). Node
+** memory and any buffers it creates live in enc->arena; canonical buffers are borrowed. */
+int pch_vx__encode(pch_vx_encoder *enc, const pch_vx_array *a, pch_vx_enode **out,
+                   pch_error *err);
+/* Canonical-only node for a array (no compression). */
+int pch_vx__encode_canonical(pch_vx_encoder *enc, const pch_vx_array *a, pch_vx_enode **out,
+                             pch_error *err);
+/* Serialize a node tree as a segment (§6.1). enc_map maps PCH_VX_E_* → file array-spec index
+** (filled/extended by the caller: used[] marks encodings referenced). *align_exp_out is the
+** segment alignment. */
+int pch_vx__serialize(pch_buf *out, const pch_vx_enode *root, uint16_t *enc_map,
+                      uint8_t *used, uint8_t *align_exp_out, pch_error *err);
+/* Comma-joined list of the encodings in a node tree ("fastlanes.for>fastlanes.bitpacked"). */
+int pch_vx__describe(pch_buf *out, const pch_vx_enode *n);
+
+/* Decode a segment into a canonical array. spec_map maps a file array-spec index to
+** PCH_VX_E_* (-1 = unknown id: fails closed when referenced). */
+typedef struct pch_vx_decode_ctx {
+    pch_ctx *ctx;
+    const int16_t *spec_map;
+    uint32_t n_specs;
+} pch_vx_decode_ctx;
+/* Encoding tree of a segment as text ("fastlanes.for(fastlanes.bitpacked)"). */
+int pch_vx__describe_segment(pch_buf *out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                             size_t seg_len, pch_error *err);
+int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                        size_t seg_len, const pch_vx_dtype *dt, uint64_t len, pch_error *err);
+
+/* FastLanes bit-packing (Appendix A). width in bits of T: 8/16/32/64. */
+size_t pch_vx__bp_bytes(uint64_t n, unsigned bit_width);  /* packed bytes for n values */
+void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned t_bits,
+                     unsigned bit_width);
+void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits,
+                       unsigned bit_width);
+
+/* JSON text helpers for dumps */
+int pch_vx__text_append(pch_vx_text *t, const char *p, size_t n);
+int pch_vx__text_printf(pch_vx_text *t, const char *fmt, ...) PCH_PRINTF(2, 3);
+
+#endif

@@ -1,0 +1,83 @@
+/* FastLanes transposed bit-packing (vortex-format.md Appendix A): blocks of 1,024 values of a
+** T-bit type packed at width W into 128*W bytes; element (row, lane) of a block is input
+** index FL_ORDER[row/8]*16 + (row%8)*128 + lane; each lane is an LSB-first bit stream whose
+** word w sits at word index w*LANES + lane. The caller guarantees value < 2^W and buffer
+** sizes (pch_vx__bp_bytes); nothing here reads untrusted lengths. */
+#include "vortex/vortex_int.h"
+
+static const uint8_t fl_order[8] = { 0, 4, 2, 6, 1, 5, 3, 7 };
+
+size_t pch_vx__bp_bytes(uint64_t n, unsigned bit_width)
+{
+    return (size_t)((n + 1023) / 1024) * 128u * bit_width;
+}
+
+static inline uint64_t ld(const uint8_t *p, unsigned tb)
+{
+    switch (tb) {
+    case 8: return p[0];
+    case 16: return pch_load_le16(p);
+    case 32: return pch_load_le32(p);
+    default: return pch_load_le64(p);
+    }
+}
+
+static inline void st_or(uint8_t *p, unsigned tb, uint64_t v)
+{
+    switch (tb) {
+    case 8: p[0] |= (uint8_t)v; break;
+    case 16: pch_store_le16(p, (uint16_t)(pch_load_le16(p) | v)); break;
+    case 32: pch_store_le32(p, (uint32_t)(pch_load_le32(p) | v)); break;
+    default: pch_store_le64(p, pch_load_le64(p) | v); break;
+    }
+}
+
+void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned tb, unsigned w)
+{
+    const unsigned lanes = 1024 / tb, wb = tb / 8;
+    const uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1);
+    uint64_t nblocks = (n + 1023) / 1024;
+    if (w == 0) return;
+    memset(out, 0, pch_vx__bp_bytes(n, w));
+    for (uint64_t blk = 0; blk < nblocks; blk++) {
+        uint8_t *bo = out + blk * 128u * w;
+        const uint64_t base = blk * 1024;
+        for (unsigned lane = 0; lane < lanes; lane++) {
+            for (unsigned row = 0; row < tb; row++) {
+                uint64_t idx = base + fl_order[row / 8] * 16u + (row % 8) * 128u + lane;
+                uint64_t v = idx < n ? (vals[idx] & mask) : 0;
+                uint64_t bit = (uint64_t)row * w;
+                unsigned word = (unsigned)(bit / tb), shift = (unsigned)(bit % tb);
+                if (!v) continue;
+                st_or(bo + ((size_t)word * lanes + lane) * wb, tb, v << shift);
+                if (shift + w > tb)
+                    st_or(bo + ((size_t)(word + 1) * lanes + lane) * wb, tb, v >> (tb - shift));
+            }
+        }
+    }
+}
+
+void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t nblocks, unsigned tb, unsigned w)
+{
+    const unsigned lanes = 1024 / tb, wb = tb / 8;
+    const uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1);
+    const uint64_t tmask = tb >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << tb) - 1);
+    if (w == 0) {
+        memset(out, 0, (size_t)nblocks * 1024 * sizeof(uint64_t));
+        return;
+    }
+    for (uint64_t blk = 0; blk < nblocks; blk++) {
+        const uint8_t *bi = in + blk * 128u * w;
+        uint64_t *bo = out + blk * 1024;
+        for (unsigned lane = 0; lane < lanes; lane++) {
+            for (unsigned row = 0; row < tb; row++) {
+                uint64_t bit = (uint64_t)row * w;
+                unsigned word = (unsigned)(bit / tb), shift = (unsigned)(bit % tb);
+                uint64_t v = ld(bi + ((size_t)word * lanes + lane) * wb, tb) >> shift;
+                if (shift + w > tb)
+                    v |= (ld(bi + ((size_t)(word + 1) * lanes + lane) * wb, tb) << (tb - shift)) & tmask;
+                bo[fl_order[row / 8] * 16u + (row % 8) * 128u + lane] = v & mask;
+            }
+        }
+    }
+}

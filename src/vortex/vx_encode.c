@@ -1,0 +1,739 @@
+/* Encoders and the sampling compressor (vortex-format.md §6.4, §9.3; RFC-0006 §8.1).
+**
+** Canonical forms: null, bool, primitive, decimal, varbin (i32/i64 offsets), struct
+** (validity first), list (elements, offsets, validity), fixed_size_list, ext.
+** Compressed forms written, in the order of value of §9.3: constant, dict, fastlanes.for +
+** fastlanes.bitpacked (no patches), vortex.zstd, vortex.runend, vortex.sparse. The compressor
+** encodes a sample of the chunk (whole chunk when small) with every candidate that applies,
+** keeps the smallest, then encodes the whole chunk with it. Integer children it creates
+** (codes, offsets, run ends, patch indices) go through a restricted integer compressor
+** (constant, FoR+bit-packing, plain) so cascades stay shallow. All node memory and created
+** buffers come from enc->arena; canonical input buffers are borrowed. */
+#include "vortex/vortex_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <zstd.h>
+
+#define OOM() pch_error_set(err, PCH_ENOMEM, "vortex encode: out of memory")
+
+static pch_vx_enode *mk(pch_vx_encoder *e, unsigned enc, uint32_t n_children)
+{
+    pch_vx_enode *n = pch_arena_alloc(e->arena, sizeof(*n));
+    if (!n) return NULL;
+    memset(n, 0, sizeof(*n));
+    n->enc = (uint8_t)enc;
+    if (n_children) {
+        n->children = pch_arena_alloc(e->arena, n_children * sizeof(pch_vx_enode *));
+        if (!n->children) return NULL;
+        memset(n->children, 0, n_children * sizeof(pch_vx_enode *));
+        n->n_children = n_children;
+    }
+    return n;
+}
+
+static void add_buf(pch_vx_enode *n, const uint8_t *p, size_t len, unsigned align_exp)
+{
+    n->buf[n->n_bufs] = p;
+    n->buf_len[n->n_bufs] = len;
+    n->buf_align[n->n_bufs] = (uint8_t)align_exp;
+    n->n_bufs++;
+}
+
+static int set_meta(pch_vx_encoder *e, pch_vx_enode *n, const pch_buf *b)
+{
+    if (b->oom) return PCH_ENOMEM;
+    if (!b->len) return PCH_OK;
+    n->meta = pch_arena_memdup(e->arena, b->data, b->len);
+    n->meta_len = b->len;
+    return n->meta ? PCH_OK : PCH_ENOMEM;
+}
+
+static unsigned log2u(unsigned w) { unsigned r = 0; while ((1u << r) < w) r++; return r; }
+
+/* Size of a node tree as written (buffers + metadata + ~16 bytes per node). */
+static uint64_t tree_size(const pch_vx_enode *n)
+{
+    uint64_t s = 16 + n->meta_len;
+    for (uint32_t i = 0; i < n->n_bufs; i++) s += n->buf_len[i];
+    for (uint32_t i = 0; i < n->n_children; i++) s += tree_size(n->children[i]);
+    return s;
+}
+
+static int validity_node(pch_vx_encoder *e, const uint8_t *bits, uint64_t len, pch_vx_enode **out,
+                         pch_error *err)
+{
+    pch_vx_enode *n = mk(e, PCH_VX_E_BOOL, 0);
+    (void)len;
+    if (!n) return OOM();
+    add_buf(n, bits, (size_t)((len + 7) / 8), 0);
+    *out = n;
+    return PCH_OK;
+}
+
+/* Primitive node over `data` (len values of ptype), validity optional. */
+static int prim_node(pch_vx_encoder *e, unsigned ptype, const uint8_t *data, uint64_t len,
+                     const uint8_t *validity, pch_vx_enode **out, pch_error *err)
+{
+    pch_vx_enode *n = mk(e, PCH_VX_E_PRIMITIVE, validity ? 1 : 0);
+    unsigned w = pch_vx_ptype_width(ptype);
+    if (!n) return OOM();
+    add_buf(n, data, (size_t)len * w, log2u(w));
+    if (validity) PCH_TRY(validity_node(e, validity, len, &n->children[0], err));
+    *out = n;
+    return PCH_OK;
+}
+
+/* ------------------------------------------------------------------ integer compressor */
+
+typedef struct ivals {
+    unsigned ptype;
+    uint64_t len;
+    const uint8_t *data;       /* canonical values (null slots are 0) */
+    const uint8_t *validity;   /* NULL = all valid */
+} ivals;
+
+static uint64_t iv_get(const ivals *v, uint64_t i) { return pch_vx__load_uint(v->data, v->ptype, i); }
+static int iv_valid(const ivals *v, uint64_t i) { return !v->validity || pch_vx__bit(v->validity, i); }
+static int64_t iv_sget(const ivals *v, uint64_t i)
+{
+    return pch_vx__is_signed(v->ptype) ? pch_vx__load_int(v->data, v->ptype, i) : (int64_t)iv_get(v, i);
+}
+
+static int scalar_int(pch_buf *b, unsigned ptype, uint64_t bits)
+{
+    pch_vx_scalar s;
+    memset(&s, 0, sizeof(s));
+    if (pch_vx__is_signed(ptype)) {
+        s.kind = PCH_VX_SV_I64;
+        s.i = pch_vx__load_int((const uint8_t *)&bits, ptype, 0);
+    } else {
+        s.kind = PCH_VX_SV_U64;
+        s.u = bits;
+    }
+    return pch_vx__scalar_encode(b, &s);
+}
+
+static int const_node(pch_vx_encoder *e, const pch_vx_scalar *s, pch_vx_enode **out, pch_error *err)
+{
+    pch_buf b;
+    pch_vx_enode *n = mk(e, PCH_VX_E_CONSTANT, 0);
+    uint8_t *p;
+    if (!n) return OOM();
+    pch_buf_init(&b, e->ctx);
+    if (pch_vx__scalar_encode(&b, s) || !(p = pch_arena_memdup(e->arena, b.data, b.len))) {
+        pch_buf_dispose(&b);
+        return OOM();
+    }
+    add_buf(n, p, b.len, 0);
+    pch_buf_dispose(&b);
+    *out = n;
+    return PCH_OK;
+}
+
+/* FoR + bit-packing; returns 1 in *ok when applicable. */
+static int for_bp(pch_vx_encoder *e, const ivals *v, pch_vx_enode **out, int *ok, pch_error *err)
+{
+    unsigned tb = 8 * pch_vx_ptype_width(v->ptype), bw = 0;
+    int sgn = pch_vx__is_signed(v->ptype), have = 0;
+    int64_t smin = 0;
+    uint64_t umin = 0, maxd = 0, ref;
+    uint64_t *d;
+    uint8_t *packed;
+    pch_buf meta;
+    pch_vx_enode *bp, *fo;
+    *ok = 0;
+    for (uint64_t i = 0; i < v->len; i++) {
+        if (!iv_valid(v, i)) continue;
+        if (sgn) { int64_t x = iv_sget(v, i); if (!have || x < smin) smin = x; }
+        else { uint64_t x = iv_get(v, i); if (!have || x < umin) umin = x; }
+        have = 1;
+    }
+    ref = sgn ? (uint64_t)smin : umin;
+    if (!(d = pch_arena_alloc(e->arena, (size_t)(v->len ? v->len : 1) * 8))) return OOM();
+    for (uint64_t i = 0; i < v->len; i++) {
+        uint64_t x = iv_valid(v, i) ? (iv_get(v, i) - ref) : 0;
+        if (tb < 64) x &= (((uint64_t)1 << tb) - 1);
+        d[i] = x;
+        if (x > maxd) maxd = x;
+    }
+    while (bw < 64 && (maxd >> bw)) bw++;
+    if (bw >= tb) return PCH_OK;
+    if (!(packed = pch_arena_alloc(e->arena, pch_vx__bp_bytes(v->len, bw) + 1))) return OOM();
+    pch_vx__bp_pack(packed, d, v->len, tb, bw);
+    if (!(bp = mk(e, PCH_VX_E_BITPACKED, v->validity ? 1 : 0))) return OOM();
+    add_buf(bp, packed, pch_vx__bp_bytes(v->len, bw), log2u(tb / 8));
+    pch_buf_init(&meta, e->ctx);
+    pch_vx__pb_uint(&meta, 1, bw);
+    if (set_meta(e, bp, &meta)) { pch_buf_dispose(&meta); return OOM(); }
+    pch_buf_dispose(&meta);
+    if (v->validity) PCH_TRY(validity_node(e, v->validity, v->len, &bp->children[0], err));
+    if (ref == 0) { *out = bp; *ok = 1; return PCH_OK; }
+    if (!(fo = mk(e, PCH_VX_E_FOR, 1))) return OOM();
+    pch_buf_init(&meta, e->ctx);
+    scalar_int(&meta, v->ptype, ref);
+    if (set_meta(e, fo, &meta)) { pch_buf_dispose(&meta); return OOM(); }
+    pch_buf_dispose(&meta);
+    fo->children[0] = bp;
+    *out = fo;
+    *ok = 1;
+    return PCH_OK;
+}
+
+/* Restricted integer compressor for derived children (non-null unless validity given). */
+static int int_simple(pch_vx_encoder *e, const ivals *v, pch_vx_enode **out, pch_error *err)
+{
+    pch_vx_enode *best = NULL, *c = NULL;
+    int ok, all_eq = v->len > 0 && !v->validity;
+    for (uint64_t i = 1; all_eq && i < v->len; i++) all_eq = iv_get(v, i) == iv_get(v, 0);
+    if (all_eq && e->compress) {
+        pch_vx_scalar s;
+        memset(&s, 0, sizeof s);
+        if (pch_vx__is_signed(v->ptype)) { s.kind = PCH_VX_SV_I64; s.i = iv_sget(v, 0); }
+        else { s.kind = PCH_VX_SV_U64; s.u = iv_get(v, 0); }
+        return const_node(e, &s, out, err);
+    }
+    PCH_TRY(prim_node(e, v->ptype, v->data, v->len, v->validity, &best, err));
+    if (e->compress) {
+        PCH_TRY(for_bp(e, v, &c, &ok, err));
+        if (ok && tree_size(c) < tree_size(best)) best = c;
+    }
+    *out = best;
+    return PCH_OK;
+}
+
+/* Pack uint64 values into the narrowest unsigned ptype able to hold max. */
+static int narrow(pch_vx_encoder *e, const uint64_t *vals, uint64_t n, uint64_t max, ivals *out,
+                  pch_error *err)
+{
+    unsigned p = max <= 0xff ? PCH_VX_U8 : max <= 0xffff ? PCH_VX_U16 : max <= 0xffffffffu ? PCH_VX_U32 : PCH_VX_U64;
+    unsigned w = pch_vx_ptype_width(p);
+    uint8_t *d = pch_arena_alloc(e->arena, (size_t)(n ? n : 1) * w);
+    if (!d) return OOM();
+    for (uint64_t i = 0; i < n; i++) pch_vx__store_uint(d, p, i, vals[i]);
+    out->ptype = p;
+    out->len = n;
+    out->data = d;
+    out->validity = NULL;
+    return PCH_OK;
+}
+
+/* ------------------------------------------------------------------ hashing for dict */
+
+typedef struct hmap {
+    uint64_t *keys;     /* hash of value */
+    uint64_t *rows;     /* representative row (value index into array) + 1, 0 = empty */
+    uint32_t *codes;
+    uint64_t cap;
+    uint64_t n;
+} hmap;
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ull; }
+    return h ^ (h >> 29);
+}
+
+static int value_eq(const pch_vx_array *a, uint64_t i, uint64_t j)
+{
+    const pch_vx_dtype *d = a->dtype;
+    if (d->kind == PCH_VX_PRIMITIVE) {
+        unsigned w = pch_vx_ptype_width(d->ptype);
+        return memcmp(a->data + i * w, a->data + j * w, w) == 0;
+    }
+    int64_t li = a->offsets[i + 1] - a->offsets[i], lj = a->offsets[j + 1] - a->offsets[j];
+    return li == lj && (li == 0 || memcmp(a->data + a->offsets[i], a->data + a->offsets[j], (size_t)li) == 0);
+}
+
+static uint64_t value_hash(const pch_vx_array *a, uint64_t i)
+{
+    const pch_vx_dtype *d = a->dtype;
+    if (d->kind == PCH_VX_PRIMITIVE) {
+        unsigned w = pch_vx_ptype_width(d->ptype);
+        return hash_bytes(a->data + i * w, w);
+    }
+    return hash_bytes(a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]));
+}
+
+/* Dictionary of the valid values of a (primitive or varbin). codes[i] per row (0 for nulls),
+** firsts = first row of each distinct value. Gives up (*ok = 0) above max_distinct. */
+static int build_dict(pch_vx_encoder *e, const pch_vx_array *a, uint64_t max_distinct,
+                      uint64_t **codes_out, uint64_t **firsts_out, uint64_t *n_out, int *ok, pch_error *err)
+{
+    hmap h;
+    uint64_t *codes, *firsts;
+    *ok = 0;
+    h.cap = 16;
+    while (h.cap < 2 * (max_distinct + 1)) h.cap *= 2;
+    h.n = 0;
+    h.keys = pch_arena_alloc(e->arena, h.cap * 8);
+    h.rows = pch_arena_alloc(e->arena, h.cap * 8);
+    h.codes = pch_arena_alloc(e->arena, h.cap * 4);
+    codes = pch_arena_alloc(e->arena, (size_t)(a->len ? a->len : 1) * 8);
+    firsts = pch_arena_alloc(e->arena, (size_t)(max_distinct + 1) * 8);
+    if (!h.keys || !h.rows || !h.codes || !codes || !firsts) return OOM();
+    memset(h.rows, 0, h.cap * 8);
+    for (uint64_t i = 0; i < a->len; i++) {
+        uint64_t hv, slot;
+        if (!pch_vx_array_is_valid(a, i)) { codes[i] = 0; continue; }
+        hv = value_hash(a, i);
+        slot = hv & (h.cap - 1);
+        for (;;) {
+            if (!h.rows[slot]) {
+                if (h.n >= max_distinct) return PCH_OK;
+                h.rows[slot] = i + 1;
+                h.keys[slot] = hv;
+                h.codes[slot] = (uint32_t)h.n;
+                firsts[h.n++] = i;
+                codes[i] = h.codes[slot];
+                break;
+            }
+            if (h.keys[slot] == hv && value_eq(a, h.rows[slot] - 1, i)) { codes[i] = h.codes[slot]; break; }
+            slot = (slot + 1) & (h.cap - 1);
+        }
+    }
+    *codes_out = codes;
+    *firsts_out = firsts;
+    *n_out = h.n;
+    *ok = 1;
+    return PCH_OK;
+}
+
+/* Values array (canonical, non-null rows firsts[]) as a node: primitive or varbin. */
+static int varbin_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err);
+
+static int dict_node(pch_vx_encoder *e, const pch_vx_array *a, uint64_t max_distinct,
+                     pch_vx_enode **out, int *ok, pch_error *err)
+{
+    uint64_t *codes = NULL, *firsts = NULL, nd = 0;
+    ivals cv;
+    pch_vx_enode *n, *vn;
+    pch_vx_array *vals = NULL;
+    pch_buf meta;
+    int rc;
+    *ok = 0;
+    PCH_TRY(build_dict(e, a, max_distinct, &codes, &firsts, &nd, ok, err));
+    if (!*ok || nd == 0) { *ok = 0; return PCH_OK; }
+    PCH_TRY(narrow(e, codes, a->len, nd - 1, &cv, err));
+    cv.validity = a->validity;
+    if (!(n = mk(e, PCH_VX_E_DICT, 2))) return OOM();
+    PCH_TRY(int_simple(e, &cv, &n->children[0], err));
+    if ((rc = pch_vx__array_take(&vals, a, firsts, nd, err))) return rc;
+    /* values are never null; keep them in the arena's lifetime by copying buffers */
+    if (a->dtype->kind == PCH_VX_PRIMITIVE) {
+        uint8_t *d = pch_arena_memdup(e->arena, vals->data, vals->data_len);
+        rc = d ? prim_node(e, a->dtype->ptype, d, nd, NULL, &vn, err) : OOM();
+    } else {
+        pch_vx_array tmp = *vals;
+        tmp.data = pch_arena_memdup(e->arena, vals->data, vals->data_len);
+        tmp.offsets = pch_arena_memdup(e->arena, vals->offsets, (size_t)(nd + 1) * 8);
+        tmp.validity = NULL;
+        tmp.n_children = 0;
+        rc = (tmp.data && tmp.offsets) ? varbin_node(e, &tmp, &vn, err) : OOM();
+    }
+    pch_vx_array_free(vals);
+    if (rc) return rc;
+    n->children[1] = vn;
+    pch_buf_init(&meta, e->ctx);
+    pch_vx__pb_uint(&meta, 1, nd);
+    pch_vx__pb_uint(&meta, 2, cv.ptype);
+    pch_vx__pb_uint_force(&meta, 3, a->dtype->nullable ? 1 : 0);
+    pch_vx__pb_uint_force(&meta, 4, 1);
+    rc = set_meta(e, n, &meta);
+    pch_buf_dispose(&meta);
+    if (rc) return OOM();
+    *out = n;
+    *ok = 1;
+    return PCH_OK;
+}
+
+static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    const pch_vx_dtype *d = a->dtype;
+    pch_buf plain, meta, frame;
+    uint64_t nvals = 0;
+    size_t bound, got;
+    uint8_t *cp;
+    pch_vx_enode *n;
+    int rc = PCH_OK;
+    pch_buf_init(&plain, e->ctx);
+    pch_buf_init(&meta, e->ctx);
+    pch_buf_init(&frame, e->ctx);
+    for (uint64_t i = 0; i < a->len; i++) {
+        if (!pch_vx_array_is_valid(a, i)) continue;
+        nvals++;
+        if (d->kind == PCH_VX_PRIMITIVE) {
+            unsigned w = pch_vx_ptype_width(d->ptype);
+            pch_buf_append(&plain, a->data + i * w, w);
+        } else {
+            uint32_t l = (uint32_t)(a->offsets[i + 1] - a->offsets[i]);
+            pch_buf_put_le32(&plain, l);
+            pch_buf_append(&plain, a->data + a->offsets[i], l);
+        }
+    }
+    if (plain.oom) { rc = OOM(); goto done; }
+    bound = ZSTD_compressBound(plain.len);
+    if (!(cp = pch_arena_alloc(e->arena, bound ? bound : 1))) { rc = OOM(); goto done; }
+    got = ZSTD_compress(cp, bound, plain.data ? plain.data : (const uint8_t *)"", plain.len, 3);
+    if (ZSTD_isError(got)) { rc = pch_error_set(err, PCH_EIO, "vortex zstd: %s", ZSTD_getErrorName(got)); goto done; }
+    if (!(n = mk(e, PCH_VX_E_ZSTD, a->validity ? 1 : 0))) { rc = OOM(); goto done; }
+    add_buf(n, cp, got, 0);
+    pch_vx__pb_uint(&frame, 1, plain.len);
+    pch_vx__pb_uint(&frame, 2, nvals);
+    pch_vx__pb_bytes(&meta, 2, frame.data ? frame.data : (const uint8_t *)"", frame.len);
+    if (set_meta(e, n, &meta)) { rc = OOM(); goto done; }
+    if (a->validity && (rc = validity_node(e, a->validity, a->len, &n->children[0], err))) goto done;
+    *out = n;
+done:
+    pch_buf_dispose(&plain);
+    pch_buf_dispose(&meta);
+    pch_buf_dispose(&frame);
+    return rc;
+}
+
+/* Copy every buffer of a node tree into the arena (the tree outlives a temporary array). */
+static int own_tree(pch_vx_encoder *e, pch_vx_enode *x, pch_error *err)
+{
+    for (uint32_t k = 0; k < x->n_bufs; k++)
+        if (x->buf_len[k] && !(x->buf[k] = pch_arena_memdup(e->arena, x->buf[k], x->buf_len[k]))) return OOM();
+    for (uint32_t c = 0; c < x->n_children; c++) PCH_TRY(own_tree(e, x->children[c], err));
+    return PCH_OK;
+}
+
+/* Run-end: runs of equal (validity, value). */
+static int runend_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, int *ok, pch_error *err)
+{
+    uint64_t nr = 0, *ends, *heads;
+    pch_vx_array *vals = NULL;
+    pch_vx_enode *n;
+    ivals ev;
+    pch_buf meta;
+    int rc;
+    *ok = 0;
+    if (a->len == 0) return PCH_OK;
+    for (uint64_t i = 1; i < a->len; i++) {
+        int vi = pch_vx_array_is_valid(a, i), vp = pch_vx_array_is_valid(a, i - 1);
+        if (vi != vp || (vi && !value_eq(a, i, i - 1))) nr++;
+    }
+    nr++;
+    if (nr * 4 > a->len) return PCH_OK;
+    ends = pch_arena_alloc(e->arena, (size_t)nr * 8);
+    heads = pch_arena_alloc(e->arena, (size_t)nr * 8);
+    if (!ends || !heads) return OOM();
+    nr = 0;
+    heads[0] = 0;
+    for (uint64_t i = 1; i < a->len; i++) {
+        int vi = pch_vx_array_is_valid(a, i), vp = pch_vx_array_is_valid(a, i - 1);
+        if (vi != vp || (vi && !value_eq(a, i, i - 1))) { ends[nr++] = i; heads[nr] = i; }
+    }
+    ends[nr++] = a->len;
+    if (!(n = mk(e, PCH_VX_E_RUNEND, 2))) return OOM();
+    PCH_TRY(narrow(e, ends, nr, a->len, &ev, err));
+    PCH_TRY(int_simple(e, &ev, &n->children[0], err));
+    if ((rc = pch_vx__array_take(&vals, a, heads, nr, err))) return rc;
+    rc = pch_vx__encode_canonical(e, vals, &n->children[1], err);
+    if (!rc) rc = own_tree(e, n->children[1], err);
+    pch_vx_array_free(vals);
+    if (rc) return rc;
+    pch_buf_init(&meta, e->ctx);
+    pch_vx__pb_uint(&meta, 1, ev.ptype);
+    pch_vx__pb_uint(&meta, 2, nr);
+    rc = set_meta(e, n, &meta);
+    pch_buf_dispose(&meta);
+    if (rc) return OOM();
+    *out = n;
+    *ok = 1;
+    return PCH_OK;
+}
+
+/* Sparse with fill = null (mostly-null lanes) or the most common value of a sample. */
+static int sparse_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, int *ok, pch_error *err)
+{
+    uint64_t nnull, fill_row = UINT64_MAX, np = 0, *idx;
+    pch_vx_scalar s;
+    pch_vx_array *vals = NULL;
+    pch_vx_enode *n;
+    pch_buf meta, pm, fb;
+    ivals iv;
+    int rc, fill_null;
+    uint8_t *fp;
+    *ok = 0;
+    if (a->len < 16) return PCH_OK;
+    pch_vx__array_null_count(a, &nnull);
+    fill_null = nnull * 8 >= a->len * 7;
+    if (!fill_null) {
+        /* candidate: the value at row 0 if valid and dominant */
+        if (!pch_vx_array_is_valid(a, 0)) return PCH_OK;
+        fill_row = 0;
+    }
+    for (uint64_t i = 0; i < a->len; i++) {
+        int v = pch_vx_array_is_valid(a, i);
+        if (fill_null ? v : (!v || !value_eq(a, i, fill_row))) np++;
+    }
+    if (np * 8 > a->len) return PCH_OK;
+    if (!(idx = pch_arena_alloc(e->arena, (size_t)(np ? np : 1) * 8))) return OOM();
+    np = 0;
+    for (uint64_t i = 0; i < a->len; i++) {
+        int v = pch_vx_array_is_valid(a, i);
+        if (fill_null ? v : (!v || !value_eq(a, i, fill_row))) idx[np++] = i;
+    }
+    if (!(n = mk(e, PCH_VX_E_SPARSE, 2))) return OOM();
+    if (fill_null) { memset(&s, 0, sizeof s); s.kind = PCH_VX_SV_NULL; }
+    else pch_vx__scalar_of(&s, a, fill_row);
+    pch_buf_init(&fb, e->ctx);
+    if (pch_vx__scalar_encode(&fb, &s) || !(fp = pch_arena_memdup(e->arena, fb.data, fb.len))) { pch_buf_dispose(&fb); return OOM(); }
+    add_buf(n, fp, fb.len, 0);
+    pch_buf_dispose(&fb);
+    PCH_TRY(narrow(e, idx, np, a->len, &iv, err));
+    PCH_TRY(int_simple(e, &iv, &n->children[0], err));
+    if ((rc = pch_vx__array_take(&vals, a, idx, np, err))) return rc;
+    {
+        pch_vx_encoder sub = *e;
+        sub.compress = 0;
+        rc = pch_vx__encode_canonical(&sub, vals, &n->children[1], err);
+    }
+    if (!rc) rc = own_tree(e, n->children[1], err);
+    pch_vx_array_free(vals);
+    if (rc) return rc;
+    pch_buf_init(&meta, e->ctx);
+    pch_buf_init(&pm, e->ctx);
+    pch_vx__pb_uint(&pm, 1, np);
+    pch_vx__pb_uint(&pm, 3, iv.ptype);
+    pch_vx__pb_bytes(&meta, 1, pm.data ? pm.data : (const uint8_t *)"", pm.len);
+    rc = set_meta(e, n, &meta);
+    pch_buf_dispose(&meta);
+    pch_buf_dispose(&pm);
+    if (rc) return OOM();
+    *out = n;
+    *ok = 1;
+    return PCH_OK;
+}
+
+/* ------------------------------------------------------------------ canonical */
+
+static int varbin_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    pch_vx_enode *n = mk(e, PCH_VX_E_VARBIN, a->validity ? 2 : 1);
+    int64_t last = a->offsets[a->len];
+    unsigned op = last <= INT32_MAX ? PCH_VX_I32 : PCH_VX_I64;
+    uint8_t *od;
+    ivals ov;
+    pch_buf meta;
+    if (!n) return OOM();
+    add_buf(n, a->data, a->data_len, 0);
+    if (!(od = pch_arena_alloc(e->arena, (size_t)(a->len + 1) * pch_vx_ptype_width(op)))) return OOM();
+    for (uint64_t i = 0; i <= a->len; i++) pch_vx__store_uint(od, op, i, (uint64_t)a->offsets[i]);
+    ov.ptype = op;
+    ov.len = a->len + 1;
+    ov.data = od;
+    ov.validity = NULL;
+    PCH_TRY(int_simple(e, &ov, &n->children[0], err));
+    if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[1], err));
+    pch_buf_init(&meta, e->ctx);
+    pch_vx__pb_uint(&meta, 1, op);
+    if (set_meta(e, n, &meta)) { pch_buf_dispose(&meta); return OOM(); }
+    pch_buf_dispose(&meta);
+    *out = n;
+    return PCH_OK;
+}
+
+static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err);
+
+static int canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err,
+                     int recurse_compress)
+{
+    const pch_vx_dtype *d = a->dtype;
+    pch_vx_enode *n = NULL;
+    pch_buf meta;
+    int (*child)(pch_vx_encoder *, const pch_vx_array *, pch_vx_enode **, pch_error *) =
+        recurse_compress ? encode_rec : pch_vx__encode_canonical;
+    *out = NULL;
+    switch (d->kind) {
+    case PCH_VX_NULL:
+        if (!(n = mk(e, PCH_VX_E_NULL, 0))) return OOM();
+        break;
+    case PCH_VX_BOOL:
+        if (!(n = mk(e, PCH_VX_E_BOOL, a->validity ? 1 : 0))) return OOM();
+        add_buf(n, a->data, (size_t)((a->len + 7) / 8), 0);
+        if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[0], err));
+        break;
+    case PCH_VX_PRIMITIVE:
+        PCH_TRY(prim_node(e, d->ptype, a->data, a->len, a->validity, &n, err));
+        break;
+    case PCH_VX_DECIMAL: {
+        unsigned w = pch_vx_decimal_width(d->precision);
+        if (!(n = mk(e, PCH_VX_E_DECIMAL, a->validity ? 1 : 0))) return OOM();
+        add_buf(n, a->data, (size_t)a->len * w, log2u(w > 16 ? 16 : w));
+        pch_buf_init(&meta, e->ctx);
+        pch_vx__pb_uint(&meta, 1, log2u(w));
+        if (set_meta(e, n, &meta)) { pch_buf_dispose(&meta); return OOM(); }
+        pch_buf_dispose(&meta);
+        if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[0], err));
+        break;
+    }
+    case PCH_VX_UTF8: case PCH_VX_BINARY:
+        PCH_TRY(varbin_node(e, a, &n, err));
+        break;
+    case PCH_VX_STRUCT: {
+        uint32_t first = a->validity ? 1 : 0;
+        if (!(n = mk(e, PCH_VX_E_STRUCT, d->n_fields + first))) return OOM();
+        if (first) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[0], err));
+        for (uint32_t i = 0; i < d->n_fields; i++) PCH_TRY(child(e, a->children[i], &n->children[first + i], err));
+        break;
+    }
+    case PCH_VX_LIST: {
+        int64_t last = a->offsets[a->len];
+        unsigned op = last <= INT32_MAX ? PCH_VX_I32 : PCH_VX_I64;
+        uint8_t *od;
+        ivals ov;
+        if (!(n = mk(e, PCH_VX_E_LIST, a->validity ? 3 : 2))) return OOM();
+        PCH_TRY(child(e, a->children[0], &n->children[0], err));
+        if (!(od = pch_arena_alloc(e->arena, (size_t)(a->len + 1) * pch_vx_ptype_width(op)))) return OOM();
+        for (uint64_t i = 0; i <= a->len; i++) pch_vx__store_uint(od, op, i, (uint64_t)a->offsets[i]);
+        ov.ptype = op; ov.len = a->len + 1; ov.data = od; ov.validity = NULL;
+        if (recurse_compress) PCH_TRY(int_simple(e, &ov, &n->children[1], err));
+        else PCH_TRY(prim_node(e, op, od, a->len + 1, NULL, &n->children[1], err));
+        if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[2], err));
+        pch_buf_init(&meta, e->ctx);
+        pch_vx__pb_uint(&meta, 1, (uint64_t)last);
+        pch_vx__pb_uint(&meta, 2, op);
+        if (set_meta(e, n, &meta)) { pch_buf_dispose(&meta); return OOM(); }
+        pch_buf_dispose(&meta);
+        break;
+    }
+    case PCH_VX_FIXED_SIZE_LIST:
+        if (!(n = mk(e, PCH_VX_E_FSL, a->validity ? 2 : 1))) return OOM();
+        PCH_TRY(child(e, a->children[0], &n->children[0], err));
+        if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[1], err));
+        break;
+    case PCH_VX_EXTENSION:
+        if (!(n = mk(e, PCH_VX_E_EXT, 1))) return OOM();
+        PCH_TRY(child(e, a->children[0], &n->children[0], err));
+        break;
+    default:
+        return pch_error_set(err, PCH_EUNSUPPORTED, "vortex encode: dtype kind %u", d->kind);
+    }
+    *out = n;
+    return PCH_OK;
+}
+
+int pch_vx__encode_canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    return canonical(e, a, out, err, 0);
+}
+
+/* ------------------------------------------------------------------ sampling compressor */
+
+enum { C_CANON, C_CONST, C_DICT, C_FORBP, C_ZSTD, C_RUNEND, C_SPARSE, C_N };
+
+static int try_candidate(pch_vx_encoder *e, const pch_vx_array *a, int c, pch_vx_enode **out,
+                         int *ok, pch_error *err)
+{
+    const pch_vx_dtype *d = a->dtype;
+    *ok = 0;
+    *out = NULL;
+    switch (c) {
+    case C_CANON:
+        *ok = 1;
+        return canonical(e, a, out, err, 1);
+    case C_CONST: {
+        uint64_t nn;
+        pch_vx_scalar s;
+        pch_vx__array_null_count(a, &nn);
+        if (a->len == 0) return PCH_OK;
+        if (nn == a->len) { memset(&s, 0, sizeof s); s.kind = PCH_VX_SV_NULL; }
+        else if (nn) return PCH_OK;
+        else {
+            if (d->kind == PCH_VX_BOOL) {
+                int b0 = pch_vx__bit(a->data, 0);
+                for (uint64_t i = 1; i < a->len; i++) if (pch_vx__bit(a->data, i) != b0) return PCH_OK;
+            } else if (d->kind == PCH_VX_PRIMITIVE || d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY) {
+                for (uint64_t i = 1; i < a->len; i++) if (!value_eq(a, i, 0)) return PCH_OK;
+            } else {
+                return PCH_OK;
+            }
+            pch_vx__scalar_of(&s, a, 0);
+        }
+        *ok = 1;
+        return const_node(e, &s, out, err);
+    }
+    case C_DICT:
+        if (d->kind != PCH_VX_PRIMITIVE && d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY) return PCH_OK;
+        return dict_node(e, a, a->len / 2 < 65536 ? a->len / 2 + 1 : 65536, out, ok, err);
+    case C_FORBP: {
+        ivals v;
+        if (!pch_vx__is_int(d)) return PCH_OK;
+        v.ptype = d->ptype; v.len = a->len; v.data = a->data; v.validity = a->validity;
+        return for_bp(e, &v, out, ok, err);
+    }
+    case C_ZSTD:
+        if (d->kind != PCH_VX_PRIMITIVE && d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY) return PCH_OK;
+        *ok = 1;
+        return zstd_node(e, a, out, err);
+    case C_RUNEND:
+        if (d->kind != PCH_VX_PRIMITIVE && d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY) return PCH_OK;
+        return runend_node(e, a, out, ok, err);
+    case C_SPARSE:
+        if (d->kind != PCH_VX_PRIMITIVE && d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY) return PCH_OK;
+        return sparse_node(e, a, out, ok, err);
+    default: return PCH_OK;
+    }
+}
+
+static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    const pch_vx_dtype *d = a->dtype;
+    pch_vx_array *sample = NULL;
+    const pch_vx_array *probe = a;
+    uint64_t best_size = UINT64_MAX;
+    int best = C_CANON, rc = PCH_OK;
+    uint64_t sample_rows = e->sample_rows ? e->sample_rows : 1024;
+    if (!e->compress) return canonical(e, a, out, err, 0);
+    if (d->kind == PCH_VX_STRUCT || d->kind == PCH_VX_LIST || d->kind == PCH_VX_FIXED_SIZE_LIST ||
+        d->kind == PCH_VX_EXTENSION || d->kind == PCH_VX_NULL || d->kind == PCH_VX_DECIMAL) {
+        /* containers: compress the children; an all-null container becomes a constant */
+        int ok;
+        if (d->kind != PCH_VX_NULL && d->kind != PCH_VX_EXTENSION) {
+            PCH_TRY(try_candidate(e, a, C_CONST, out, &ok, err));
+            if (ok) return PCH_OK;
+        }
+        return canonical(e, a, out, err, 1);
+    }
+    if (a->len > 2 * sample_rows) {
+        /* 16 evenly spread runs of sample_rows/16 contiguous rows (BtrBlocks-style) */
+        uint64_t runs = 16, run_len = sample_rows / 16, k = 0, *idx;
+        if (!(idx = pch_malloc(e->ctx, (size_t)(runs * run_len) * 8))) return OOM();
+        for (uint64_t r = 0; r < runs; r++) {
+            uint64_t start = r * (a->len - run_len) / (runs - 1);
+            for (uint64_t j = 0; j < run_len; j++) idx[k++] = start + j;
+        }
+        rc = pch_vx__array_take(&sample, a, idx, k, err);
+        pch_free(e->ctx, idx);
+        if (rc) return rc;
+        probe = sample;
+    }
+    for (int c = 0; c < C_N && !rc; c++) {
+        pch_vx_enode *n;
+        int ok;
+        if ((rc = try_candidate(e, probe, c, &n, &ok, err))) break;
+        if (ok) {
+            /* zstd decodes slower and has no random access: it must win by a quarter */
+            uint64_t s = c == C_ZSTD ? tree_size(n) + tree_size(n) / 4 : tree_size(n);
+            if (s < best_size) { best_size = s; best = c; }
+        }
+    }
+    pch_vx_array_free(sample);
+    if (rc) return rc;
+    {
+        int ok;
+        PCH_TRY(try_candidate(e, a, best, out, &ok, err));
+        if (!ok) return canonical(e, a, out, err, 1);  /* sample was not representative */
+    }
+    return PCH_OK;
+}
+
+int pch_vx__encode(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    return encode_rec(e, a, out, err);
+}

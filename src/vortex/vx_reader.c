@@ -1,0 +1,1033 @@
+/* Vortex file reader (vortex-format.md §1.2, §5, §10, §12, Appendix C "Reader").
+**
+** Open: one tail read; trailer magic (a pre-0.36 "VRTX" file is rejected by name), version 1,
+** postscript bounds; leading magic; every footer FlatBuffer verified; segment map sorted,
+** in bounds, reserved bytes zero; array/layout ids resolved (unknown ids fail closed when a
+** node references them); layout tree checked against the dtype (struct children per field,
+** chunked row sums, flat = one segment, dict/stats child shapes).
+** Scan: projection by dotted path (struct layouts are descended; paths inside flat arrays are
+** extracted after decoding), row range ∩ selection, zone-map pruning for one comparison,
+** exact filtering, a segment cache and reads coalesced into few large ranges. */
+#include "vortex/vortex_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { L_FLAT, L_STRUCT, L_CHUNKED, L_STATS, L_DICT, L_ZONED, L_COUNT };
+static const char *const layout_ids[L_COUNT] = { "vortex.flat", "vortex.struct", "vortex.chunked",
+                                                 "vortex.stats", "vortex.dict", "vortex.zoned" };
+#define COALESCE_GAP ((uint64_t)1 << 20)
+#define TAIL_READ 65536u
+
+typedef struct lnode lnode;
+struct lnode {
+    int type;
+    uint64_t rows;
+    const pch_vx_dtype *dt;
+    uint32_t seg;
+    uint32_t n_children;
+    lnode *children;
+    uint64_t *starts;         /* chunked: n_children + 1 prefix sums */
+    uint32_t zone_len;        /* stats */
+    pch_vx_dtype *own_dt;     /* stats zones table / dict codes dtype (owned) */
+    int zones_ok;             /* stats: table holds exactly max/min/null_count */
+    int struct_validity;      /* struct layout: child 0 is validity */
+};
+
+struct pch_vx_file {
+    pch_ctx *ctx;
+    int fd;
+    const uint8_t *mem;
+    uint64_t size;
+    uint64_t data_end;
+    uint16_t ps_len;
+    pch_vx_dtype *dt;
+    lnode root;
+    int16_t *spec_map;
+    uint32_t n_specs;
+    int8_t *lmap;
+    uint32_t n_lspecs;
+    uint64_t *seg_off;
+    uint32_t *seg_len;
+    uint8_t *seg_align;
+    uint32_t n_segs;
+    uint8_t **cache;
+    size_t cache_bytes;
+    size_t cache_budget;
+    pch_vx_io_stats st;
+    pch_vx_decode_ctx dc;
+};
+
+typedef struct segvec { uint32_t *v; size_t n, cap; } segvec;
+
+/* ------------------------------------------------------------------ I/O */
+
+static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_error *err)
+{
+    f->st.requests++;
+    f->st.bytes_read += len;
+    if (f->mem) {
+        memcpy(dst, f->mem + off, len);
+        return PCH_OK;
+    }
+    while (len) {
+        ssize_t n = pread(f->fd, dst, len, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return pch_error_set_sys(err, PCH_EIO, n < 0 ? errno : EIO, "vortex: read at %" PRIu64, off);
+        dst += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return PCH_OK;
+}
+
+static void cache_clear(pch_vx_file *f)
+{
+    for (uint32_t i = 0; i < f->n_segs; i++) { pch_free(f->ctx, f->cache[i]); f->cache[i] = NULL; }
+    f->cache_bytes = 0;
+}
+
+static int cmp_seg_off(const void *a, const void *b, void *payload)
+{
+    const pch_vx_file *f = payload;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    uint64_t x = f->seg_off[i], y = f->seg_off[j];
+    return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+}
+
+/* Load the listed segments (duplicates and cached ones skipped), coalescing neighbours. */
+static int prefetch(pch_vx_file *f, segvec *sv, pch_error *err)
+{
+    size_t need = 0, k = 0;
+    uint32_t *v = sv->v;
+    int rc = PCH_OK;
+    if (!sv->n) return PCH_OK;
+    qsort_r(v, sv->n, sizeof(uint32_t), cmp_seg_off, f);
+    for (size_t i = 0; i < sv->n; i++) {
+        if (i && v[i] == v[i - 1]) continue;   /* sorted by offset: equal ids are adjacent */
+        if (f->cache[v[i]]) { f->st.cache_hits++; continue; }
+        v[k++] = v[i];
+        need += f->seg_len[v[i]];
+    }
+    if (f->cache_bytes + need > f->cache_budget) cache_clear(f);
+    for (size_t i = 0; i < k && !rc;) {
+        size_t j = i + 1;
+        uint64_t start = f->seg_off[v[i]], end = start + f->seg_len[v[i]];
+        uint8_t *tmp;
+        while (j < k && f->seg_off[v[j]] <= end + COALESCE_GAP) {
+            uint64_t e = f->seg_off[v[j]] + f->seg_len[v[j]];
+            if (e > end) end = e;
+            j++;
+        }
+        if (!(tmp = pch_malloc(f->ctx, (size_t)(end - start) + 1))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        rc = f_read(f, start, (size_t)(end - start), tmp, err);
+        for (size_t x = i; x < j && !rc; x++) {
+            uint32_t s = v[x];
+            if (f->cache[s]) continue;
+            if (!(f->cache[s] = pch_malloc(f->ctx, f->seg_len[s] ? f->seg_len[s] : 1))) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); break; }
+            memcpy(f->cache[s], tmp + (f->seg_off[s] - start), f->seg_len[s]);
+            f->cache_bytes += f->seg_len[s];
+            f->st.segments_read++;
+        }
+        pch_free(f->ctx, tmp);
+        i = j;
+    }
+    sv->n = 0;
+    return rc;
+}
+
+static int segvec_push(pch_vx_file *f, segvec *sv, uint32_t s)
+{
+    if (sv->n == sv->cap) {
+        size_t nc = sv->cap ? sv->cap * 2 : 64;
+        uint32_t *nv = pch_realloc(f->ctx, sv->v, nc * 4);
+        if (!nv) return PCH_ENOMEM;
+        sv->v = nv;
+        sv->cap = nc;
+    }
+    sv->v[sv->n++] = s;
+    return PCH_OK;
+}
+
+static int get_segment(pch_vx_file *f, uint32_t s, const uint8_t **p, pch_error *err)
+{
+    uint32_t one = s;
+    segvec sv = { &one, 1, 1 };
+    if (f->cache[s]) { f->st.cache_hits++; *p = f->cache[s]; return PCH_OK; }
+    PCH_TRY(prefetch(f, &sv, err));
+    if (!f->cache[s]) return pch_error_set(err, PCH_EIO, "vortex: segment %u not loaded", s);
+    *p = f->cache[s];
+    return PCH_OK;
+}
+
+static int zone_dtype_ok(const pch_vx_dtype *d)
+{
+    return (d->kind == PCH_VX_PRIMITIVE && d->ptype != PCH_VX_F16) || d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY;
+}
+
+static int bytes_cmp3(const uint8_t *a, size_t an, const void *bv, size_t bn)
+{
+    const uint8_t *b = bv;
+    int c = (an && bn) ? memcmp(a, b, an < bn ? an : bn) : 0;
+    return c ? (c < 0 ? -1 : 1) : (an < bn ? -1 : an > bn);
+}
+
+/* ------------------------------------------------------------------ layout tree */
+
+static void lnode_dispose(pch_ctx *ctx, lnode *n)
+{
+    for (uint32_t i = 0; i < n->n_children; i++) lnode_dispose(ctx, &n->children[i]);
+    pch_free(ctx, n->children);
+    pch_free(ctx, n->starts);
+    pch_vx_dtype_free(n->own_dt);
+}
+
+#define LBAD(...) pch_error_set(err, PCH_ECORRUPT, __VA_ARGS__)
+
+static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype *dt, lnode *n,
+                        pch_error *err)
+{
+    uint16_t enc;
+    pch_vx_fbvec meta, kids, segs;
+    const uint8_t *m;
+    memset(n, 0, sizeof(*n));
+    n->dt = dt;
+    PCH_TRY(pch_vx_fb_u16(t, 0, 0, &enc));
+    PCH_TRY(pch_vx_fb_u64(t, 1, 0, &n->rows));
+    PCH_TRY(pch_vx_fb_vector(t, 2, 1, 1, &meta, NULL));
+    PCH_TRY(pch_vx_fb_vector(t, 3, 4, 4, &kids, NULL));
+    PCH_TRY(pch_vx_fb_vector(t, 4, 4, 4, &segs, NULL));
+    m = t->v->buf + meta.pos;
+    if (enc >= f->n_lspecs) return LBAD("vortex layout: encoding index %u past %u layout specs", enc, f->n_lspecs);
+    if (f->lmap[enc] < 0) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex layout: unknown layout id at index %u", enc);
+    n->type = f->lmap[enc];
+    if (n->type != L_FLAT && segs.n) return LBAD("vortex layout %s: unexpected segments", layout_ids[n->type]);
+    if (kids.n) {
+        if (!(n->children = pch_calloc(f->ctx, kids.n, sizeof(lnode)))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        n->n_children = kids.n;
+    }
+#define CHILD(i, d) do { pch_vx_fbt c_; PCH_TRY(pch_vx_fb_vec_table(t, &kids, (i), &c_)); \
+                         PCH_TRY(parse_layout(f, &c_, (d), &n->children[(i)], err)); } while (0)
+    switch (n->type) {
+    case L_FLAT:
+        if (segs.n != 1 || kids.n) return LBAD("vortex.flat: %u segments, %u children", segs.n, kids.n);
+        if (meta.n) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex.flat: inline array tree metadata");
+        n->seg = pch_load_le32(t->v->buf + segs.pos);
+        if (n->seg >= f->n_segs) return LBAD("vortex.flat: segment %u past %u", n->seg, f->n_segs);
+        break;
+    case L_STRUCT: {
+        uint32_t first;
+        if (dt->kind != PCH_VX_STRUCT) return LBAD("vortex.struct layout over a non-struct dtype");
+        if (meta.n) return LBAD("vortex.struct layout: non-empty metadata");
+        n->struct_validity = dt->nullable && kids.n == dt->n_fields + 1;
+        first = n->struct_validity ? 1 : 0;
+        if (kids.n != dt->n_fields + first) return LBAD("vortex.struct layout: %u children for %u fields", kids.n, dt->n_fields);
+        if (first) {
+            if (!(n->own_dt = pch_vx__dtype_new(f->ctx, PCH_VX_BOOL, 0))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+            CHILD(0, n->own_dt);
+        }
+        for (uint32_t i = 0; i < dt->n_fields; i++) {
+            CHILD(first + i, dt->fields[i]);
+            if (n->children[first + i].rows != n->rows) return LBAD("vortex.struct layout: field %u has %" PRIu64 " rows, want %" PRIu64, i, n->children[first + i].rows, n->rows);
+        }
+        break;
+    }
+    case L_CHUNKED: {
+        if (meta.n) return LBAD("vortex.chunked layout: non-empty metadata");
+        if (!(n->starts = pch_calloc(f->ctx, (size_t)kids.n + 1, 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        for (uint32_t i = 0; i < kids.n; i++) {
+            CHILD(i, dt);
+            if (!pch_add_u64(&n->starts[i + 1], n->starts[i], n->children[i].rows)) return LBAD("vortex.chunked: row overflow");
+        }
+        if (n->starts[kids.n] != n->rows) return LBAD("vortex.chunked: chunks hold %" PRIu64 " rows, layout says %" PRIu64, n->starts[kids.n], n->rows);
+        break;
+    }
+    case L_STATS: case L_ZONED: {
+        if (kids.n != 2) return LBAD("%s: %u children", layout_ids[n->type], kids.n);
+        CHILD(0, dt);
+        if (n->children[0].rows != n->rows) return LBAD("%s: data child rows differ", layout_ids[n->type]);
+        if (n->type == L_STATS) {
+            if (meta.n < 4) return LBAD("vortex.stats: metadata of %u bytes", meta.n);
+            n->zone_len = pch_load_le32(m);
+            /* only {Max, Min, NullCount} tables are understood; others are left opaque */
+            n->zones_ok = meta.n >= 6 && m[4] == 0x58 && m[5] == 0 && n->zone_len > 0 && zone_dtype_ok(dt);
+            for (uint32_t b = 6; b < meta.n; b++) if (m[b]) n->zones_ok = 0;
+        } else {
+            if (meta.n < 2 || m[0] != 1) return LBAD("vortex.zoned: bad metadata");
+        }
+        if (n->zones_ok) {
+            char *txt = NULL;
+            pch_buf b;
+            int rc;
+            PCH_TRY(pch_vx_dtype_format(&txt, dt, err));
+            pch_buf_init(&b, f->ctx);
+            pch_buf_printf(&b, "max:%s%s,max_is_truncated:bool,min:%s%s,min_is_truncated:bool,null_count:u64?",
+                           txt, dt->nullable ? "" : "?", txt, dt->nullable ? "" : "?");
+            pch_free(f->ctx, txt);
+            rc = b.oom ? PCH_ENOMEM : pch_vx_dtype_parse(&n->own_dt, f->ctx, (const char *)b.data, err);
+            pch_buf_dispose(&b);
+            if (rc) return rc;
+            CHILD(1, n->own_dt);
+            if (n->children[1].rows != (n->rows + n->zone_len - 1) / n->zone_len)
+                return LBAD("vortex.stats: %" PRIu64 " zones for %" PRIu64 " rows of %u", n->children[1].rows, n->rows, n->zone_len);
+        } else {
+            n->n_children = 1;   /* zones opaque: never read */
+        }
+        break;
+    }
+    case L_DICT: {
+        pch_rd r = pch_rd_make(m, meta.n);
+        pch_vx_pbf fl;
+        uint64_t cp = 0, nc = dt->nullable;
+        int rc;
+        while ((rc = pch_vx__pb_next(&r, &fl, err)) == 1) {
+            if (fl.field == 1 && fl.wt == 0) cp = fl.v;
+            if (fl.field == 2 && fl.wt == 0) nc = fl.v != 0;
+        }
+        if (rc < 0) return rc;
+        if (kids.n != 2) return LBAD("vortex.dict layout: %u children", kids.n);
+        if (cp > PCH_VX_I64) return LBAD("vortex.dict layout: codes ptype %" PRIu64, cp);
+        if (nc && !dt->nullable) return LBAD("vortex.dict layout: nullable codes for a non-nullable column");
+        if (!(n->own_dt = pch_vx__dtype_new(f->ctx, PCH_VX_PRIMITIVE, (int)nc))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        n->own_dt->ptype = (uint8_t)cp;
+        CHILD(0, dt);
+        CHILD(1, n->own_dt);
+        if (n->children[1].rows != n->rows) return LBAD("vortex.dict layout: codes rows differ");
+        break;
+    }
+    default: break;
+    }
+#undef CHILD
+    return PCH_OK;
+}
+
+/* ------------------------------------------------------------------ open */
+
+static int ps_seg(const pch_vx_fbt *ps, unsigned slot, int required, uint64_t lo, uint64_t hi,
+                  uint64_t *off, uint32_t *len, int *present, pch_error *err)
+{
+    pch_vx_fbt s;
+    int p;
+    uint8_t ae;
+    PCH_TRY(pch_vx_fb_table(ps, slot, required, &s, &p));
+    *present = p;
+    if (!p) return PCH_OK;
+    PCH_TRY(pch_vx_fb_u64(&s, 0, 0, off));
+    PCH_TRY(pch_vx_fb_u32(&s, 1, 0, len));
+    PCH_TRY(pch_vx_fb_u8(&s, 2, 0, &ae));
+    if (pch_vx_fb_has(&s, 3) || pch_vx_fb_has(&s, 4))
+        return pch_error_set(err, PCH_EUNSUPPORTED, "vortex postscript: compressed or encrypted footer region");
+    if (*off < lo || *off > hi || *len > hi - *off)
+        return pch_error_set(err, PCH_ECORRUPT, "vortex postscript: region %u at %" PRIu64 "+%u outside the file body", slot, *off, *len);
+    return PCH_OK;
+}
+
+static int load_region(pch_vx_file *f, const uint8_t *tail, uint64_t tail_off, uint64_t off, uint32_t len,
+                       uint8_t **out, pch_error *err)
+{
+    *out = pch_malloc(f->ctx, len ? len : 1);
+    if (!*out) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    if (off >= tail_off) { memcpy(*out, tail + (off - tail_off), len); return PCH_OK; }
+    return f_read(f, off, len, *out, err);
+}
+
+static int open_common(pch_vx_file *f, pch_error *err)
+{
+    uint64_t tail_len = f->size < TAIL_READ ? f->size : TAIL_READ, tail_off, off[3] = { 0 };
+    uint32_t len[3] = { 0 };
+    uint8_t *tail = NULL, *reg[3] = { NULL, NULL, NULL }, head[4];
+    pch_vx_fbv v;
+    pch_vx_fbt ps, root;
+    pch_vx_fbvec av, lv, sv;
+    uint16_t version;
+    int rc, present;
+    if (f->size < 4 + PCH_VX_EOF_SIZE) return pch_error_set(err, PCH_ECORRUPT, "vortex: file of %" PRIu64 " bytes is too short", f->size);
+    tail_off = f->size - tail_len;
+    if (!(tail = pch_malloc(f->ctx, (size_t)tail_len))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    if ((rc = f_read(f, tail_off, (size_t)tail_len, tail, err))) goto done;
+    {
+        const uint8_t *eof = tail + tail_len - PCH_VX_EOF_SIZE;
+        if (memcmp(eof + 4, PCH_VX_MAGIC, 4) != 0) {
+            if (memcmp(eof + 4, PCH_VX_LEGACY_MAGIC, 4) == 0)
+                rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex: pre-0.36 file (trailing magic VRTX); only the stable format (VTXF, version 1) is read");
+            else
+                rc = pch_error_set(err, PCH_ECORRUPT, "vortex: bad trailing magic (not a Vortex file)");
+            goto done;
+        }
+        version = pch_load_le16(eof);
+        f->ps_len = pch_load_le16(eof + 2);
+        if (version != PCH_VX_VERSION) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex: file format version %u (only 1)", version); goto done; }
+        if (f->ps_len > PCH_VX_MAX_POSTSCRIPT || f->ps_len > f->size - PCH_VX_EOF_SIZE - 4) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "vortex: postscript length %u", f->ps_len);
+            goto done;
+        }
+    }
+    if (tail_off == 0) memcpy(head, tail, 4);
+    else if ((rc = f_read(f, 0, 4, head, err))) goto done;
+    if (memcmp(head, PCH_VX_MAGIC, 4) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex: bad leading magic"); goto done; }
+    f->data_end = f->size - PCH_VX_EOF_SIZE - f->ps_len;
+    {
+        /* copy the postscript so its flatbuffer starts 8-aligned in memory like the official reader */
+        const uint8_t *psb = tail + (tail_len - PCH_VX_EOF_SIZE - f->ps_len);
+        if ((rc = pch_vx_fb_root(&ps, &v, psb, f->ps_len, "postscript", err))) goto done;
+        if ((rc = ps_seg(&ps, 0, 1, 4, f->data_end, &off[0], &len[0], &present, err)) ||
+            (rc = ps_seg(&ps, 1, 1, 4, f->data_end, &off[1], &len[1], &present, err)) ||
+            (rc = ps_seg(&ps, 2, 0, 4, f->data_end, &off[2], &len[2], &present, err)) ||
+            (rc = ps_seg(&ps, 3, 1, 4, f->data_end, &off[2], &len[2], &present, err)))
+            goto done;
+    }
+    for (int i = 0; i < 3; i++)
+        if ((rc = load_region(f, tail, tail_off, off[i], len[i], &reg[i], err))) goto done;
+    /* dtype */
+    if ((rc = pch_vx_fb_root(&root, &v, reg[0], len[0], "dtype", err)) ||
+        (rc = pch_vx__dtype_from_fb(&f->dt, f->ctx, &root, err)))
+        goto done;
+    /* footer */
+    if ((rc = pch_vx_fb_root(&root, &v, reg[2], len[2], "footer", err))) goto done;
+    if ((rc = pch_vx_fb_vector(&root, 0, 4, 4, &av, NULL)) || (rc = pch_vx_fb_vector(&root, 1, 4, 4, &lv, NULL)) ||
+        (rc = pch_vx_fb_vector(&root, 2, 16, 8, &sv, &present)))
+        goto done;
+    if (!present) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment specs missing"); goto done; }
+    if (pch_vx_fb_has(&root, 3) || pch_vx_fb_has(&root, 4)) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex footer: compression/encryption specs"); goto done; }
+    if (av.n > 65535 || lv.n > 65535) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: too many specs"); goto done; }
+    f->n_specs = av.n;
+    f->n_lspecs = lv.n;
+    f->n_segs = sv.n;
+    f->spec_map = pch_calloc(f->ctx, av.n ? av.n : 1, sizeof(int16_t));
+    f->lmap = pch_calloc(f->ctx, lv.n ? lv.n : 1, 1);
+    f->seg_off = pch_calloc(f->ctx, sv.n ? sv.n : 1, 8);
+    f->seg_len = pch_calloc(f->ctx, sv.n ? sv.n : 1, 4);
+    f->seg_align = pch_calloc(f->ctx, sv.n ? sv.n : 1, 1);
+    f->cache = pch_calloc(f->ctx, sv.n ? sv.n : 1, sizeof(uint8_t *));
+    if (!f->spec_map || !f->lmap || !f->seg_off || !f->seg_len || !f->seg_align || !f->cache) {
+        rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < av.n + lv.n; i++) {
+        pch_vx_fbt spec;
+        const char *id;
+        size_t idl;
+        int isl = i >= av.n;
+        if ((rc = pch_vx_fb_vec_table(&root, isl ? &lv : &av, isl ? i - av.n : i, &spec)) ||
+            (rc = pch_vx_fb_string(&spec, 0, 1, &id, &idl, NULL)))
+            goto done;
+        if (!isl) {
+            f->spec_map[i] = (int16_t)pch_vx__enc_lookup(id, idl);
+        } else {
+            f->lmap[i - av.n] = -1;
+            for (int k = 0; k < L_COUNT; k++)
+                if (strlen(layout_ids[k]) == idl && memcmp(layout_ids[k], id, idl) == 0) f->lmap[i - av.n] = (int8_t)k;
+        }
+    }
+    for (uint32_t i = 0; i < sv.n; i++) {
+        const uint8_t *s = v.buf + sv.pos + 16 * (size_t)i;
+        f->seg_off[i] = pch_load_le64(s);
+        f->seg_len[i] = pch_load_le32(s + 8);
+        f->seg_align[i] = s[12];
+        if (s[13] || pch_load_le16(s + 14)) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex footer: segment %u compressed/encrypted", i); goto done; }
+        if (i && f->seg_off[i] < f->seg_off[i - 1]) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment offsets are not ordered (segment %u)", i); goto done; }
+        if (f->seg_off[i] < 4 || f->seg_off[i] > f->data_end || f->seg_len[i] > f->data_end - f->seg_off[i]) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u at %" PRIu64 "+%u outside the file body", i, f->seg_off[i], f->seg_len[i]);
+            goto done;
+        }
+        if (f->seg_align[i] > 16) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u alignment exponent %u", i, f->seg_align[i]); goto done; }
+    }
+    /* layout */
+    if ((rc = pch_vx_fb_root(&root, &v, reg[1], len[1], "layout", err)) ||
+        (rc = parse_layout(f, &root, f->dt, &f->root, err)))
+        goto done;
+    f->dc.ctx = f->ctx;
+    f->dc.spec_map = f->spec_map;
+    f->dc.n_specs = f->n_specs;
+done:
+    pch_free(f->ctx, tail);
+    for (int i = 0; i < 3; i++) pch_free(f->ctx, reg[i]);
+    return rc;
+}
+
+static int file_new(pch_vx_file **out, pch_ctx *ctx, pch_error *err)
+{
+    pch_vx_file *f = pch_calloc(ctx, 1, sizeof(*f));
+    *out = NULL;
+    if (!f) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    f->ctx = ctx;
+    f->fd = -1;
+    f->cache_budget = (size_t)64 << 20;
+    *out = f;
+    return PCH_OK;
+}
+
+int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size_t len, pch_error *err)
+{
+    pch_vx_file *f;
+    int rc;
+    PCH_TRY(file_new(&f, ctx, err));
+    f->mem = data;
+    f->size = len;
+    if ((rc = open_common(f, err))) { pch_vx_file_free(f); *out = NULL; return rc; }
+    *out = f;
+    return PCH_OK;
+}
+
+int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, pch_error *err)
+{
+    pch_vx_file *f;
+    off_t end;
+    int rc;
+    PCH_TRY(file_new(&f, ctx, err));
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "vortex: open '%s'", path);
+        pch_vx_file_free(f);
+        *out = NULL;
+        return rc;
+    }
+    end = lseek(f->fd, 0, SEEK_END);
+    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
+    f->size = (uint64_t)end;
+    if ((rc = open_common(f, err))) { pch_error_prefix(err, "%s", path); goto fail; }
+    *out = f;
+    return PCH_OK;
+fail:
+    pch_vx_file_free(f);
+    *out = NULL;
+    return rc;
+}
+
+void pch_vx_file_free(pch_vx_file *f)
+{
+    if (!f) return;
+    if (f->fd >= 0) close(f->fd);
+    if (f->cache) cache_clear(f);
+    pch_free(f->ctx, f->cache);
+    lnode_dispose(f->ctx, &f->root);
+    pch_vx_dtype_free(f->dt);
+    pch_free(f->ctx, f->spec_map);
+    pch_free(f->ctx, f->lmap);
+    pch_free(f->ctx, f->seg_off);
+    pch_free(f->ctx, f->seg_len);
+    pch_free(f->ctx, f->seg_align);
+    pch_free(f->ctx, f);
+}
+
+const pch_vx_dtype *pch_vx_file_dtype(const pch_vx_file *f) { return f->dt; }
+uint64_t pch_vx_file_row_count(const pch_vx_file *f) { return f->root.rows; }
+void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out) { *out = f->st; }
+void pch_vx_file_reset_io_stats(pch_vx_file *f) { memset(&f->st, 0, sizeof(f->st)); }
+void pch_vx_file_set_cache_bytes(pch_vx_file *f, size_t bytes) { f->cache_budget = bytes; cache_clear(f); }
+
+/* ------------------------------------------------------------------ reading rows */
+
+/* Read rows[0..nr) (sorted, < n->rows) of a layout; plan != NULL only collects segments. */
+static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr, segvec *plan,
+              pch_vx_array **out, pch_error *err)
+{
+    int rc = PCH_OK;
+    *out = NULL;
+    switch (n->type) {
+    case L_FLAT: {
+        const uint8_t *seg;
+        pch_vx_array *full;
+        int all = nr == n->rows;
+        if (plan) return segvec_push(f, plan, n->seg) ? pch_error_set(err, PCH_ENOMEM, "vortex: out of memory") : PCH_OK;
+        PCH_TRY(get_segment(f, n->seg, &seg, err));
+        PCH_TRY(pch_vx__deserialize(&full, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, err));
+        for (uint64_t i = 0; all && i < nr; i++) all = rows[i] == i;
+        if (all) { *out = full; return PCH_OK; }
+        rc = pch_vx__array_take(out, full, rows, nr, err);
+        pch_vx_array_free(full);
+        return rc;
+    }
+    case L_CHUNKED: {
+        pch_vx_array **parts = NULL;
+        size_t np = 0;
+        uint64_t i = 0, *sub = NULL;
+        if (!plan && !(parts = pch_calloc(f->ctx, n->n_children ? n->n_children : 1, sizeof(*parts))))
+            return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        if (!(sub = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) { pch_free(f->ctx, parts); return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); }
+        for (uint32_t c = 0; c < n->n_children && !rc; c++) {
+            uint64_t k = 0;
+            while (i < nr && rows[i] < n->starts[c + 1]) sub[k++] = rows[i++] - n->starts[c];
+            if (!k) continue;
+            rc = rr(f, &n->children[c], sub, k, plan, plan ? out : &parts[np], err);
+            if (!plan && !rc) np++;
+        }
+        pch_free(f->ctx, sub);
+        if (!plan && !rc) rc = pch_vx__array_concat(out, n->dt, f->ctx, parts, np, err);
+        for (size_t k = 0; k < np; k++) pch_vx_array_free(parts[k]);
+        pch_free(f->ctx, parts);
+        return rc;
+    }
+    case L_STATS: case L_ZONED:
+        return rr(f, &n->children[0], rows, nr, plan, out, err);
+    case L_STRUCT: {
+        const pch_vx_dtype *d = n->dt;
+        uint32_t first = n->struct_validity ? 1 : 0;
+        pch_vx_array *a = NULL, *tmp = NULL;
+        if (!plan && !(a = pch_vx__array_new(f->ctx, d, nr, d->n_fields))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        if (first) {
+            rc = rr(f, &n->children[0], rows, nr, plan, &tmp, err);
+            if (!rc && !plan) { a->validity = tmp->data; tmp->data = NULL; }
+            pch_vx_array_free(tmp);
+        }
+        for (uint32_t i = 0; i < d->n_fields && !rc; i++)
+            rc = rr(f, &n->children[first + i], rows, nr, plan, plan ? &tmp : &a->children[i], err);
+        if (rc) { pch_vx_array_free(a); return rc; }
+        *out = a;
+        return PCH_OK;
+    }
+    case L_DICT: {
+        pch_vx_array *codes = NULL, *vals = NULL;
+        uint64_t *all = NULL, nv = n->children[0].rows, *idx = NULL;
+        unsigned p = n->own_dt->ptype;
+        if (nv > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "vortex.dict layout: %" PRIu64 " values", nv);
+        if (!(all = pch_malloc(f->ctx, (size_t)(nv ? nv : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        for (uint64_t i = 0; i < nv; i++) all[i] = i;
+        rc = rr(f, &n->children[1], rows, nr, plan, &codes, err);
+        if (!rc) rc = rr(f, &n->children[0], all, nv, plan, &vals, err);
+        pch_free(f->ctx, all);
+        if (rc || plan) { pch_vx_array_free(codes); pch_vx_array_free(vals); return rc; }
+        if (!(idx = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        for (uint64_t i = 0; i < nr && !rc; i++) {
+            int valid = pch_vx_array_is_valid(codes, i);
+            uint64_t c = pch_vx__is_signed(p) ? (uint64_t)pch_vx__load_int(codes->data, p, i) : pch_vx__load_uint(codes->data, p, i);
+            if (valid && c >= nv) rc = pch_error_set(err, PCH_ECORRUPT, "vortex.dict layout: code %" PRIu64 " past %" PRIu64 " values", c, nv);
+            else if (!valid && nv == 0) rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex.dict layout: null codes over empty values");
+            idx[i] = valid ? c : 0;
+        }
+        if (!rc) rc = pch_vx__array_take(out, vals, idx, nr, err);
+        if (!rc && codes->validity) {
+            if (!(*out)->validity && pch_vx__array_alloc_validity(*out)) rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+            for (uint64_t i = 0; i < nr && !rc; i++)
+                if (!pch_vx__bit(codes->validity, i)) pch_vx__set_bit((*out)->validity, i, 0);
+        }
+        pch_free(f->ctx, idx);
+        pch_vx_array_free(codes);
+        pch_vx_array_free(vals);
+        if (rc) { pch_vx_array_free(*out); *out = NULL; }
+        return rc;
+    }
+    default:
+        return pch_error_set(err, PCH_EUNSUPPORTED, "vortex: layout type %d", n->type);
+    }
+}
+
+/* Plan, prefetch (coalesced), then read. */
+static int read_rows(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr, pch_vx_array **out,
+                     pch_error *err)
+{
+    segvec sv = { NULL, 0, 0 };
+    pch_vx_array *dummy = NULL;
+    int rc = rr(f, n, rows, nr, &sv, &dummy, err);
+    pch_vx_array_free(dummy);
+    if (!rc) rc = prefetch(f, &sv, err);
+    pch_free(f->ctx, sv.v);
+    if (rc) return rc;
+    return rr(f, n, rows, nr, NULL, out, err);
+}
+
+/* ------------------------------------------------------------------ scan */
+
+typedef struct colref {
+    const lnode *node;        /* layout holding the data */
+    uint32_t steps[32];       /* struct field indices to extract after decoding */
+    uint32_t n_steps;
+} colref;
+
+static int resolve(pch_vx_file *f, const char *path, colref *c, pch_error *err)
+{
+    const lnode *n = &f->root;
+    const pch_vx_dtype *d = f->dt;
+    const char *p = path;
+    memset(c, 0, sizeof(*c));
+    while (*p) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        uint32_t k;
+        if (d->kind != PCH_VX_STRUCT) return pch_error_set(err, PCH_ENOTFOUND, "vortex: column '%s': '%.*s' is not inside a struct", path, (int)len, p);
+        for (k = 0; k < d->n_fields; k++)
+            if (strlen(d->names[k]) == len && memcmp(d->names[k], p, len) == 0) break;
+        if (k == d->n_fields) {
+            /* a field name may itself contain dots: try the whole remainder */
+            for (k = 0; k < d->n_fields; k++) if (strcmp(d->names[k], p) == 0) { len = strlen(p); dot = NULL; break; }
+            if (k == d->n_fields) return pch_error_set(err, PCH_ENOTFOUND, "vortex: column '%s' not found", path);
+        }
+        if (n && n->type == L_STRUCT && c->n_steps == 0) {
+            n = &n->children[k + (n->struct_validity ? 1 : 0)];
+        } else {
+            if (c->n_steps == 32) return pch_error_set(err, PCH_ELIMIT, "vortex: column path too deep");
+            c->steps[c->n_steps++] = k;
+        }
+        d = d->fields[k];
+        p = dot ? dot + 1 : p + len;
+    }
+    c->node = n;
+    return PCH_OK;
+}
+
+/* Extract struct fields by steps; a null parent makes the child null (dtype made nullable). */
+static int extract(pch_vx_file *f, pch_vx_array *a, const colref *c, pch_vx_array **out,
+                   pch_vx_dtype **dt_out, pch_error *err)
+{
+    const pch_vx_dtype *d = a->dtype;
+    uint8_t *val = NULL;
+    int any_null = 0;
+    *out = NULL;
+    *dt_out = NULL;
+    for (uint32_t s = 0; s < c->n_steps; s++) {
+        pch_vx_array *child;
+        if (a->validity) {
+            if (!val) {
+                if (!(val = pch_malloc(f->ctx, (size_t)((a->len + 7) / 8) + 1))) { pch_vx_array_free(a); return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); }
+                memcpy(val, a->validity, (size_t)((a->len + 7) / 8));
+            } else {
+                for (size_t b = 0; b < (a->len + 7) / 8; b++) val[b] &= a->validity[b];
+            }
+            any_null = 1;
+        }
+        child = a->children[c->steps[s]];
+        a->children[c->steps[s]] = NULL;
+        pch_vx_array_free(a);
+        a = child;
+        d = d->fields[c->steps[s]];
+    }
+    if (pch_vx__dtype_with_nullable(dt_out, d, d->nullable || any_null, err)) { pch_free(f->ctx, val); pch_vx_array_free(a); return PCH_ENOMEM; }
+    if (any_null) {
+        if ((*dt_out)->kind == PCH_VX_EXTENSION || (*dt_out)->kind == PCH_VX_NULL) {
+            pch_free(f->ctx, val);
+            if ((*dt_out)->kind == PCH_VX_EXTENSION) {
+                pch_vx_array_free(a);
+                pch_vx_dtype_free(*dt_out);
+                *dt_out = NULL;
+                return pch_error_set(err, PCH_EUNSUPPORTED, "vortex: extension field under a nullable struct");
+            }
+        } else if (a->validity) {
+            for (size_t b = 0; b < (a->len + 7) / 8; b++) a->validity[b] &= val[b];
+            pch_free(f->ctx, val);
+        } else {
+            a->validity = val;
+        }
+    }
+    *out = a;
+    return PCH_OK;
+}
+
+static void rebind(pch_vx_array *a, const pch_vx_dtype *d)
+{
+    a->dtype = d;
+    for (uint32_t i = 0; i < a->n_children; i++)
+        if (a->children[i]) rebind(a->children[i], d->kind == PCH_VX_STRUCT ? d->fields[i] : d->elem);
+}
+
+/* Compare value row i of a (primitive/utf8/binary) with the filter literal: <0, 0, >0;
+** 2 = not comparable (null, NaN). */
+static int cmp_value(const pch_vx_array *a, uint64_t i, const pch_vx_scan_options *o)
+{
+    const pch_vx_dtype *d = a->dtype;
+    if (!pch_vx_array_is_valid(a, i)) return 2;
+    if (d->kind == PCH_VX_PRIMITIVE) {
+        if (d->ptype >= PCH_VX_F16 || o->filter_kind == 2) {
+            double x = pch_vx__load_float(a->data, d->ptype, i);
+            double y = o->filter_kind == 2 ? o->filter_f : o->filter_kind == 1 ? (double)o->filter_u : (double)o->filter_i;
+            if (x != x || y != y) return 2;
+            return x < y ? -1 : x > y;
+        }
+        if (pch_vx__is_signed(d->ptype)) {
+            int64_t x = pch_vx__load_int(a->data, d->ptype, i);
+            if (o->filter_kind == 1) return o->filter_u > (uint64_t)INT64_MAX ? -1 : (x < (int64_t)o->filter_u ? -1 : x > (int64_t)o->filter_u);
+            if (o->filter_kind != 0) return 2;
+            return x < o->filter_i ? -1 : x > o->filter_i;
+        }
+        uint64_t x = pch_vx__load_uint(a->data, d->ptype, i);
+        if (o->filter_kind == 0) return o->filter_i < 0 ? 1 : (x < (uint64_t)o->filter_i ? -1 : x > (uint64_t)o->filter_i);
+        if (o->filter_kind != 1) return 2;
+        return x < o->filter_u ? -1 : x > o->filter_u;
+    }
+    if ((d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY) && o->filter_kind == 3) {
+        size_t n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
+        return bytes_cmp3(a->data + a->offsets[i], n, o->filter_bytes, o->filter_bytes_len);
+    }
+    return 2;
+}
+
+static int op_holds(int c, pch_vx_cmp op)
+{
+    if (c == 2) return 0;
+    switch (op) {
+    case PCH_VX_CMP_EQ: return c == 0;
+    case PCH_VX_CMP_NE: return c != 0;
+    case PCH_VX_CMP_LT: return c < 0;
+    case PCH_VX_CMP_LE: return c <= 0;
+    case PCH_VX_CMP_GT: return c > 0;
+    case PCH_VX_CMP_GE: return c >= 0;
+    default: return 1;
+    }
+}
+
+/* Zone z of table zt cannot hold a match. */
+static int zone_prunes(const pch_vx_array *zt, uint64_t z, uint64_t zone_rows, const pch_vx_scan_options *o)
+{
+    const pch_vx_array *mx = zt->children[0], *mn = zt->children[2], *nc = zt->children[4];
+    int cmin, cmax;
+    if (pch_vx_array_is_valid(nc, z) && pch_vx__load_uint(nc->data, PCH_VX_U64, z) == zone_rows) return 1;
+    cmin = cmp_value(mn, z, o);   /* min vs literal */
+    cmax = cmp_value(mx, z, o);   /* max vs literal */
+    switch (o->filter_op) {
+    case PCH_VX_CMP_EQ: return (cmin != 2 && cmin > 0) || (cmax != 2 && cmax < 0);
+    case PCH_VX_CMP_NE: return cmin == 0 && cmax == 0;
+    case PCH_VX_CMP_LT: return cmin != 2 && cmin >= 0;
+    case PCH_VX_CMP_LE: return cmin != 2 && cmin > 0;
+    case PCH_VX_CMP_GT: return cmax != 2 && cmax <= 0;
+    case PCH_VX_CMP_GE: return cmax != 2 && cmax < 0;
+    default: return 0;
+    }
+}
+
+int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array **out,
+                     pch_vx_dtype **dt_out, pch_error *err)
+{
+    static const pch_vx_scan_options defaults = PCH_VX_SCAN_OPTIONS_INIT;
+    uint64_t total = f->root.rows, begin, end, nr = 0, *rows = NULL;
+    size_t ncol;
+    const char *const *cols;
+    const char **allcols = NULL;
+    pch_vx_dtype *odt = NULL;
+    pch_vx_array *res = NULL;
+    int rc = PCH_OK;
+    *out = NULL;
+    *dt_out = NULL;
+    if (!o) o = &defaults;
+    if (o->version != PCH_VX_SCAN_OPTIONS_VERSION) return pch_error_set(err, PCH_EINVAL, "vortex scan: options version %u", o->version);
+    begin = o->row_begin;
+    end = o->row_end ? o->row_end : total;
+    if (begin > end || end > total) return pch_error_set(err, PCH_EINVAL, "vortex scan: rows %" PRIu64 "..%" PRIu64 " outside 0..%" PRIu64, begin, end, total);
+    if (f->dt->kind != PCH_VX_STRUCT) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex scan: root dtype is not a struct");
+    if (o->columns) { cols = o->columns; ncol = o->n_columns; }
+    else {
+        ncol = f->dt->n_fields;
+        if (!(allcols = pch_calloc(f->ctx, ncol ? ncol : 1, sizeof(char *)))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        for (size_t i = 0; i < ncol; i++) allcols[i] = f->dt->names[i];
+        cols = allcols;
+    }
+    /* candidate rows: range ∩ selection */
+    {
+        uint64_t cap = o->selection ? o->n_selection : end - begin;
+        if (cap > SIZE_MAX / 8 || !(rows = pch_malloc(f->ctx, (size_t)(cap ? cap : 1) * 8))) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
+        if (o->selection) {
+            for (size_t i = 0; i < o->n_selection; i++) {
+                if (i && o->selection[i] <= o->selection[i - 1]) { rc = pch_error_set(err, PCH_EINVAL, "vortex scan: selection not strictly increasing"); goto done; }
+                if (o->selection[i] >= begin && o->selection[i] < end) rows[nr++] = o->selection[i];
+            }
+        } else {
+            for (uint64_t r = begin; r < end; r++) rows[nr++] = r;
+        }
+    }
+    /* filter: zone pruning, then exact evaluation */
+    if (o->filter_column && o->filter_op != PCH_VX_CMP_NONE) {
+        colref fc;
+        pch_vx_array *fa = NULL, *fx = NULL;
+        pch_vx_dtype *fdt = NULL;
+        uint64_t k = 0;
+        if ((rc = resolve(f, o->filter_column, &fc, err))) goto done;
+        if (fc.node->type == L_STATS && fc.node->zones_ok && fc.n_steps == 0) {
+            const lnode *zn = &fc.node->children[1];
+            pch_vx_array *zt = NULL;
+            uint64_t *all = pch_malloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1) * 8), zl = fc.node->zone_len;
+            uint8_t *pruned;
+            if (!all) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
+            for (uint64_t z = 0; z < zn->rows; z++) all[z] = z;
+            rc = read_rows(f, zn, all, zn->rows, &zt, err);
+            pch_free(f->ctx, all);
+            if (rc) goto done;
+            if (!(pruned = pch_calloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1), 1))) { pch_vx_array_free(zt); rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
+            for (uint64_t z = 0; z < zn->rows; z++) {
+                uint64_t zrows = (z + 1) * zl <= total ? zl : total - z * zl;
+                pruned[z] = (uint8_t)zone_prunes(zt, z, zrows, o);
+                f->st.zones_total++;
+                f->st.zones_pruned += pruned[z];
+            }
+            for (uint64_t i = 0; i < nr; i++) if (!pruned[rows[i] / zl]) rows[k++] = rows[i];
+            nr = k;
+            k = 0;
+            pch_free(f->ctx, pruned);
+            pch_vx_array_free(zt);
+        }
+        if ((rc = read_rows(f, fc.node, rows, nr, &fa, err))) goto done;
+        if ((rc = extract(f, fa, &fc, &fx, &fdt, err))) goto done;
+        rebind(fx, fdt);
+        for (uint64_t i = 0; i < nr; i++) if (op_holds(cmp_value(fx, i, o), o->filter_op)) rows[k++] = rows[i];
+        nr = k;
+        pch_vx_array_free(fx);
+        pch_vx_dtype_free(fdt);
+    }
+    /* output dtype and columns */
+    if (!(odt = pch_vx__dtype_new(f->ctx, PCH_VX_STRUCT, 0)) ||
+        !(odt->names = pch_calloc(f->ctx, ncol ? ncol : 1, sizeof(char *))) ||
+        !(odt->fields = pch_calloc(f->ctx, ncol ? ncol : 1, sizeof(pch_vx_dtype *))) ||
+        !(res = pch_vx__array_new(f->ctx, odt, nr, (uint32_t)ncol))) {
+        rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        goto done;
+    }
+    {
+        /* plan every column first so all their segments are fetched in one coalesced pass */
+        segvec sv = { NULL, 0, 0 };
+        for (size_t i = 0; i < ncol && !rc; i++) {
+            colref c;
+            pch_vx_array *dummy = NULL;
+            if ((rc = resolve(f, cols[i], &c, err))) break;
+            rc = rr(f, c.node, rows, nr, &sv, &dummy, err);
+            pch_vx_array_free(dummy);
+        }
+        if (!rc) rc = prefetch(f, &sv, err);
+        pch_free(f->ctx, sv.v);
+        if (rc) goto done;
+    }
+    for (size_t i = 0; i < ncol; i++) {
+        colref c;
+        pch_vx_array *a = NULL;
+        size_t nl = strlen(cols[i]);
+        if ((rc = resolve(f, cols[i], &c, err)) || (rc = rr(f, c.node, rows, nr, NULL, &a, err)) ||
+            (rc = extract(f, a, &c, &res->children[i], &odt->fields[i], err)))
+            goto done;
+        odt->n_fields = (uint32_t)i + 1;
+        if (!(odt->names[i] = pch_malloc(f->ctx, nl + 1))) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
+        memcpy(odt->names[i], cols[i], nl + 1);
+        rebind(res->children[i], odt->fields[i]);
+    }
+    res->dtype = odt;
+    *out = res;
+    *dt_out = odt;
+    res = NULL;
+    odt = NULL;
+done:
+    if (res) {
+        for (uint32_t i = 0; i < res->n_children; i++) if (i >= (odt ? odt->n_fields : 0)) { pch_vx_array_free(res->children[i]); res->children[i] = NULL; }
+        pch_vx_array_free(res);
+    }
+    if (odt && !odt->names) odt->n_fields = 0;
+    pch_vx_dtype_free(odt);
+    pch_free(f->ctx, rows);
+    pch_free(f->ctx, allcols);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ check / inspect */
+
+static int check_node(pch_vx_file *f, const lnode *n, pch_error *err)
+{
+    uint64_t *all;
+    pch_vx_array *a = NULL;
+    int rc;
+    if (n->rows > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "vortex check: %" PRIu64 " rows", n->rows);
+    if (!(all = pch_malloc(f->ctx, (size_t)(n->rows ? n->rows : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    for (uint64_t i = 0; i < n->rows; i++) all[i] = i;
+    rc = read_rows(f, n, all, n->rows, &a, err);
+    pch_free(f->ctx, all);
+    pch_vx_array_free(a);
+    if (rc) return rc;
+    if ((n->type == L_STATS || n->type == L_ZONED) && n->n_children == 2) return check_node(f, &n->children[1], err);
+    if (n->type == L_STRUCT)
+        for (uint32_t i = 0; i < n->n_children; i++) PCH_TRY(check_node(f, &n->children[i], err));
+    return PCH_OK;
+}
+
+int pch_vx_file_check(pch_vx_file *f, pch_error *err)
+{
+    return check_node(f, &f->root, err);
+}
+
+typedef struct insp {
+    pch_vx_file *f;
+    FILE *out;
+    pch_error *err;
+} insp;
+
+static uint64_t node_bytes(const pch_vx_file *f, const lnode *n)
+{
+    uint64_t s = n->type == L_FLAT ? f->seg_len[n->seg] : 0;
+    for (uint32_t i = 0; i < n->n_children; i++) s += node_bytes(f, &n->children[i]);
+    return s;
+}
+
+static int inspect_node(insp *s, const lnode *n, const char *name, int depth)
+{
+    pch_vx_file *f = s->f;
+    char *dts = NULL;
+    PCH_TRY(pch_vx_dtype_format(&dts, n->dt, s->err));
+    fprintf(s->out, "%*s%s%s%s rows=%" PRIu64 " bytes=%" PRIu64 " dtype=%s", depth * 2, "", name ? name : "",
+            name ? ": " : "", layout_ids[n->type], n->rows, node_bytes(f, n), dts);
+    pch_free(f->ctx, dts);
+    if (n->type == L_FLAT) {
+        const uint8_t *seg;
+        pch_buf b;
+        pch_buf_init(&b, f->ctx);
+        PCH_TRY(get_segment(f, n->seg, &seg, s->err));
+        if (pch_vx__describe_segment(&b, &f->dc, seg, f->seg_len[n->seg], s->err)) { pch_buf_dispose(&b); return s->err ? s->err->code : PCH_ECORRUPT; }
+        fprintf(s->out, " segment=%u offset=%" PRIu64 " align=%u encodings=%s\n", n->seg, f->seg_off[n->seg],
+                1u << f->seg_align[n->seg], b.data ? (const char *)b.data : "");
+        pch_buf_dispose(&b);
+        return PCH_OK;
+    }
+    if (n->type == L_STATS) fprintf(s->out, " zone_len=%u zones=%s", n->zone_len, n->zones_ok ? "max,min,null_count" : "opaque");
+    if (n->type == L_CHUNKED) fprintf(s->out, " chunks=%u", n->n_children);
+    fputc('\n', s->out);
+    for (uint32_t i = 0; i < n->n_children; i++) {
+        const char *cn = NULL;
+        if (n->type == L_STRUCT) cn = (n->struct_validity && i == 0) ? "(validity)" : n->dt->names[i - (n->struct_validity ? 1 : 0)];
+        if (n->type == L_STATS || n->type == L_ZONED) cn = i ? "(zones)" : "(data)";
+        if (n->type == L_DICT) cn = i ? "(codes)" : "(values)";
+        if (n->type == L_CHUNKED && i == 3 && n->n_children > 6) {
+            fprintf(s->out, "%*s... %u more chunks\n", (depth + 1) * 2, "", n->n_children - 5);
+            i = n->n_children - 2;
+            continue;
+        }
+        PCH_TRY(inspect_node(s, &n->children[i], cn, depth + 1));
+    }
+    if (n->type == L_STATS && n->zones_ok) {
+        uint64_t nz = n->children[1].rows, show = nz < 4 ? nz : 4, all[4] = { 0, 1, 2, 3 };
+        pch_vx_array *zt = NULL;
+        PCH_TRY(read_rows(f, &n->children[1], all, show, &zt, s->err));
+        for (uint64_t z = 0; z < show; z++) {
+            pch_vx_text t = { NULL, 0, 0, f->ctx, 0 };
+            pch_vx_array_row_json(&t, zt, z);
+            fprintf(s->out, "%*szone %" PRIu64 ": %s\n", (depth + 1) * 2, "", z, t.ptr ? t.ptr : "");
+            pch_vx_text_dispose(&t);
+        }
+        pch_vx_array_free(zt);
+    }
+    return PCH_OK;
+}
+
+static void lane_summary(insp *s, const lnode *n, const char *path)
+{
+    pch_vx_file *f = s->f;
+    if (n->type == L_STRUCT && n->dt->n_fields) {
+        for (uint32_t i = 0; i < n->dt->n_fields; i++) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s%s%s", path, *path ? "." : "", n->dt->names[i]);
+            lane_summary(s, &n->children[i + (n->struct_validity ? 1 : 0)], buf);
+        }
+        return;
+    }
+    fprintf(s->out, "  %-32s %12" PRIu64 " bytes  %s\n", *path ? path : "(root)", node_bytes(f, n), layout_ids[n->type]);
+}
+
+int pch_vx_file_inspect(pch_vx_file *f, FILE *out, pch_error *err)
+{
+    insp s = { f, out, err };
+    char *dts = NULL;
+    PCH_TRY(pch_vx_dtype_format(&dts, f->dt, err));
+    fprintf(out, "vortex file: %" PRIu64 " bytes, format version %u, postscript %u bytes, %u segments, %" PRIu64 " rows\n",
+            f->size, PCH_VX_VERSION, f->ps_len, f->n_segs, f->root.rows);
+    fprintf(out, "dtype: %s\n", dts);
+    pch_free(f->ctx, dts);
+    fprintf(out, "array specs:");
+    for (uint32_t i = 0; i < f->n_specs; i++) fprintf(out, " %s", f->spec_map[i] >= 0 ? pch_vx__enc_ids[f->spec_map[i]] : "(unknown)");
+    fprintf(out, "\nlanes:\n");
+    lane_summary(&s, &f->root, "");
+    fprintf(out, "layout:\n");
+    return inspect_node(&s, &f->root, NULL, 1);
+}

@@ -1,0 +1,978 @@
+/* Serialized arrays (vortex-format.md §6.1) and the decoders of every encoding we read
+** (§6.4: canonical set + constant, dict, fastlanes.for, fastlanes.bitpacked, vortex.zstd,
+** vortex.runend, vortex.sparse, vortex.zigzag, vortex.sequence, vortex.chunked).
+**
+** Segment: [pad][buf0][pad][buf1]...[pad to 8][Array FB][u32 LE FB length]; buffers in
+** pre-order; each buffer padded to its declared alignment relative to the segment start.
+** Decoding validates every invariant of §6 and §12.4 instead of trusting it: lengths are
+** supplied by the parent and checked against buffer sizes, offsets are sorted and in range,
+** UTF-8 is valid for non-null values, declared alignments meet the decoders' minimums,
+** unknown or unsupported encodings fail closed. */
+#include "vortex/vortex_int.h"
+
+#include <stdlib.h>
+#include <zstd.h>
+
+const char *const pch_vx__enc_ids[PCH_VX_E_COUNT] = {
+    "vortex.null", "vortex.bool", "vortex.primitive", "vortex.decimal", "vortex.varbin",
+    "vortex.varbinview", "vortex.struct", "vortex.list", "vortex.fixed_size_list", "vortex.ext",
+    "vortex.chunked", "vortex.constant", "vortex.dict", "fastlanes.for", "fastlanes.bitpacked",
+    "vortex.zstd", "vortex.runend", "vortex.sparse", "vortex.zigzag", "vortex.sequence"
+};
+
+int pch_vx__enc_lookup(const char *id, size_t len)
+{
+    for (int i = 0; i < PCH_VX_E_COUNT; i++)
+        if (strlen(pch_vx__enc_ids[i]) == len && memcmp(pch_vx__enc_ids[i], id, len) == 0) return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------------ serialize */
+
+typedef struct sstate {
+    pch_vx_fbb fbb;
+    uint32_t n_bufs;
+    const pch_vx_enode **bnode;   /* owner node of buffer i */
+    uint8_t *bslot;               /* buffer slot within that node */
+    uint16_t *enc_map;
+    uint8_t *used;
+} sstate;
+
+static uint32_t count_bufs(const pch_vx_enode *n)
+{
+    uint32_t c = n->n_bufs;
+    for (uint32_t i = 0; i < n->n_children; i++) c += count_bufs(n->children[i]);
+    return c;
+}
+
+static uint32_t build_node(sstate *s, const pch_vx_enode *n, uint32_t *next)
+{
+    uint16_t idx[PCH_VX_NODE_MAX_BUFS];
+    uint32_t *kids = NULL, meta, kv = 0, bv, first = *next;
+    for (uint32_t i = 0; i < n->n_bufs; i++) {
+        s->bnode[*next] = n;
+        s->bslot[*next] = (uint8_t)i;
+        idx[i] = (uint16_t)*next;
+        (*next)++;
+    }
+    if (n->n_children) {
+        kids = pch_calloc(s->fbb.ctx, n->n_children, sizeof(uint32_t));
+        if (!kids) { s->fbb.oom = PCH_ENOMEM; return 0; }
+        for (uint32_t i = 0; i < n->n_children; i++) kids[i] = build_node(s, n->children[i], next);
+        kv = pch_vx_fbb_offsets(&s->fbb, kids, n->n_children);
+        pch_free(s->fbb.ctx, kids);
+    }
+    (void)first;
+    meta = pch_vx_fbb_bytes(&s->fbb, n->meta, n->meta_len);
+    bv = n->n_bufs ? pch_vx_fbb_vector(&s->fbb, idx, n->n_bufs, 2, 2) : 0;
+    s->used[n->enc] = 1;
+    pch_vx_fbb_start(&s->fbb);
+    pch_vx_fbb_u16(&s->fbb, 0, s->enc_map[n->enc], 0, 0);
+    pch_vx_fbb_off(&s->fbb, 1, meta);
+    pch_vx_fbb_off(&s->fbb, 2, kv);
+    pch_vx_fbb_off(&s->fbb, 3, bv);
+    return pch_vx_fbb_end(&s->fbb);
+}
+
+int pch_vx__serialize(pch_buf *out, const pch_vx_enode *root, uint16_t *enc_map,
+                      uint8_t *used, uint8_t *align_exp_out, pch_error *err)
+{
+    sstate s;
+    uint32_t nb = count_bufs(root), next = 0, rootoff, bufvec, arr;
+    uint8_t *desc = NULL, max_exp = 3;
+    size_t start = out->len, pos;
+    pch_bytes fb;
+    int rc = PCH_OK;
+    memset(&s, 0, sizeof(s));
+    if (nb > 65535) return pch_error_set(err, PCH_ELIMIT, "vortex: more than 65535 buffers in one array");
+    pch_vx_fbb_init(&s.fbb, out->ctx);
+    s.enc_map = enc_map;
+    s.used = used;
+    s.bnode = pch_calloc(out->ctx, nb ? nb : 1, sizeof(*s.bnode));
+    s.bslot = pch_calloc(out->ctx, nb ? nb : 1, 1);
+    desc = pch_calloc(out->ctx, nb ? nb : 1, 8);
+    if (!s.bnode || !s.bslot || !desc) { rc = pch_error_set(err, PCH_ENOMEM, "vortex serialize"); goto done; }
+    rootoff = build_node(&s, root, &next);
+    for (uint32_t i = 0; i < nb; i++)
+        if (s.bnode[i]->buf_align[s.bslot[i]] > max_exp) max_exp = s.bnode[i]->buf_align[s.bslot[i]];
+    /* buffers, each padded to its alignment relative to the segment start */
+    pos = 0;
+    for (uint32_t i = 0; i < nb; i++) {
+        const pch_vx_enode *n = s.bnode[i];
+        unsigned sl = s.bslot[i];
+        size_t al = (size_t)1 << n->buf_align[sl], pad = (al - pos % al) % al;
+        if (n->buf_len[sl] > 0xffffffffu) { rc = pch_error_set(err, PCH_ELIMIT, "vortex: buffer above 4 GiB"); goto done; }
+        if (pch_buf_zero(out, pad) || pch_buf_append(out, n->buf[sl], n->buf_len[sl])) {
+            rc = pch_error_set(err, PCH_ENOMEM, "vortex serialize");
+            goto done;
+        }
+        pch_store_le16(desc + 8 * i, (uint16_t)pad);
+        desc[8 * i + 2] = n->buf_align[sl];
+        desc[8 * i + 3] = 0;
+        pch_store_le32(desc + 8 * i + 4, (uint32_t)n->buf_len[sl]);
+        pos += pad + n->buf_len[sl];
+    }
+    bufvec = pch_vx_fbb_vector(&s.fbb, desc, nb, 8, 4);
+    pch_vx_fbb_start(&s.fbb);
+    pch_vx_fbb_off(&s.fbb, 0, rootoff);
+    pch_vx_fbb_off(&s.fbb, 1, bufvec);
+    arr = pch_vx_fbb_end(&s.fbb);
+    if ((rc = pch_vx_fbb_finish(&s.fbb, arr, &fb, err))) goto done;
+    if (pch_buf_pad(out, 8, 0) || pch_buf_append(out, fb.ptr, fb.len) ||
+        pch_buf_put_le32(out, (uint32_t)fb.len)) {
+        rc = pch_error_set(err, PCH_ENOMEM, "vortex serialize");
+        goto done;
+    }
+    (void)start;
+    *align_exp_out = max_exp;
+done:
+    pch_vx_fbb_dispose(&s.fbb);
+    pch_free(out->ctx, s.bnode);
+    pch_free(out->ctx, s.bslot);
+    pch_free(out->ctx, desc);
+    return rc;
+}
+
+int pch_vx__describe(pch_buf *out, const pch_vx_enode *n)
+{
+    PCH_TRY(pch_buf_append_str(out, pch_vx__enc_ids[n->enc]));
+    if (n->n_children) {
+        PCH_TRY(pch_buf_putc(out, '('));
+        for (uint32_t i = 0; i < n->n_children; i++) {
+            if (i) PCH_TRY(pch_buf_putc(out, ','));
+            PCH_TRY(pch_vx__describe(out, n->children[i]));
+        }
+        PCH_TRY(pch_buf_putc(out, ')'));
+    }
+    return PCH_OK;
+}
+
+/* ------------------------------------------------------------------ deserialize */
+
+typedef struct dstate {
+    const pch_vx_decode_ctx *dc;
+    pch_ctx *ctx;
+    const uint8_t *seg;
+    pch_vx_fbv v;
+    uint32_t n_bufs;
+    size_t *bpos;
+    uint32_t *blen;
+    uint8_t *balign;
+    pch_error *err;
+} dstate;
+
+typedef struct dnode {
+    pch_vx_fbt t;
+    int enc;
+    const uint8_t *meta;
+    size_t meta_len;
+    pch_vx_fbvec kids;
+    pch_vx_fbvec bufs;
+} dnode;
+
+#define BAD(...) pch_error_set(ds->err, PCH_ECORRUPT, __VA_ARGS__)
+#define NOMEM() pch_error_set(ds->err, PCH_ENOMEM, "vortex decode: out of memory")
+
+static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
+                  pch_vx_array **out);
+
+static int dnode_load(dstate *ds, const pch_vx_fbt *t, dnode *n)
+{
+    uint16_t e;
+    pch_vx_fbvec m;
+    int pm;
+    memset(n, 0, sizeof(*n));
+    n->t = *t;
+    PCH_TRY(pch_vx_fb_u16(t, 0, 0, &e));
+    if (e >= ds->dc->n_specs) return BAD("vortex array: encoding index %u past %u array specs", e, ds->dc->n_specs);
+    n->enc = ds->dc->spec_map[e];
+    if (n->enc < 0) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex array: encoding index %u has an unknown id", e);
+    PCH_TRY(pch_vx_fb_vector(t, 1, 1, 1, &m, &pm));
+    n->meta = ds->v.buf + m.pos;
+    n->meta_len = m.n;
+    PCH_TRY(pch_vx_fb_vector(t, 2, 4, 4, &n->kids, NULL));
+    PCH_TRY(pch_vx_fb_vector(t, 3, 2, 2, &n->bufs, NULL));
+    return PCH_OK;
+}
+
+static int node_buf(dstate *ds, const dnode *n, uint32_t i, const uint8_t **p, size_t *len,
+                    unsigned min_align)
+{
+    uint16_t bi;
+    if (i >= n->bufs.n) return BAD("vortex %s: buffer %u missing", pch_vx__enc_ids[n->enc], i);
+    bi = pch_load_le16(ds->v.buf + n->bufs.pos + 2 * (size_t)i);
+    if (bi >= ds->n_bufs) return BAD("vortex %s: buffer index %u past %u", pch_vx__enc_ids[n->enc], bi, ds->n_bufs);
+    if (((size_t)1 << ds->balign[bi]) < min_align)
+        return BAD("vortex %s: buffer declares alignment %u, needs %u (§12.1)", pch_vx__enc_ids[n->enc],
+                   1u << ds->balign[bi], min_align);
+    *p = ds->seg + ds->bpos[bi];
+    *len = ds->blen[bi];
+    return PCH_OK;
+}
+
+static int decode_child(dstate *ds, const dnode *n, uint32_t i, const pch_vx_dtype *dt,
+                        uint64_t len, pch_vx_array **out)
+{
+    pch_vx_fbt c;
+    int rc;
+    *out = NULL;
+    if (i >= n->kids.n) return BAD("vortex %s: child %u missing", pch_vx__enc_ids[n->enc], i);
+    PCH_TRY(pch_vx_fb_vec_table(&n->t, &n->kids, i, &c));
+    rc = decode(ds, &c, dt, len, out);
+    return rc;
+}
+
+/* Non-nullable Bool validity child → validity bitmap moved into a. */
+static int take_validity(dstate *ds, const dnode *n, uint32_t i, pch_vx_array *a)
+{
+    static const pch_vx_dtype vbool = { PCH_VX_BOOL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL };
+    pch_vx_array *v;
+    if (i >= n->kids.n) return PCH_OK;
+    if (!a->dtype->nullable) return BAD("vortex %s: validity child on a non-nullable array", pch_vx__enc_ids[n->enc]);
+    PCH_TRY(decode_child(ds, n, i, &vbool, a->len, &v));
+    pch_free(a->ctx, a->validity);
+    a->validity = v->data;
+    v->data = NULL;
+    pch_vx_array_free(v);
+    if (!a->validity) return NOMEM();
+    return PCH_OK;
+}
+
+static int meta_fields(dstate *ds, const dnode *n, uint64_t *vals, unsigned nvals)
+{
+    pch_rd r = pch_rd_make(n->meta, n->meta_len);
+    pch_vx_pbf f;
+    int rc;
+    memset(vals, 0, nvals * sizeof(uint64_t));
+    while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
+        if (f.field <= nvals && f.wt == 0) vals[f.field - 1] = f.v;
+    return rc;
+}
+
+static int is_int_ptype(uint64_t p) { return p <= PCH_VX_I64; }
+
+static pch_vx_dtype prim_dt(unsigned ptype, int nullable)
+{
+    pch_vx_dtype d;
+    memset(&d, 0, sizeof(d));
+    d.kind = PCH_VX_PRIMITIVE;
+    d.ptype = (uint8_t)ptype;
+    d.nullable = (uint8_t)nullable;
+    return d;
+}
+
+/* Integer child of any integer ptype → uint64 values (sign-extended for signed). */
+static int decode_ints(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, uint64_t len,
+                       uint64_t **vals_out, pch_vx_array **arr_out)
+{
+    pch_vx_dtype d = prim_dt(ptype, 0);
+    pch_vx_array *a;
+    uint64_t *v;
+    *vals_out = NULL;
+    if (!is_int_ptype(ptype)) return BAD("vortex %s: non-integer ptype %u for indices/offsets", pch_vx__enc_ids[n->enc], ptype);
+    PCH_TRY(decode_child(ds, n, i, &d, len, &a));
+    if (len > SIZE_MAX / 8 || !(v = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) { pch_vx_array_free(a); return NOMEM(); }
+    for (uint64_t k = 0; k < len; k++)
+        v[k] = pch_vx__is_signed(ptype) ? (uint64_t)pch_vx__load_int(a->data, ptype, k) : pch_vx__load_uint(a->data, ptype, k);
+    if (arr_out) *arr_out = a;
+    else pch_vx_array_free(a);
+    *vals_out = v;
+    return PCH_OK;
+}
+
+/* Array of `len` copies of a scalar (any dtype; non-null scalars for leaf types only). */
+static int from_scalar(dstate *ds, const pch_vx_dtype *dt, const pch_vx_scalar *s, uint64_t len,
+                       pch_vx_array **out)
+{
+    pch_vx_array *a = pch_vx__array_new(ds->ctx, dt, len, 0);
+    *out = NULL;
+    if (!a) return NOMEM();
+    if (s->kind == PCH_VX_SV_NULL) {
+        pch_vx_builder *b;
+        pch_vx_array_free(a);
+        if (!dt->nullable) return BAD("vortex constant: null scalar for a non-nullable dtype");
+        if (len > ((uint64_t)1 << 32)) return pch_error_set(ds->err, PCH_ELIMIT, "vortex constant: %" PRIu64 " rows", len);
+        PCH_TRY(pch_vx_builder_new(&b, ds->ctx, dt, ds->err));
+        for (uint64_t k = 0; k < len; k++)
+            if (pch_vx_builder_append_null(b, ds->err)) { pch_vx_builder_free(b); return ds->err ? ds->err->code : PCH_ENOMEM; }
+        int rc = pch_vx_builder_finish(b, out, ds->err);
+        pch_vx_builder_free(b);
+        return rc;
+    }
+    switch (dt->kind) {
+    case PCH_VX_BOOL:
+        if (s->kind != PCH_VX_SV_BOOL) goto mismatch;
+        if (pch_vx__array_alloc_data(a, (size_t)((len + 7) / 8))) goto oom;
+        if (s->u) memset(a->data, 0xff, a->data_len);
+        break;
+    case PCH_VX_PRIMITIVE: {
+        unsigned w = pch_vx_ptype_width(dt->ptype);
+        uint8_t t[8] = { 0 };
+        if (dt->ptype == PCH_VX_F32 && s->kind == PCH_VX_SV_F32) { float f = (float)s->f; memcpy(t, &f, 4); }
+        else if (dt->ptype == PCH_VX_F64 && s->kind == PCH_VX_SV_F64) memcpy(t, &s->f, 8);
+        else if (dt->ptype == PCH_VX_F16 && (s->kind == PCH_VX_SV_F16 || s->kind == PCH_VX_SV_U64) && s->u <= 0xffff) pch_store_le16(t, (uint16_t)s->u);
+        else if (pch_vx__is_signed(dt->ptype) && s->kind == PCH_VX_SV_I64) {
+            if (w < 8 && (s->i < -((int64_t)1 << (8 * w - 1)) || s->i >= ((int64_t)1 << (8 * w - 1)))) goto mismatch;
+            pch_store_le64(t, (uint64_t)s->i);
+        } else if (dt->ptype <= PCH_VX_U64 && s->kind == PCH_VX_SV_U64) {
+            if (w < 8 && (s->u >> (8 * w))) goto mismatch;
+            pch_store_le64(t, s->u);
+        } else goto mismatch;
+        if (len > SIZE_MAX / w || pch_vx__array_alloc_data(a, (size_t)len * w)) goto oom;
+        for (uint64_t k = 0; k < len; k++) memcpy(a->data + k * w, t, w);
+        break;
+    }
+    case PCH_VX_DECIMAL: {
+        unsigned w = pch_vx_decimal_width(dt->precision);
+        uint8_t t[32];
+        if (s->kind != PCH_VX_SV_BYTES || s->n == 0 || s->n > 32) goto mismatch;
+        memset(t, (s->p[s->n - 1] & 0x80) ? 0xff : 0, 32);
+        memcpy(t, s->p, s->n);
+        if (len > SIZE_MAX / w || pch_vx__array_alloc_data(a, (size_t)len * w)) goto oom;
+        for (uint64_t k = 0; k < len; k++) memcpy(a->data + k * w, t, w);
+        break;
+    }
+    case PCH_VX_UTF8: case PCH_VX_BINARY: {
+        size_t tot;
+        if (s->kind != (dt->kind == PCH_VX_UTF8 ? PCH_VX_SV_STR : PCH_VX_SV_BYTES)) goto mismatch;
+        if (dt->kind == PCH_VX_UTF8 && !pch_vx_utf8_valid(s->p, s->n)) { pch_vx_array_free(a); return BAD("vortex constant: invalid UTF-8"); }
+        if (len > ((uint64_t)1 << 32) || !pch_mul_size(&tot, (size_t)len, s->n)) goto oom;
+        if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, tot)) goto oom;
+        for (uint64_t k = 0; k < len; k++) {
+            if (s->n) memcpy(a->data + k * s->n, s->p, s->n);
+            a->offsets[k + 1] = (int64_t)((k + 1) * s->n);
+        }
+        break;
+    }
+    default:
+        pch_vx_array_free(a);
+        return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex constant: non-null scalar of a nested dtype");
+    }
+    *out = a;
+    return PCH_OK;
+mismatch:
+    pch_vx_array_free(a);
+    return BAD("vortex: scalar does not match dtype");
+oom:
+    pch_vx_array_free(a);
+    return NOMEM();
+}
+
+/* out = rows of `src` picked by idx (idx[k] < src->len checked by take). */
+static int gather(dstate *ds, const pch_vx_array *src, const uint64_t *idx, uint64_t n, pch_vx_array **out)
+{
+    return pch_vx__array_take(out, src, idx, n, ds->err);
+}
+
+static int check_offsets(dstate *ds, const char *what, const uint64_t *o, uint64_t len, uint64_t limit)
+{
+    for (uint64_t k = 0; k < len; k++)
+        if (o[k] > o[k + 1]) return BAD("vortex %s: offsets not sorted at %" PRIu64, what, k);
+    if (o[len] > limit) return BAD("vortex %s: offset %" PRIu64 " past %" PRIu64, what, o[len], limit);
+    return PCH_OK;
+}
+
+static int patches_meta(dstate *ds, const uint8_t *p, size_t n, uint64_t pm[6], int *has_chunks)
+{
+    pch_rd r = pch_rd_make(p, n);
+    pch_vx_pbf f;
+    int rc;
+    memset(pm, 0, 6 * sizeof(uint64_t));
+    *has_chunks = 0;
+    while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
+        if (f.field <= 6 && f.wt == 0) { pm[f.field - 1] = f.v; if (f.field == 4 || f.field == 5) *has_chunks = 1; }
+    return rc;
+}
+
+/* Apply patches (indices child ii, values child vi) onto base (same dtype). */
+static int apply_patches(dstate *ds, const dnode *n, uint32_t ii, uint32_t vi, const uint64_t pm[6],
+                         pch_vx_array **base)
+{
+    uint64_t np = pm[0], *idx = NULL, *map = NULL;
+    pch_vx_array *vals = NULL, *parts[2], *cat = NULL, *res = NULL;
+    int rc;
+    if (!is_int_ptype(pm[2])) return BAD("vortex patches: indices ptype %" PRIu64, pm[2]);
+    if (np > (*base)->len + (uint64_t)0) { if (np > (*base)->len) return BAD("vortex patches: %" PRIu64 " patches for %" PRIu64 " rows", np, (*base)->len); }
+    if ((rc = decode_ints(ds, n, ii, (unsigned)pm[2], np, &idx, NULL))) return rc;
+    if ((rc = decode_child(ds, n, vi, (*base)->dtype, np, &vals))) goto done;
+    if (!(map = pch_malloc(ds->ctx, (size_t)((*base)->len + 1) * 8))) { rc = NOMEM(); goto done; }
+    for (uint64_t k = 0; k < (*base)->len; k++) map[k] = np + k;
+    for (uint64_t k = 0; k < np; k++) {
+        uint64_t pos = idx[k] - pm[1];
+        if (idx[k] < pm[1] || pos >= (*base)->len || (k && idx[k] <= idx[k - 1])) { rc = BAD("vortex patches: index %" PRIu64 " out of range or unsorted", idx[k]); goto done; }
+        map[pos] = k;
+    }
+    parts[0] = vals;
+    parts[1] = *base;
+    if ((rc = pch_vx__array_concat(&cat, (*base)->dtype, ds->ctx, parts, 2, ds->err))) goto done;
+    if ((rc = gather(ds, cat, map, (*base)->len, &res))) goto done;
+    pch_vx_array_free(*base);
+    *base = res;
+done:
+    pch_free(ds->ctx, idx);
+    pch_free(ds->ctx, map);
+    pch_vx_array_free(vals);
+    pch_vx_array_free(cat);
+    return rc;
+}
+
+static int dec_varbin_common(dstate *ds, pch_vx_array *a, const uint64_t *o, const uint8_t *bytes, size_t blen)
+{
+    uint64_t base = o[0];
+    PCH_TRY(check_offsets(ds, "varbin", o, a->len, blen));
+    if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, (size_t)(o[a->len] - base))) return NOMEM();
+    for (uint64_t k = 0; k <= a->len; k++) a->offsets[k] = (int64_t)(o[k] - base);
+    if (a->data_len) memcpy(a->data, bytes + base, a->data_len);
+    return PCH_OK;
+}
+
+static int check_utf8(dstate *ds, const pch_vx_array *a)
+{
+    if (a->dtype->kind != PCH_VX_UTF8) return PCH_OK;
+    for (uint64_t k = 0; k < a->len; k++)
+        if (pch_vx_array_is_valid(a, k) &&
+            !pch_vx_utf8_valid(a->data + a->offsets[k], (size_t)(a->offsets[k + 1] - a->offsets[k])))
+            return BAD("vortex utf8: invalid UTF-8 at row %" PRIu64, k);
+    return PCH_OK;
+}
+
+static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
+                  pch_vx_array **out)
+{
+    dnode n;
+    pch_vx_array *a = NULL, *c = NULL;
+    uint64_t m[8], *o = NULL;
+    const uint8_t *bp;
+    size_t bl;
+    int rc = PCH_OK;
+    unsigned k = dt->kind;
+    *out = NULL;
+    PCH_TRY(dnode_load(ds, t, &n));
+    /* Generic dtype/encoding agreement. */
+    switch (n.enc) {
+    case PCH_VX_E_NULL: if (k != PCH_VX_NULL) goto dtype_bad; break;
+    case PCH_VX_E_BOOL: if (k != PCH_VX_BOOL) goto dtype_bad; break;
+    case PCH_VX_E_PRIMITIVE: case PCH_VX_E_SEQUENCE: if (k != PCH_VX_PRIMITIVE) goto dtype_bad; break;
+    case PCH_VX_E_FOR: case PCH_VX_E_BITPACKED: case PCH_VX_E_ZIGZAG:
+        if (!pch_vx__is_int(dt)) goto dtype_bad;
+        break;
+    case PCH_VX_E_DECIMAL: if (k != PCH_VX_DECIMAL) goto dtype_bad; break;
+    case PCH_VX_E_VARBIN: case PCH_VX_E_VARBINVIEW: if (k != PCH_VX_UTF8 && k != PCH_VX_BINARY) goto dtype_bad; break;
+    case PCH_VX_E_STRUCT: if (k != PCH_VX_STRUCT) goto dtype_bad; break;
+    case PCH_VX_E_LIST: if (k != PCH_VX_LIST) goto dtype_bad; break;
+    case PCH_VX_E_FSL: if (k != PCH_VX_FIXED_SIZE_LIST) goto dtype_bad; break;
+    case PCH_VX_E_EXT: if (k != PCH_VX_EXTENSION) goto dtype_bad; break;
+    case PCH_VX_E_ZSTD:
+        if (k != PCH_VX_PRIMITIVE && k != PCH_VX_UTF8 && k != PCH_VX_BINARY) goto dtype_bad;
+        break;
+    default: break;
+    }
+    if (k == PCH_VX_EXTENSION && n.enc != PCH_VX_E_EXT)
+        return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex: %s over an extension dtype", pch_vx__enc_ids[n.enc]);
+    switch (n.enc) {
+    case PCH_VX_E_NULL:
+        if (n.meta_len || n.bufs.n || n.kids.n) return BAD("vortex null: unexpected metadata/buffers/children");
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) return NOMEM();
+        break;
+    case PCH_VX_E_BOOL: {
+        PCH_TRY(meta_fields(ds, &n, m, 1));
+        if (m[0] >= 8) return BAD("vortex bool: bit offset %" PRIu64, m[0]);
+        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
+        if ((len + m[0] + 7) / 8 > bl) return BAD("vortex bool: %zu bytes for %" PRIu64 " rows", bl, len);
+        if (n.kids.n > 1 || n.bufs.n != 1) return BAD("vortex bool: bad children/buffers");
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)((len + 7) / 8))) goto oom;
+        for (uint64_t i = 0; i < len; i++) pch_vx__set_bit(a->data, i, pch_vx__bit(bp, i + m[0]));
+        if ((rc = take_validity(ds, &n, 0, a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_PRIMITIVE: case PCH_VX_E_DECIMAL: {
+        unsigned w = k == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(dt->ptype) : pch_vx_decimal_width(dt->precision);
+        unsigned vw = w;
+        if (n.enc == PCH_VX_E_DECIMAL) {
+            PCH_TRY(meta_fields(ds, &n, m, 1));
+            if (m[0] > 5) return BAD("vortex decimal: values_type %" PRIu64, m[0]);
+            vw = 1u << m[0];
+        } else if (n.meta_len) {
+            return BAD("vortex primitive: non-empty metadata");
+        }
+        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, vw > 16 ? 16 : vw));
+        if (n.bufs.n != 1 || n.kids.n > 1) return BAD("vortex %s: bad children/buffers", pch_vx__enc_ids[n.enc]);
+        if (len > SIZE_MAX / vw || bl != (size_t)len * vw)
+            return BAD("vortex %s: buffer of %zu bytes for %" PRIu64 " values of %u bytes", pch_vx__enc_ids[n.enc], bl, len, vw);
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * w)) goto oom;
+        if (vw == w) {
+            if (bl) memcpy(a->data, bp, bl);
+        } else {
+            for (uint64_t i = 0; i < len; i++) {
+                const uint8_t *src = bp + i * vw;
+                uint8_t fill = (src[vw - 1] & 0x80) ? 0xff : 0;
+                for (unsigned j = 0; j < w; j++) a->data[i * w + j] = j < vw ? src[j] : fill;
+                for (unsigned j = w; j < vw; j++)
+                    if (src[j] != ((src[w - 1] & 0x80) ? 0xff : 0)) { rc = BAD("vortex decimal: value wider than precision"); goto fail; }
+            }
+        }
+        if ((rc = take_validity(ds, &n, 0, a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_VARBIN: {
+        PCH_TRY(meta_fields(ds, &n, m, 1));
+        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
+        if (n.bufs.n != 1 || n.kids.n < 1 || n.kids.n > 2) return BAD("vortex varbin: bad children/buffers");
+        if (len == UINT64_MAX) return BAD("vortex varbin: length");
+        PCH_TRY(decode_ints(ds, &n, 0, (unsigned)m[0], len + 1, &o, NULL));
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) goto oom;
+        if ((rc = dec_varbin_common(ds, a, o, bp, bl))) goto fail;
+        if ((rc = take_validity(ds, &n, 1, a)) || (rc = check_utf8(ds, a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_VARBINVIEW: {
+        const uint8_t *views;
+        size_t vl, tot = 0;
+        uint32_t nd;
+        if (n.meta_len || n.bufs.n < 1 || n.kids.n > 1) return BAD("vortex varbinview: bad metadata/children/buffers");
+        nd = n.bufs.n - 1;
+        PCH_TRY(node_buf(ds, &n, nd, &views, &vl, 16));
+        if (len > SIZE_MAX / 16 || vl != (size_t)len * 16) return BAD("vortex varbinview: views buffer %zu bytes for %" PRIu64 " rows", vl, len);
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) goto oom;
+        if ((rc = take_validity(ds, &n, 0, a))) goto fail;
+        for (uint64_t i = 0; i < len; i++) tot += pch_load_le32(views + 16 * i);
+        if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, tot)) goto oom;
+        tot = 0;
+        for (uint64_t i = 0; i < len; i++) {
+            const uint8_t *v = views + 16 * i, *src;
+            uint32_t l = pch_load_le32(v);
+            int valid = pch_vx_array_is_valid(a, i);
+            if (l <= 12) {
+                src = v + 4;
+            } else {
+                uint32_t bi = pch_load_le32(v + 8), off = pch_load_le32(v + 12);
+                const uint8_t *db;
+                size_t dl;
+                if (bi >= nd) { if (!valid) { l = 0; src = v; goto put; } rc = BAD("vortex varbinview: buffer index %u past %u", bi, nd); goto fail; }
+                if ((rc = node_buf(ds, &n, bi, &db, &dl, 1))) goto fail;
+                if (off > dl || l > dl - off) { if (!valid) { l = 0; src = v; goto put; } rc = BAD("vortex varbinview: view out of range at row %" PRIu64, i); goto fail; }
+                src = db + off;
+                if (valid && memcmp(src, v + 4, 4) != 0) { rc = BAD("vortex varbinview: prefix mismatch at row %" PRIu64, i); goto fail; }
+            }
+        put:
+            if (l) memcpy(a->data + tot, src, l);
+            tot += l;
+            a->offsets[i + 1] = (int64_t)tot;
+        }
+        a->data_len = tot;
+        if ((rc = check_utf8(ds, a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_STRUCT: {
+        uint32_t nf = dt->n_fields, first;
+        if (n.meta_len || n.bufs.n) return BAD("vortex struct: unexpected metadata/buffers");
+        if (n.kids.n != nf && n.kids.n != nf + 1) return BAD("vortex struct: %u children for %u fields", n.kids.n, nf);
+        first = n.kids.n - nf;
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, nf))) goto oom;
+        if (first && (rc = take_validity(ds, &n, 0, a))) goto fail;
+        for (uint32_t i = 0; i < nf; i++)
+            if ((rc = decode_child(ds, &n, first + i, dt->fields[i], len, &a->children[i]))) goto fail;
+        break;
+    }
+    case PCH_VX_E_LIST: {
+        uint64_t base;
+        PCH_TRY(meta_fields(ds, &n, m, 2));
+        if (n.bufs.n || n.kids.n < 2 || n.kids.n > 3) return BAD("vortex list: bad children/buffers");
+        if (len == UINT64_MAX) return BAD("vortex list: length");
+        if ((rc = decode_child(ds, &n, 0, dt->elem, m[0], &c))) goto fail;
+        if ((rc = decode_ints(ds, &n, 1, (unsigned)m[1], len + 1, &o, NULL))) goto fail;
+        if ((rc = check_offsets(ds, "list", o, len, m[0]))) goto fail;
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 1)) || pch_vx__array_alloc_offsets(a)) goto oom;
+        base = o[0];
+        for (uint64_t i = 0; i <= len; i++) a->offsets[i] = (int64_t)(o[i] - base);
+        if (base != 0 || o[len] != m[0]) {
+            pch_vx_array *s;
+            if ((rc = pch_vx__array_slice(&s, c, base, o[len] - base, ds->err))) goto fail;
+            pch_vx_array_free(c);
+            c = s;
+        }
+        a->children[0] = c;
+        c = NULL;
+        if ((rc = take_validity(ds, &n, 2, a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_FSL: {
+        uint64_t total;
+        if (n.meta_len || n.bufs.n || n.kids.n < 1 || n.kids.n > 2) return BAD("vortex fixed_size_list: bad children");
+        if (!pch_mul_u64(&total, len, dt->fsl_size)) return BAD("vortex fixed_size_list: size overflow");
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 1))) goto oom;
+        if ((rc = decode_child(ds, &n, 0, dt->elem, total, &a->children[0]))) goto fail;
+        if ((rc = take_validity(ds, &n, 1, a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_EXT:
+        if (n.meta_len || n.bufs.n || n.kids.n != 1) return BAD("vortex ext: bad children");
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 1))) goto oom;
+        if ((rc = decode_child(ds, &n, 0, dt->elem, len, &a->children[0]))) goto fail;
+        break;
+    case PCH_VX_E_CHUNKED: {
+        pch_vx_array **parts = NULL;
+        uint32_t nc;
+        if (n.meta_len || n.bufs.n || n.kids.n < 1) return BAD("vortex chunked: bad children");
+        nc = n.kids.n - 1;
+        PCH_TRY(decode_ints(ds, &n, 0, PCH_VX_U64, (uint64_t)nc + 1, &o, NULL));
+        if (o[0] != 0 || o[nc] != len) { rc = BAD("vortex chunked: chunk offsets do not cover %" PRIu64 " rows", len); goto fail; }
+        if ((rc = check_offsets(ds, "chunked", o, nc, len))) goto fail;
+        if (!(parts = pch_calloc(ds->ctx, nc ? nc : 1, sizeof(*parts)))) goto oom;
+        for (uint32_t i = 0; i < nc && !rc; i++) rc = decode_child(ds, &n, i + 1, dt, o[i + 1] - o[i], &parts[i]);
+        if (!rc) rc = pch_vx__array_concat(&a, dt, ds->ctx, parts, nc, ds->err);
+        for (uint32_t i = 0; i < nc; i++) pch_vx_array_free(parts[i]);
+        pch_free(ds->ctx, parts);
+        if (rc) goto fail;
+        break;
+    }
+    case PCH_VX_E_CONSTANT: {
+        pch_vx_scalar s;
+        if (n.meta_len || n.kids.n || n.bufs.n != 1) return BAD("vortex constant: bad metadata/children/buffers");
+        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
+        PCH_TRY(pch_vx__scalar_decode(&s, bp, bl, ds->err));
+        PCH_TRY(from_scalar(ds, dt, &s, len, &a));
+        break;
+    }
+    case PCH_VX_E_DICT: {
+        int has_nc = 0;
+        uint64_t nullable_codes;
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        pch_vx_array *codes = NULL;
+        pch_vx_dtype cd;   /* codes->dtype points here: lives for the whole case */
+        memset(m, 0, sizeof m);
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
+            if (f.wt == 0 && f.field <= 4) { m[f.field - 1] = f.v; if (f.field == 3) has_nc = 1; }
+        if (rc < 0) return rc;
+        if (n.bufs.n || n.kids.n != 2) return BAD("vortex dict: bad children/buffers");
+        nullable_codes = has_nc ? m[2] : dt->nullable;
+        if (nullable_codes && !dt->nullable) return BAD("vortex dict: nullable codes for a non-nullable dtype");
+        if (!is_int_ptype(m[1])) return BAD("vortex dict: codes ptype %" PRIu64, m[1]);
+        cd = prim_dt((unsigned)m[1], (int)nullable_codes);
+        if ((rc = decode_child(ds, &n, 0, &cd, len, &codes))) goto fail;
+        if ((rc = decode_child(ds, &n, 1, dt, m[0], &c))) { pch_vx_array_free(codes); goto fail; }
+        if (!(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) { pch_vx_array_free(codes); goto oom; }
+        for (uint64_t i = 0; i < len; i++) {
+            int valid = pch_vx_array_is_valid(codes, i);
+            uint64_t code = pch_vx__is_signed((unsigned)m[1]) ? (uint64_t)pch_vx__load_int(codes->data, (unsigned)m[1], i)
+                                                              : pch_vx__load_uint(codes->data, (unsigned)m[1], i);
+            if (valid && code >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", code, m[0]); goto fail; }
+            o[i] = valid ? code : 0;
+            if (!valid && m[0] == 0) { pch_vx_array_free(codes); rc = pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex dict: null codes over empty values"); goto fail; }
+        }
+        if ((rc = gather(ds, c, o, len, &a))) { pch_vx_array_free(codes); goto fail; }
+        if (codes->validity) {
+            if (!a->validity && pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
+            for (uint64_t i = 0; i < len; i++)
+                if (!pch_vx__bit(codes->validity, i)) pch_vx__set_bit(a->validity, i, 0);
+        }
+        pch_vx_array_free(codes);
+        break;
+    }
+    case PCH_VX_E_FOR: {
+        pch_vx_scalar s;
+        uint64_t ref;
+        unsigned p = dt->ptype;
+        if (n.bufs.n || n.kids.n != 1) return BAD("vortex for: bad children/buffers");
+        PCH_TRY(pch_vx__scalar_decode(&s, n.meta, n.meta_len, ds->err));
+        if (s.kind == PCH_VX_SV_I64 && pch_vx__is_signed(p)) ref = (uint64_t)s.i;
+        else if (s.kind == PCH_VX_SV_U64 && !pch_vx__is_signed(p)) ref = s.u;
+        else return BAD("vortex for: reference scalar does not match %s", pch_vx_ptype_name(p));
+        PCH_TRY(decode_child(ds, &n, 0, dt, len, &a));
+        for (uint64_t i = 0; i < len; i++)
+            pch_vx__store_uint(a->data, p, i, pch_vx__load_uint(a->data, p, i) + ref);
+        break;
+    }
+    case PCH_VX_E_BITPACKED: {
+        unsigned p = dt->ptype, tb = 8 * pch_vx_ptype_width(p);
+        uint64_t *vals = NULL, nblocks, pm[6];
+        int has_patches = 0, has_chunks = 0;
+        uint32_t nkids_data = 0;
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        memset(m, 0, sizeof m);
+        memset(pm, 0, sizeof pm);
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+            if (f.field <= 2 && f.wt == 0) m[f.field - 1] = f.v;
+            if (f.field == 3 && f.wt == 2) {
+                has_patches = 1;
+                PCH_TRY(patches_meta(ds, f.p, f.n, pm, &has_chunks));
+            }
+        }
+        if (rc < 0) return rc;
+        if (m[0] > tb) return BAD("vortex bitpacked: bit width %" PRIu64 " above %u", m[0], tb);
+        if (m[1] >= 1024) return BAD("vortex bitpacked: offset %" PRIu64, m[1]);
+        if (has_chunks) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex bitpacked: chunked patches");
+        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
+        if (len > ((uint64_t)1 << 40)) return BAD("vortex bitpacked: length");
+        nblocks = (len + m[1] + 1023) / 1024;
+        if (bl != pch_vx__bp_bytes(len + m[1], (unsigned)m[0]))
+            return BAD("vortex bitpacked: packed buffer %zu bytes, want %zu", bl, pch_vx__bp_bytes(len + m[1], (unsigned)m[0]));
+        if (nblocks > SIZE_MAX / 8192 || !(vals = pch_malloc(ds->ctx, (size_t)(nblocks ? nblocks : 1) * 8192))) return NOMEM();
+        pch_vx__bp_unpack(vals, bp, nblocks, tb, (unsigned)m[0]);
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * (tb / 8))) { pch_free(ds->ctx, vals); goto oom; }
+        for (uint64_t i = 0; i < len; i++) pch_vx__store_uint(a->data, p, i, vals[i + m[1]]);
+        pch_free(ds->ctx, vals);
+        nkids_data = has_patches ? 2 : 0;
+        if (n.kids.n > nkids_data + 1) { rc = BAD("vortex bitpacked: %u children", n.kids.n); goto fail; }
+        if ((rc = take_validity(ds, &n, nkids_data, a))) goto fail;
+        if (has_patches && (rc = apply_patches(ds, &n, 0, 1, pm, &a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_ZIGZAG: {
+        unsigned p = dt->ptype, up = p >= PCH_VX_I8 ? p - 4 : p;
+        pch_vx_dtype ud = prim_dt(up, dt->nullable);
+        if (!pch_vx__is_signed(p)) return BAD("vortex zigzag: unsigned dtype");
+        if (n.meta_len || n.bufs.n || n.kids.n != 1) return BAD("vortex zigzag: bad children");
+        PCH_TRY(decode_child(ds, &n, 0, &ud, len, &a));
+        a->dtype = dt;
+        for (uint64_t i = 0; i < len; i++) {
+            uint64_t u = pch_vx__load_uint(a->data, up, i);
+            pch_vx__store_uint(a->data, p, i, (u >> 1) ^ (~(u & 1) + 1));
+        }
+        break;
+    }
+    case PCH_VX_E_SEQUENCE: {
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        pch_vx_scalar base, mul;
+        int hb = 0, hm = 0;
+        unsigned p = dt->ptype, w = pch_vx_ptype_width(p);
+        memset(&base, 0, sizeof base);
+        memset(&mul, 0, sizeof mul);
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+            if (f.field == 1 && f.wt == 2) { PCH_TRY(pch_vx__scalar_decode(&base, f.p, f.n, ds->err)); hb = 1; }
+            if (f.field == 2 && f.wt == 2) { PCH_TRY(pch_vx__scalar_decode(&mul, f.p, f.n, ds->err)); hm = 1; }
+        }
+        if (rc < 0) return rc;
+        if (!hb || !hm || !pch_vx__is_int(dt) || dt->nullable || n.kids.n || n.bufs.n) return BAD("vortex sequence: bad metadata");
+        if (len > ((uint64_t)1 << 32)) return pch_error_set(ds->err, PCH_ELIMIT, "vortex sequence: %" PRIu64 " rows", len);
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * w)) goto oom;
+        for (uint64_t i = 0; i < len; i++) {
+            uint64_t b0 = base.kind == PCH_VX_SV_I64 ? (uint64_t)base.i : base.u;
+            uint64_t m0 = mul.kind == PCH_VX_SV_I64 ? (uint64_t)mul.i : mul.u;
+            pch_vx__store_uint(a->data, p, i, b0 + i * m0);
+        }
+        break;
+    }
+    case PCH_VX_E_RUNEND: {
+        uint64_t *ends = NULL, *idx = NULL, run = 0;
+        PCH_TRY(meta_fields(ds, &n, m, 3));
+        if (n.bufs.n || n.kids.n != 2) return BAD("vortex runend: bad children");
+        if (m[0] > PCH_VX_U64) return BAD("vortex runend: ends must be unsigned");
+        if (m[1] > ((uint64_t)1 << 32) || len > ((uint64_t)1 << 36)) return pch_error_set(ds->err, PCH_ELIMIT, "vortex runend: size");
+        PCH_TRY(decode_ints(ds, &n, 0, (unsigned)m[0], m[1], &ends, NULL));
+        for (uint64_t i = 0; i < m[1]; i++)
+            if (i && ends[i] <= ends[i - 1]) { pch_free(ds->ctx, ends); return BAD("vortex runend: ends not strictly increasing"); }
+        if (len && (m[1] == 0 || ends[m[1] - 1] < m[2] + len)) { pch_free(ds->ctx, ends); return BAD("vortex runend: runs end before the array"); }
+        if ((rc = decode_child(ds, &n, 1, dt, m[1], &c)) || !(idx = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) {
+            pch_free(ds->ctx, ends);
+            if (!rc) goto oom;
+            goto fail;
+        }
+        for (uint64_t i = 0; i < len; i++) {
+            while (ends[run] <= m[2] + i) run++;
+            idx[i] = run;
+        }
+        rc = gather(ds, c, idx, len, &a);
+        pch_free(ds->ctx, ends);
+        pch_free(ds->ctx, idx);
+        if (rc) goto fail;
+        break;
+    }
+    case PCH_VX_E_SPARSE: {
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        pch_vx_scalar s;
+        uint64_t pm[6];
+        int has = 0, hc = 0;
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
+            if (f.field == 1 && f.wt == 2) { PCH_TRY(patches_meta(ds, f.p, f.n, pm, &hc)); has = 1; }
+        if (rc < 0) return rc;
+        if (!has || hc || n.kids.n != 2 || n.bufs.n != 1) return BAD("vortex sparse: bad metadata/children");
+        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
+        PCH_TRY(pch_vx__scalar_decode(&s, bp, bl, ds->err));
+        PCH_TRY(from_scalar(ds, dt, &s, len, &a));
+        if ((rc = apply_patches(ds, &n, 0, 1, pm, &a))) goto fail;
+        break;
+    }
+    case PCH_VX_E_ZSTD: {
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        uint64_t dict_size = 0, nframes = 0, total_vals = 0, valid_rows = 0;
+        pch_buf plain;
+        const uint8_t *dict = NULL;
+        size_t dict_len = 0;
+        pch_buf_init(&plain, ds->ctx);
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) goto oom;
+        if ((rc = take_validity(ds, &n, 0, a))) goto fail;
+        if (n.kids.n > 1) { rc = BAD("vortex zstd: %u children", n.kids.n); goto fail; }
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+            if (f.field == 1 && f.wt == 0) dict_size = f.v;
+            if (f.field == 2 && f.wt == 2) nframes++;
+        }
+        if (rc < 0) goto fail;
+        if (dict_size) { if ((rc = node_buf(ds, &n, 0, &dict, &dict_len, 1))) goto fail; }
+        if (n.bufs.n != nframes + (dict_size ? 1 : 0)) { rc = BAD("vortex zstd: %u buffers for %" PRIu64 " frames", n.bufs.n, nframes); goto fail; }
+        r = pch_rd_make(n.meta, n.meta_len);
+        {
+            uint32_t fi = dict_size ? 1 : 0;
+            ZSTD_DCtx *z = ZSTD_createDCtx();
+            if (!z) goto oom;
+            while (!rc && pch_vx__pb_next(&r, &f, ds->err) == 1) {
+                uint64_t fm[2] = { 0, 0 };
+                pch_rd fr;
+                pch_vx_pbf ff;
+                const uint8_t *fp;
+                size_t fl, got;
+                if (f.field != 2 || f.wt != 2) continue;
+                fr = pch_rd_make(f.p, f.n);
+                while (pch_vx__pb_next(&fr, &ff, ds->err) == 1)
+                    if (ff.field <= 2 && ff.wt == 0) fm[ff.field - 1] = ff.v;
+                if ((rc = node_buf(ds, &n, fi++, &fp, &fl, 1))) break;
+                if (fm[0] > ((uint64_t)1 << 31) || pch_buf_reserve(&plain, (size_t)fm[0])) { rc = pch_error_set(ds->err, PCH_ELIMIT, "vortex zstd: frame of %" PRIu64 " bytes", fm[0]); break; }
+                got = dict ? ZSTD_decompress_usingDict(z, plain.data + plain.len, (size_t)fm[0], fp, fl, dict, dict_len)
+                           : ZSTD_decompressDCtx(z, plain.data + plain.len, (size_t)fm[0], fp, fl);
+                if (ZSTD_isError(got) || got != fm[0]) { rc = BAD("vortex zstd: frame does not decompress to %" PRIu64 " bytes", fm[0]); break; }
+                plain.len += got;
+                total_vals += fm[1];
+            }
+            ZSTD_freeDCtx(z);
+        }
+        if (rc) { pch_buf_dispose(&plain); goto fail; }
+        for (uint64_t i = 0; i < len; i++) valid_rows += pch_vx_array_is_valid(a, i);
+        if (total_vals != valid_rows) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: %" PRIu64 " values for %" PRIu64 " valid rows", total_vals, valid_rows); goto fail; }
+        if (k == PCH_VX_PRIMITIVE) {
+            unsigned w = pch_vx_ptype_width(dt->ptype);
+            size_t j = 0;
+            if (plain.len != valid_rows * w) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: payload size"); goto fail; }
+            if (pch_vx__array_alloc_data(a, (size_t)len * w)) { pch_buf_dispose(&plain); goto oom; }
+            for (uint64_t i = 0; i < len; i++)
+                if (pch_vx_array_is_valid(a, i)) { memcpy(a->data + i * w, plain.data + j, w); j += w; }
+        } else {
+            pch_rd pr = pch_rd_make(plain.data, plain.len);
+            size_t tot = 0;
+            if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, plain.len)) { pch_buf_dispose(&plain); goto oom; }
+            for (uint64_t i = 0; i < len; i++) {
+                if (pch_vx_array_is_valid(a, i)) {
+                    uint32_t l;
+                    const uint8_t *sp;
+                    if (!pch_rd_le32(&pr, &l) || !pch_rd_bytes(&pr, l, &sp)) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: truncated string payload"); goto fail; }
+                    memcpy(a->data + tot, sp, l);
+                    tot += l;
+                }
+                a->offsets[i + 1] = (int64_t)tot;
+            }
+            if (pch_rd_left(&pr)) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: trailing payload bytes"); goto fail; }
+            a->data_len = tot;
+            if ((rc = check_utf8(ds, a))) { pch_buf_dispose(&plain); goto fail; }
+        }
+        pch_buf_dispose(&plain);
+        break;
+    }
+    default:
+        return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex: encoding %d not decodable", n.enc);
+    }
+    pch_free(ds->ctx, o);
+    pch_vx_array_free(c);
+    if (a->len != len) { pch_vx_array_free(a); return BAD("vortex: decoded length mismatch"); }
+    *out = a;
+    return PCH_OK;
+dtype_bad:
+    return BAD("vortex: encoding %s cannot produce this dtype (kind %u)", pch_vx__enc_ids[n.enc], k);
+oom:
+    rc = NOMEM();
+fail:
+    pch_free(ds->ctx, o);
+    pch_vx_array_free(c);
+    pch_vx_array_free(a);
+    return rc;
+}
+
+int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                        size_t seg_len, const pch_vx_dtype *dt, uint64_t len, pch_error *err)
+{
+    dstate ds;
+    pch_vx_fbt root, node;
+    pch_vx_fbvec bufs;
+    uint32_t fb_len;
+    size_t fb_start, pos = 0;
+    int rc;
+    *out = NULL;
+    memset(&ds, 0, sizeof(ds));
+    ds.dc = dc;
+    ds.ctx = dc->ctx;
+    ds.seg = seg;
+    ds.err = err;
+    if (seg_len < 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment: %zu bytes", seg_len);
+    fb_len = pch_load_le32(seg + seg_len - 4);
+    if (fb_len > seg_len - 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment: flatbuffer length %u past segment", fb_len);
+    fb_start = seg_len - 4 - fb_len;
+    PCH_TRY(pch_vx_fb_root(&root, &ds.v, seg + fb_start, fb_len, "array", err));
+    PCH_TRY(pch_vx_fb_table(&root, 0, 1, &node, NULL));
+    PCH_TRY(pch_vx_fb_vector(&root, 1, 8, 4, &bufs, NULL));
+    ds.n_bufs = bufs.n;
+    ds.bpos = pch_calloc(ds.ctx, bufs.n ? bufs.n : 1, sizeof(size_t));
+    ds.blen = pch_calloc(ds.ctx, bufs.n ? bufs.n : 1, sizeof(uint32_t));
+    ds.balign = pch_calloc(ds.ctx, bufs.n ? bufs.n : 1, 1);
+    if (!ds.bpos || !ds.blen || !ds.balign) { rc = pch_error_set(err, PCH_ENOMEM, "vortex decode: out of memory"); goto done; }
+    for (uint32_t i = 0; i < bufs.n; i++) {
+        const uint8_t *d = ds.v.buf + bufs.pos + 8 * (size_t)i;
+        uint16_t pad = pch_load_le16(d);
+        uint8_t ae = d[2], comp = d[3];
+        uint32_t l = pch_load_le32(d + 4);
+        if (comp != 0) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex array: buffer %u compression %u", i, comp); goto done; }
+        if (ae > 16) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex array: buffer %u alignment exponent %u", i, ae); goto done; }
+        if (pad > fb_start - pos || l > fb_start - pos - pad) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "vortex array: buffer %u runs past the flatbuffer", i);
+            goto done;
+        }
+        pos += pad;
+        ds.bpos[i] = pos;
+        ds.blen[i] = l;
+        ds.balign[i] = ae;
+        pos += l;
+    }
+    rc = decode(&ds, &node, dt, len, out);
+done:
+    pch_free(ds.ctx, ds.bpos);
+    pch_free(ds.ctx, ds.blen);
+    pch_free(ds.ctx, ds.balign);
+    return rc;
+}
+
+static int describe_node(const pch_vx_decode_ctx *dc, const pch_vx_fbt *t, pch_buf *out, pch_error *err)
+{
+    uint16_t e;
+    pch_vx_fbvec kids;
+    PCH_TRY(pch_vx_fb_u16(t, 0, 0, &e));
+    PCH_TRY(pch_vx_fb_vector(t, 2, 4, 4, &kids, NULL));
+    if (e >= dc->n_specs || dc->spec_map[e] < 0) pch_buf_printf(out, "?%u", e);
+    else pch_buf_append_str(out, pch_vx__enc_ids[dc->spec_map[e]]);
+    if (kids.n) {
+        pch_buf_putc(out, '(');
+        for (uint32_t i = 0; i < kids.n; i++) {
+            pch_vx_fbt c;
+            if (i) pch_buf_putc(out, ',');
+            PCH_TRY(pch_vx_fb_vec_table(t, &kids, i, &c));
+            PCH_TRY(describe_node(dc, &c, out, err));
+        }
+        pch_buf_putc(out, ')');
+    }
+    return out->oom ? PCH_ENOMEM : PCH_OK;
+}
+
+int pch_vx__describe_segment(pch_buf *out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                             size_t seg_len, pch_error *err)
+{
+    pch_vx_fbv v;
+    pch_vx_fbt root, node;
+    uint32_t fb_len;
+    if (seg_len < 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment: %zu bytes", seg_len);
+    fb_len = pch_load_le32(seg + seg_len - 4);
+    if (fb_len > seg_len - 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment: bad flatbuffer length");
+    PCH_TRY(pch_vx_fb_root(&root, &v, seg + seg_len - 4 - fb_len, fb_len, "array", err));
+    PCH_TRY(pch_vx_fb_table(&root, 0, 1, &node, NULL));
+    return describe_node(dc, &node, out, err);
+}

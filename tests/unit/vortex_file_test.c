@@ -1,0 +1,690 @@
+/* Vortex file writer/reader tests (vortex-format.md §1, §5, §6, §9.2, §10, §12): round-trip
+** properties over random schemas and data, the worked example of §9.2 as a golden file,
+** rejection of the pre-stable fixture and of corrupted files, the compressor's choices,
+** projection / row ranges / selections / zone-map pruning / coalesced reads. */
+#include "harness.h"
+
+#include <math.h>
+
+#include "vortex/vortex_int.h"
+
+#define DATA_DIR "tests/data/vortex/"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static uint64_t rndn(uint64_t n) { return n ? rnd() % n : 0; }
+
+/* ------------------------------------------------------------------ random schemas/data */
+
+static void gen_type(pch_buf *b, int depth)
+{
+    static const char *const leaves[] = { "bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
+                                          "f16", "f32", "f64", "utf8", "binary", "decimal(5,2)",
+                                          "decimal(18,0)", "decimal(38,4)", "null", "ext<\"vortex.date\",i32>" };
+    unsigned k = (unsigned)rndn(depth > 2 ? 19 : 24);
+    if (k < 19) {
+        pch_buf_append_str(b, leaves[k]);
+    } else if (k < 21) {
+        pch_buf_append_str(b, "list<");
+        gen_type(b, depth + 1);
+        pch_buf_append_str(b, ">");
+    } else if (k == 21) {
+        pch_buf_append_str(b, "fsl<");
+        gen_type(b, depth + 1);
+        pch_buf_printf(b, ",%u>", (unsigned)rndn(4));
+    } else {
+        unsigned n = (unsigned)rndn(4);
+        pch_buf_append_str(b, "struct<");
+        for (unsigned i = 0; i < n; i++) {
+            pch_buf_printf(b, "%sf%u:", i ? "," : "", i);
+            gen_type(b, depth + 1);
+        }
+        pch_buf_append_str(b, ">");
+    }
+    if (k != 17 && k != 18 && rndn(2)) pch_buf_putc(b, '?');
+}
+
+static int gen_value(pch_vx_builder *b, int mode, pch_error *err);
+
+static int gen_leaf(pch_vx_builder *b, const pch_vx_dtype *d, int mode, pch_error *err)
+{
+    switch (d->kind) {
+    case PCH_VX_BOOL: return pch_vx_builder_append_bool(b, (int)rndn(2), err);
+    case PCH_VX_PRIMITIVE: {
+        unsigned w = pch_vx_ptype_width(d->ptype);
+        uint64_t r = rnd();
+        if (mode == 1) r = 7;                      /* constant */
+        if (mode == 2) r = rndn(3);                /* low cardinality */
+        if (rndn(10) == 0) r = ~0ull;              /* extremes */
+        if (rndn(10) == 0) r = 0;
+        if (d->ptype >= PCH_VX_F16) {
+            double v = (double)(int64_t)r / 1e6;
+            if (rndn(20) == 0) v = -0.0;
+            if (rndn(30) == 0) v = d->ptype == PCH_VX_F16 ? 65504.0 : 1e300 * (d->ptype == PCH_VX_F64);
+            return pch_vx_builder_append_float(b, v, err);
+        }
+        if (pch_vx__is_signed(d->ptype)) {
+            int64_t v = (int64_t)r;
+            if (w < 8) v >>= (64 - 8 * w);
+            if (mode == 1) v = -5;
+            if (mode == 2) v = (int64_t)rndn(3) - 1;
+            return pch_vx_builder_append_int(b, v, err);
+        }
+        if (w < 8) r >>= (64 - 8 * w);
+        return pch_vx_builder_append_uint(b, r, err);
+    }
+    case PCH_VX_DECIMAL: {
+        uint8_t le[8];
+        int64_t v = (int64_t)rndn(20000) - 10000;
+        if (mode == 1) v = 42;
+        pch_store_le64(le, (uint64_t)v);
+        return pch_vx_builder_append_decimal(b, le, 8, err);
+    }
+    case PCH_VX_UTF8: case PCH_VX_BINARY: {
+        static const char *const words[] = { "", "a", "héllo", "😀 emoji", "a longer string beyond twelve bytes", "x\"y\\z\n" };
+        char tmp[64];
+        const char *s;
+        size_t n;
+        if (mode == 2 || mode == 1) s = words[mode == 1 ? 1 : rndn(3)];
+        else if (rndn(3) == 0) { snprintf(tmp, sizeof tmp, "row-%llu", (unsigned long long)rndn(1000)); s = tmp; }
+        else s = words[rndn(6)];
+        n = strlen(s);
+        if (d->kind == PCH_VX_BINARY && rndn(4) == 0) { tmp[0] = 0; tmp[1] = (char)0xff; s = tmp; n = 2; }
+        return pch_vx_builder_append_bytes(b, s, n, err);
+    }
+    default: return PCH_OK;
+    }
+}
+
+static int gen_value(pch_vx_builder *b, int mode, pch_error *err)
+{
+    const pch_vx_dtype *d = pch_vx_builder_dtype(b);
+    if (d->kind == PCH_VX_NULL || (d->nullable && mode != 1 && rndn(mode == 3 ? 10 : 5) != 0 && mode == 3) ||
+        (d->nullable && mode != 1 && mode != 3 && rndn(5) == 0))
+        return pch_vx_builder_append_null(b, err);
+    switch (d->kind) {
+    case PCH_VX_STRUCT:
+        for (uint32_t i = 0; i < d->n_fields; i++) PCH_TRY(gen_value(pch_vx_builder_child(b, i), mode, err));
+        return pch_vx_builder_append_valid(b, err);
+    case PCH_VX_LIST: {
+        unsigned n = (unsigned)rndn(4);
+        for (unsigned i = 0; i < n; i++) PCH_TRY(gen_value(pch_vx_builder_child(b, 0), mode, err));
+        return pch_vx_builder_append_valid(b, err);
+    }
+    case PCH_VX_FIXED_SIZE_LIST:
+        for (unsigned i = 0; i < d->fsl_size; i++) PCH_TRY(gen_value(pch_vx_builder_child(b, 0), mode, err));
+        return pch_vx_builder_append_valid(b, err);
+    case PCH_VX_EXTENSION:
+        PCH_TRY(gen_value(pch_vx_builder_child(b, 0), mode, err));
+        return pch_vx_builder_append_valid(b, err);
+    default:
+        return gen_leaf(b, d, mode, err);
+    }
+}
+
+static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, const pch_vx_write_options *o,
+                     pch_error *err, pch_vx_writer **wout)
+{
+    pch_vx_writer *w = NULL;
+    pch_vx_file *f = NULL;
+    pch_vx_array *back = NULL, *all = NULL;
+    pch_vx_dtype *bdt = NULL;
+    pch_bytes bytes;
+    int rc, eq;
+    if ((rc = pch_vx_writer_open(&w, NULL, dt, o, err))) return rc;
+    for (size_t i = 0; i < n; i++) if ((rc = pch_vx_writer_write(w, chunks[i], err))) goto done;
+    if ((rc = pch_vx_writer_finish(w, err))) goto done;
+    bytes = pch_vx_writer_bytes(w);
+    if (getenv("PCH_VX_DUMP_DIR")) {
+        /* tests/cli/vortex_cli.sh runs the flatc structure check over these files */
+        static int seq;
+        char path[512];
+        snprintf(path, sizeof path, "%s/rt_%03d.vortex", getenv("PCH_VX_DUMP_DIR"), seq++);
+        if ((rc = pch_file_publish(path, bytes.ptr, bytes.len, err))) goto done;
+    }
+    if ((rc = pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, err))) goto done;
+    if ((rc = pch_vx_file_check(f, err))) goto done;
+    if ((rc = pch_vx_file_scan(f, NULL, &back, &bdt, err))) goto done;
+    if ((rc = pch_vx__array_concat(&all, dt, NULL, chunks, n, err))) goto done;
+    /* compare field by field (the scan's dtype is a copy of the file's) */
+    eq = back->len == all->len && back->n_children == all->n_children;
+    for (uint32_t i = 0; eq && i < back->n_children; i++) {
+        pch_vx_array tmp = *all->children[i];
+        tmp.dtype = back->children[i]->dtype;
+        eq = pch_vx_dtype_equal(back->children[i]->dtype, all->children[i]->dtype) && pch_vx_array_equal(back->children[i], &tmp);
+        if (!eq) {
+            for (uint64_t r = 0; r < back->len; r++) {
+                pch_vx_text t1 = { 0 }, t2 = { 0 };
+                pch_vx_array_row_json(&t1, back->children[i], r);
+                pch_vx_array_row_json(&t2, &tmp, r);
+                if (strcmp(t1.ptr, t2.ptr)) { fprintf(stderr, "  field %u row %llu: got %s want %s\n", i, (unsigned long long)r, t1.ptr, t2.ptr); r = back->len; }
+                pch_vx_text_dispose(&t1);
+                pch_vx_text_dispose(&t2);
+            }
+        }
+    }
+    if (!eq) rc = pch_error_set(err, PCH_ECORRUPT, "round trip mismatch");
+done:
+    pch_vx_array_free(back);
+    pch_vx_dtype_free(bdt);
+    pch_vx_array_free(all);
+    pch_vx_file_free(f);
+    if (wout && !rc) *wout = w;
+    else pch_vx_writer_free(w);
+    return rc;
+}
+
+static void test_vortex_file__random_roundtrip(void)
+{
+    pch_error err;
+    for (int iter = 0; iter < 60; iter++) {
+        pch_buf sb;
+        pch_vx_dtype *dt = NULL;
+        pch_vx_builder *b = NULL;
+        pch_vx_array *chunks[4] = { NULL, NULL, NULL, NULL };
+        size_t nch = 1 + rndn(3);
+        unsigned nf = 1 + (unsigned)rndn(5);
+        pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+        pch_buf_init(&sb, NULL);
+        for (unsigned i = 0; i < nf; i++) {
+            pch_buf_printf(&sb, "%sc%u:", i ? "," : "", i);
+            gen_type(&sb, 0);
+        }
+        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, (const char *)sb.data, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+        for (size_t c = 0; c < nch; c++) {
+            uint64_t rows = rndn(4) == 0 ? rndn(3) : rndn(3000);
+            int mode = (int)rndn(4);
+            for (uint64_t r = 0; r < rows; r++) PCH_CHECK_OK(gen_value(b, mode, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_finish(b, &chunks[c], &err), &err);
+        }
+        o.compress = iter % 3 != 0;
+        o.zone_len = iter % 2 ? 1000 : 0;
+        o.dict_layout = iter % 4 == 1;
+        o.split_structs = iter % 5 != 0;
+        o.sample_rows = 256;
+        int rc = roundtrip(dt, chunks, nch, &o, &err, NULL);
+        PCH_CHECK_MSG(rc == 0, "iter %d schema %s: %s", iter, (const char *)sb.data, err.msg);
+        for (size_t c = 0; c < nch; c++) pch_vx_array_free(chunks[c]);
+        pch_vx_builder_free(b);
+        pch_vx_dtype_free(dt);
+        pch_buf_dispose(&sb);
+    }
+}
+
+static void test_vortex_file__nested_nulls_and_big_strings(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *chunk = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    char *big = malloc((size_t)5 << 20);
+    PCH_CHECK(big != NULL);
+    for (size_t i = 0; i < ((size_t)5 << 20); i++) big[i] = (char)('a' + i % 26);
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "k:i64,l:list<struct<s:utf8?,n:list<i32?>?>?>?,big:utf8", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    pch_vx_builder *k = pch_vx_builder_child(b, 0), *l = pch_vx_builder_child(b, 1), *bg = pch_vx_builder_child(b, 2);
+    pch_vx_builder *st = pch_vx_builder_child(l, 0), *s = pch_vx_builder_child(st, 0), *nl = pch_vx_builder_child(st, 1);
+    pch_vx_builder *ni = pch_vx_builder_child(nl, 0);
+    for (int r = 0; r < 40; r++) {
+        PCH_CHECK_OK(pch_vx_builder_append_int(k, r % 2 ? INT64_MIN : INT64_MAX, &err), &err);
+        switch (r % 5) {
+        case 0: PCH_CHECK_OK(pch_vx_builder_append_null(l, &err), &err); break;   /* null list */
+        case 1: PCH_CHECK_OK(pch_vx_builder_append_valid(l, &err), &err); break;  /* empty list */
+        case 2:                                                                   /* list of a null struct */
+            PCH_CHECK_OK(pch_vx_builder_append_null(st, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(l, &err), &err);
+            break;
+        default:
+            PCH_CHECK_OK(pch_vx_builder_append_bytes(s, "", 0, &err), &err);       /* empty string */
+            PCH_CHECK_OK(pch_vx_builder_append_null(ni, &err), &err);              /* null element */
+            PCH_CHECK_OK(pch_vx_builder_append_int(ni, INT32_MIN, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(nl, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(st, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_null(s, &err), &err);               /* null string */
+            PCH_CHECK_OK(pch_vx_builder_append_null(nl, &err), &err);              /* null inner list */
+            PCH_CHECK_OK(pch_vx_builder_append_valid(st, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(l, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_append_bytes(bg, big, r == 3 ? ((size_t)5 << 20) : (size_t)r, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &chunk, &err), &err);
+    for (int c = 0; c < 2; c++) {
+        o.compress = c;
+        PCH_CHECK_OK(roundtrip(dt, &chunk, 1, &o, &err, NULL), &err);
+    }
+    pch_vx_array_free(chunk);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+    free(big);
+}
+
+/* ------------------------------------------------------------------ §9.2 worked example */
+
+static int build_example(pch_vx_dtype **dt_out, pch_vx_array **out, pch_error *err)
+{
+    pch_vx_builder *b;
+    PCH_TRY(pch_vx_dtype_parse(dt_out, NULL, "id:i64,name:utf8?,items:list<struct<a:i32,b:utf8?>>?", err));
+    PCH_TRY(pch_vx_builder_new(&b, NULL, *dt_out, err));
+    pch_vx_builder *id = pch_vx_builder_child(b, 0), *nm = pch_vx_builder_child(b, 1), *it = pch_vx_builder_child(b, 2);
+    pch_vx_builder *st = pch_vx_builder_child(it, 0), *a = pch_vx_builder_child(st, 0), *bb = pch_vx_builder_child(st, 1);
+    for (int r = 0; r < 5; r++) {
+        pch_vx_builder_append_int(id, r + 1, err);
+        if (r == 2) pch_vx_builder_append_null(nm, err);
+        else pch_vx_builder_append_bytes(nm, r == 4 ? "" : "alice", r == 4 ? 0 : 5, err);
+        if (r == 1) pch_vx_builder_append_null(it, err);
+        else {
+            for (int e = 0; e < r; e++) {
+                pch_vx_builder_append_int(a, 10 * r + e, err);
+                if (e == 1) pch_vx_builder_append_null(bb, err);
+                else pch_vx_builder_append_bytes(bb, "x", 1, err);
+                pch_vx_builder_append_valid(st, err);
+            }
+            pch_vx_builder_append_valid(it, err);
+        }
+        PCH_TRY(pch_vx_builder_append_valid(b, err));
+    }
+    int rc = pch_vx_builder_finish(b, out, err);
+    pch_vx_builder_free(b);
+    return rc;
+}
+
+static void test_vortex_file__worked_example_golden(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_buf golden;
+    pch_bytes bytes;
+    o.compress = 0;
+    o.zone_len = 0;
+    o.dict_layout = 0;
+    PCH_CHECK_OK(build_example(&dt, &a, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_open(&w, NULL, dt, &o, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_write(w, a, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+    bytes = pch_vx_writer_bytes(w);
+    /* §0/§9.2: leading magic, trailer "01 00 <len> VTXF" */
+    PCH_CHECK(memcmp(bytes.ptr, "VTXF", 4) == 0);
+    PCH_CHECK(memcmp(bytes.ptr + bytes.len - 4, "VTXF", 4) == 0);
+    PCH_CHECK(bytes.ptr[bytes.len - 8] == 1 && bytes.ptr[bytes.len - 7] == 0);
+    /* §9.2 metadata bytes appear: varbin offsets I32 = 08 06, list = 08 <E> 10 06 (E = 10 elements) */
+    {
+        int found_list = 0;
+        for (size_t i = 0; i + 4 <= bytes.len; i++)
+            if (memcmp(bytes.ptr + i, "\x04\x00\x00\x00\x08\x09\x10\x06", 8) == 0) found_list = 1;
+        PCH_CHECK(found_list);
+    }
+    if (getenv("PCH_GOLDEN_UPDATE")) {
+        PCH_CHECK_OK(pch_file_publish(DATA_DIR "worked_example.vortex", bytes.ptr, bytes.len, &err), &err);
+    }
+    pch_buf_init(&golden, NULL);
+    PCH_CHECK_OK(pch_file_read_all(&golden, DATA_DIR "worked_example.vortex", 1 << 20, &err), &err);
+    PCH_CHECK_MSG(golden.len == bytes.len && memcmp(golden.data, bytes.ptr, bytes.len) == 0,
+                  "bytes differ from the golden file (%zu vs %zu bytes); PCH_GOLDEN_UPDATE=1 rewrites it", golden.len, bytes.len);
+    /* and the golden file reads back to the same rows */
+    {
+        pch_vx_file *f = NULL;
+        pch_vx_array *back = NULL;
+        pch_vx_dtype *bdt = NULL;
+        pch_vx_text t = { 0 };
+        PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, golden.data, golden.len, &err), &err);
+        PCH_CHECK_OK(pch_vx_file_scan(f, NULL, &back, &bdt, &err), &err);
+        PCH_CHECK(back->len == 5);
+        pch_vx_array_row_json(&t, back, 3);
+        PCH_CHECK_EQ_STR(t.ptr, "{\"id\":4,\"name\":\"alice\",\"items\":[{\"a\":30,\"b\":\"x\"},{\"a\":31,\"b\":null},{\"a\":32,\"b\":\"x\"}]}");
+        pch_vx_text_dispose(&t);
+        pch_vx_array_row_json(&t, back, 1);
+        PCH_CHECK_EQ_STR(t.ptr, "{\"id\":2,\"name\":\"alice\",\"items\":null}");
+        pch_vx_text_dispose(&t);
+        pch_vx_array_free(back);
+        pch_vx_dtype_free(bdt);
+        pch_vx_file_free(f);
+    }
+    pch_buf_dispose(&golden);
+    pch_vx_writer_free(w);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
+static void test_vortex_file__legacy_rejected(void)
+{
+    pch_error err;
+    pch_vx_file *f = NULL;
+    int rc = pch_vx_file_open(&f, NULL, DATA_DIR "legacy-pre036-example.vortex", &err);
+    PCH_CHECK(rc == PCH_EUNSUPPORTED);
+    PCH_CHECK(f == NULL);
+    PCH_CHECK(strstr(err.msg, "pre-0.36") != NULL);
+}
+
+/* Every truncation and many byte flips of a small file: errors, never crashes. */
+static void test_vortex_file__corruption(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_writer *w = NULL;
+    pch_bytes bytes;
+    uint8_t *copy;
+    int failures = 0;
+    PCH_CHECK_OK(build_example(&dt, &a, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_open(&w, NULL, dt, NULL, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_write(w, a, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+    bytes = pch_vx_writer_bytes(w);
+    copy = malloc(bytes.len);
+    for (size_t cut = 0; cut < bytes.len; cut += 7) {
+        pch_vx_file *f = NULL;
+        memcpy(copy, bytes.ptr, cut);
+        if (pch_vx_file_open_mem(&f, NULL, copy, cut, &err) == 0) failures++;
+        pch_vx_file_free(f);
+    }
+    PCH_CHECK_EQ_INT(failures, 0);
+    for (size_t pos = 0; pos < bytes.len; pos++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            pch_vx_file *f = NULL;
+            pch_vx_array *out = NULL;
+            pch_vx_dtype *odt = NULL;
+            memcpy(copy, bytes.ptr, bytes.len);
+            copy[pos] ^= (uint8_t)(1u << bit);
+            if (pch_vx_file_open_mem(&f, NULL, copy, bytes.len, &err) == 0) {
+                if (pch_vx_file_check(f, &err) == 0 && pch_vx_file_scan(f, NULL, &out, &odt, &err) == 0) {
+                    pch_vx_array_free(out);
+                    pch_vx_dtype_free(odt);
+                }
+            }
+            pch_vx_file_free(f);
+        }
+    }
+    free(copy);
+    pch_vx_writer_free(w);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
+/* ------------------------------------------------------------------ compressor choices */
+
+static void test_vortex_file__compressor_choices(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *chunk = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_lane_report rep;
+    static const char *const names[] = { "alpha", "beta", "gamma" };
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "c:i64,seq:i64,cat:utf8,sparse:i32?,runs:u16,f:f64,text:utf8", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (int r = 0; r < 20000; r++) {
+        char txt[64];
+        pch_vx_builder_append_int(pch_vx_builder_child(b, 0), 123456789, &err);
+        pch_vx_builder_append_int(pch_vx_builder_child(b, 1), 1000000 + (int64_t)rndn(4000), &err);
+        { const char *nmv = names[rndn(3)]; pch_vx_builder_append_bytes(pch_vx_builder_child(b, 2), nmv, strlen(nmv), &err); }
+        if (r % 100 == 0) pch_vx_builder_append_int(pch_vx_builder_child(b, 3), r, &err);
+        else pch_vx_builder_append_null(pch_vx_builder_child(b, 3), &err);
+        pch_vx_builder_append_uint(pch_vx_builder_child(b, 4), (uint64_t)(r / 1000) * 997, &err);
+        pch_vx_builder_append_float(pch_vx_builder_child(b, 5), sin(r) * 1000, &err);
+        snprintf(txt, sizeof txt, "the quick brown fox %d jumps over the lazy dog", r % 50);
+        pch_vx_builder_append_bytes(pch_vx_builder_child(b, 6), txt, strlen(txt), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &chunk, &err), &err);
+    o.dict_layout = 0;
+    PCH_CHECK_OK(roundtrip(dt, &chunk, 1, &o, &err, &w), &err);
+    PCH_CHECK(pch_vx_writer_n_lanes(w) == 7);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 0, &rep), &err);
+    PCH_CHECK_MSG(strstr(rep.encodings, "vortex.constant") == rep.encodings, "%s", rep.encodings);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 1, &rep), &err);
+    PCH_CHECK_MSG(strstr(rep.encodings, "fastlanes.for(fastlanes.bitpacked)") != NULL, "%s", rep.encodings);
+    PCH_CHECK(rep.stored_bytes < rep.logical_bytes / 3);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 2, &rep), &err);
+    PCH_CHECK_MSG(strncmp(rep.encodings, "vortex.dict", 11) == 0, "%s", rep.encodings);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 3, &rep), &err);
+    PCH_CHECK_MSG(strncmp(rep.encodings, "vortex.sparse", 13) == 0, "%s", rep.encodings);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 4, &rep), &err);
+    PCH_CHECK_MSG(strncmp(rep.encodings, "vortex.runend", 13) == 0, "%s", rep.encodings);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 6, &rep), &err);
+    PCH_CHECK_MSG(strncmp(rep.encodings, "vortex.dict", 11) == 0 || strncmp(rep.encodings, "vortex.zstd", 11) == 0, "%s", rep.encodings);
+    PCH_CHECK(rep.encode_seconds >= 0 && rep.rows == 20000 && rep.chunks == 1);
+    pch_vx_writer_free(w);
+    w = NULL;
+    /* with the dict layout the string lanes become vortex.dict layouts */
+    o.dict_layout = 1;
+    PCH_CHECK_OK(roundtrip(dt, &chunk, 1, &o, &err, &w), &err);
+    PCH_CHECK_OK(pch_vx_writer_lane(w, 2, &rep), &err);
+    PCH_CHECK_MSG(strstr(rep.encodings, "vortex.dict layout: 3 values") != NULL, "%s", rep.encodings);
+    pch_vx_writer_free(w);
+    pch_vx_array_free(chunk);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
+/* ------------------------------------------------------------------ reader features */
+
+static void test_vortex_file__scan_features(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL, *odt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *chunks[10], *out = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_file *f = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+    pch_vx_io_stats st;
+    pch_bytes bytes;
+    pch_vx_text t = { 0 };
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "x:i64,name:utf8,meta:struct<a:u32,b:utf8?>,opt:struct<c:i8>?", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (int c = 0; c < 10; c++) {
+        for (int r = 0; r < 1000; r++) {
+            int64_t x = c * 1000 + r;
+            char nm[32];
+            snprintf(nm, sizeof nm, "n%05lld", (long long)x);
+            pch_vx_builder_append_int(pch_vx_builder_child(b, 0), x, &err);
+            pch_vx_builder_append_bytes(pch_vx_builder_child(b, 1), nm, strlen(nm), &err);
+            pch_vx_builder *m = pch_vx_builder_child(b, 2);
+            pch_vx_builder_append_uint(pch_vx_builder_child(m, 0), (uint64_t)x * 2, &err);
+            if (x % 3) pch_vx_builder_append_bytes(pch_vx_builder_child(m, 1), "b", 1, &err);
+            else pch_vx_builder_append_null(pch_vx_builder_child(m, 1), &err);
+            pch_vx_builder_append_valid(m, &err);
+            pch_vx_builder *op = pch_vx_builder_child(b, 3);
+            if (x % 2) { pch_vx_builder_append_int(pch_vx_builder_child(op, 0), x % 100, &err); pch_vx_builder_append_valid(op, &err); }
+            else pch_vx_builder_append_null(op, &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &chunks[c], &err), &err);
+    }
+    o.zone_len = 500;
+    PCH_CHECK_OK(roundtrip(dt, chunks, 10, &o, &err, &w), &err);
+    bytes = pch_vx_writer_bytes(w);
+    PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
+    PCH_CHECK(pch_vx_file_row_count(f) == 10000);
+    /* narrow projection with a nested path, one row range */
+    {
+        static const char *const cols[] = { "meta.a", "opt.c" };
+        so.columns = cols;
+        so.n_columns = 2;
+        so.row_begin = 2500;
+        so.row_end = 2503;
+        pch_vx_file_reset_io_stats(f);
+        PCH_CHECK_OK(pch_vx_file_scan(f, &so, &out, &odt, &err), &err);
+        PCH_CHECK(out->len == 3 && odt->n_fields == 2);
+        pch_vx_array_row_json(&t, out, 0);
+        PCH_CHECK_EQ_STR(t.ptr, "{\"meta.a\":5000,\"opt.c\":null}");
+        pch_vx_text_dispose(&t);
+        pch_vx_array_row_json(&t, out, 1);
+        PCH_CHECK_EQ_STR(t.ptr, "{\"meta.a\":5002,\"opt.c\":1}");
+        pch_vx_text_dispose(&t);
+        pch_vx_file_io_stats(f, &st);
+        PCH_CHECK_MSG(st.segments_read == 2 && st.requests == 1, "segments %llu requests %llu",
+                      (unsigned long long)st.segments_read, (unsigned long long)st.requests);
+        pch_vx_array_free(out);
+        pch_vx_dtype_free(odt);
+        /* again: served from the segment cache */
+        pch_vx_file_reset_io_stats(f);
+        PCH_CHECK_OK(pch_vx_file_scan(f, &so, &out, &odt, &err), &err);
+        pch_vx_file_io_stats(f, &st);
+        PCH_CHECK(st.requests == 0 && st.cache_hits >= 2);
+        pch_vx_array_free(out);
+        pch_vx_dtype_free(odt);
+    }
+    /* selection */
+    {
+        static const uint64_t sel[] = { 0, 999, 1000, 9999 };
+        static const char *const cols[] = { "x" };
+        pch_vx_scan_options s2 = PCH_VX_SCAN_OPTIONS_INIT;
+        s2.columns = cols;
+        s2.n_columns = 1;
+        s2.selection = sel;
+        s2.n_selection = 4;
+        PCH_CHECK_OK(pch_vx_file_scan(f, &s2, &out, &odt, &err), &err);
+        PCH_CHECK(out->len == 4);
+        PCH_CHECK(pch_vx__load_int(out->children[0]->data, PCH_VX_I64, 3) == 9999);
+        pch_vx_array_free(out);
+        pch_vx_dtype_free(odt);
+    }
+    /* zone-map pruning: x >= 9700 touches one zone of 20 */
+    {
+        pch_vx_scan_options s3 = PCH_VX_SCAN_OPTIONS_INIT;
+        s3.filter_column = "x";
+        s3.filter_op = PCH_VX_CMP_GE;
+        s3.filter_kind = 0;
+        s3.filter_i = 9700;
+        pch_vx_file_set_cache_bytes(f, (size_t)64 << 20);
+        pch_vx_file_reset_io_stats(f);
+        PCH_CHECK_OK(pch_vx_file_scan(f, &s3, &out, &odt, &err), &err);
+        PCH_CHECK(out->len == 300);
+        pch_vx_file_io_stats(f, &st);
+        PCH_CHECK_MSG(st.zones_total == 20 && st.zones_pruned == 19, "zones %llu pruned %llu",
+                      (unsigned long long)st.zones_total, (unsigned long long)st.zones_pruned);
+        pch_vx_array_free(out);
+        pch_vx_dtype_free(odt);
+        /* strings: name < "n00100" → first zone only */
+        s3.filter_column = "name";
+        s3.filter_op = PCH_VX_CMP_LT;
+        s3.filter_kind = 3;
+        s3.filter_bytes = "n00100";
+        s3.filter_bytes_len = 6;
+        pch_vx_file_reset_io_stats(f);
+        PCH_CHECK_OK(pch_vx_file_scan(f, &s3, &out, &odt, &err), &err);
+        PCH_CHECK(out->len == 100);
+        pch_vx_file_io_stats(f, &st);
+        PCH_CHECK(st.zones_pruned == 19);
+        pch_vx_array_free(out);
+        pch_vx_dtype_free(odt);
+    }
+    /* bad column */
+    {
+        static const char *const cols[] = { "nope" };
+        pch_vx_scan_options s4 = PCH_VX_SCAN_OPTIONS_INIT;
+        s4.columns = cols;
+        s4.n_columns = 1;
+        PCH_CHECK(pch_vx_file_scan(f, &s4, &out, &odt, &err) == PCH_ENOTFOUND);
+    }
+    pch_vx_file_free(f);
+    pch_vx_writer_free(w);
+    for (int c = 0; c < 10; c++) pch_vx_array_free(chunks[c]);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
+/* ------------------------------------------------------------------ fault injection */
+
+typedef struct failing { long countdown; long calls; } failing;
+static void *f_alloc(void *payload, size_t n)
+{
+    failing *f = payload;
+    f->calls++;
+    if (f->countdown >= 0 && f->countdown-- == 0) return NULL;
+    return malloc(n);
+}
+static void *f_realloc(void *payload, void *p, size_t n)
+{
+    failing *f = payload;
+    f->calls++;
+    if (f->countdown >= 0 && f->countdown-- == 0) return NULL;
+    return realloc(p, n);
+}
+static void f_free(void *payload, void *p) { (void)payload; free(p); }
+
+/* Fail the N-th allocation, N = 0, 1, 2, ... until a full write + read succeeds: every
+** failure must be a clean error (ENOMEM), never a crash or leak (ASan). */
+static void test_vortex_file__alloc_failures(void)
+{
+    int succeeded = 0;
+    for (long n = 0; n < 20000 && !succeeded; n += (n < 2000 ? 1 : 7)) {
+        failing fs = { n, 0 };
+        pch_allocator al = { f_alloc, f_realloc, f_free, &fs };
+        pch_ctx *ctx = NULL;
+        pch_error err;
+        pch_vx_dtype *dt = NULL, *odt = NULL;
+        pch_vx_builder *b = NULL;
+        pch_vx_array *a = NULL, *out = NULL;
+        pch_vx_writer *w = NULL;
+        pch_vx_file *f = NULL;
+        pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+        int rc;
+        fs.countdown = -1;
+        PCH_CHECK_OK(pch_ctx_new(&ctx, &al, NULL, &err), &err);
+        fs.countdown = n;
+        o.zone_len = 2;
+        rc = pch_vx_dtype_parse(&dt, ctx, "id:i64,name:utf8?,tags:list<utf8>?,s:struct<x:f64>", &err);
+        if (!rc) rc = pch_vx_builder_new(&b, ctx, dt, &err);
+        for (int r = 0; !rc && r < 40; r++) {
+            pch_vx_builder *tg = pch_vx_builder_child(b, 2), *st = pch_vx_builder_child(b, 3);
+            rc = pch_vx_builder_append_int(pch_vx_builder_child(b, 0), r * 3, &err);
+            if (!rc) rc = r % 3 ? pch_vx_builder_append_bytes(pch_vx_builder_child(b, 1), "ab", 2, &err)
+                                : pch_vx_builder_append_null(pch_vx_builder_child(b, 1), &err);
+            if (!rc) rc = pch_vx_builder_append_bytes(pch_vx_builder_child(tg, 0), "t", 1, &err);
+            if (!rc) rc = pch_vx_builder_append_valid(tg, &err);
+            if (!rc) rc = pch_vx_builder_append_float(pch_vx_builder_child(st, 0), r / 4.0, &err);
+            if (!rc) rc = pch_vx_builder_append_valid(st, &err);
+            if (!rc) rc = pch_vx_builder_append_valid(b, &err);
+        }
+        if (!rc) rc = pch_vx_builder_finish(b, &a, &err);
+        if (!rc) rc = pch_vx_writer_open(&w, ctx, dt, &o, &err);
+        if (!rc) rc = pch_vx_writer_write(w, a, &err);
+        if (!rc) rc = pch_vx_writer_finish(w, &err);
+        if (!rc) { pch_bytes by = pch_vx_writer_bytes(w); rc = pch_vx_file_open_mem(&f, ctx, by.ptr, by.len, &err); }
+        if (!rc) rc = pch_vx_file_check(f, &err);
+        if (!rc) rc = pch_vx_file_scan(f, NULL, &out, &odt, &err);
+        if (!rc) { succeeded = 1; PCH_CHECK(out->len == 40); PCH_CHECK_MSG(n > 100, "succeeded after only %ld allocations", n); }
+        else PCH_CHECK_MSG(rc == PCH_ENOMEM || rc == PCH_ELIMIT, "allocation %ld: rc %d: %s", n, rc, err.msg);
+        pch_vx_array_free(out);
+        pch_vx_dtype_free(odt);
+        pch_vx_file_free(f);
+        pch_vx_writer_free(w);
+        pch_vx_array_free(a);
+        pch_vx_builder_free(b);
+        pch_vx_dtype_free(dt);
+        fs.countdown = -1;
+        pch_ctx_free(ctx);
+    }
+    PCH_CHECK(succeeded);
+}
+
+int main(int argc, char **argv)
+{
+    pch_test_init(argc, argv, "vortex_file_test");
+    PCH_RUN(test_vortex_file__worked_example_golden);
+    PCH_RUN(test_vortex_file__legacy_rejected);
+    PCH_RUN(test_vortex_file__random_roundtrip);
+    PCH_RUN(test_vortex_file__nested_nulls_and_big_strings);
+    PCH_RUN(test_vortex_file__compressor_choices);
+    PCH_RUN(test_vortex_file__scan_features);
+    PCH_RUN(test_vortex_file__corruption);
+    PCH_RUN(test_vortex_file__alloc_failures);
+    return pch_test_report();
+}

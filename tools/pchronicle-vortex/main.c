@@ -1,0 +1,51 @@
+/* pchronicle-vortex: the Vortex side's program (RFC-0006 §3.6: the pchronicle program links no
+** Vortex code). Subcommands: convert, dump, inspect, check. Exit codes: 0 success,
+** 1 failure (message on stderr), 2 usage error. */
+#include <stdlib.h>
+
+#include "vx_cli.h"
+
+static const char usage_text[] =
+    "usage: pchronicle-vortex <command> [options]\n"
+    "  convert --from LANCE_DATASET|FILE.jsonl --to FILE.vortex [--schema SCHEMA|@FILE]\n"
+    "          [--chunk-rows N] [--chunk-by COLUMN] [--zone-len N] [--no-compress]\n"
+    "          [--no-dict] [--report]\n"
+    "  dump FILE.vortex [--columns a,b.c] [--rows A..B]\n"
+    "  inspect FILE.vortex\n"
+    "  check FILE.vortex      decode every segment with full validation\n";
+
+int vx_fail(const char *what, const pch_error *err)
+{
+    fprintf(stderr, "pchronicle-vortex: %s: %s\n", what, err && err->msg[0] ? err->msg : "failed");
+    return VX_EXIT_FAIL;
+}
+
+int vx_usage(const char *msg)
+{
+    if (msg) fprintf(stderr, "pchronicle-vortex: %s\n", msg);
+    fputs(usage_text, stderr);
+    return VX_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    pch_ctx *ctx = NULL;
+    pch_error err;
+    int rc;
+    if (argc < 2) return vx_usage(NULL);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_text, stdout);
+        return VX_EXIT_OK;
+    }
+    if (pch_ctx_new(&ctx, NULL, NULL, &err) < 0) return vx_fail("context", &err);
+    if (strcmp(argv[1], "convert") == 0) rc = vx_cmd_convert(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "dump") == 0) rc = vx_cmd_dump(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "inspect") == 0) rc = vx_cmd_inspect(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "check") == 0) rc = vx_cmd_check(ctx, argc - 2, argv + 2);
+    else {
+        fprintf(stderr, "pchronicle-vortex: unknown command '%s'\n", argv[1]);
+        rc = vx_usage(NULL);
+    }
+    pch_ctx_free(ctx);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* Shared declarations of the pchronicle-vortex program (tools/pchronicle-vortex). Uses only
+** public headers (STYLE.md §1). */
+#ifndef PCH_VX_CLI_H
+#define PCH_VX_CLI_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pchronicle/ctx.h"
+#include "pchronicle/error.h"
+#include "pchronicle/json.h"
+#include "pchronicle-vortex/vortex.h"
+
+#define VX_TRY(expr) do { int vx_try_rc_ = (expr); if (vx_try_rc_ < 0) return vx_try_rc_; } while (0)
+
+#define VX_EXIT_OK 0
+#define VX_EXIT_FAIL 1
+#define VX_EXIT_USAGE 2
+
+int vx_cmd_convert(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_dump(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_inspect(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_check(pch_ctx *ctx, int argc, char **argv);
+
+/* Print "pchronicle-vortex: <what>: <msg>" and return VX_EXIT_FAIL. */
+int vx_fail(const char *what, const pch_error *err);
+int vx_usage(const char *msg);
+
+/* Append a JSON value (parsed from src) to a builder of any dtype: null → null, numbers by
+** column type, strings, {"base64":...} for binary, objects → structs (missing = null),
+** arrays → lists; a utf8 column receives non-string values as their JSON text. */
+int vx_json_append(pch_ctx *ctx, pch_vx_builder *b, const pch_json_value *v, const char *src,
+                   const char *path, pch_error *err);
+/* Infer a dtype (non-nullable struct of nullable columns) from JSON objects. */
+typedef struct vx_infer vx_infer;
+int vx_infer_new(vx_infer **out);
+int vx_infer_add(vx_infer *inf, const pch_json_value *obj);
+int vx_infer_schema(vx_infer *inf, char **schema_out);   /* malloc'd schema text */
+void vx_infer_free(vx_infer *inf);
+
+#endif
