@@ -151,6 +151,11 @@ install: all
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/pchronicle/*.h $(DESTDIR)$(PREFIX)/include/pchronicle/
+	install -d $(DESTDIR)$(PREFIX)/include/pchronicle-vortex
+	install -m 644 include/pchronicle-vortex/*.h $(DESTDIR)$(PREFIX)/include/pchronicle-vortex/
+	install -m 644 $(VX_LIB) $(DESTDIR)$(PREFIX)/lib/
+	$(if $(VX_CLI),install -m 755 $(VX_CLI) $(DESTDIR)$(PREFIX)/bin/pchronicle-vortex)
+	install -m 755 $(BUILD)/pchronicle_sqlite.so $(DESTDIR)$(PREFIX)/lib/
 
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz
