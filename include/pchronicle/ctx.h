@@ -41,7 +41,8 @@ PCH_API int pch_ctx_new(pch_ctx **out, const pch_allocator *alloc, const pch_lim
                         pch_error *err);
 PCH_API void pch_ctx_free(pch_ctx *ctx);
 
-/* Effective limits of ctx (defaults filled in). Borrowed; valid for the ctx's lifetime. */
+/* Effective limits of ctx (defaults filled in; ctx NULL gives the defaults). Borrowed;
+** valid for the ctx's lifetime. */
 PCH_API const pch_limits *pch_ctx_limits(const pch_ctx *ctx);
 
 /* Allocation through the context allocator. pch_malloc refuses sizes above max_alloc. */

@@ -39,7 +39,16 @@ void pch_ctx_free(pch_ctx *ctx)
     ctx->alloc.free(ctx->alloc.payload, ctx);
 }
 
-const pch_limits *pch_ctx_limits(const pch_ctx *ctx) { return &ctx->limits; }
+/* A NULL context means "libc allocator, default limits" everywhere (pch_malloc agrees). */
+static const pch_limits k_default_limits = {
+    PCH_DEFAULT_MAX_ALLOC, PCH_DEFAULT_MAX_PAGE_BYTES, PCH_DEFAULT_MAX_COLUMNS,
+    PCH_DEFAULT_MAX_JSON_DEPTH, PCH_DEFAULT_MAX_LINE_BYTES
+};
+
+const pch_limits *pch_ctx_limits(const pch_ctx *ctx)
+{
+    return ctx ? &ctx->limits : &k_default_limits;
+}
 
 void *pch_malloc(pch_ctx *ctx, size_t size)
 {

@@ -49,6 +49,7 @@ static void test_core__ctx_limits(void)
     PCH_CHECK(pch_calloc(ctx, SIZE_MAX / 2, 4) == NULL);
     pch_ctx_free(ctx);
     pch_ctx_free(NULL);
+    PCH_CHECK_EQ_INT(pch_ctx_limits(NULL)->max_columns, PCH_DEFAULT_MAX_COLUMNS);
 }
 
 static int fail_after;
