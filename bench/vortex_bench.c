@@ -1,6 +1,7 @@
 /* Read benchmark of bench/vortex.sh: scans a Vortex file (pchronicle-vortex API) and a Lance
 ** dataset (public Lance scanner) RUNS times, all columns and one narrow column, and prints
-** seconds per scan, MB/s over the stored bytes and rows/s. Not part of make test.
+** seconds per scan, rows and bytes fetched (bench/vortex.sh makes the table). Not part of
+** make test.
 **   vortex_bench FILE.vortex LANCE_DATASET NARROW_COLUMN [RUNS]                           */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,23 +59,17 @@ static int lance_scan(const char *path, long col, uint64_t *rows)
     return rc == PCH_ITEROVER ? 0 : (fprintf(stderr, "lance: %s\n", err.msg), -1);
 }
 
-static unsigned long long dir_bytes(const char *path)
-{
-    char cmd[4096];
-    unsigned long long n = 0;
-    snprintf(cmd, sizeof cmd, "du -sb '%s' | cut -f1", path);
-    FILE *p = popen(cmd, "r");
-    if (p) { if (fscanf(p, "%llu", &n) != 1) n = 0; pclose(p); }
-    return n;
-}
-
+/* One line per scan mode, tab-separated for bench/vortex.sh:
+**   <mode> <sec/scan> <rows> <bytes fetched>     mode = vortex_all vortex_one lance_all lance_one
+** A warm-up scan precedes the timed runs of each mode (page cache, lazy library set-up). */
 int main(int argc, char **argv)
 {
     int runs = argc > 4 ? atoi(argv[4]) : 3;
-    unsigned long long vbytes = dir_bytes(argv[1]), lbytes = dir_bytes(argv[2]), rd = 0;
+    unsigned long long rd = 0;
     uint64_t rows = 0;
     long lcol = -1;
     if (argc < 4) { fprintf(stderr, "usage: vortex_bench FILE.vortex LANCE_DATASET NARROW_COLUMN [RUNS]\n"); return 2; }
+    if (runs < 1) runs = 1;
     if (pch_ctx_new(&g_ctx, NULL, NULL, NULL) < 0) return 1;
     {
         pch_lance_dataset *ds = NULL;
@@ -83,20 +78,20 @@ int main(int argc, char **argv)
             lcol = pch_lance_schema_find(pch_lance_dataset_schema(ds), argv[3]);
             pch_lance_dataset_free(ds);
         }
+        if (lcol < 0) { fprintf(stderr, "lance: no column %s\n", argv[3]); return 1; }
     }
-    printf("%-28s %10s %10s %12s %14s\n", "read", "sec/scan", "MB/s", "rows/s", "bytes fetched");
     for (int narrow = 0; narrow < 2; narrow++) {
+        const char *col = narrow ? argv[3] : NULL;
+        if (vx_scan(argv[1], col, &rows, &rd) < 0) return 1;
         double t0 = now();
-        for (int r = 0; r < runs; r++) if (vx_scan(argv[1], narrow ? argv[3] : NULL, &rows, &rd) < 0) return 1;
-        double t = (now() - t0) / runs;
-        printf("%-28s %10.3f %10.1f %12.0f %14llu\n", narrow ? "vortex, one column" : "vortex, all columns", t,
-               (double)vbytes / 1e6 / t, (double)rows / t, rd);
+        for (int r = 0; r < runs; r++) if (vx_scan(argv[1], col, &rows, &rd) < 0) return 1;
+        printf("vortex_%s\t%.6f\t%llu\t%llu\n", narrow ? "one" : "all", (now() - t0) / runs,
+               (unsigned long long)rows, rd);
+        if (lance_scan(argv[2], narrow ? lcol : -1, &rows) < 0) return 1;
         t0 = now();
         for (int r = 0; r < runs; r++) if (lance_scan(argv[2], narrow ? lcol : -1, &rows) < 0) return 1;
-        t = (now() - t0) / runs;
-        printf("%-28s %10.3f %10.1f %12.0f %14s\n", narrow ? "our lance 2.1, one column" : "our lance 2.1, all columns", t,
-               (double)lbytes / 1e6 / t, (double)rows / t, "-");
+        printf("lance_%s\t%.6f\t%llu\t-\n", narrow ? "one" : "all", (now() - t0) / runs, (unsigned long long)rows);
     }
-    printf("MB/s = stored bytes of the whole file/dataset / seconds per scan\n");
+    pch_ctx_free(g_ctx);
     return 0;
 }

@@ -163,15 +163,29 @@ typedef struct pch_vx_writer pch_vx_writer;
 /* dt: the file dtype (copied). A non-nullable struct gives one lane per field. */
 PCH_API int pch_vx_writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt,
                                const pch_vx_write_options *opts, pch_error *err);
+/* Streaming writer: segments go to a staging file "<dir>/.<name>.tmp-<pid>-<rand>" beside
+** path as chunks complete (memory bounded by one chunk, a 1 MiB write buffer, the segment
+** map and the per-lane dictionary and zone-map state, not by the file size).
+** pch_vx_writer_finish writes the footer, fsyncs, renames the staging file over path (an
+** existing file is replaced) and fsyncs the directory; freeing the writer before a
+** successful finish removes the staging file, so nothing partial is published.
+** pch_vx_writer_bytes gives an empty view for such a writer. Errors: as open, PCH_EIO. */
+PCH_API int pch_vx_writer_open_path(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt,
+                                    const char *path, const pch_vx_write_options *opts,
+                                    pch_error *err);
 /* Append one chunk (rows of the file dtype). Chunk boundaries are exactly the calls: the
 ** writer never splits or merges them, so a caller can keep a trajectory within one chunk
 ** (RFC-0006 §7). An empty chunk is ignored. */
 PCH_API int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *err);
-/* Write the footer. Afterwards pch_vx_writer_bytes gives the whole file (borrowed, valid
-** until free) and pch_vx_writer_publish writes it atomically. */
+/* Write the footer. Afterwards (in-memory writer) pch_vx_writer_bytes gives the whole file
+** (borrowed, valid until free) and pch_vx_writer_publish writes it atomically. */
 PCH_API int pch_vx_writer_finish(pch_vx_writer *w, pch_error *err);
 PCH_API pch_bytes pch_vx_writer_bytes(const pch_vx_writer *w);
+/* In-memory writers: write the file atomically (staging name, fsync, rename, fsync the
+** directory). Streamed writers published at finish: PCH_OK for their own path, else EINVAL. */
 PCH_API int pch_vx_writer_publish(pch_vx_writer *w, const char *path, pch_error *err);
+/* Bytes written so far (the file size once finished). */
+PCH_API uint64_t pch_vx_writer_file_bytes(const pch_vx_writer *w);
 PCH_API size_t pch_vx_writer_n_lanes(const pch_vx_writer *w);
 PCH_API int pch_vx_writer_lane(const pch_vx_writer *w, size_t i, pch_vx_lane_report *out);
 PCH_API void pch_vx_writer_free(pch_vx_writer *w);

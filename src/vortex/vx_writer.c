@@ -6,10 +6,23 @@
 ** boundaries are exactly the caller's pch_vx_writer_write calls (RFC-0006 §7).
 ** Invariants: segments are appended in id order, each aligned to its max buffer alignment
 ** (≥ 8), so the segment map is sorted; footer regions are 8-aligned; only ids used are
-** listed; stats are written only when exact (min/max of strings truncated as §10 says). */
+** listed; stats are written only when exact (min/max of strings truncated as §10 says).
+**
+** Output: in memory (pch_vx_writer_open: the whole file in w->file until publish) or streamed
+** (pch_vx_writer_open_path: w->file is a write-behind buffer flushed to a staging file
+** "<dir>/.<name>.tmp-<pid>-<rand>" once it holds VX_FLUSH_BYTES, so memory stays bounded by
+** one chunk, the buffer, the segment map, dictionaries and zone tables; finish fsyncs the
+** staging file, renames it over the target and fsyncs the directory, STYLE.md §8). Offsets
+** and alignment padding are computed on the absolute file position, so both outputs are
+** byte-identical. A streamed writer freed before finish removes its staging file. */
 #include "vortex/vortex_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#define VX_FLUSH_BYTES ((size_t)1 << 20)
 
 enum { L_FLAT, L_STRUCT, L_CHUNKED, L_STATS, L_DICT, L_COUNT };
 static const char *const layout_ids[L_COUNT] = { "vortex.flat", "vortex.struct", "vortex.chunked",
@@ -65,7 +78,11 @@ struct pch_vx_writer {
     lane *lanes;
     size_t n_lanes;
     int root_struct;          /* root split into a struct layout */
-    pch_buf file;
+    pch_buf file;             /* whole file (memory) or write-behind buffer (streamed) */
+    uint64_t flushed;         /* streamed: bytes already written to fd before file.data */
+    int fd;                   /* streamed: staging file descriptor, else -1 */
+    char *path, *tmp;         /* streamed: target and staging paths */
+    int published;
     uint64_t *seg_off;
     uint32_t *seg_len;
     uint8_t *seg_align;
@@ -153,7 +170,9 @@ static int collect_lanes(pch_vx_writer *w, const pch_vx_dtype *d, const char *pr
     return PCH_OK;
 }
 
-int pch_vx_writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt,
+static int open_staging(pch_vx_writer *w, const char *path, pch_error *err);
+
+static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt, const char *path,
                        const pch_vx_write_options *opts, pch_error *err)
 {
     static const pch_vx_write_options defaults = PCH_VX_WRITE_OPTIONS_INIT;
@@ -165,10 +184,12 @@ int pch_vx_writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
         return pch_error_set(err, PCH_EINVAL, "vortex writer: options version %u", opts->version);
     if (!(w = pch_calloc(ctx, 1, sizeof(*w)))) return OOM();
     w->ctx = ctx;
+    w->fd = -1;
     w->opts = opts ? *opts : defaults;
     pch_buf_init(&w->file, ctx);
     pch_arena_init(&w->arena, ctx, 1 << 20);
     if ((rc = pch_vx_dtype_clone(&w->dt, dt, err))) goto fail;
+    if (path && (rc = open_staging(w, path, err))) goto fail;
     if (pch_buf_append(&w->file, PCH_VX_MAGIC, 4)) { rc = OOM(); goto fail; }
     w->root_struct = dt->kind == PCH_VX_STRUCT && !dt->nullable;
     if (w->root_struct) rc = collect_lanes(w, w->dt, NULL, steps, 0, err);
@@ -179,6 +200,20 @@ int pch_vx_writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
 fail:
     pch_vx_writer_free(w);
     return rc;
+}
+
+int pch_vx_writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt,
+                       const pch_vx_write_options *opts, pch_error *err)
+{
+    return writer_open(out, ctx, dt, NULL, opts, err);
+}
+
+int pch_vx_writer_open_path(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt,
+                            const char *path, const pch_vx_write_options *opts, pch_error *err)
+{
+    *out = NULL;
+    if (!path || !*path) return pch_error_set(err, PCH_EINVAL, "vortex writer: empty path");
+    return writer_open(out, ctx, dt, path, opts, err);
 }
 
 static void lane_dispose(pch_ctx *ctx, lane *l)
@@ -206,12 +241,102 @@ void pch_vx_writer_free(pch_vx_writer *w)
     for (size_t i = 0; i < w->n_lanes; i++) lane_dispose(w->ctx, &w->lanes[i]);
     pch_free(w->ctx, w->lanes);
     pch_vx_dtype_free(w->dt);
+    if (w->fd >= 0) close(w->fd);
+    if (w->tmp && !w->published) unlink(w->tmp);   /* nothing partial is published */
+    pch_free(w->ctx, w->tmp);
+    pch_free(w->ctx, w->path);
     pch_buf_dispose(&w->file);
     pch_free(w->ctx, w->seg_off);
     pch_free(w->ctx, w->seg_len);
     pch_free(w->ctx, w->seg_align);
     pch_arena_dispose(&w->arena);
     pch_free(w->ctx, w);
+}
+
+/* ------------------------------------------------------------------ output */
+
+/* Staging file beside the target (same directory, so the final rename is atomic). */
+static int open_staging(pch_vx_writer *w, const char *path, pch_error *err)
+{
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0, bl = strlen(base), pl = strlen(path), n;
+    uint32_t r;
+    if (!*base) return pch_error_set(err, PCH_EINVAL, "vortex writer: bad path %s", path);
+    PCH_TRY(pch_random_bytes(&r, sizeof r, err));
+    if (!(w->path = pch_malloc(w->ctx, pl + 1))) return OOM();
+    memcpy(w->path, path, pl + 1);
+    n = dl + bl + 64;
+    if (!(w->tmp = pch_malloc(w->ctx, n))) return OOM();
+    memcpy(w->tmp, path, dl);
+    snprintf(w->tmp + dl, n - dl, ".%s.tmp-%ld-%08x", base, (long)getpid(), r);
+    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        int e = errno;
+        pch_free(w->ctx, w->tmp);
+        w->tmp = NULL;
+        return pch_error_set_sys(err, PCH_EIO, e, "vortex writer: create staging file for %s", path);
+    }
+    return PCH_OK;
+}
+
+static uint64_t out_pos(const pch_vx_writer *w) { return w->flushed + w->file.len; }
+
+static int out_flush(pch_vx_writer *w, pch_error *err)
+{
+    const uint8_t *p = w->file.data;
+    size_t n = w->file.len;
+    if (w->fd < 0) return PCH_OK;
+    while (n) {
+        ssize_t k = write(w->fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: write %s", w->tmp);
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    w->flushed += w->file.len;
+    pch_buf_clear(&w->file);
+    return PCH_OK;
+}
+
+/* Pad the absolute position to `align` (a power of two) with zeros, then append. */
+static int out_write(pch_vx_writer *w, size_t align, const void *p, size_t n, pch_error *err)
+{
+    static const uint8_t zeros[64];
+    size_t pad = (size_t)((align - (out_pos(w) & (align - 1))) & (align - 1));
+    while (pad) {
+        size_t k = pad < sizeof zeros ? pad : sizeof zeros;
+        if (pch_buf_append(&w->file, zeros, k)) return OOM();
+        pad -= k;
+    }
+    if (n && pch_buf_append(&w->file, p, n)) return OOM();
+    if (w->fd >= 0 && w->file.len >= VX_FLUSH_BYTES) return out_flush(w, err);
+    return PCH_OK;
+}
+
+/* Streamed: flush, fsync, rename over the target, fsync the directory. */
+static int out_publish(pch_vx_writer *w, pch_error *err)
+{
+    char *dir;
+    const char *slash;
+    int rc;
+    PCH_TRY(out_flush(w, err));
+    if (fsync(w->fd) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: fsync %s", w->tmp);
+    rc = close(w->fd);
+    w->fd = -1;
+    if (rc != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: close %s", w->tmp);
+    if (rename(w->tmp, w->path) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: rename to %s", w->path);
+    w->published = 1;
+    slash = strrchr(w->path, '/');
+    if (!slash) return pch_fsync_dir(".", err);
+    if (slash == w->path) return pch_fsync_dir("/", err);
+    if (!(dir = pch_malloc(w->ctx, (size_t)(slash - w->path) + 1))) return OOM();
+    memcpy(dir, w->path, (size_t)(slash - w->path));
+    dir[slash - w->path] = 0;
+    rc = pch_fsync_dir(dir, err);
+    pch_free(w->ctx, dir);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ segments */
@@ -234,8 +359,8 @@ static int write_segment(pch_vx_writer *w, const pch_buf *seg, uint8_t align_exp
     }
     if (seg->len > 0xffffffffu) return pch_error_set(err, PCH_ELIMIT, "vortex writer: segment above 4 GiB");
     if (w->n_segs >= 0xffffffffu) return pch_error_set(err, PCH_ELIMIT, "vortex writer: too many segments");
-    if (pch_buf_pad(&w->file, (size_t)1 << align_exp, 0) || pch_buf_append(&w->file, seg->data, seg->len)) return OOM();
-    w->seg_off[w->n_segs] = w->file.len - seg->len;
+    PCH_TRY(out_write(w, (size_t)1 << align_exp, seg->data, seg->len, err));
+    w->seg_off[w->n_segs] = out_pos(w) - seg->len;
     w->seg_len[w->n_segs] = (uint32_t)seg->len;
     w->seg_align[w->n_segs] = align_exp;
     *id = (uint32_t)w->n_segs++;
@@ -536,7 +661,9 @@ int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *
                     dict_code(w, l, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), &c))
                     return OOM();
             }
-            if (l->dn * 4 > a->len + 4 || a->len < 64) {
+            /* no distinct value yet (all null): a dict layout would have empty values
+            ** under null codes, which readers refuse */
+            if (l->dn == 0 || l->dn * 4 > a->len + 4 || a->len < 64) {
                 l->dict = 0;
                 pch_free(w->ctx, l->dh_hash); l->dh_hash = NULL;
                 pch_free(w->ctx, l->dh_code); l->dh_code = NULL;
@@ -692,8 +819,8 @@ static int struct_layout(lctx *c, const pch_vx_dtype *d, uint32_t depth, size_t 
 
 static int region(pch_vx_writer *w, pch_bytes fb, uint64_t *off, uint32_t *len, pch_error *err)
 {
-    if (pch_buf_pad(&w->file, 8, 0) || pch_buf_append(&w->file, fb.ptr, fb.len)) return OOM();
-    *off = w->file.len - fb.len;
+    PCH_TRY(out_write(w, 8, fb.ptr, fb.len, err));
+    *off = out_pos(w) - fb.len;
     *len = (uint32_t)fb.len;
     return PCH_OK;
 }
@@ -787,10 +914,13 @@ int pch_vx_writer_finish(pch_vx_writer *w, pch_error *err)
         ps = pch_vx_fbb_end(&b);
         if ((rc = pch_vx_fbb_finish(&b, ps, &fb, err))) goto done;
         if (fb.len > PCH_VX_MAX_POSTSCRIPT) { rc = pch_error_set(err, PCH_ELIMIT, "vortex writer: postscript too large"); goto done; }
-        if (pch_buf_pad(&w->file, 8, 0) || pch_buf_append(&w->file, fb.ptr, fb.len) ||
-            pch_buf_put_le16(&w->file, PCH_VX_VERSION) || pch_buf_put_le16(&w->file, (uint16_t)fb.len) ||
-            pch_buf_append(&w->file, PCH_VX_MAGIC, 4)) { rc = OOM(); goto done; }
+        uint8_t tail[8];
+        pch_store_le16(tail, PCH_VX_VERSION);
+        pch_store_le16(tail + 2, (uint16_t)fb.len);
+        memcpy(tail + 4, PCH_VX_MAGIC, 4);
+        if ((rc = out_write(w, 8, fb.ptr, fb.len, err)) || (rc = out_write(w, 1, tail, 8, err))) goto done;
     }
+    if (w->fd >= 0 && (rc = out_publish(w, err))) goto done;
     w->finished = 1;
 done:
     pch_free(w->ctx, offs);
@@ -802,13 +932,20 @@ done:
 pch_bytes pch_vx_writer_bytes(const pch_vx_writer *w)
 {
     pch_bytes v = { NULL, 0 };
-    if (w->finished) { v.ptr = w->file.data; v.len = w->file.len; }
+    if (w->finished && !w->path) { v.ptr = w->file.data; v.len = w->file.len; }
     return v;
 }
+
+uint64_t pch_vx_writer_file_bytes(const pch_vx_writer *w) { return out_pos(w); }
 
 int pch_vx_writer_publish(pch_vx_writer *w, const char *path, pch_error *err)
 {
     if (!w->finished) return pch_error_set(err, PCH_EINVAL, "vortex writer: publish before finish");
+    if (w->path) {
+        /* streamed: already published by finish */
+        if (strcmp(path, w->path) == 0) return PCH_OK;
+        return pch_error_set(err, PCH_EINVAL, "vortex writer: streamed to %s, not %s", w->path, path);
+    }
     return pch_file_publish(path, w->file.data, w->file.len, err);
 }
 

@@ -4,7 +4,10 @@
 ** projection / row ranges / selections / zone-map pruning / coalesced reads. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "vortex/vortex_int.h"
 
@@ -128,6 +131,51 @@ static int gen_value(pch_vx_builder *b, int mode, pch_error *err)
     }
 }
 
+/* ------------------------------------------------------------------ streamed output */
+
+static char g_tmpdir[64];   /* scratch directory for streamed files (created in main) */
+
+static size_t dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t n = 0;
+    if (!d) return (size_t)-1;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+/* Write the chunks again through the streaming writer (staging file + rename) and require
+** byte-identical output to the in-memory writer, and no staging file left behind. */
+static int stream_same(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, const pch_vx_write_options *o,
+                       pch_bytes want, pch_error *err)
+{
+    char path[128];
+    pch_vx_writer *w = NULL;
+    pch_buf got;
+    int rc;
+    snprintf(path, sizeof path, "%s/stream.vortex", g_tmpdir);
+    pch_buf_init(&got, NULL);
+    if ((rc = pch_vx_writer_open_path(&w, NULL, dt, path, o, err))) return rc;
+    for (size_t i = 0; i < n && !rc; i++) rc = pch_vx_writer_write(w, chunks[i], err);
+    if (!rc && dir_entries(g_tmpdir) != 1) rc = pch_error_set(err, PCH_EIO, "streamed: no staging file while writing");
+    if (!rc && access(path, F_OK) == 0) rc = pch_error_set(err, PCH_EIO, "streamed: target visible before finish");
+    if (!rc) rc = pch_vx_writer_finish(w, err);
+    if (!rc && pch_vx_writer_bytes(w).len != 0) rc = pch_error_set(err, PCH_EINVAL, "streamed: bytes view not empty");
+    if (!rc && pch_vx_writer_file_bytes(w) != want.len) rc = pch_error_set(err, PCH_EIO, "streamed: size differs");
+    if (!rc) rc = pch_vx_writer_publish(w, path, err);   /* no-op for its own path */
+    if (!rc) rc = pch_file_read_all(&got, path, SIZE_MAX, err);
+    if (!rc && (got.len != want.len || memcmp(got.data, want.ptr, want.len) != 0))
+        rc = pch_error_set(err, PCH_ECORRUPT, "streamed output differs from the in-memory writer");
+    if (!rc && dir_entries(g_tmpdir) != 1) rc = pch_error_set(err, PCH_EIO, "streamed: staging file left behind");
+    pch_vx_writer_free(w);
+    pch_buf_dispose(&got);
+    unlink(path);
+    return rc;
+}
+
 static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, const pch_vx_write_options *o,
                      pch_error *err, pch_vx_writer **wout)
 {
@@ -148,6 +196,7 @@ static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, co
         snprintf(path, sizeof path, "%s/rt_%03d.vortex", getenv("PCH_VX_DUMP_DIR"), seq++);
         if ((rc = pch_file_publish(path, bytes.ptr, bytes.len, err))) goto done;
     }
+    if ((rc = stream_same(dt, chunks, n, o, bytes, err))) goto done;
     if ((rc = pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, err))) goto done;
     if ((rc = pch_vx_file_check(f, err))) goto done;
     if ((rc = pch_vx_file_scan(f, NULL, &back, &bdt, err))) goto done;
@@ -600,6 +649,85 @@ static void test_vortex_file__scan_features(void)
     pch_vx_dtype_free(dt);
 }
 
+/* Regression (found by tests/compat/vortex_convert.sh): an all-null utf8 lane with the dict
+** layout enabled must not become a vortex.dict layout with empty values under null codes. */
+static void test_vortex_file__all_null_dict_lane(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *chunks[2] = { NULL, NULL };
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "id:i64,s:utf8?,t:binary?", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (int c = 0; c < 2; c++) {
+        for (int r = 0; r < 300; r++) {
+            PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), r, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 1), &err), &err);
+            /* t: null in the first chunk, then a few values */
+            if (c == 0 || r % 50) PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 2), &err), &err);
+            else PCH_CHECK_OK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 2), "v", 1, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &chunks[c], &err), &err);
+    }
+    for (int k = 0; k < 4; k++) {
+        o.compress = k & 1;
+        o.zone_len = k & 2 ? 100 : 0;
+        PCH_CHECK_OK(roundtrip(dt, chunks, 2, &o, &err, NULL), &err);
+    }
+    pch_vx_array_free(chunks[0]);
+    pch_vx_array_free(chunks[1]);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
+/* Streaming writer: abandoned writes publish nothing, an existing target is replaced only at
+** finish, a missing directory fails at open, publish to another path is refused. */
+static void test_vortex_file__streamed_publish(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_file *f = NULL;
+    char path[128], bad[160];
+    pch_buf got;
+    pch_buf_init(&got, NULL);
+    snprintf(path, sizeof path, "%s/t.vortex", g_tmpdir);
+    snprintf(bad, sizeof bad, "%s/no/such/dir/t.vortex", g_tmpdir);
+    PCH_CHECK_OK(build_example(&dt, &a, &err), &err);
+    /* abandoned before finish: nothing published, no staging file left */
+    PCH_CHECK_OK(pch_vx_writer_open_path(&w, NULL, dt, path, NULL, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_write(w, a, &err), &err);
+    pch_vx_writer_free(w);
+    w = NULL;
+    PCH_CHECK(dir_entries(g_tmpdir) == 0);
+    /* an existing target stays untouched until finish, then is replaced */
+    PCH_CHECK_OK(pch_file_publish(path, "old", 3, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_open_path(&w, NULL, dt, path, NULL, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_write(w, a, &err), &err);
+    PCH_CHECK_OK(pch_file_read_all(&got, path, 1 << 20, &err), &err);
+    PCH_CHECK(got.len == 3);
+    PCH_CHECK(dir_entries(g_tmpdir) == 2);
+    PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+    PCH_CHECK(dir_entries(g_tmpdir) == 1);
+    PCH_CHECK(pch_vx_writer_publish(w, bad, &err) == PCH_EINVAL);
+    pch_vx_writer_free(w);
+    w = NULL;
+    PCH_CHECK_OK(pch_vx_file_open(&f, NULL, path, &err), &err);
+    PCH_CHECK_OK(pch_vx_file_check(f, &err), &err);
+    PCH_CHECK(pch_vx_file_row_count(f) == a->len);
+    pch_vx_file_free(f);
+    unlink(path);
+    /* missing directory: fails at open with EIO */
+    PCH_CHECK(pch_vx_writer_open_path(&w, NULL, dt, bad, NULL, &err) == PCH_EIO && w == NULL);
+    PCH_CHECK(pch_vx_writer_open_path(&w, NULL, dt, "", NULL, &err) == PCH_EINVAL && w == NULL);
+    pch_buf_dispose(&got);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
 /* ------------------------------------------------------------------ fault injection */
 
 typedef struct failing { long countdown; long calls; } failing;
@@ -678,6 +806,8 @@ static void test_vortex_file__alloc_failures(void)
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_file_test");
+    snprintf(g_tmpdir, sizeof g_tmpdir, "%s", "/tmp/pch-vx-test.XXXXXX");
+    if (!mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 1; }
     PCH_RUN(test_vortex_file__worked_example_golden);
     PCH_RUN(test_vortex_file__legacy_rejected);
     PCH_RUN(test_vortex_file__random_roundtrip);
@@ -686,5 +816,8 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__scan_features);
     PCH_RUN(test_vortex_file__corruption);
     PCH_RUN(test_vortex_file__alloc_failures);
+    PCH_RUN(test_vortex_file__streamed_publish);
+    PCH_RUN(test_vortex_file__all_null_dict_lane);
+    rmdir(g_tmpdir);
     return pch_test_report();
 }

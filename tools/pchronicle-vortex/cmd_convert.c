@@ -2,7 +2,10 @@
 ** through the public Lance scanner or the public JSON parser and writes one Vortex file.
 ** Chunking is decided here (the writer never splits a chunk): --chunk-rows N rows per chunk,
 ** and with --chunk-by COLUMN a chunk only ends where that column's value changes, so rows of
-** one trajectory never straddle chunks (RFC-0006 §7). Lance JSON columns become utf8 text. */
+** one trajectory never straddle chunks (RFC-0006 §7). Lance JSON columns become utf8 text.
+** Memory stays bounded: JSON lines are read one at a time, Lance through the scanner, and the
+** writer streams to a staging file beside --to that finish renames into place. --report
+** prints the compressor's per-lane report with the ratio logical/stored and a total. */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -20,6 +23,7 @@ typedef struct conv {
     char *last_key;
     size_t last_key_len;
     int have_key;
+    const char *to;         /* output path (streamed, published at finish) */
 } conv;
 
 static int flush(conv *c, pch_error *err)
@@ -77,34 +81,46 @@ static int read_file(const char *path, char **out, size_t *len)
     return 0;
 }
 
+/* Next line of f without its '\n' (getline buffer *line, capacity *cap); 0 at EOF. */
+static int next_line(FILE *f, char **line, size_t *cap, size_t *n)
+{
+    ssize_t k = getline(line, cap, f);
+    if (k < 0) return 0;
+    if (k > 0 && (*line)[k - 1] == '\n') k--;
+    *n = (size_t)k;
+    return 1;
+}
+
+/* JSON lines are read one at a time (the file is never held whole); without --schema a first
+** pass infers the schema, a second one appends rows. */
 static int from_jsonl(conv *c, const char *path, const char *schema, pch_vx_write_options *wo,
                       const char *chunk_by, pch_error *err)
 {
-    char *text = NULL, *inferred = NULL;
-    size_t len;
+    char *inferred = NULL, *l = NULL;
+    size_t cap = 0, n;
+    FILE *in = fopen(path, "rb");
     pch_json_parser *p = NULL;
     const pch_json_value *v;
     int rc = PCH_OK;
     size_t line_no = 0;
-    if (read_file(path, &text, &len) < 0) return pch_error_set_sys(err, PCH_EIO, errno, "read '%s'", path);
+    if (!in) return pch_error_set_sys(err, PCH_EIO, errno, "read '%s'", path);
     if ((rc = pch_json_parser_new(&p, c->ctx, NULL, err)) < 0) goto done;
     if (!schema) {
         vx_infer *inf = NULL;
         if (vx_infer_new(&inf) < 0) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
-        for (char *l = text; l < text + len && !rc;) {
-            char *e = memchr(l, '\n', (size_t)(text + len - l));
-            size_t n = e ? (size_t)(e - l) : (size_t)(text + len - l);
+        while (!rc && next_line(in, &l, &cap, &n)) {
             line_no++;
             if (n && !(n == 1 && l[0] == '\r')) {
                 if ((rc = pch_json_parser_parse(p, l, n, &v, err)) < 0) pch_error_prefix(err, "%s line %zu", path, line_no);
                 else if (vx_infer_add(inf, v) < 0) rc = pch_error_set(err, PCH_EINVAL, "%s line %zu: not a JSON object", path, line_no);
             }
-            l += n + 1;
         }
+        if (!rc && ferror(in)) rc = pch_error_set_sys(err, PCH_EIO, errno, "read '%s'", path);
         if (!rc && vx_infer_schema(inf, &inferred) < 0) rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         vx_infer_free(inf);
         if (rc) goto done;
         schema = inferred;
+        rewind(in);
     }
     if ((rc = pch_vx_dtype_parse(&c->dt, c->ctx, schema, err)) < 0) goto done;
     if (c->dt->kind != PCH_VX_STRUCT) { rc = pch_error_set(err, PCH_EINVAL, "schema must be a list of fields"); goto done; }
@@ -112,11 +128,9 @@ static int from_jsonl(conv *c, const char *path, const char *schema, pch_vx_writ
         for (uint32_t i = 0; i < c->dt->n_fields; i++) if (strcmp(c->dt->names[i], chunk_by) == 0) c->chunk_by = i;
         if (c->chunk_by < 0) { rc = pch_error_set(err, PCH_EINVAL, "--chunk-by: no column '%s'", chunk_by); goto done; }
     }
-    if ((rc = pch_vx_builder_new(&c->b, c->ctx, c->dt, err)) < 0 || (rc = pch_vx_writer_open(&c->w, c->ctx, c->dt, wo, err)) < 0) goto done;
+    if ((rc = pch_vx_builder_new(&c->b, c->ctx, c->dt, err)) < 0 || (rc = pch_vx_writer_open_path(&c->w, c->ctx, c->dt, c->to, wo, err)) < 0) goto done;
     line_no = 0;
-    for (char *l = text; l < text + len && !rc;) {
-        char *e = memchr(l, '\n', (size_t)(text + len - l));
-        size_t n = e ? (size_t)(e - l) : (size_t)(text + len - l);
+    while (!rc && next_line(in, &l, &cap, &n)) {
         line_no++;
         if (n && !(n == 1 && l[0] == '\r')) {
             if ((rc = pch_json_parser_parse(p, l, n, &v, err)) < 0) { pch_error_prefix(err, "%s line %zu", path, line_no); break; }
@@ -130,11 +144,12 @@ static int from_jsonl(conv *c, const char *path, const char *schema, pch_vx_writ
             }
             if (!rc && (rc = vx_json_append(c->ctx, c->b, v, l, "", err)) < 0) pch_error_prefix(err, "%s line %zu", path, line_no);
         }
-        l += n + 1;
     }
+    if (!rc && ferror(in)) rc = pch_error_set_sys(err, PCH_EIO, errno, "read '%s'", path);
 done:
     pch_json_parser_free(p);
-    free(text);
+    fclose(in);
+    free(l);
     free(inferred);
     return rc;
 }
@@ -213,7 +228,7 @@ static int from_lance(conv *c, const char *path, pch_vx_write_options *wo, const
         for (uint32_t i = 0; i < c->dt->n_fields; i++) if (strcmp(c->dt->names[i], chunk_by) == 0) c->chunk_by = i;
         if (c->chunk_by < 0) { rc = pch_error_set(err, PCH_EINVAL, "--chunk-by: no column '%s'", chunk_by); goto done; }
     }
-    if ((rc = pch_vx_builder_new(&c->b, c->ctx, c->dt, err)) < 0 || (rc = pch_vx_writer_open(&c->w, c->ctx, c->dt, wo, err)) < 0 ||
+    if ((rc = pch_vx_builder_new(&c->b, c->ctx, c->dt, err)) < 0 || (rc = pch_vx_writer_open_path(&c->w, c->ctx, c->dt, c->to, wo, err)) < 0 ||
         (rc = pch_lance_scanner_open(&sc, ds, NULL, 0, 8192, err)) < 0)
         goto done;
     while ((rc = pch_lance_scanner_next(sc, &batch, err)) == PCH_OK) {
@@ -270,6 +285,7 @@ int vx_cmd_convert(pch_ctx *ctx, int argc, char **argv)
         else return vx_usage("convert: unknown option");
     }
     if (!from || !to) return vx_usage("convert: --from and --to are required");
+    c.to = to;
     if (schema && schema[0] == '@') {
         size_t n;
         if (read_file(schema + 1, &schema_buf, &n) < 0) { fprintf(stderr, "pchronicle-vortex: convert: cannot read %s\n", schema + 1); return VX_EXIT_FAIL; }
@@ -284,18 +300,31 @@ int vx_cmd_convert(pch_ctx *ctx, int argc, char **argv)
         rc = vx_fail("convert", &err);
         goto done;
     }
-    if (flush(&c, &err) < 0 || pch_vx_writer_finish(c.w, &err) < 0 || pch_vx_writer_publish(c.w, to, &err) < 0) {
+    /* the writer streams to a staging file beside --to and publishes it at finish */
+    if (flush(&c, &err) < 0 || pch_vx_writer_finish(c.w, &err) < 0) {
         rc = vx_fail("convert", &err);
         goto done;
     }
     if (report) {
-        printf("%-32s %10s %12s %12s %9s  %s\n", "lane", "rows", "logical", "stored", "seconds", "encodings");
+        /* per-lane report of the sampling compressor (RFC-0006 §8.1): ratio = logical/stored */
+        uint64_t tl = 0, ts = 0, tr = 0;
+        double tsec = 0;
+        printf("%-32s %10s %7s %12s %12s %7s %9s  %s\n", "lane", "rows", "chunks", "logical", "stored", "ratio",
+               "seconds", "encodings");
         for (size_t i = 0; i < pch_vx_writer_n_lanes(c.w); i++) {
             pch_vx_lane_report r;
-            pch_vx_writer_lane(c.w, i, &r);
-            printf("%-32s %10llu %12llu %12llu %9.3f  %s\n", r.path, (unsigned long long)r.rows,
-                   (unsigned long long)r.logical_bytes, (unsigned long long)r.stored_bytes, r.encode_seconds, r.encodings);
+            if (pch_vx_writer_lane(c.w, i, &r) < 0) continue;
+            printf("%-32s %10llu %7llu %12llu %12llu %7.2f %9.3f  %s\n", r.path, (unsigned long long)r.rows,
+                   (unsigned long long)r.chunks, (unsigned long long)r.logical_bytes, (unsigned long long)r.stored_bytes,
+                   r.stored_bytes ? (double)r.logical_bytes / (double)r.stored_bytes : 0.0, r.encode_seconds, r.encodings);
+            tl += r.logical_bytes;
+            ts += r.stored_bytes;
+            tsec += r.encode_seconds;
+            if (r.rows > tr) tr = r.rows;
         }
+        printf("%-32s %10llu %7s %12llu %12llu %7.2f %9.3f  file %llu bytes\n", "total", (unsigned long long)tr, "-",
+               (unsigned long long)tl, (unsigned long long)ts, ts ? (double)tl / (double)ts : 0.0, tsec,
+               (unsigned long long)pch_vx_writer_file_bytes(c.w));
     }
     rc = VX_EXIT_OK;
 done:

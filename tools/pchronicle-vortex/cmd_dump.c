@@ -1,7 +1,9 @@
 /* pchronicle-vortex dump FILE [--columns a,b.c] [--rows A..B]: the JSON-lines row format of
-** `pchronicle lance dump`: a header {"num_rows":N,"schema":{"fields":[...]}} then one object
-** per row (int64/uint64 exact, floats shortest round-trip, binary {"base64":...}, null as
-** null). Rows are read in slices so memory stays bounded. */
+** `pchronicle lance dump`: a header {"num_rows":N,"schema":{"fields":[{"name","type",
+** "nullable","metadata":{}}...],"metadata":{}}} (the shape of the Lance header; Vortex has no
+** field metadata, and there is no dataset "version" since a Vortex file has no versions),
+** then one object per row (int64/uint64 exact, floats shortest round-trip, binary
+** {"base64":...}, null as null). Rows are read in slices so memory stays bounded. */
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -114,10 +116,10 @@ int vx_cmd_dump(pch_ctx *ctx, int argc, char **argv)
                 put_json_string(dt->names[i]);
                 printf(",\"type\":");
                 put_json_string(tn);
-                printf(",\"nullable\":%s}", dt->fields[i]->nullable ? "true" : "false");
+                printf(",\"nullable\":%s,\"metadata\":{}}", dt->fields[i]->nullable ? "true" : "false");
                 pch_free(ctx, owned);
             }
-            printf("]}}\n");
+            printf("],\"metadata\":{}}}\n");
             header = 1;
         }
         for (uint64_t r = 0; r < a->len; r++) {
