@@ -93,6 +93,7 @@ typedef struct pch_cj_column_info {
     char name[64];
     uint64_t value_bytes;    /* bytes of the column's values (logical, uncompressed) */
     uint64_t null_count;
+    uint64_t encoded_bytes;  /* bytes of the column's encoded pages on disk */
 } pch_cj_column_info;
 
 typedef struct pch_cj_info {

@@ -161,6 +161,13 @@ PCH_API const pch_lance_schema *pch_lance_dataset_schema(const pch_lance_dataset
 /* Data file storage version of the dataset: "2.0" or "2.1". */
 PCH_API const char *pch_lance_dataset_file_version(const pch_lance_dataset *ds);
 
+/* Encoded bytes on disk of schema field `field` (index into the schema): the sum of the
+** page buffer sizes recorded in the column metadata of every data file (alignment padding
+** and metadata excluded). Opens each data file's footer and metadata, decodes no values.
+** Errors: PCH_EINVAL (field out of range), PCH_EIO, PCH_ECORRUPT. */
+PCH_API int pch_lance_dataset_column_bytes(const pch_lance_dataset *ds, size_t field,
+                                           uint64_t *out, pch_error *err);
+
 typedef struct pch_lance_scanner pch_lance_scanner;
 
 /* Scan columns (indices into the schema; NULL/0 = all) over every fragment in order.

@@ -14,6 +14,9 @@
 #include "pchronicle/lance.h"
 
 #define CJ_WBUF ((size_t)1 << 20)
+/* Rows per scanner batch. The Lance reader keeps each decoded page across batches, so small
+** batches cost no extra decompression; they bound memory (batch rows x record size). */
+#define CJ_EXPORT_BATCH_ROWS 1024
 
 static int oom(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "out of memory"); }
 
@@ -265,7 +268,7 @@ int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
     if ((rc = pch_cj__stage_begin(&stage, ctx, out_dir, o->mode, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
     const char *stg = (const char *)stage.staging.data;
     size_t cols[4] = { 2, 3, lay.c_raw, lay.c_off };
-    if ((rc = pch_lance_scanner_open(&sc, ds, cols, 4, 32768, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
+    if ((rc = pch_lance_scanner_open(&sc, ds, cols, 4, CJ_EXPORT_BATCH_ROWS, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
     uint64_t row = 0;
     for (;;) {
         const pch_lance_batch *b = NULL;
@@ -416,8 +419,13 @@ int pch_cj_inspect(pch_ctx *ctx, const char *dataset, pch_cj_info *out, pch_erro
     out->columns = pch_calloc(ctx, s->n_fields, sizeof *out->columns);
     if (!out->columns) { rc = oom(err); goto done; }
     out->n_columns = s->n_fields;
-    for (size_t i = 0; i < s->n_fields; i++)
+    for (size_t i = 0; i < s->n_fields; i++) {
         snprintf(out->columns[i].name, sizeof out->columns[i].name, "%s", s->fields[i].name);
+        if ((rc = pch_lance_dataset_column_bytes(ds, i, &out->columns[i].encoded_bytes, err)) < 0) {
+            pch_error_prefix(err, "%s", dataset);
+            goto done;
+        }
+    }
     if ((rc = pch_lance_scanner_open(&sc, ds, NULL, 0, 0, err)) < 0) goto done;
     for (;;) {
         const pch_lance_batch *b = NULL;

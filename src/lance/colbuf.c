@@ -137,20 +137,69 @@ int pch_lance__colbuf_append_var(pch_lance_colbuf *cb, const void *p, size_t n, 
 int pch_lance__colbuf_append_rows(pch_lance_colbuf *dst, const pch_lance_colbuf *src,
                                   size_t start, size_t n)
 {
-    size_t w = pch_lance__type_bytes(dst->type), i;
+    size_t w = pch_lance__type_bytes(dst->type), i, vlen = dst->values.len, olen, dlen;
+    size_t vdlen = dst->validity.len;
+    bool had_nulls = dst->has_nulls;
+    int rc = PCH_OK;
     if (src->type != dst->type || start > src->n_rows || n > src->n_rows - start)
         return PCH_EINVAL;
-    for (i = start; i < start + n; i++) {
-        bool valid = !src->has_nulls || src->validity.data[i];
-        int rc;
-        if (w) {
-            rc = pch_lance__colbuf_append_fixed(dst, src->values.data + i * w, valid);
-        } else {
-            uint64_t a = pch_load_le64(src->offsets.data + i * 8);
-            uint64_t b = pch_load_le64(src->offsets.data + (i + 1) * 8);
-            rc = pch_lance__colbuf_append_var(dst, b > a ? src->data.data + a : NULL, (size_t)(b - a), valid);
+    if (n == 0) return PCH_OK;
+    /* bulk: values (or offsets rebased + bytes), then validity */
+    if (w) {
+        rc = pch_buf_append(&dst->values, src->values.data + start * w, n * w);
+    } else {
+        uint64_t a, b, base;
+        PCH_TRY(colbuf_ensure_first_offset(dst));
+        olen = dst->offsets.len;
+        dlen = dst->data.len;
+        a = pch_load_le64(src->offsets.data + start * 8);
+        b = pch_load_le64(src->offsets.data + (start + n) * 8);
+        base = dst->data.len;
+        rc = pch_buf_append(&dst->data, b > a ? src->data.data + a : NULL, (size_t)(b - a));
+        if (rc == PCH_OK) rc = pch_buf_reserve(&dst->offsets, n * 8);
+        if (rc != PCH_OK) {
+            dst->data.len = dlen;
+            return rc;
         }
-        if (rc != PCH_OK) return rc;
+        for (i = 1; i <= n; i++) {
+            uint64_t o = pch_load_le64(src->offsets.data + (start + i) * 8);
+            pch_store_le64(dst->offsets.data + olen + (i - 1) * 8, o - a + base);
+        }
+        dst->offsets.len = olen + n * 8;
+        dst->offsets.data[dst->offsets.len] = 0;
     }
+    if (rc == PCH_OK && (src->has_nulls || dst->has_nulls)) {
+        if (!dst->has_nulls) {
+            pch_buf_clear(&dst->validity);
+            rc = pch_buf_reserve(&dst->validity, dst->n_rows + n);
+            if (rc == PCH_OK) {
+                memset(dst->validity.data, 1, dst->n_rows);
+                dst->validity.len = dst->n_rows;
+                dst->has_nulls = true;
+            }
+        }
+        if (rc == PCH_OK) {
+            if (src->has_nulls) {
+                rc = pch_buf_append(&dst->validity, src->validity.data + start, n);
+            } else if ((rc = pch_buf_reserve(&dst->validity, n)) == PCH_OK) {
+                memset(dst->validity.data + dst->validity.len, 1, n);
+                dst->validity.len += n;
+                dst->validity.data[dst->validity.len] = 0;
+            }
+        }
+    }
+    if (rc != PCH_OK) {
+        if (w) {
+            dst->values.len = vlen;
+        } else {
+            dst->offsets.len -= n * 8;
+            dst->data.len -= (size_t)(pch_load_le64(src->offsets.data + (start + n) * 8) -
+                                      pch_load_le64(src->offsets.data + start * 8));
+        }
+        dst->has_nulls = had_nulls;
+        dst->validity.len = had_nulls ? vdlen : 0;
+        return rc;
+    }
+    dst->n_rows += n;
     return PCH_OK;
 }

@@ -613,6 +613,30 @@ fail:
     return rc;
 }
 
+int pch_lance_dataset_column_bytes(const pch_lance_dataset *ds, size_t field, uint64_t *out,
+                                   pch_error *err)
+{
+    uint64_t sum = 0;
+    PCH_ASSERT_ARG(ds && out);
+    *out = 0;
+    if (field >= ds->m->schema->n_fields)
+        return pch_error_set(err, PCH_EINVAL, "field index %zu out of range", field);
+    for (size_t i = 0; i < ds->m->n_fragments; i++) {
+        const pch_lance_fragment *fr = &ds->m->fragments[i];
+        const frag_map *mp = &ds->maps[i];
+        pch_lance_file *f;
+        if (fr->n_files == 0) continue;
+        PCH_TRY(open_file(&f, ds, &fr->files[mp->file_of[field]], err));
+        if (!pch_add_u64(&sum, sum, pch_lance__file_column_bytes(f, mp->col_of[field]))) {
+            pch_lance__file_free(f);
+            return pch_error_set(err, PCH_ECORRUPT, "%s: column bytes overflow", ds->path);
+        }
+        pch_lance__file_free(f);
+    }
+    *out = sum;
+    return PCH_OK;
+}
+
 /* ======================================================================= scanner */
 
 struct pch_lance_scanner {

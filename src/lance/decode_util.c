@@ -298,6 +298,34 @@ int pch_lance__emit(pch_lance_colbuf *out, const pch_lvals *v, const uint8_t *va
                              src->bits, pch_lance_type_name(out->type));
     if (dict && (v->bits == 0 || v->bits == 1))
         return pch_error_set(err, PCH_ECORRUPT, "%s: dictionary indices are not integers", where);
+    if (!dict && !validity && v->n > 0) {
+        /* all valid, no dictionary: one bulk copy instead of per-row appends */
+        pch_lance_colbuf tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.type = out->type;
+        tmp.n_rows = v->n;
+        if (w) {
+            if (v->fixed.len < v->n * w)
+                return pch_error_set(err, PCH_ECORRUPT, "%s: %zu value bytes for %zu values", where,
+                                     v->fixed.len, v->n);
+            tmp.values = v->fixed;
+        } else {
+            uint64_t prev = 0;
+            if (v->offs.len < (v->n + 1) * 8)
+                return pch_error_set(err, PCH_ECORRUPT, "%s: missing offsets", where);
+            for (i = 0; i <= v->n; i++) {                 /* monotone and inside data */
+                uint64_t o = pch_load_le64(v->offs.data + 8 * i);
+                if (o < prev || o > v->data.len)
+                    return pch_error_set(err, PCH_ECORRUPT, "%s: offsets out of order", where);
+                prev = o;
+            }
+            tmp.offsets = v->offs;
+            tmp.data = v->data;
+        }
+        rc = pch_lance__colbuf_append_rows(out, &tmp, 0, v->n);
+        if (rc != PCH_OK) return pch_error_set(err, rc, "%s: out of memory", where);
+        return PCH_OK;
+    }
     for (i = 0; i < v->n && rc == PCH_OK; i++) {
         bool valid = !validity || validity[i];
         size_t k = i;

@@ -2,6 +2,10 @@
 **
 **   fixed width (ints, floats, bool)  → MiniBlockLayout, value Flat(bits) (bool: Flat(1),
 **                                       bit-packed LSB first, one byte-aligned run per chunk)
+**   variable width, zstd on            → MiniBlockLayout, General{ZSTD}{Variable}, chunks of
+**                                       up to 1 MiB raw whose compressed form fits 32 KiB
+**                                       (encode_miniblock_z); a page where that does not pay
+**                                       or does not fit falls back to the two below
 **   variable width, every value < 256 → MiniBlockLayout, value Variable(offsets Flat 32|64)
 **   other variable width pages        → FullZipLayout, bits_per_offset 32|64, rep index of
 **                                       the narrowest unsigned width that holds the offsets
@@ -22,7 +26,7 @@
 ** Either is chosen per page, only when the compressed page is strictly smaller.
 **
 ** Invariants: every chunk is a multiple of 8 bytes and <= 32 KiB; non-final chunks hold a
-** power-of-two number of rows <= 4096; chunk header sizes fit u16. */
+** power-of-two number of rows in [2, 4096]; chunk header sizes fit u16. */
 #include <assert.h>
 #include <zstd.h>
 
@@ -357,6 +361,151 @@ static int encode_miniblock(pch_lance_page_out *o, const pch_lance_page_in *in, 
     return PCH_OK;
 }
 
+/* ---- mini-block with large compressed chunks (variable width) ----
+**
+** The mini-block limits apply to the chunk as stored: every chunk <= 32 KiB, u16 buffer
+** sizes, power-of-two row counts <= 4096 (lance-encoding 8.0 miniblock.rs). With the
+** General{ZSTD} wrapper the stored value buffer is `u64 LE uncompressed_len | zstd frame`
+** and the official GeneralMiniBlockDecompressor decompresses it into a buffer sized by that
+** length, with no bound tied to the chunk limit (general.rs, block.rs). So a chunk may carry
+** far more than 32 KiB of values as long as its COMPRESSED form fits: rows per chunk are
+** picked from the ratio the previous chunk achieved (aiming at MBZ_TARGET compressed bytes)
+** and halved when a chunk comes out too large. Large zstd inputs compress like zstd on the
+** whole record stream (ratio within a few percent of `zstd -3` on the file) instead of the
+** per-value frames of full-zip. */
+
+#define MBZ_TARGET 31744u                     /* compressed chunk bytes aimed at */
+#define MBZ_RAW_MIN ((size_t)16384)
+#define MBZ_RAW_MAX ((size_t)1 << 20)         /* raw value bytes per chunk, upper bound */
+enum { MBZ_OK = 0, MBZ_NOFIT = 1, MBZ_NOGAIN = 2 };
+
+static bool mbz_fits(const mb_ctx *c, size_t k, size_t zl)
+{
+    return zl <= UINT16_MAX && mb_chunk_bytes(c, k, zl) <= MB_MAX_CHUNK_BYTES;
+}
+
+/* Plan and compress the chunks; *res = MBZ_OK, MBZ_NOFIT (one row does not fit a chunk)
+** or MBZ_NOGAIN (compression does not shrink the page). On MBZ_OK the compressed chunks
+** sit back to back in scratch[1], their starts in scratch[2]. */
+static int mbz_compress(pch_lance_page_out *o, mb_ctx *c, int *res, pch_error *err)
+{
+    const pch_lance_page_in *in = c->in;
+    pch_buf *raw = &o->scratch[0], *z = &o->scratch[1], *plan = &o->scratch[2];
+    size_t n = in->n_rows, r = 0, raw_total = 0, z_total = 0;
+    double est = 4.0;                         /* raw / compressed of the last chunk */
+
+    pch_buf_clear(z);
+    pch_buf_clear(plan);
+    *res = MBZ_OK;
+    while (r < n) {
+        size_t rem = n - r, k, before = z->len, zl;
+        double b = est * MBZ_TARGET;
+        size_t budget = b < (double)MBZ_RAW_MIN ? MBZ_RAW_MIN
+                      : b > (double)MBZ_RAW_MAX ? MBZ_RAW_MAX : (size_t)b;
+        /* a non-final chunk holds a power of two >= 2 rows (log2 0 marks the last chunk) */
+        size_t kmin = rem == 1 ? 1 : 2;
+        if (rem <= MB_MAX_CHUNK_ROWS && mb_value_bytes(c, r, rem) <= budget) {
+            k = rem;
+        } else {
+            k = kmin;
+            while (2 * k <= MB_MAX_CHUNK_ROWS && 2 * k <= rem && mb_value_bytes(c, r, 2 * k) <= budget)
+                k *= 2;
+        }
+        for (;;) {
+            size_t starts[2] = { r, r + k };
+            mb_ctx one = *c;
+            one.starts = starts;
+            one.n_chunks = 1;
+            if (mb_build_values(&one, 0, raw))
+                return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+            PCH_TRY(zstd_append(o, z, raw->data, raw->len, err));
+            zl = z->len - before;
+            if (mbz_fits(c, k, zl)) break;
+            z->len = before;
+            if (k <= kmin) {
+                *res = MBZ_NOFIT;
+                return PCH_OK;
+            }
+            est = (double)raw->len / (double)zl * 0.9;
+            if ((k & (k - 1)) == 0) {
+                k /= 2;
+            } else {
+                size_t p2 = 1;
+                while (2 * p2 < k) p2 *= 2;
+                k = p2;
+            }
+        }
+        est = (double)raw->len / (double)(zl ? zl : 1);
+        raw_total += mb_chunk_bytes(c, k, raw->len);
+        z_total += mb_chunk_bytes(c, k, zl);
+        if (pch_buf_append(plan, &r, sizeof(r)))
+            return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+        r += k;
+    }
+    if (pch_buf_append(plan, &r, sizeof(r)))
+        return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    c->starts = (size_t *)(void *)plan->data;
+    c->n_chunks = plan->len / sizeof(size_t) - 1;
+    if (z_total >= raw_total) *res = MBZ_NOGAIN;
+    return PCH_OK;
+}
+
+/* Variable-width page as mini-block with General{ZSTD} chunks of up to MBZ_RAW_MAX raw
+** bytes. *res as mbz_compress; the page is encoded only on MBZ_OK. */
+static int encode_miniblock_z(pch_lance_page_out *o, const pch_lance_page_in *in,
+                              unsigned obits, int *res, pch_error *err)
+{
+    mb_ctx c = { in, true, obits, in->n_nulls > 0, NULL, 0 };
+    pch_buf *z = &o->scratch[1];
+    pch_buf body;
+    size_t zoff = 0;
+    int rc;
+
+    PCH_TRY(mbz_compress(o, &c, res, err));
+    if (*res != MBZ_OK) return PCH_OK;
+    reset_out(o);
+    for (size_t i = 0; i < c.n_chunks; i++) {
+        size_t fl = ZSTD_findFrameCompressedSize(z->data + zoff + 8, z->len - zoff - 8);
+        assert(!ZSTD_isError(fl));
+        if (mb_put_chunk(&c, i, &o->bufs[0], &o->bufs[1], z->data + zoff, 8 + fl))
+            return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+        zoff += 8 + fl;
+    }
+    o->n_bufs = 2;
+    pch_buf_init(&body, o->any.ctx);
+    rc = 0;
+    if (c.has_def) rc = put_flat(&body, 2, 16);                         /* def_compression */
+    if (rc == 0) rc = put_value_encoding(&body, 3, true, obits, true, o->zstd_level);
+    if (rc == 0) rc = put_layers(&body, 6, c.has_def);
+    if (rc == 0) rc = pch_pb_put_u64(&body, 7, 1);                       /* num_buffers */
+    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 9, in->n_rows);           /* num_items */
+    if (rc == 0) rc = finish_layout(o, 1, &body);
+    pch_buf_dispose(&body);
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    o->layout = "mini-block";
+    o->compressed = true;
+    return PCH_OK;
+}
+
+bool pch_lance__value_fits_chunk(pch_lance_page_out *o, const uint8_t *p, size_t n)
+{
+    size_t bound, got, need;
+    uint8_t *tmp;
+    if (o->zstd_level < 0 || n <= PCH_LANCE_CHUNK_SAFE_VALUE) return true;
+    if (n > MBZ_RAW_MAX) return false;
+    if (!o->zcctx && !(o->zcctx = ZSTD_createCCtx())) return false;
+    bound = ZSTD_compressBound(n);
+    tmp = pch_malloc(o->any.ctx, bound);
+    if (!tmp) return false;
+    /* level 1 compresses no better than the page's level: a conservative test */
+    got = ZSTD_compressCCtx((ZSTD_CCtx *)o->zcctx, tmp, bound, p, n, 1);
+    pch_free(o->any.ctx, tmp);
+    /* at most half a chunk, so that any two such values fit one chunk together (a
+    ** non-final chunk holds at least two rows) */
+    need = ZSTD_isError(got) ? SIZE_MAX : got;
+    return need <= PCH_LANCE_CHUNK_SAFE_VALUE;
+}
+
 /* ---- full-zip (variable width) ---- */
 
 static int put_uint_le(pch_buf *b, uint64_t v, size_t w)
@@ -493,6 +642,21 @@ int pch_lance__encode_page_21(pch_lance_page_out *o, const pch_lance_page_in *in
                              (int)in->type);
     if (in->n_nulls == in->n_rows) return encode_all_null(o, err);
     if (bits) return encode_miniblock(o, in, false, bits, err);
+    if (o->zstd_level >= 0 && in->offsets[in->n_rows] >= ZSTD_MIN_PAGE &&
+        !(in->n_rows == 1 && in->offsets[1] > PCH_LANCE_CHUNK_SAFE_VALUE)) {
+        int res;
+        PCH_TRY(encode_miniblock_z(o, in, obits, &res, err));
+        if (res == MBZ_OK) return PCH_OK;
+        if (res == MBZ_NOGAIN) {
+            /* incompressible: the plain layouts without trying zstd again */
+            int level = o->zstd_level, rc;
+            o->zstd_level = -1;
+            rc = pch_lance__encode_page_21(o, in, err);
+            o->zstd_level = level;
+            return rc;
+        }
+        /* MBZ_NOFIT: a value too large for a chunk even compressed → full-zip below */
+    }
     for (size_t i = 0; i < in->n_rows; i++)
         if (in->offsets[i + 1] - in->offsets[i] >= PCH_LANCE_MINIBLOCK_MAX_VALUE)
             return encode_fullzip(o, in, obits, err);

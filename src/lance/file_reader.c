@@ -4,8 +4,10 @@
 ** tables, read the metadata region [min(global buffer 0, column_meta_start), size-40) once,
 ** decode global buffer 0 (FileDescriptor: schema + length) and every ColumnMetadata (pages,
 ** buffer positions/sizes, page encodings), all validated before any value is decoded.
-** Read: pread only the buffers of the pages overlapping the requested rows, decode each
-** page with decode_v20.c / decode_v21.c, copy the requested rows out.
+** Read: pread only the buffers of the pages overlapping the requested rows (found by binary
+** search), decode each page with decode_v20.c / decode_v21.c, copy the requested rows out in
+** bulk. The last decoded page of each column stays cached, so a scan in batches smaller than
+** a page decodes every page once (memory: one decoded page per column).
 ** Invariants: every page buffer lies inside [0, column_meta_start); page lengths add up to
 ** FileDescriptor.length; all counts are bounded by pch_limits before allocation. */
 #include <errno.h>
@@ -30,6 +32,12 @@ typedef struct lpage {
 typedef struct lcolumn {
     lpage *pages;
     size_t n_pages;
+    /* the last decoded page, kept so that consecutive reads inside one page (scanner
+    ** batches smaller than a page) decode it once; bounded by one page per column */
+    pch_lance_colbuf cache;
+    bool cache_init;          /* cache initialised (type set) */
+    bool cache_valid;         /* cache holds page cache_page */
+    size_t cache_page;
 } lcolumn;
 
 struct pch_lance_file {
@@ -73,6 +81,7 @@ void pch_lance__file_free(pch_lance_file *f)
                 pch_free(f->ctx, f->cols[c].pages[p].buf_off);
                 pch_free(f->ctx, f->cols[c].pages[p].buf_len);
             }
+            if (f->cols[c].cache_init) pch_lance__colbuf_dispose(&f->cols[c].cache);
             pch_free(f->ctx, f->cols[c].pages);
         }
         pch_free(f->ctx, f->cols);
@@ -355,18 +364,86 @@ fail:
     return rc;
 }
 
+uint64_t pch_lance__file_column_bytes(const pch_lance_file *f, uint32_t column)
+{
+    uint64_t sum = 0;
+    if (column >= f->n_columns) return 0;
+    for (size_t p = 0; p < f->cols[column].n_pages; p++) {
+        const lpage *pg = &f->cols[column].pages[p];
+        for (size_t b = 0; b < pg->n_bufs; b++) sum += pg->buf_len[b];   /* < file size each */
+    }
+    return sum;
+}
+
+/* Decode page p of column `column` into the column's page cache (no-op when cached). */
+static int load_page(pch_lance_file *f, uint32_t column, pch_lance_type type, size_t p,
+                     pch_error *err)
+{
+    lcolumn *col = &f->cols[column];
+    const lpage *pg = &col->pages[p];
+    const pch_lance_field *fld = &f->schema->fields[column];
+    pch_bytes bufs[MAX_PAGE_BUFFERS];
+    uint8_t *mem[MAX_PAGE_BUFFERS];
+    pch_lance_page_in in;
+    char where[128];
+    size_t b;
+    int rc = PCH_OK;
+
+    if (col->cache_init && col->cache_valid && col->cache_page == p && col->cache.type == type)
+        return PCH_OK;
+    if (col->cache_init && col->cache.type != type) {
+        pch_lance__colbuf_dispose(&col->cache);
+        col->cache_init = false;
+    }
+    if (!col->cache_init) {
+        pch_lance__colbuf_init(&col->cache, f->ctx, type);
+        col->cache_init = true;
+    }
+    col->cache_valid = false;
+    snprintf(where, sizeof where, "lance: column '%.40s' page %zu", fld->name, p);
+    memset(mem, 0, sizeof(mem));
+    for (b = 0; b < pg->n_bufs && rc == PCH_OK; b++) {
+        size_t len = (size_t)pg->buf_len[b];      /* bounded by max_page_bytes at open */
+        mem[b] = pch_malloc(f->ctx, len ? len : 1);
+        if (!mem[b]) { rc = pch_error_set(err, PCH_ENOMEM, "%s: out of memory", where); break; }
+        rc = pread_all(f->fd, mem[b], len, pg->buf_off[b], f->path, err);
+        bufs[b].ptr = mem[b];
+        bufs[b].len = len;
+    }
+    if (rc == PCH_OK) {
+        in.ctx = f->ctx;
+        in.bufs = bufs;
+        in.n_bufs = pg->n_bufs;
+        in.n_rows = pg->n_rows;
+        in.enc = pg->enc;
+        in.enc_len = pg->enc_len;
+        in.type = type;
+        in.where = where;
+        pch_lance__colbuf_reset(&col->cache);
+        rc = f->v21 ? pch_lance__decode_page_v21(&col->cache, &in, err)
+                    : pch_lance__decode_page_v20(&col->cache, &in, err);
+        if (rc == PCH_OK && col->cache.n_rows != pg->n_rows)
+            rc = pch_error_set(err, PCH_ECORRUPT, "%s: decoded %zu of %llu rows", where,
+                               col->cache.n_rows, (unsigned long long)pg->n_rows);
+    }
+    for (b = 0; b < pg->n_bufs; b++) pch_free(f->ctx, mem[b]);
+    if (rc != PCH_OK) {
+        pch_lance__colbuf_reset(&col->cache);
+        return rc;
+    }
+    col->cache_valid = true;
+    col->cache_page = p;
+    return PCH_OK;
+}
+
 int pch_lance__file_read(pch_lance_file *f, uint32_t column, pch_lance_type type,
                          uint64_t row_start, uint64_t n_rows, pch_lance_colbuf *out,
                          pch_error *err)
 {
     const lcolumn *col;
     const pch_lance_field *fld;
-    pch_lance_colbuf tmp;
-    pch_bytes bufs[MAX_PAGE_BUFFERS];
-    uint8_t *mem[MAX_PAGE_BUFFERS];
-    size_t p, b, first_row = out->n_rows;
+    size_t p, first_row = out->n_rows;
     uint64_t end;
-    char where[128];
     int rc = PCH_OK;
 
     if (column >= f->n_columns)
@@ -379,45 +456,29 @@ int pch_lance__file_read(pch_lance_file *f, uint32_t column, pch_lance_type type
         return pch_error_set(err, PCH_EINVAL, "lance: rows %llu+%llu past %llu rows", (unsigned long long)row_start,
                              (unsigned long long)n_rows, (unsigned long long)f->n_rows);
     col = &f->cols[column];
-    pch_lance__colbuf_init(&tmp, f->ctx, type);
-    for (p = 0; p < col->n_pages && rc == PCH_OK; p++) {
+    /* pages are in row order (row0 increasing): binary search for the first overlap */
+    {
+        size_t lo = 0, hi = col->n_pages;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (col->pages[mid].row0 + col->pages[mid].n_rows <= row_start) lo = mid + 1;
+            else hi = mid;
+        }
+        p = lo;
+    }
+    for (; p < col->n_pages && rc == PCH_OK; p++) {
         const lpage *pg = &col->pages[p];
-        pch_lance_page_in in;
         uint64_t a, z;
-        if (pg->row0 + pg->n_rows <= row_start || pg->row0 >= end || pg->n_rows == 0) continue;
-        snprintf(where, sizeof where, "lance: column '%.40s' page %zu", fld->name, p);
-        memset(mem, 0, sizeof(mem));
-        for (b = 0; b < pg->n_bufs && rc == PCH_OK; b++) {
-            size_t len = (size_t)pg->buf_len[b];      /* bounded by max_page_bytes at open */
-            mem[b] = pch_malloc(f->ctx, len ? len : 1);
-            if (!mem[b]) { rc = pch_error_set(err, PCH_ENOMEM, "%s: out of memory", where); break; }
-            rc = pread_all(f->fd, mem[b], len, pg->buf_off[b], f->path, err);
-            bufs[b].ptr = mem[b];
-            bufs[b].len = len;
-        }
-        if (rc == PCH_OK) {
-            in.ctx = f->ctx;
-            in.bufs = bufs;
-            in.n_bufs = pg->n_bufs;
-            in.n_rows = pg->n_rows;
-            in.enc = pg->enc;
-            in.enc_len = pg->enc_len;
-            in.type = type;
-            in.where = where;
-            pch_lance__colbuf_reset(&tmp);
-            rc = f->v21 ? pch_lance__decode_page_v21(&tmp, &in, err) : pch_lance__decode_page_v20(&tmp, &in, err);
-            if (rc == PCH_OK && tmp.n_rows != pg->n_rows)
-                rc = pch_error_set(err, PCH_ECORRUPT, "%s: decoded %zu of %llu rows", where, tmp.n_rows,
-                                   (unsigned long long)pg->n_rows);
-        }
-        for (b = 0; b < pg->n_bufs; b++) pch_free(f->ctx, mem[b]);
+        if (pg->row0 >= end) break;
+        if (pg->row0 + pg->n_rows <= row_start || pg->n_rows == 0) continue;
+        rc = load_page(f, column, type, p, err);
         if (rc != PCH_OK) break;
         a = row_start > pg->row0 ? row_start - pg->row0 : 0;
         z = (end < pg->row0 + pg->n_rows ? end : pg->row0 + pg->n_rows) - pg->row0;
-        rc = pch_lance__colbuf_append_rows(out, &tmp, (size_t)a, (size_t)(z - a));
-        if (rc != PCH_OK) rc = pch_error_set(err, rc, "%s: out of memory", where);
+        rc = pch_lance__colbuf_append_rows(out, &col->cache, (size_t)a, (size_t)(z - a));
+        if (rc != PCH_OK)
+            rc = pch_error_set(err, rc, "lance: column '%.40s' page %zu: out of memory", fld->name, p);
     }
-    pch_lance__colbuf_dispose(&tmp);
     if (rc != PCH_OK) {
         /* publish nothing partial: drop rows appended by this call */
         pch_lance_colbuf keep;

@@ -9,8 +9,10 @@
 ** batch); a page is encoded and written as soon as it holds max_bytes_per_page bytes, so
 ** memory is bounded by page size x columns, not by file size. Only the small per-page
 ** protobuf records (ColumnMetadata.Page) stay in memory until finish. Rows never straddle
-** pages; a single value larger than the page size gets a page of its own. Page priority =
-** the file row number of the page's first row.
+** pages; a single value larger than the page size gets a page of its own, and so does a 2.1
+** variable-width value too large for a compressed mini-block chunk
+** (pch_lance__value_fits_chunk), so that its neighbours keep the mini-block layout. Page
+** priority = the file row number of the page's first row.
 **
 ** The file is created with O_EXCL; finish writes the tail and fsyncs; a writer freed
 ** before finish unlinks its file. A failed write/finish latches the error: the writer only
@@ -392,7 +394,11 @@ static int append_var(pch_lance_file_writer *w, col_state *c, const pch_lance_co
     for (size_t r = 0; r < col->n_rows; r++) {
         bool valid = !col->validity || col->validity[r];
         uint64_t len = valid ? col->offsets[r + 1] - col->offsets[r] : 0, end;
-        if (c->rows > 0 && (col_page_bytes(c) + len + ow > w->page_bytes || c->rows >= MAX_PAGE_ROWS))
+        bool alone = false;
+        if (len > PCH_LANCE_CHUNK_SAFE_VALUE && w->version == PCH_LANCE_FILE_2_1)
+            alone = !pch_lance__value_fits_chunk(&w->page, col->data + col->offsets[r], (size_t)len);
+        if (c->rows > 0 && (alone || col_page_bytes(c) + len + ow > w->page_bytes ||
+                            c->rows >= MAX_PAGE_ROWS))
             PCH_TRY(flush_page(w, c, err));
         if (c->rows == 0 && pch_buf_put_le64(&c->offsets, 0)) return oom(err);
         if (!valid) {
@@ -404,6 +410,7 @@ static int append_var(pch_lance_file_writer *w, col_state *c, const pch_lance_co
         end = c->data.len;
         if (pch_buf_put_le64(&c->offsets, end)) return oom(err);
         c->rows++;
+        if (alone) PCH_TRY(flush_page(w, c, err));  /* too large for a mini-block chunk */
     }
     if (col_page_bytes(c) >= w->page_bytes) PCH_TRY(flush_page(w, c, err));
     return PCH_OK;

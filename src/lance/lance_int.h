@@ -83,6 +83,8 @@ const char *pch_lance__file_version(const pch_lance_file *f);
 /* The file's own schema (FileDescriptor). Borrowed. */
 const pch_lance_schema *pch_lance__file_schema(const pch_lance_file *f);
 uint32_t pch_lance__file_num_columns(const pch_lance_file *f);
+/* Sum of the page buffer sizes of column `column` (0 when out of range). */
+uint64_t pch_lance__file_column_bytes(const pch_lance_file *f, uint32_t column);
 /* Decode rows [row_start, row_start+n_rows) of column `column` as `type`, appending to
 ** out. Validates every page before decoding it; unknown encodings fail closed with
 ** PCH_EUNSUPPORTED naming the encoding. */

@@ -47,6 +47,14 @@ void pch_lance__page_out_dispose(pch_lance_page_out *o);
 #define PCH_LANCE_MINIBLOCK_MAX_VALUE 256
 int pch_lance__encode_page_21(pch_lance_page_out *o, const pch_lance_page_in *in,
                               pch_error *err);
+/* Whether a variable-width value can share a mini-block page with others: a non-final
+** chunk holds at least two rows, so a value must stay within half a chunk (32 KiB) when
+** compressed. Raw values up to PCH_LANCE_CHUNK_SAFE_VALUE bytes always do; larger ones are
+** test-compressed (zstd level 1, no better than the page level). The writer gives a value
+** that does not fit a page of its own, so that the rows around it keep the compact
+** mini-block layout (a page with a value that fits no chunk falls back to full-zip). */
+#define PCH_LANCE_CHUNK_SAFE_VALUE 16000u
+bool pch_lance__value_fits_chunk(pch_lance_page_out *o, const uint8_t *p, size_t n);
 /* Encode a 2.0 page: Nullable{NoNull|SomeNull|AllNull}{Flat} or Binary. */
 int pch_lance__encode_page_20(pch_lance_page_out *o, const pch_lance_page_in *in,
                               pch_error *err);

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "lance/lance_read_int.h"
@@ -327,7 +328,55 @@ static void test_lance_reader__colbuf(void)
     PCH_CHECK_OK(pch_lance__colbuf_append_var(&cb, "zz", 2, false), NULL);
     pch_lance__colbuf_view(&cb, &col);
     PCH_CHECK(col.offsets[1] == 2 && col.offsets[2] == 2 && col.validity && !col.validity[1]);
+    /* bulk append_rows: offsets rebased, validity materialised on either side */
+    PCH_CHECK_OK(pch_lance__colbuf_append_var(&cb, "cde", 3, true), NULL);
+    pch_lance__colbuf_init(&dst, g_ctx, PCH_LANCE_UTF8);
+    PCH_CHECK_OK(pch_lance__colbuf_append_var(&dst, "Q", 1, true), NULL);
+    PCH_CHECK_OK(pch_lance__colbuf_append_rows(&dst, &cb, 0, 3), NULL);   /* ab, null, cde */
+    PCH_CHECK_OK(pch_lance__colbuf_append_rows(&dst, &cb, 2, 1), NULL);   /* cde */
+    PCH_CHECK_OK(pch_lance__colbuf_append_rows(&dst, &cb, 1, 0), NULL);
+    PCH_CHECK_EQ_INT(pch_lance__colbuf_append_rows(&dst, &cb, 2, 2), PCH_EINVAL);
+    pch_lance__colbuf_view(&dst, &col);
+    PCH_CHECK_EQ_INT(col.n_rows, 5);
+    PCH_CHECK(col.offsets[0] == 0 && col.offsets[1] == 1 && col.offsets[2] == 3 &&
+              col.offsets[3] == 3 && col.offsets[4] == 6 && col.offsets[5] == 9);
+    PCH_CHECK(memcmp(col.data, "Qabcdecde", 9) == 0);
+    PCH_CHECK(col.validity && col.validity[0] && col.validity[1] && !col.validity[2] &&
+              col.validity[3] && col.validity[4]);
+    pch_lance__colbuf_dispose(&dst);
+    /* all-valid source into a destination that already has nulls */
+    pch_lance__colbuf_init(&dst, g_ctx, PCH_LANCE_UTF8);
+    PCH_CHECK_OK(pch_lance__colbuf_append_null(&dst), NULL);
+    pch_lance__colbuf_reset(&cb);
+    PCH_CHECK_OK(pch_lance__colbuf_append_var(&cb, "xy", 2, true), NULL);
+    PCH_CHECK_OK(pch_lance__colbuf_append_rows(&dst, &cb, 0, 1), NULL);
+    pch_lance__colbuf_view(&dst, &col);
+    PCH_CHECK(col.n_rows == 2 && col.validity && !col.validity[0] && col.validity[1]);
+    PCH_CHECK(col.offsets[1] == 0 && col.offsets[2] == 2 && memcmp(col.data, "xy", 2) == 0);
+    pch_lance__colbuf_dispose(&dst);
     pch_lance__colbuf_dispose(&cb);
+}
+
+/* Encoded bytes per column: the page buffer sizes, which add up to less than the file. */
+static void test_lance_reader__column_bytes(void)
+{
+    pch_lance_dataset *ds = NULL;
+    pch_error e;
+    uint64_t sum = 0, b;
+    char df[512];
+    struct stat st;
+    const char *dir = "tests/data/lance/minimal/events-mb.lance";
+    PCH_CHECK_OK(pch_lance_dataset_open(&ds, g_ctx, dir, 0, &e), &e);
+    if (!ds) return;
+    for (size_t i = 0; i < pch_lance_dataset_schema(ds)->n_fields; i++) {
+        PCH_CHECK_OK(pch_lance_dataset_column_bytes(ds, i, &b, &e), &e);
+        PCH_CHECK(b > 0);
+        sum += b;
+    }
+    PCH_CHECK_EQ_INT(pch_lance_dataset_column_bytes(ds, 1000, &b, &e), PCH_EINVAL);
+    PCH_CHECK(data_file(dir, df, sizeof df));
+    PCH_CHECK(stat(df, &st) == 0 && sum < (uint64_t)st.st_size);
+    pch_lance_dataset_free(ds);
 }
 
 int main(int argc, char **argv)
@@ -336,6 +385,7 @@ int main(int argc, char **argv)
     pch_test_init(argc, argv, "lance_reader_test");
     if (pch_ctx_new(&g_ctx, NULL, NULL, &err) != 0) return 1;
     PCH_RUN(test_lance_reader__colbuf);
+    PCH_RUN(test_lance_reader__column_bytes);
     PCH_RUN(test_lance_reader__fastlanes);
     PCH_RUN(test_lance_reader__meta);
     PCH_RUN(test_lance_reader__fixtures);

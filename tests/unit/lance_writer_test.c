@@ -554,17 +554,47 @@ static void test_lance_writer__encodings_chosen(void)
     in.type = PCH_LANCE_UTF8; in.values = NULL; in.offsets = offs; in.data = data;
     PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
     PCH_CHECK_EQ_STR(o.layout, "mini-block");
+    /* without compression a value of 256 bytes → full-zip */
     offs[1000] = offs[999] + 256;
+    o.zstd_level = -1;
     PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
     PCH_CHECK_EQ_STR(o.layout, "full-zip");
-    PCH_CHECK(!o.compressed);                  /* short values: per-value frames cost more */
+    PCH_CHECK(!o.compressed);
+    /* with zstd, large compressible values stay mini-block: chunks of far more than 32 KiB
+    ** of values whose compressed form fits the chunk limit (~276 KB in a few chunks) */
+    o.zstd_level = 3;
     for (size_t i = 0; i < 1000; i++) offs[i + 1] = offs[i] + 256 + (i % 40);
     PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
-    PCH_CHECK_EQ_STR(o.layout, "full-zip");
+    PCH_CHECK_EQ_STR(o.layout, "mini-block");
     PCH_CHECK(o.compressed);                                 /* 'abcabc…' compresses */
+    PCH_CHECK(o.bufs[0].len / 2 <= 2);                       /* 1000 rows: 512 + 488 */
+    for (size_t i = 0; i < o.bufs[0].len / 2; i++)
+        PCH_CHECK((((size_t)(pch_load_le16(o.bufs[0].data + 2 * i) >> 4) + 1) * 8) <= 32768);
+    /* incompressible values: plain layouts, no zstd attempted twice */
+    for (size_t i = 0; i < 1000 * 300; i++) data[i] = (uint8_t)mix(i);
+    PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
+    PCH_CHECK_EQ_STR(o.layout, "full-zip");
+    PCH_CHECK(!o.compressed);
     /* rep index width: narrowest holding the data length */
     PCH_CHECK_EQ_INT(o.bufs[1].len % 1001, 0);
     PCH_CHECK_EQ_INT(o.bufs[1].len / 1001, o.bufs[0].len < 65536 ? 2 : 4);
+    /* a page holding one value too large for any chunk even compressed → full-zip */
+    {
+        uint64_t o2[2] = { 0, 200000 };
+        uint8_t *big = malloc(200000);
+        pch_lance_page_in one = in;
+        for (size_t i = 0; i < 200000; i++) big[i] = (uint8_t)(mix(i) >> 8);
+        PCH_CHECK(!pch_lance__value_fits_chunk(&o, big, 200000));
+        PCH_CHECK(pch_lance__value_fits_chunk(&o, big, PCH_LANCE_CHUNK_SAFE_VALUE));
+        memset(big, 'x', 200000);
+        PCH_CHECK(pch_lance__value_fits_chunk(&o, big, 200000));   /* compresses to a chunk */
+        for (size_t i = 0; i < 200000; i++) big[i] = (uint8_t)(mix(i) >> 8);
+        one.n_rows = 1; one.offsets = o2; one.data = big; one.validity = NULL; one.n_nulls = 0;
+        PCH_CHECK_OK(pch_lance__encode_page_21(&o, &one, &e), &e);
+        PCH_CHECK_EQ_STR(o.layout, "full-zip");
+        free(big);
+    }
+    for (size_t i = 0; i < 1000 * 300; i++) data[i] = (uint8_t)('a' + i % 3);
     /* all null → all-null layout */
     memset(valid, 0, 1000);
     in.validity = valid; in.n_nulls = 1000;

@@ -14,7 +14,7 @@ static const char k_usage[] =
     "\n"
     "Verify a compact-jsonl dataset (format metadata and schema) and print its format,\n"
     "Lance version, rows, source files, offloaded rows and bytes, bytes on disk and the\n"
-    "value bytes and nulls of every column.\n";
+    "value bytes and nulls of every column, and every column's encoded bytes on disk.\n";
 
 int pch_cmd_inspect(int argc, char **argv)
 {
@@ -45,6 +45,9 @@ int pch_cmd_inspect(int argc, char **argv)
     for (size_t i = 0; i < info.n_columns; i++)
         printf("  %-16s %12llu %8llu\n", info.columns[i].name, (unsigned long long)info.columns[i].value_bytes,
                (unsigned long long)info.columns[i].null_count);
+    printf("encoded bytes on disk per column (pages, compressed):\n");
+    for (size_t i = 0; i < info.n_columns; i++)
+        printf("  %-16s %12llu bytes\n", info.columns[i].name, (unsigned long long)info.columns[i].encoded_bytes);
     pch_cj_info_dispose(&info);
     rc = PCH_CLI_EXIT_OK;
 done:
