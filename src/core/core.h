@@ -110,6 +110,30 @@ static inline bool pch_rd_le32(pch_rd *r, uint32_t *v) { if (4 > r->len - r->off
 static inline bool pch_rd_le64(pch_rd *r, uint64_t *v) { if (8 > r->len - r->off) return false; *v = pch_load_le64(r->ptr + r->off); r->off += 8; return true; }
 static inline bool pch_rd_be32(pch_rd *r, uint32_t *v) { if (4 > r->len - r->off) return false; *v = pch_load_be32(r->ptr + r->off); r->off += 4; return true; }
 
+/* ---- LEB128 / protobuf varints (shared by the Lance and Vortex protobuf codecs) ---- */
+/* Read a varint of at most 10 bytes whose value fits 64 bits; false on truncation or
+** overflow, leaving r->off unspecified. */
+static inline bool pch_rd_varint(pch_rd *r, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        uint8_t c;
+        if (!pch_rd_u8(r, &c)) return false;
+        if (shift == 63 && c > 1) return false;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) { *out = v; return true; }
+    }
+    return false;
+}
+static inline int pch_buf_put_varint(pch_buf *b, uint64_t v)
+{
+    uint8_t t[10];
+    size_t n = 0;
+    while (v >= 0x80) { t[n++] = (uint8_t)(v | 0x80); v >>= 7; }
+    t[n++] = (uint8_t)v;
+    return pch_buf_append(b, t, n);
+}
+
 /* ---- hex ---- */
 /* Write 2*n lowercase hex digits + NUL into out (size >= 2n+1). */
 void pch_hex_encode(char *out, const uint8_t *in, size_t n);

@@ -1,14 +1,7 @@
 /* Protocol Buffers wire encoding/decoding for Lance messages; see pb.h. */
 #include "lance/pb.h"
 
-int pch_pb_put_varint(pch_buf *b, uint64_t v)
-{
-    uint8_t t[10];
-    size_t n = 0;
-    while (v >= 0x80) { t[n++] = (uint8_t)(v | 0x80); v >>= 7; }
-    t[n++] = (uint8_t)v;
-    return pch_buf_append(b, t, n);
-}
+int pch_pb_put_varint(pch_buf *b, uint64_t v) { return pch_buf_put_varint(b, v); }
 
 int pch_pb_put_tag(pch_buf *b, uint32_t field, int wire)
 {
@@ -98,18 +91,7 @@ int pch_pb_end(pch_buf *b, size_t mark)
     return PCH_OK;
 }
 
-bool pch_pb_read_varint(pch_rd *r, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-        uint8_t c;
-        if (!pch_rd_u8(r, &c)) return false;
-        if (shift == 63 && c > 1) return false;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) { *out = v; return true; }
-    }
-    return false;
-}
+bool pch_pb_read_varint(pch_rd *r, uint64_t *out) { return pch_rd_varint(r, out); }
 
 int pch_pb_next(pch_rd *r, pch_pb_field *f, const char *what, pch_error *err)
 {

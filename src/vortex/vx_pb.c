@@ -3,17 +3,7 @@
 ** are skipped as prost does; groups (wire types 3/4) are rejected. */
 #include "vortex/vortex_int.h"
 
-int pch_vx__pb_varint(pch_buf *b, uint64_t v)
-{
-    uint8_t t[10];
-    size_t n = 0;
-    do {
-        uint8_t c = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        t[n++] = (uint8_t)(c | (v ? 0x80 : 0));
-    } while (v);
-    return pch_buf_append(b, t, n);
-}
+int pch_vx__pb_varint(pch_buf *b, uint64_t v) { return pch_buf_put_varint(b, v); }
 
 int pch_vx__pb_uint_force(pch_buf *b, unsigned field, uint64_t v)
 {
@@ -33,31 +23,18 @@ int pch_vx__pb_bytes(pch_buf *b, unsigned field, const void *p, size_t n)
     return pch_buf_append(b, p, n);
 }
 
-static bool rd_varint(pch_rd *r, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        uint8_t c;
-        if (!pch_rd_u8(r, &c)) return false;
-        if (shift == 63 && c > 1) return false;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) { *out = v; return true; }
-    }
-    return false;
-}
-
 int pch_vx__pb_next(pch_rd *r, pch_vx_pbf *f, pch_error *err)
 {
     uint64_t key;
     memset(f, 0, sizeof(*f));
     if (pch_rd_left(r) == 0) return 0;
-    if (!rd_varint(r, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff)
+    if (!pch_rd_varint(r, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff)
         return pch_error_set(err, PCH_ECORRUPT, "vortex metadata: bad protobuf key");
     f->field = (uint32_t)(key >> 3);
     f->wt = (uint8_t)(key & 7);
     switch (f->wt) {
     case 0:
-        if (!rd_varint(r, &f->v)) break;
+        if (!pch_rd_varint(r, &f->v)) break;
         return 1;
     case 1:
         if (!pch_rd_le64(r, &f->v)) break;
@@ -70,7 +47,7 @@ int pch_vx__pb_next(pch_rd *r, pch_vx_pbf *f, pch_error *err)
     }
     case 2: {
         uint64_t n;
-        if (!rd_varint(r, &n) || n > pch_rd_left(r)) break;
+        if (!pch_rd_varint(r, &n) || n > pch_rd_left(r)) break;
         f->n = (size_t)n;
         f->p = r->ptr + r->off;
         r->off += f->n;
