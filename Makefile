@@ -23,7 +23,7 @@ endif
 WARN := -Wall -Wextra -Wshadow -Wcast-qual -Wcast-align -Wstrict-prototypes \
         -Wmissing-prototypes -Wundef -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings \
         -Wswitch-enum -Wno-switch-enum
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -fvisibility=hidden -fPIC -Iinclude -Isrc $(WARN)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -fvisibility=hidden -fPIC -Iinclude -Isrc $(WARN)
 
 ifeq ($(MODE),asan)
 BUILD := build-asan
@@ -44,7 +44,7 @@ WERROR := -Werror
 endif
 
 CFLAGS_ALL := $(BASE_CFLAGS) $(OPT) $(WERROR) $(CFLAGS)
-LIBS := -lzstd -lm -lsqlite3
+LIBS := -lzstd -lm -lsqlite3 -pthread
 TEST_LIBS := $(LIBS) -ljansson
 
 # The Vortex side (src/vortex, src/projection) is a separate library and program: the

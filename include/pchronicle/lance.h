@@ -3,7 +3,12 @@
 ** dataset reader (any version, 2.0 and 2.1 data files). Types we support are listed in
 ** pch_lance_type; anything else in a file fails closed with PCH_EUNSUPPORTED naming it.
 **
-** Thread rule: one thread at a time per handle. An opened dataset is an immutable snapshot. */
+** Thread rule: one thread at a time per handle. An opened dataset is an immutable snapshot.
+** A writer may run worker threads of its own (pch_lance_write_options.threads): they only
+** encode and compress page copies the writer owns, never touch the caller's batches, call
+** no callback, and are joined before pch_lance_writer_commit / pch_lance_writer_free
+** return; they allocate through the ctx allocator, which must then be thread-safe (the
+** default libc one is). Every call still comes from one thread at a time. */
 #ifndef PCHRONICLE_LANCE_H
 #define PCHRONICLE_LANCE_H
 
@@ -121,10 +126,16 @@ typedef struct pch_lance_write_options {
     uint64_t max_rows_per_file;        /* 0 = 1,048,576 */
     uint64_t max_bytes_per_page;       /* 0 = 8 MiB (values per column page) */
     int zstd_level;                    /* 0 = 3; < 0 disables buffer compression */
+    /* version 2: threads that encode and compress pages, per open data file. 0 = the
+    ** online CPUs (at most 64); 1 = everything on the caller's thread. With n > 1 the
+    ** writer starts n worker threads and keeps at most n encoded-or-encoding pages in
+    ** flight besides the pages being filled; the data files are byte-identical whatever
+    ** n is. */
+    unsigned threads;
 } pch_lance_write_options;
-#define PCH_LANCE_WRITE_OPTIONS_VERSION 1
+#define PCH_LANCE_WRITE_OPTIONS_VERSION 2
 #define PCH_LANCE_WRITE_OPTIONS_INIT { PCH_LANCE_WRITE_OPTIONS_VERSION, PCH_LANCE_CREATE, \
-        PCH_LANCE_FILE_2_1, 0, 0, 0 }
+        PCH_LANCE_FILE_2_1, 0, 0, 0, 0 }
 
 typedef struct pch_lance_writer pch_lance_writer;
 
@@ -175,6 +186,16 @@ typedef struct pch_lance_scanner pch_lance_scanner;
 PCH_API int pch_lance_scanner_open(pch_lance_scanner **out, pch_lance_dataset *ds,
                                    const size_t *columns, size_t n_columns,
                                    size_t batch_rows, pch_error *err);
+/* Scan only the rows `rows[0..n_rows)`: dataset row indices, 0 = the first row of the
+** first fragment, counting through the fragments in order (the position a full scan
+** returns the row at). They must be strictly ascending and below num_rows (else
+** PCH_EINVAL); the array is copied. Batches hold the selected rows in that order (at most
+** batch_rows, never spanning two fragments); only the pages covering selected rows are
+** read and decoded, fragments without one are not opened. n_rows == 0 yields no batch. */
+PCH_API int pch_lance_scanner_open_rows(pch_lance_scanner **out, pch_lance_dataset *ds,
+                                        const size_t *columns, size_t n_columns,
+                                        const uint64_t *rows, size_t n_rows,
+                                        size_t batch_rows, pch_error *err);
 /* Next batch (columns in projection order). Borrowed: valid until the next call or free.
 ** Returns PCH_ITEROVER at the end. */
 PCH_API int pch_lance_scanner_next(pch_lance_scanner *sc, const pch_lance_batch **batch,

@@ -651,6 +651,11 @@ struct pch_lance_scanner {
     pch_lance_colbuf *bufs;
     pch_lance_column *views;
     pch_lance_batch batch;
+    /* row selection (pch_lance_scanner_open_rows): NULL = every row */
+    uint64_t *sel;             /* dataset row indices, strictly ascending */
+    size_t n_sel;
+    size_t sel_pos;            /* next selected row */
+    uint64_t frag_base;        /* dataset row index of the current fragment's first row */
 };
 
 static void close_files(pch_lance_scanner *sc)
@@ -671,6 +676,7 @@ void pch_lance_scanner_free(pch_lance_scanner *sc)
     pch_free(ctx, sc->bufs);
     pch_free(ctx, sc->views);
     pch_free(ctx, sc->cols);
+    pch_free(ctx, sc->sel);
     pch_free(ctx, sc);
 }
 
@@ -750,11 +756,92 @@ static int open_fragment(pch_lance_scanner *sc, pch_error *err)
     return PCH_OK;
 }
 
+int pch_lance_scanner_open_rows(pch_lance_scanner **out, pch_lance_dataset *ds,
+                                const size_t *columns, size_t n_columns,
+                                const uint64_t *rows, size_t n_rows, size_t batch_rows,
+                                pch_error *err)
+{
+    pch_lance_scanner *sc;
+    size_t bytes;
+    *out = NULL;
+    PCH_ASSERT_ARG(ds && (rows || n_rows == 0));
+    for (size_t i = 0; i < n_rows; i++) {
+        if (rows[i] >= ds->num_rows)
+            return pch_error_set(err, PCH_EINVAL, "row %llu past %llu rows",
+                                 (unsigned long long)rows[i], (unsigned long long)ds->num_rows);
+        if (i && rows[i] <= rows[i - 1])
+            return pch_error_set(err, PCH_EINVAL, "rows not strictly ascending at index %zu", i);
+    }
+    PCH_TRY(pch_lance_scanner_open(&sc, ds, columns, n_columns, batch_rows, err));
+    if (!pch_mul_size(&bytes, n_rows ? n_rows : 1, sizeof *sc->sel) ||
+        !(sc->sel = pch_malloc(ds->ctx, bytes))) {
+        pch_lance_scanner_free(sc);
+        return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    }
+    if (n_rows) memcpy(sc->sel, rows, n_rows * sizeof *sc->sel);
+    sc->n_sel = n_rows;
+    *out = sc;
+    return PCH_OK;
+}
+
+/* Read one batch of selected rows: consecutive selected rows are read as one range, so a
+** page is decoded once (file_reader keeps the last decoded page per column). */
+static int next_selected(pch_lance_scanner *sc, const pch_lance_batch **batch, pch_error *err)
+{
+    pch_lance_dataset *ds = sc->ds;
+    const pch_lance_schema *s = ds->m->schema;
+    const frag_map *mp;
+    size_t n = 0;
+    for (;;) {
+        if (sc->sel_pos >= sc->n_sel) { close_files(sc); return PCH_ITEROVER; }
+        if (sc->frag >= ds->m->n_fragments)       /* rows were checked against num_rows */
+            return pch_error_set(err, PCH_ECORRUPT, "selected row %llu past the fragments",
+                                 (unsigned long long)sc->sel[sc->sel_pos]);
+        if (sc->sel[sc->sel_pos] - sc->frag_base >= ds->maps[sc->frag].rows) {
+            close_files(sc);
+            sc->frag_base += ds->maps[sc->frag].rows;   /* sums to num_rows: no overflow */
+            sc->frag++;
+            continue;
+        }
+        if (!sc->files) {
+            int rc = open_fragment(sc, err);
+            if (rc < 0) { close_files(sc); return rc; }
+        }
+        break;
+    }
+    mp = &ds->maps[sc->frag];
+    while (sc->sel_pos + n < sc->n_sel && n < sc->batch_rows &&
+           sc->sel[sc->sel_pos + n] - sc->frag_base < mp->rows)
+        n++;
+    for (size_t i = 0; i < sc->n_cols; i++) {
+        size_t c = sc->cols[i];
+        pch_lance_colbuf *cb = &sc->bufs[i];
+        pch_lance__colbuf_reset(cb);
+        for (size_t k = 0; k < n;) {
+            uint64_t start = sc->sel[sc->sel_pos + k] - sc->frag_base;
+            size_t run = 1;
+            while (k + run < n && sc->sel[sc->sel_pos + k + run] == sc->sel[sc->sel_pos + k] + run) run++;
+            PCH_TRY(pch_lance__file_read(sc->files[mp->file_of[c]], mp->col_of[c], s->fields[c].type,
+                                         start, run, cb, err));
+            k += run;
+        }
+        if (cb->n_rows != n)
+            return pch_error_set(err, PCH_ECORRUPT, "column '%s': decoded %zu rows, wanted %zu",
+                                 s->fields[c].name, cb->n_rows, n);
+        pch_lance__colbuf_view(cb, &sc->views[i]);
+    }
+    sc->sel_pos += n;
+    sc->batch.n_rows = n;
+    *batch = &sc->batch;
+    return PCH_OK;
+}
+
 int pch_lance_scanner_next(pch_lance_scanner *sc, const pch_lance_batch **batch, pch_error *err)
 {
     pch_lance_dataset *ds = sc->ds;
     const pch_lance_schema *s = ds->m->schema;
     *batch = NULL;
+    if (sc->sel) return next_selected(sc, batch, err);
     for (;;) {
         if (sc->frag >= ds->m->n_fragments) return PCH_ITEROVER;
         if (sc->row >= ds->maps[sc->frag].rows) {

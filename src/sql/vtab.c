@@ -22,7 +22,9 @@
 ** timestamp_ms (steps). A constraint is applied in xFilter only when the value's type is
 ** the column's (TEXT vs TEXT with binary collation, INTEGER/REAL vs INTEGER); we never set
 ** `omit`, so SQLite re-checks every row and the filter is purely an optimisation. Rows a
-** constraint rejects are skipped before any other column is decoded. Projection: the
+** constraint rejects are skipped before any other column is decoded; an equality on a TEXT
+** identity column first scans that column alone and then reads only the matching rows
+** (pch_lance_scanner_open_rows). Projection: the
 ** scanner reads only columns in colUsed, the pushed columns and the *_object companions of
 ** used JSON columns. */
 #include <sqlite3.h>
@@ -438,6 +440,48 @@ static int advance(sl_cursor *c)
     }
 }
 
+/* Equality pushdown on an identity column (TEXT): scan that column alone and return the
+** indices of the rows holding `val`, so the full projection is read for those rows only. */
+static int eq_rows(sl_vtab *v, pch_lance_dataset *ds, size_t col, sqlite3_value *val,
+                   uint64_t **rows_out, size_t *n_out, pch_error *e)
+{
+    pch_lance_scanner *sc = NULL;
+    const pch_lance_batch *b;
+    const char *q = (const char *)sqlite3_value_text(val);
+    size_t qn = (size_t)sqlite3_value_bytes(val), n = 0, cap = 0;
+    uint64_t *rows = NULL, at = 0;
+    int rc;
+    *rows_out = NULL;
+    *n_out = 0;
+    if (!q) return pch_error_set(e, PCH_ENOMEM, "storyline: out of memory");
+    rc = pch_lance_scanner_open(&sc, ds, &col, 1, 8192, e);
+    while (rc == 0 && (rc = pch_lance_scanner_next(sc, &b, e)) == 0) {
+        const pch_lance_column *lc = &b->columns[0];
+        for (size_t r = 0; r < b->n_rows; r++, at++) {
+            const char *p;
+            size_t pn;
+            if (!str_at(lc, r, &p, &pn) || pn != qn || memcmp(p, q, qn) != 0) continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 64, bytes;
+                uint64_t *nr;
+                if (!pch_mul_size(&bytes, nc, sizeof *nr) || !(nr = pch_realloc(v->ctx, rows, bytes))) {
+                    rc = pch_error_set(e, PCH_ENOMEM, "storyline: out of memory");
+                    break;
+                }
+                rows = nr;
+                cap = nc;
+            }
+            rows[n++] = at;
+        }
+        if (rc < 0) break;
+    }
+    pch_lance_scanner_free(sc);
+    if (rc != PCH_ITEROVER) { pch_free(v->ctx, rows); return rc; }
+    *rows_out = rows;
+    *n_out = n;
+    return 0;
+}
+
 static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
                     sqlite3_value **argv)
 {
@@ -489,7 +533,21 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
                 if (v->obj_of[j] == i && ((used >> (j < 63 ? j : 63)) & 1)) want = true;
             if (want) { c->map[i] = (int)n; proj[n++] = (size_t)i; }
         }
-        rc = pch_lance_scanner_open(&c->sc, pch_storyline_dataset(v->root, table_of(v->rel)), proj, n, 1024, &e);
+        pch_lance_dataset *ds = pch_storyline_dataset(v->root, table_of(v->rel));
+        int kc = -1;
+        for (int k = 0; k < c->n_cons && kc < 0; k++)
+            if (c->cons[k].op == '=' && sqlite3_value_type(c->cons[k].v) == SQLITE_TEXT &&
+                c->cons[k].col < 4 && n > 1)
+                kc = k;
+        if (kc >= 0) {
+            uint64_t *rows = NULL;
+            size_t n_rows = 0;
+            rc = eq_rows(v, ds, (size_t)c->cons[kc].col, c->cons[kc].v, &rows, &n_rows, &e);
+            if (rc == 0) rc = pch_lance_scanner_open_rows(&c->sc, ds, proj, n, rows, n_rows, 1024, &e);
+            pch_free(v->ctx, rows);
+        } else {
+            rc = pch_lance_scanner_open(&c->sc, ds, proj, n, 1024, &e);
+        }
         if (rc != 0) return set_err(&v->base, &e, rc);
     }
     return advance(c);

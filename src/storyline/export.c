@@ -519,7 +519,97 @@ static int emit_traj(rd *x, srun *runs, size_t n, size_t i, pch_buf *out, unsign
     return pch_buf_putc(out, '}');
 }
 
-static int rd_open(rd *x, pch_ctx *ctx, const char *root, pch_error *err)
+/* Point read: the runs rows of `key` and its embedded subtree (the rows next_doc takes:
+** the key's row, then following rows whose parent is already taken), found by scanning the
+** key columns of runs only. first, end: the row range; keys_out: their trajectory keys. */
+static int find_subtree(rd *x, const char *key, uint64_t *first, uint64_t *end,
+                        char ***keys_out, size_t *n_keys_out)
+{
+    static const int want[] = { SL_TRAJECTORY_KEY, R_PREORDER, R_PARENT_TRAJECTORY_KEY };
+    pch_sl_cursor c;
+    char **keys = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t at = 0;
+    int rc;
+    *first = *end = 0;
+    rc = pch_sl__cursor_open(&c, x->r, PCH_STORYLINE_RUNS, want, 3, x->err);
+    while (rc == PCH_OK && (rc = pch_sl__cursor_next(&c, x->err)) == 1) {
+        const char *p;
+        size_t pn;
+        bool take = false;
+        rc = PCH_OK;
+        if (n == 0) {
+            take = pch_sl__get_str(&c, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(key) && memcmp(p, key, pn) == 0;
+            if (take) *first = at;
+        } else {
+            int64_t pre = 0;
+            pch_sl__get_i64(&c, R_PREORDER, &pre);
+            if (pre > 0 && pch_sl__get_str(&c, R_PARENT_TRAJECTORY_KEY, &p, &pn))
+                for (size_t i = 0; i < n && !take; i++) take = strlen(keys[i]) == pn && memcmp(keys[i], p, pn) == 0;
+            if (!take) break;
+        }
+        if (take) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 8;
+                char **nk = pch_realloc(x->ctx, keys, nc * sizeof *nk);
+                if (!nk) { rc = oom(x); break; }
+                keys = nk;
+                cap = nc;
+            }
+            if (!pch_sl__get_str(&c, SL_TRAJECTORY_KEY, &p, &pn) || !(keys[n] = dup_n(x->ctx, p, pn))) { rc = oom(x); break; }
+            n++;
+            *end = at + 1;
+        }
+        at++;
+    }
+    pch_sl__cursor_close(&c);
+    if (rc < 0) {
+        for (size_t i = 0; i < n; i++) pch_free(x->ctx, keys[i]);
+        pch_free(x->ctx, keys);
+        return rc;
+    }
+    *keys_out = keys;
+    *n_keys_out = n;
+    return PCH_OK;
+}
+
+/* Open the three cursors. With key != NULL only the rows of that trajectory's subtree are
+** read (identity columns are scanned first to find them). */
+static int open_cursors(rd *x, const char *key)
+{
+    char **keys = NULL;
+    size_t n_keys = 0, n_rows = 0;
+    uint64_t first = 0, end = 0, *rows = NULL;
+    int rc;
+    if (!key) {
+        rc = pch_sl__cursor_open(&x->cr, x->r, PCH_STORYLINE_RUNS, NULL, 0, x->err);
+        if (rc == PCH_OK) rc = pch_sl__cursor_open(&x->cs, x->r, PCH_STORYLINE_STEPS, NULL, 0, x->err);
+        if (rc == PCH_OK) rc = pch_sl__cursor_open(&x->cc, x->r, PCH_STORYLINE_TOOL_CALLS, NULL, 0, x->err);
+        return rc;
+    }
+    rc = find_subtree(x, key, &first, &end, &keys, &n_keys);
+    if (rc == PCH_OK) {
+        size_t nr = (size_t)(end - first);      /* <= rows of runs, which we scanned */
+        rows = pch_calloc(x->ctx, nr ? nr : 1, sizeof *rows);
+        if (!rows) rc = oom(x);
+        for (size_t i = 0; rc == PCH_OK && i < nr; i++) rows[i] = first + i;
+        if (rc == PCH_OK) rc = pch_sl__cursor_open_rows(&x->cr, x->r, PCH_STORYLINE_RUNS, NULL, 0, rows, nr, x->err);
+        pch_free(x->ctx, rows);
+        rows = NULL;
+    }
+    if (rc == PCH_OK) rc = pch_sl__find_rows(x->r, PCH_STORYLINE_STEPS, SL_TRAJECTORY_KEY, (const char *const *)keys, n_keys, &rows, &n_rows, x->err);
+    if (rc == PCH_OK) rc = pch_sl__cursor_open_rows(&x->cs, x->r, PCH_STORYLINE_STEPS, NULL, 0, rows, n_rows, x->err);
+    pch_free(x->ctx, rows);
+    rows = NULL;
+    if (rc == PCH_OK) rc = pch_sl__find_rows(x->r, PCH_STORYLINE_TOOL_CALLS, SL_TRAJECTORY_KEY, (const char *const *)keys, n_keys, &rows, &n_rows, x->err);
+    if (rc == PCH_OK) rc = pch_sl__cursor_open_rows(&x->cc, x->r, PCH_STORYLINE_TOOL_CALLS, NULL, 0, rows, n_rows, x->err);
+    pch_free(x->ctx, rows);
+    for (size_t i = 0; i < n_keys; i++) pch_free(x->ctx, keys[i]);
+    pch_free(x->ctx, keys);
+    return rc;
+}
+
+static int rd_open(rd *x, pch_ctx *ctx, const char *root, const char *key, pch_error *err)
 {
     int rc;
     memset(x, 0, sizeof *x);
@@ -529,9 +619,7 @@ static int rd_open(rd *x, pch_ctx *ctx, const char *root, pch_error *err)
     pch_buf_init(&x->ver, ctx);
     rc = pch_storyline_open(&x->r, ctx, root, err);
     if (rc == PCH_OK) rc = pch_json_parser_new(&x->jp, ctx, NULL, err);
-    if (rc == PCH_OK) rc = pch_sl__cursor_open(&x->cr, x->r, PCH_STORYLINE_RUNS, NULL, 0, err);
-    if (rc == PCH_OK) rc = pch_sl__cursor_open(&x->cs, x->r, PCH_STORYLINE_STEPS, NULL, 0, err);
-    if (rc == PCH_OK) rc = pch_sl__cursor_open(&x->cc, x->r, PCH_STORYLINE_TOOL_CALLS, NULL, 0, err);
+    if (rc == PCH_OK) rc = open_cursors(x, key);
     if (rc == PCH_OK) { x->vs = pch_sl__cursor_next(&x->cs, err); if (x->vs < 0) rc = x->vs; }
     if (rc == PCH_OK) { x->vc = pch_sl__cursor_next(&x->cc, err); if (x->vc < 0) rc = x->vc; }
     return rc;
@@ -655,7 +743,7 @@ int pch_storyline_get(pch_ctx *ctx, const char *root, const char *trajectory_key
     if (len_out) *len_out = 0;
     pch_buf_init(&b, ctx);
     pch_buf_init(&p, ctx);
-    rc = rd_open(&x, ctx, root, err);
+    rc = rd_open(&x, ctx, root, trajectory_key, err);
     if (rc == PCH_OK) rc = next_doc(&x, trajectory_key, &runs, &n, &eof);
     if (rc == PCH_OK && n == 0) rc = pch_error_set(err, PCH_ENOTFOUND, "storyline: no trajectory '%s'", trajectory_key);
     if (rc == PCH_OK) rc = build_doc(&x, runs, n, false, &b);
@@ -683,7 +771,7 @@ int pch_storyline_export(pch_ctx *ctx, const char *root, const char *dir, const 
     pch_buf_init(&b, ctx);
     pch_buf_init(&p, ctx);
     pch_buf_init(&path, ctx);
-    rc = rd_open(&x, ctx, root, err);
+    rc = rd_open(&x, ctx, root, trajectory_key, err);
     x.out_dir = dir;
     if (rc == PCH_OK) rc = pch_mkdirs(dir, err);
     while (rc == PCH_OK) {

@@ -10,7 +10,9 @@
 
 typedef struct obj_ent {
     char id[65];
-    size_t off, len;
+    uint64_t row;             /* row index in the objects table */
+    uint8_t *data;            /* hydrated bytes (context allocator), NULL until asked for */
+    size_t len;
 } obj_ent;
 
 struct pch_storyline_root {
@@ -19,9 +21,8 @@ struct pch_storyline_root {
     pch_buf current;                                /* CURRENT text */
     pch_lance_dataset *ds[PCH_STORYLINE_N_TABLES];
     uint64_t version[PCH_STORYLINE_N_TABLES];
-    bool objects_loaded;
-    obj_ent *objs; size_t n_objs;
-    pch_buf pool;                                   /* object bytes */
+    bool objects_loaded;                            /* objs holds every id (no bytes) */
+    obj_ent *objs; size_t n_objs;                   /* sorted by id */
 };
 
 bool pch_storyline_is_root(const char *path)
@@ -69,7 +70,6 @@ int pch_storyline_open(pch_storyline_root **out, pch_ctx *ctx, const char *root,
     if (!r) return pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
     r->ctx = ctx;
     pch_buf_init(&r->current, ctx);
-    pch_buf_init(&r->pool, ctx);
     pch_buf_init(&path, ctx);
     r->path = pch_malloc(ctx, strlen(root) + 1);
     if (!r->path) { rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory"); goto done; }
@@ -127,7 +127,7 @@ void pch_storyline_close(pch_storyline_root *r)
     if (!r) return;
     for (int t = 0; t < PCH_STORYLINE_N_TABLES; t++) pch_lance_dataset_free(r->ds[t]);
     pch_buf_dispose(&r->current);
-    pch_buf_dispose(&r->pool);
+    for (size_t i = 0; i < r->n_objs; i++) pch_free(r->ctx, r->objs[i].data);
     pch_free(r->ctx, r->objs);
     pch_free(r->ctx, r->path);
     pch_free(r->ctx, r);
@@ -151,55 +151,93 @@ static int cmp_obj(const void *a, const void *b)
     return strcmp(((const obj_ent *)a)->id, ((const obj_ent *)b)->id);
 }
 
-/* Objects are few and large by construction (threshold); the first hydration loads the
-** table once and later ones are a binary search. */
-static int load_objects(pch_storyline_root *r, pch_error *err)
+/* Objects are hydrated one by one (RFC-0006 §13.6): the first request scans only the
+** object_id column into a sorted id -> row index; each requested object is then read as a
+** single-row selection (only the pages holding that row are decoded) and kept, so a view
+** stays valid until pch_storyline_close. */
+static int load_object_index(pch_storyline_root *r, pch_error *err)
 {
     pch_sl_cursor c;
-    static const int want[] = { O_OBJECT_ID, O_DATA };
+    static const int want[] = { O_OBJECT_ID };
     size_t cap = 0;
+    uint64_t at = 0;
     int rc;
-    rc = pch_sl__cursor_open(&c, r, PCH_STORYLINE_OBJECTS, want, 2, err);
+    rc = pch_sl__cursor_open(&c, r, PCH_STORYLINE_OBJECTS, want, 1, err);
     if (rc < 0) return rc;
     while ((rc = pch_sl__cursor_next(&c, err)) == 1) {
-        const char *id, *d;
-        size_t idn, dn;
-        if (!pch_sl__get_str(&c, O_OBJECT_ID, &id, &idn) || idn != 64 || !pch_sl__get_str(&c, O_DATA, &d, &dn)) {
-            rc = pch_error_set(err, PCH_ECORRUPT, "storyline: objects: malformed row");
+        const char *id;
+        size_t idn;
+        if (!pch_sl__get_str(&c, O_OBJECT_ID, &id, &idn) || idn != 64) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "storyline: objects: malformed row %llu", (unsigned long long)at);
             break;
         }
         if (r->n_objs == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            obj_ent *ne = pch_realloc(r->ctx, r->objs, nc * sizeof *ne);
-            if (!ne) { rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory"); break; }
+            size_t nc = cap ? cap * 2 : 64, bytes;
+            obj_ent *ne;
+            if (!pch_mul_size(&bytes, nc, sizeof *ne) || !(ne = pch_realloc(r->ctx, r->objs, bytes))) {
+                rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+                break;
+            }
             r->objs = ne;
             cap = nc;
         }
+        memset(&r->objs[r->n_objs], 0, sizeof r->objs[r->n_objs]);
         memcpy(r->objs[r->n_objs].id, id, 64);
-        r->objs[r->n_objs].id[64] = 0;
-        r->objs[r->n_objs].off = r->pool.len;
-        r->objs[r->n_objs].len = dn;
-        if (pch_buf_append(&r->pool, d, dn) < 0) { rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory"); break; }
+        r->objs[r->n_objs].row = at++;
         r->n_objs++;
     }
     pch_sl__cursor_close(&c);
     if (rc < 0) return rc;
     qsort(r->objs, r->n_objs, sizeof *r->objs, cmp_obj);
+    for (size_t i = 1; i < r->n_objs; i++)
+        if (strcmp(r->objs[i - 1].id, r->objs[i].id) == 0)
+            return pch_error_set(err, PCH_ECORRUPT, "storyline: objects: id %s twice", r->objs[i].id);
     r->objects_loaded = true;
     return PCH_OK;
+}
+
+/* Read the bytes of one object (its row only); the id column is read again and checked. */
+static int hydrate(pch_storyline_root *r, obj_ent *e, pch_error *err)
+{
+    pch_sl_cursor c;
+    static const int want[] = { O_OBJECT_ID, O_DATA };
+    const char *id, *d;
+    size_t idn, dn;
+    int rc = pch_sl__cursor_open_rows(&c, r, PCH_STORYLINE_OBJECTS, want, 2, &e->row, 1, err);
+    if (rc == PCH_OK) {
+        rc = pch_sl__cursor_next(&c, err);
+        if (rc == 1) {
+            rc = PCH_OK;
+            if (!pch_sl__get_str(&c, O_OBJECT_ID, &id, &idn) || idn != 64 || memcmp(id, e->id, 64) != 0 ||
+                !pch_sl__get_str(&c, O_DATA, &d, &dn))
+                rc = pch_error_set(err, PCH_ECORRUPT, "storyline: objects: row %llu is not object %s",
+                                   (unsigned long long)e->row, e->id);
+            else if (!(e->data = pch_malloc(r->ctx, dn ? dn : 1)))
+                rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+            else {
+                if (dn) memcpy(e->data, d, dn);
+                e->len = dn;
+            }
+        } else if (rc == 0) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "storyline: objects: row %llu missing", (unsigned long long)e->row);
+        }
+    }
+    pch_sl__cursor_close(&c);
+    return rc;
 }
 
 int pch_sl__object_view(pch_storyline_root *r, const char *id, size_t id_len, const char **p,
                         size_t *n, pch_error *err)
 {
     obj_ent key, *hit;
-    if (!r->objects_loaded) PCH_TRY(load_objects(r, err));
+    if (!r->objects_loaded) PCH_TRY(load_object_index(r, err));
     if (id_len != 64) return pch_error_set(err, PCH_ECORRUPT, "storyline: bad object id");
     memcpy(key.id, id, 64);
     key.id[64] = 0;
     hit = bsearch(&key, r->objs, r->n_objs, sizeof *r->objs, cmp_obj);
     if (!hit) return pch_error_set(err, PCH_ENOTFOUND, "storyline: object %s missing", key.id);
-    *p = (const char *)r->pool.data + hit->off;
+    if (!hit->data) PCH_TRY(hydrate(r, hit, err));
+    *p = (const char *)hit->data;
     *n = hit->len;
     return PCH_OK;
 }

@@ -105,6 +105,16 @@ typedef struct pch_sl_cursor {
 ** Columns missing from the dataset fail with PCH_ECORRUPT. */
 int pch_sl__cursor_open(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_table t,
                         const int *want, size_t n, pch_error *err);
+/* The same over the rows rows[0..n_rows) of the table only (dataset row indices, strictly
+** ascending; see pch_lance_scanner_open_rows). */
+int pch_sl__cursor_open_rows(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_table t,
+                             const int *want, size_t n, const uint64_t *rows, size_t n_rows,
+                             pch_error *err);
+/* Row indices (ascending) of table t whose string column `col` equals one of
+** keys[0..n_keys), found by scanning that column only. *rows_out: context allocator. */
+int pch_sl__find_rows(pch_storyline_root *r, pch_storyline_table t, int col,
+                      const char *const *keys, size_t n_keys, uint64_t **rows_out,
+                      size_t *n_out, pch_error *err);
 void pch_sl__cursor_close(pch_sl_cursor *c);
 /* Advance to the next row: 1 = a row, 0 = end, < 0 error. */
 int pch_sl__cursor_next(pch_sl_cursor *c, pch_error *err);

@@ -2,7 +2,7 @@
 ** the importer and the row cursor used by every reader, and opening a root at the table
 ** versions its CURRENT pins (docs/storyline.md §3; RFC-0006 §2.1). Invariant: a builder
 ** holds n_rows complete rows (every column the same length) after each pch_sl__row_end. */
-#include "storyline/storyline_int.h"
+#include "storyline/storyline.h"
 #include "json/json.h"
 
 #define U8 PCH_LANCE_UTF8
@@ -244,8 +244,9 @@ int pch_sl__batch(pch_sl_builder *b, pch_lance_batch *batch, pch_lance_column *c
 
 /* ---- cursor ---- */
 
-int pch_sl__cursor_open(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_table t,
-                        const int *want, size_t n, pch_error *err)
+static int cursor_open(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_table t,
+                       const int *want, size_t n, const uint64_t *rows, size_t n_rows,
+                       bool use_rows, pch_error *err)
 {
     pch_lance_dataset *ds = pch_storyline_dataset(r, t);
     const pch_lance_schema *s;
@@ -267,7 +268,64 @@ int pch_sl__cursor_open(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_t
         c->map[col] = (int)n_proj;
         proj[n_proj++] = (size_t)fi;
     }
+    if (use_rows) return pch_lance_scanner_open_rows(&c->sc, ds, proj, n_proj, rows, n_rows, 4096, err);
     return pch_lance_scanner_open(&c->sc, ds, proj, n_proj, 4096, err);
+}
+
+int pch_sl__cursor_open(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_table t,
+                        const int *want, size_t n, pch_error *err)
+{
+    return cursor_open(c, r, t, want, n, NULL, 0, false, err);
+}
+
+int pch_sl__cursor_open_rows(pch_sl_cursor *c, pch_storyline_root *r, pch_storyline_table t,
+                             const int *want, size_t n, const uint64_t *rows, size_t n_rows,
+                             pch_error *err)
+{
+    return cursor_open(c, r, t, want, n, rows, n_rows, true, err);
+}
+
+/* Row indices of table t whose string column `col` equals one of keys[0..n_keys) (scans
+** only that column). */
+int pch_sl__find_rows(pch_storyline_root *r, pch_storyline_table t, int col,
+                      const char *const *keys, size_t n_keys, uint64_t **rows_out,
+                      size_t *n_out, pch_error *err)
+{
+    pch_sl_cursor c;
+    uint64_t *rows = NULL, at = 0;
+    size_t n = 0, cap = 0;
+    int rc;
+    *rows_out = NULL;
+    *n_out = 0;
+    rc = pch_sl__cursor_open(&c, r, t, &col, 1, err);
+    while (rc == PCH_OK && (rc = pch_sl__cursor_next(&c, err)) == 1) {
+        const char *p;
+        size_t pn;
+        bool hit = false;
+        rc = PCH_OK;
+        if (pch_sl__get_str(&c, col, &p, &pn))
+            for (size_t k = 0; k < n_keys && !hit; k++)
+                hit = strlen(keys[k]) == pn && memcmp(keys[k], p, pn) == 0;
+        if (hit) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 64, bytes;
+                uint64_t *nr;
+                if (!pch_mul_size(&bytes, nc, sizeof *nr) || !(nr = pch_realloc(pch_sl__root_ctx(r), rows, bytes))) {
+                    rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+                    break;
+                }
+                rows = nr;
+                cap = nc;
+            }
+            rows[n++] = at;
+        }
+        at++;
+    }
+    pch_sl__cursor_close(&c);
+    if (rc < 0) { pch_free(pch_sl__root_ctx(r), rows); return rc; }
+    *rows_out = rows;
+    *n_out = n;
+    return PCH_OK;
 }
 
 void pch_sl__cursor_close(pch_sl_cursor *c)

@@ -186,11 +186,16 @@ static void test_storyline__get_point_read(void)
     char *text = slurp("tests/data/atif/harbor_multiagent_v1_7.json", &len), *out = NULL;
     pch_atif_doc *d = NULL;
     PCH_CHECK(text != NULL);
-    snprintf(root, sizeof root, "%s/get-root", g_tmp);
-    rmrf(root);
-    PCH_CHECK_OK(pch_storyline_import(g_ctx, "tests/data/atif", root, NULL, NULL, &e), &e);
     PCH_CHECK_OK(pch_atif_doc_parse(&d, g_ctx, text, len, "harbor_multiagent_v1_7.json", NULL, NULL, NULL, &e), &e);
     PCH_CHECK(pch_atif_doc_count(d) >= 2);
+    /* pass 0: default threshold; pass 1: values of >= 64 bytes in objects, so get
+    ** hydrates objects by row lookup */
+    for (int pass = 0; pass < 2; pass++) {
+    pch_storyline_import_options io = PCH_STORYLINE_IMPORT_OPTIONS_INIT;
+    io.object_threshold = pass ? 64 : 0;
+    snprintf(root, sizeof root, "%s/get-root%d", g_tmp, pass);
+    rmrf(root);
+    PCH_CHECK_OK(pch_storyline_import(g_ctx, "tests/data/atif", root, &io, NULL, &e), &e);
     for (size_t i = 0; i < pch_atif_doc_count(d); i++) {
         const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
         char *want = NULL;
@@ -207,6 +212,7 @@ static void test_storyline__get_point_read(void)
     }
     PCH_CHECK(pch_storyline_get(g_ctx, root, "no-such-key", false, &out, &on, &e) == PCH_ENOTFOUND);
     PCH_CHECK(out == NULL);
+    }
     pch_atif_doc_free(d);
     free(text);
 }
