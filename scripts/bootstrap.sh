@@ -10,14 +10,17 @@ cd "$(dirname "$0")/.."
 CACHE=${PCH_CACHE:-$PWD/.cache}
 
 PKGS="gcc make libc6-dev libzstd-dev zstd libjansson-dev libjson-c-dev libcjson-dev b3sum libsqlite3-dev sqlite3
-      clang libclang-rt-14-dev valgrind nodejs npm"
+      clang libclang-rt-14-dev valgrind flatbuffers-compiler binutils python3 nodejs npm"
 missing=()
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# nodejs/npm may come from outside Debian (a newer Node on the PATH): accept a working one.
-if command -v node >/dev/null && command -v npm >/dev/null; then
-    tmp=(); for p in "${missing[@]}"; do [[ $p == nodejs || $p == npm ]] || tmp+=("$p"); done
+# nodejs/npm and python3 may come from outside Debian (a newer one on the PATH): accept it.
+drop=()
+command -v node >/dev/null && command -v npm >/dev/null && drop+=(nodejs npm)
+command -v python3 >/dev/null && drop+=(python3)
+if [ ${#drop[@]} -gt 0 ] && [ ${#missing[@]} -gt 0 ]; then
+    tmp=(); for p in "${missing[@]}"; do [[ " ${drop[*]} " == *" $p "* ]] || tmp+=("$p"); done
     missing=("${tmp[@]+"${tmp[@]}"}")
 fi
 if [ ${#missing[@]} -gt 0 ]; then
