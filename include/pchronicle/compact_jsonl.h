@@ -51,7 +51,7 @@ typedef struct pch_cj_options {
     size_t n_mappings;
     uint64_t offload_threshold;      /* raw bytes >= threshold are offloaded; 0 = never */
     size_t max_record_bytes;         /* one record's raw bytes; 0 = ctx max_line_bytes */
-    size_t batch_bytes;              /* rows buffered before a Lance write; 0 = 32 MiB */
+    size_t batch_bytes;              /* rows buffered before a Lance write; 0 = 4 MiB */
     size_t batch_rows;               /* 0 = 8192 */
     void (*progress)(void *payload, const pch_cj_progress *p);  /* may be NULL */
     void *payload;

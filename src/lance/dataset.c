@@ -99,7 +99,8 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
     *out = NULL;
     PCH_ASSERT_ARG(path && schema);
     if (!opts) opts = &def;
-    if (opts->version != PCH_LANCE_WRITE_OPTIONS_VERSION)
+    /* Option structs grow by appending (STYLE §3): version 1 ended before `threads`. */
+    if (opts->version != PCH_LANCE_WRITE_OPTIONS_VERSION && opts->version != 1)
         return pch_error_set(err, PCH_EINVAL, "unknown write options version %u", opts->version);
     if (opts->mode != PCH_LANCE_CREATE && opts->mode != PCH_LANCE_APPEND &&
         opts->mode != PCH_LANCE_OVERWRITE)
@@ -107,7 +108,13 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
     if (schema->n_fields == 0) return pch_error_set(err, PCH_EINVAL, "schema has no fields");
     if (!(w = pch_calloc(ctx, 1, sizeof *w))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     w->ctx = ctx;
-    w->opts = *opts;
+    if (opts->version == 1) {
+        memcpy(&w->opts, opts, offsetof(pch_lance_write_options, threads));
+        w->opts.version = PCH_LANCE_WRITE_OPTIONS_VERSION;
+        w->opts.threads = 0;   /* the version-2 default */
+    } else {
+        w->opts = *opts;
+    }
     w->max_rows = opts->max_rows_per_file ? opts->max_rows_per_file : DEFAULT_MAX_ROWS_PER_FILE;
     pch_buf_init(&dir, ctx);
     if (!(w->path = dup_str(ctx, path))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }

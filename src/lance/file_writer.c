@@ -14,11 +14,27 @@
 ** (pch_lance__value_fits_chunk), so that its neighbours keep the mini-block layout. Page
 ** priority = the file row number of the page's first row.
 **
+** Parallel page encoding (write options `threads` > 1): a full page is not encoded on the
+** caller's thread but handed to a pool of worker threads owned by this writer, while the
+** caller goes on copying rows. The page's buffers are swapped into one of `threads` job
+** slots (a ring: job k lives in slot k % threads), so at most `threads` pages are in flight;
+** when the ring is full the caller takes the oldest job, encoding it itself if no worker
+** has started it, and writes it. Jobs are written strictly in the order they were queued
+** and a page is encoded exactly as the single-threaded writer does (the encoder depends on
+** nothing but the page and the zstd level), so the file is byte-identical whatever the
+** thread count. Workers touch only their job (its buffers, its pch_lance_page_out, its
+** pch_error); the ring counters and the `done` flags are guarded by the pool mutex. A
+** worker's error is reported, with the column name, when its job is written, and latches
+** the writer. finish drains the ring before the tail; free stops and joins the workers (a
+** job being encoded runs to its end) first. The ctx allocator is then called from the
+** workers too (pchronicle/ctx.h: it must be thread-safe).
+**
 ** The file is created with O_EXCL; finish writes the tail and fsyncs; a writer freed
 ** before finish unlinks its file. A failed write/finish latches the error: the writer only
 ** accepts pch_lance__file_writer_free afterwards. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "lance/lance_write_int.h"
@@ -29,6 +45,7 @@
 #define BUF_ALIGN 64
 #define BUF_PAD 0x48                          /* lance pads between buffers with 'H' */
 #define STAGE_FLUSH ((size_t)1 << 20)
+#define MAX_THREADS 64u
 
 typedef struct col_state {
     const char *name;         /* borrowed from w->names */
@@ -48,6 +65,37 @@ typedef struct col_state {
     pch_buf pages;            /* serialized ColumnMetadata.pages (field 2) records */
 } col_state;
 
+/* One page handed to the pool: its rows (buffers swapped out of the column) and the
+** encoder's output. Written by the caller before it is queued, by one encoder while it
+** runs, read by the caller once `done` is seen under the pool mutex. */
+typedef struct page_job {
+    size_t col;               /* index into w->cols (the caller's side only) */
+    pch_lance_type type;
+    bool fixed;               /* fixed-width type: no offsets */
+    uint64_t first_row;
+    size_t rows, n_nulls;
+    pch_buf validity, values, offsets, data;
+    pch_lance_page_out out;   /* own zstd context and scratch */
+    int rc;
+    pch_error err;
+    bool done;                /* guarded by mu */
+} page_job;
+
+typedef struct page_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work;      /* a job was queued, or stop */
+    pthread_cond_t done;      /* a job was encoded */
+    pthread_t *threads;
+    size_t n_threads;         /* started workers */
+    page_job *jobs;           /* ring of n_jobs slots */
+    size_t n_jobs;
+    uint64_t put, take;       /* jobs queued / started by an encoder; mu */
+    uint64_t written;         /* jobs written to the file; caller's thread only */
+    bool stop;                /* mu */
+    pch_lance_file_version version;
+    pch_ctx *ctx;
+} page_pool;
+
 struct pch_lance_file_writer {
     pch_ctx *ctx;
     int fd;
@@ -61,7 +109,8 @@ struct pch_lance_file_writer {
     pch_buf names;            /* NUL-separated column names, for messages */
     pch_buf schema_pb;        /* FileDescriptor field 1: Schema message, tag included */
     pch_buf stage;            /* bytes not yet written to fd */
-    pch_lance_page_out page;
+    pch_lance_page_out page;  /* caller-thread encoder (and chunk-fit tests) */
+    page_pool *pool;          /* NULL: pages are encoded on the caller's thread */
     int failed;               /* latched error code */
     bool finished;
 };
@@ -156,31 +205,35 @@ static uint64_t col_page_bytes(const col_state *c)
     return c->data.len + (uint64_t)c->rows * (c->obits / 8);
 }
 
-static int flush_page(pch_lance_file_writer *w, col_state *c, pch_error *err)
+static void page_in_of(pch_lance_page_in *in, pch_lance_type type, bool fixed, size_t rows,
+                       size_t n_nulls, const pch_buf *validity, const pch_buf *values,
+                       const pch_buf *offsets, const pch_buf *data)
 {
     static const uint8_t empty[8];
-    pch_lance_page_in in;
-    pch_lance_page_out *o = &w->page;
+    memset(in, 0, sizeof(*in));
+    in->type = type;
+    in->n_rows = rows;
+    in->n_nulls = n_nulls;
+    in->validity = n_nulls ? validity->data : NULL;
+    in->values = values->data ? values->data : empty;
+    in->offsets = fixed ? NULL : (const uint64_t *)(void *)offsets->data;
+    in->data = data->data ? data->data : empty;
+}
+
+static int encode_page(pch_lance_file_version v, pch_lance_page_out *o,
+                       const pch_lance_page_in *in, pch_error *err)
+{
+    return v == PCH_LANCE_FILE_2_0 ? pch_lance__encode_page_20(o, in, err)
+                                   : pch_lance__encode_page_21(o, in, err);
+}
+
+/* Write an encoded page of column c (rows starting at file row first_row) and record it. */
+static int emit_page(pch_lance_file_writer *w, col_state *c, const pch_lance_page_out *o,
+                     size_t rows, uint64_t first_row, pch_error *err)
+{
     uint64_t pos[PCH_LANCE_PAGE_MAX_BUFS], len[PCH_LANCE_PAGE_MAX_BUFS];
     size_t m;
     int rc;
-
-    if (c->rows == 0) return PCH_OK;
-    memset(&in, 0, sizeof(in));
-    in.type = c->type;
-    in.n_rows = c->rows;
-    in.n_nulls = c->n_nulls;
-    in.validity = c->n_nulls ? c->validity.data : NULL;
-    in.values = c->values.data ? c->values.data : empty;
-    in.offsets = c->bits ? NULL : (const uint64_t *)(void *)c->offsets.data;
-    in.data = c->data.data ? c->data.data : empty;
-    rc = w->version == PCH_LANCE_FILE_2_0 ? pch_lance__encode_page_20(o, &in, err)
-                                          : pch_lance__encode_page_21(o, &in, err);
-    if (rc) {
-        pch_error_prefix(err, "column '%s' page at row %llu", c->name,
-                         (unsigned long long)c->first_row);
-        return rc;
-    }
     for (size_t i = 0; i < o->n_bufs; i++) {
         PCH_TRY(put_aligned(w, o->bufs[i].data, o->bufs[i].len, &pos[i], err));
         len[i] = o->bufs[i].len;
@@ -189,11 +242,205 @@ static int flush_page(pch_lance_file_writer *w, col_state *c, pch_error *err)
     rc = pch_pb_begin(&c->pages, 2, &m);
     if (rc == 0) rc = pch_pb_put_packed_u64(&c->pages, 1, pos, o->n_bufs);
     if (rc == 0) rc = pch_pb_put_packed_u64(&c->pages, 2, len, o->n_bufs);
-    if (rc == 0) rc = pch_pb_put_u64_nz(&c->pages, 3, c->rows);
+    if (rc == 0) rc = pch_pb_put_u64_nz(&c->pages, 3, rows);
     if (rc == 0) rc = put_direct(&c->pages, 4, o->any.data, o->any.len);
-    if (rc == 0) rc = pch_pb_put_u64_nz(&c->pages, 5, c->first_row);
+    if (rc == 0) rc = pch_pb_put_u64_nz(&c->pages, 5, first_row);
     if (rc == 0) rc = pch_pb_end(&c->pages, m);
     if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    return PCH_OK;
+}
+
+/* ---- the page pool ---- */
+
+static void job_run(const page_pool *p, page_job *j)
+{
+    pch_lance_page_in in;
+    page_in_of(&in, j->type, j->fixed, j->rows, j->n_nulls, &j->validity, &j->values,
+               &j->offsets, &j->data);
+    memset(&j->err, 0, sizeof(j->err));
+    j->rc = encode_page(p->version, &j->out, &in, &j->err);
+}
+
+static void *worker_main(void *arg)
+{
+    page_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        page_job *j;
+        while (!p->stop && p->take == p->put) pthread_cond_wait(&p->work, &p->mu);
+        if (p->stop) break;
+        j = &p->jobs[p->take++ % p->n_jobs];
+        pthread_mutex_unlock(&p->mu);
+        job_run(p, j);
+        pthread_mutex_lock(&p->mu);
+        j->done = true;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void jobs_dispose(page_pool *p)
+{
+    for (size_t i = 0; p->jobs && i < p->n_jobs; i++) {
+        page_job *j = &p->jobs[i];
+        pch_buf_dispose(&j->validity);
+        pch_buf_dispose(&j->values);
+        pch_buf_dispose(&j->offsets);
+        pch_buf_dispose(&j->data);
+        pch_lance__page_out_dispose(&j->out);
+    }
+    pch_free(p->ctx, p->jobs);
+    pch_free(p->ctx, p->threads);
+}
+
+/* Stop and join the workers, then release the pool (jobs not yet written are dropped). */
+static void pool_free(page_pool *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
+    pthread_cond_destroy(&p->done);
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+    jobs_dispose(p);
+    pch_free(p->ctx, p);
+}
+
+/* Start a pool of n workers with n job slots for w. Any failure (memory, pthread) leaves
+** w->pool NULL: the writer then encodes on the caller's thread, producing the same bytes. */
+static void pool_start(pch_lance_file_writer *w, size_t n, int zstd_level)
+{
+    page_pool *p = pch_calloc(w->ctx, 1, sizeof(*p));
+    bool mu = false, work = false, done = false;
+    if (!p) return;
+    p->ctx = w->ctx;
+    p->version = w->version;
+    p->n_jobs = n;
+    p->jobs = pch_calloc(w->ctx, n, sizeof(page_job));
+    p->threads = pch_calloc(w->ctx, n, sizeof(pthread_t));
+    if (!p->jobs || !p->threads) goto fail;
+    for (size_t i = 0; i < n; i++) {
+        page_job *j = &p->jobs[i];
+        pch_buf_init(&j->validity, w->ctx);
+        pch_buf_init(&j->values, w->ctx);
+        pch_buf_init(&j->offsets, w->ctx);
+        pch_buf_init(&j->data, w->ctx);
+        pch_lance__page_out_init(&j->out, w->ctx, zstd_level);
+    }
+    if (!(mu = pthread_mutex_init(&p->mu, NULL) == 0) ||
+        !(work = pthread_cond_init(&p->work, NULL) == 0) ||
+        !(done = pthread_cond_init(&p->done, NULL) == 0))
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        if (pthread_create(&p->threads[i], NULL, worker_main, p) != 0) break;
+        p->n_threads++;
+    }
+    if (p->n_threads == 0) goto fail;
+    w->pool = p;
+    return;
+fail:
+    if (done) pthread_cond_destroy(&p->done);
+    if (work) pthread_cond_destroy(&p->work);
+    if (mu) pthread_mutex_destroy(&p->mu);
+    jobs_dispose(p);
+    pch_free(w->ctx, p);
+}
+
+/* Wait for the oldest queued job (encoding unstarted jobs here meanwhile rather than
+** idling), then write it. A worker's error is returned here, prefixed with the column. */
+static int pool_write_oldest(pch_lance_file_writer *w, pch_error *err)
+{
+    page_pool *p = w->pool;
+    page_job *j = &p->jobs[p->written % p->n_jobs];
+    col_state *c = &w->cols[j->col];
+
+    pthread_mutex_lock(&p->mu);
+    while (!j->done) {
+        if (p->take < p->put) {
+            page_job *h = &p->jobs[p->take++ % p->n_jobs];
+            pthread_mutex_unlock(&p->mu);
+            job_run(p, h);
+            pthread_mutex_lock(&p->mu);
+            h->done = true;
+        } else {
+            pthread_cond_wait(&p->done, &p->mu);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (j->rc) {
+        if (err) *err = j->err;
+        pch_error_prefix(err, "column '%s' page at row %llu", c->name,
+                         (unsigned long long)j->first_row);
+        return j->rc;
+    }
+    PCH_TRY(emit_page(w, c, &j->out, j->rows, j->first_row, err));
+    p->written++;
+    return PCH_OK;
+}
+
+/* Write every queued page, in order. */
+static int pool_drain(pch_lance_file_writer *w, pch_error *err)
+{
+    while (w->pool && w->pool->written < w->pool->put) PCH_TRY(pool_write_oldest(w, err));
+    return PCH_OK;
+}
+
+static void swap_buf(pch_buf *a, pch_buf *b)
+{
+    pch_buf t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Queue the page of column c: its buffers trade places with the free slot's (cleared). */
+static int pool_submit(pch_lance_file_writer *w, col_state *c, pch_error *err)
+{
+    page_pool *p = w->pool;
+    page_job *j;
+    if (p->put - p->written == p->n_jobs) PCH_TRY(pool_write_oldest(w, err));
+    j = &p->jobs[p->put % p->n_jobs];          /* written, not started: ours alone */
+    j->col = (size_t)(c - w->cols);
+    j->type = c->type;
+    j->fixed = c->bits != 0;
+    j->first_row = c->first_row;
+    j->rows = c->rows;
+    j->n_nulls = c->n_nulls;
+    j->rc = PCH_OK;
+    swap_buf(&j->validity, &c->validity);
+    swap_buf(&j->values, &c->values);
+    swap_buf(&j->offsets, &c->offsets);
+    swap_buf(&j->data, &c->data);
+    pthread_mutex_lock(&p->mu);
+    j->done = false;
+    p->put++;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    return PCH_OK;
+}
+
+static int flush_page(pch_lance_file_writer *w, col_state *c, pch_error *err)
+{
+    pch_lance_page_in in;
+    int rc;
+
+    if (c->rows == 0) return PCH_OK;
+    if (w->pool) {
+        PCH_TRY(pool_submit(w, c, err));
+    } else {
+        page_in_of(&in, c->type, c->bits != 0, c->rows, c->n_nulls, &c->validity, &c->values,
+                   &c->offsets, &c->data);
+        rc = encode_page(w->version, &w->page, &in, err);
+        if (rc) {
+            pch_error_prefix(err, "column '%s' page at row %llu", c->name,
+                             (unsigned long long)c->first_row);
+            return rc;
+        }
+        PCH_TRY(emit_page(w, c, &w->page, c->rows, c->first_row, err));
+    }
     col_reset_page(c, c->first_row + c->rows);
     return PCH_OK;
 }
@@ -203,6 +450,8 @@ static int flush_page(pch_lance_file_writer *w, col_state *c, pch_error *err)
 void pch_lance__file_writer_free(pch_lance_file_writer *w)
 {
     if (!w) return;
+    pool_free(w->pool);                       /* joins the workers before anything goes */
+    w->pool = NULL;
     if (w->fd >= 0) close(w->fd);
     if (!w->finished && w->path) unlink(w->path);
     for (size_t i = 0; w->cols && i < w->n_cols; i++) {
@@ -229,10 +478,12 @@ int pch_lance__file_writer_open(pch_lance_file_writer **out, pch_ctx *ctx, const
     pch_lance_file_writer *w;
     size_t plen, m, *name_off = NULL;
     int rc = PCH_OK, zl;
+    unsigned threads = opts && opts->version >= 2 ? opts->threads : 0;
 
     PCH_ASSERT_ARG(out && path && schema);
     *out = NULL;
-    if (opts && opts->version != PCH_LANCE_WRITE_OPTIONS_VERSION)
+    /* version 1 had no `threads` field */
+    if (opts && opts->version != PCH_LANCE_WRITE_OPTIONS_VERSION && opts->version != 1)
         return pch_error_set(err, PCH_EINVAL, "lance writer: unknown write options version %u",
                              opts->version);
     if (opts && opts->file_version != PCH_LANCE_FILE_2_1 && opts->file_version != PCH_LANCE_FILE_2_0)
@@ -312,6 +563,12 @@ int pch_lance__file_writer_open(pch_lance_file_writer **out, pch_ctx *ctx, const
                                "lance writer: create %s", path);
         goto done;
     }
+    if (threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n < 1 ? 1 : n > (long)MAX_THREADS ? MAX_THREADS : (unsigned)n;
+    }
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > 1) pool_start(w, threads, w->page.zstd_level);
 done:
     pch_free(ctx, name_off);
     if (rc) {
@@ -502,6 +759,7 @@ static int finish_tail(pch_lance_file_writer *w, pch_error *err)
     pch_buf_init(&ce, w->ctx);
     for (size_t i = 0; i < w->n_cols; i++)
         if ((rc = flush_page(w, &w->cols[i], err))) goto done;
+    if ((rc = pool_drain(w, err))) goto done;
 
     /* global buffer 0: FileDescriptor{1 schema, 2 length} */
     if (pch_buf_append(&cm, w->schema_pb.data, w->schema_pb.len) ||
@@ -581,6 +839,8 @@ int pch_lance__file_writer_finish(pch_lance_file_writer *w, uint64_t *rows_out,
         return pch_error_set(err, PCH_EINVAL, "lance writer: %s", w->finished ? "already finished"
                                                                             : "an earlier error stopped this writer");
     rc = finish_tail(w, err);
+    pool_free(w->pool);                       /* every page is written: release the workers */
+    w->pool = NULL;
     if (rc == 0) {
         int cr = close(w->fd);
         w->fd = -1;

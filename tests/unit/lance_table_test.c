@@ -444,8 +444,20 @@ static void test_lance_table__append_schema_mismatch(void)
     o.mode = PCH_LANCE_APPEND;
     s = test_schema();
     rc = pch_lance_writer_open(&w, g_ctx, tpath("nonexistent"), s, &o, &e);
-    pch_lance_schema_free(s);
     PCH_CHECK_EQ_INT(rc, PCH_ENOTFOUND);
+    /* option structs grow by appending: a version-1 caller (no `threads`) still works,
+    ** an unknown version fails closed */
+    struct { unsigned version; pch_lance_write_mode mode; pch_lance_file_version fv;
+             uint64_t rows, page; int level; } v1 = { 1, PCH_LANCE_CREATE, PCH_LANCE_FILE_2_1, 0, 0, 0 };
+    rc = pch_lance_writer_open(&w, g_ctx, tpath("v1-options"), s, (const pch_lance_write_options *)(const void *)&v1, &e);
+    PCH_CHECK_OK(rc, &e);
+    pch_lance_writer_free(w);
+    w = NULL;
+    o.version = 99;
+    rc = pch_lance_writer_open(&w, g_ctx, tpath("v99-options"), s, &o, &e);
+    pch_lance_schema_free(s);
+    PCH_CHECK_EQ_INT(rc, PCH_EINVAL);
+    PCH_CHECK(w == NULL);
 }
 
 static void test_lance_table__failed_writer_leaves_nothing(void)

@@ -8,6 +8,7 @@
 **  - encodings chosen: mini-block / full-zip / all-null, zstd General only where it pays.
 **  - errors: type mismatch, null in a non-nullable field, existing file, unfinished file
 **    removed, streaming (pages reach the disk before finish).
+**  - threads: pages encoded on worker threads give byte-identical files (1 vs 2, 4, CPUs).
 **
 ** Generator mode for tests/compat/lance_writer.sh (the official-reader checks):
 **   lance_writer_test --gen OUT_DIR
@@ -700,6 +701,88 @@ static void test_lance_writer__streaming(void)
     pch_lance_schema_free(s);
 }
 
+/* Pages encoded on worker threads: the file is byte-identical to the single-threaded one
+** for every type, both file versions, every null mode, many pages (small pages, batches that
+** straddle them, large values); a writer freed with pages in flight shuts down cleanly. */
+static void test_lance_writer__threads_identical(void)
+{
+    static const null_mode modes[] = { NULLS_NONE, NULLS_SOME, NULLS_ALL, NULLS_BLOCKS };
+    static const unsigned threads[] = { 2, 4, 0 };
+    pch_error e;
+    pch_buf one, many;
+    pch_buf_init(&one, ctx);
+    pch_buf_init(&many, ctx);
+    for (int v = 0; v < 2; v++)
+        for (size_t m = 0; m < 4; m++)
+            for (int big = 0; big < 2; big++) {
+                pch_lance_write_options o = PCH_LANCE_WRITE_OPTIONS_INIT;
+                pch_lance_schema *s = make_schema(ALL_TYPES, N_TYPES, modes[m] != NULLS_NONE);
+                o.file_version = v ? PCH_LANCE_FILE_2_0 : PCH_LANCE_FILE_2_1;
+                /* big: values up to 3 MiB (own pages, full-zip, large zstd chunks) */
+                uint64_t rows = big ? 33 : 6000;
+                size_t batch = big ? 5 : 999;
+                o.max_bytes_per_page = big ? 256 * 1024 : 3000;
+                o.threads = 1;
+                PCH_CHECK_OK(write_file("t1.lance", s, &o, rows, batch, modes[m], big, &one, &e), &e);
+                for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+                    o.threads = threads[t];
+                    PCH_CHECK_OK(write_file("tn.lance", s, &o, rows, batch, modes[m], big, &many, &e), &e);
+                    PCH_CHECK_MSG(one.len == many.len && memcmp(one.data, many.data, one.len) == 0,
+                                  "threads %u differ (version %d mode %zu big %d: %zu vs %zu bytes)",
+                                  threads[t], v, m, big, one.len, many.len);
+                }
+                pch_lance_schema_free(s);
+            }
+    /* version 1 options (no threads field) are still accepted */
+    {
+        pch_lance_write_options o = PCH_LANCE_WRITE_OPTIONS_INIT;
+        pch_lance_type t2[1] = { PCH_LANCE_INT64 };
+        pch_lance_schema *s = make_schema(t2, 1, false);
+        o.version = 1;
+        o.threads = 77;                                /* ignored: not part of version 1 */
+        PCH_CHECK_OK(write_file("v1.lance", s, &o, 100, 100, NULLS_NONE, false, &one, &e), &e);
+        o.version = 3;
+        PCH_CHECK_EQ_INT(write_file("v3.lance", s, &o, 100, 100, NULLS_NONE, false, &one, &e),
+                         PCH_EINVAL);
+        pch_lance_schema_free(s);
+    }
+    /* free with pages queued and being encoded: workers are joined, the file removed */
+    {
+        pch_lance_type t2[2] = { PCH_LANCE_INT64, PCH_LANCE_LARGE_BINARY };
+        pch_lance_schema *s = make_schema(t2, 2, true);
+        pch_lance_write_options o = PCH_LANCE_WRITE_OPTIONS_INIT;
+        pch_lance_file_writer *w = NULL;
+        pch_json_parser *jp = NULL;
+        colgen g[2];
+        pch_lance_column cols[2];
+        struct stat st;
+        memset(g, 0, sizeof g);
+        o.max_bytes_per_page = 4096;
+        o.threads = 3;
+        PCH_CHECK_OK(pch_json_parser_new(&jp, ctx, NULL, &e), &e);
+        unlink(tpath("tf.lance"));
+        PCH_CHECK_OK(pch_lance__file_writer_open(&w, ctx, tpath("tf.lance"), s, &o, &e), &e);
+        for (size_t c = 0; c < 2; c++) {
+            g[c].type = t2[c];
+            pch_buf_init(&g[c].validity, ctx);
+            pch_buf_init(&g[c].values, ctx);
+            pch_buf_init(&g[c].data, ctx);
+        }
+        for (uint64_t r = 0; r < 20000; r += 5000) {
+            pch_lance_batch b = { 5000, 2, cols };
+            for (size_t c = 0; c < 2; c++) gen_column(&g[c], &cols[c], c, r, 5000, NULLS_SOME, false, jp);
+            PCH_CHECK_OK(pch_lance__file_writer_write(w, &b, &e), &e);
+        }
+        pch_lance__file_writer_free(w);
+        PCH_CHECK(stat(tpath("tf.lance"), &st) != 0 && errno == ENOENT);
+        for (size_t c = 0; c < 2; c++) colgen_dispose(&g[c]);
+        pch_json_parser_free(jp);
+        pch_lance_schema_free(s);
+    }
+    pch_buf_dispose(&one);
+    pch_buf_dispose(&many);
+}
+
 /* ================================================================ generator */
 
 static void put_js_string(pch_buf *b, const uint8_t *p, size_t n)
@@ -956,6 +1039,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_lance_writer__encodings_chosen);
     PCH_RUN(test_lance_writer__errors);
     PCH_RUN(test_lance_writer__streaming);
+    PCH_RUN(test_lance_writer__threads_identical);
     rc = pch_test_report();
     {
         pch_error e2;

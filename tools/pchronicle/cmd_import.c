@@ -130,7 +130,7 @@ static const char k_usage[] =
     "                            names add a nullable JSON column (paths: $, .name, [digits])\n"
     "  --offload-threshold N     records of N bytes or more go to objects/<blake3> (0 = off)\n"
     "  --max-record-bytes N      largest accepted record (default 1 GiB)\n"
-    "  --batch-bytes N           bytes buffered per Lance write (default 32 MiB)\n"
+    "  --batch-bytes N           bytes buffered per Lance write (default 4 MiB)\n"
     "  --yes                     replace DATASET if it exists (atomic)\n"
     "  --append                  refused: compact-jsonl v1 has no append\n"
     "  --quiet                   no progress and no summary\n";
