@@ -218,6 +218,60 @@ static int out_write(out_file *o, const uint8_t *p, size_t n, pch_error *err)
     return pch_buf_append(&o->wbuf, p, n) < 0 ? oom(err) : PCH_OK;
 }
 
+/* Offloaded rows (dataset row ids, ascending) and whether each one's `data` is JSON null. */
+typedef struct offload_rows {
+    uint64_t *rows;
+    bool *dnull;
+    size_t n, cap;
+} offload_rows;
+
+static int offloaded_data_nulls(pch_ctx *ctx, pch_lance_dataset *ds, const cj_layout *lay,
+                                const pch_buf *jnull, offload_rows *o, pch_error *err)
+{
+    pch_lance_scanner *sc = NULL;
+    const pch_lance_batch *b;
+    size_t col = lay->c_off, k = 0;
+    uint64_t row = 0;
+    int rc;
+
+    if ((rc = pch_lance_scanner_open(&sc, ds, &col, 1, 65536, err)) < 0) return rc;
+    while ((rc = pch_lance_scanner_next(sc, &b, err)) == PCH_OK) {
+        for (size_t r = 0; r < b->n_rows; r++, row++) {
+            if (!valid(&b->columns[0], r)) continue;
+            if (o->n == o->cap) {
+                size_t nc = o->cap ? o->cap * 2 : 1024, bytes;
+                if (!pch_mul_size(&bytes, nc, sizeof *o->rows)) { rc = oom(err); goto done; }
+                uint64_t *nr = pch_realloc(ctx, o->rows, bytes);
+                if (!nr) { rc = oom(err); goto done; }
+                o->rows = nr;
+                o->cap = nc;
+            }
+            o->rows[o->n++] = row;
+        }
+    }
+    if (rc != PCH_ITEROVER) goto done;
+    rc = PCH_OK;
+    pch_lance_scanner_free(sc);
+    sc = NULL;
+    if (o->n == 0) goto done;
+    if (!(o->dnull = pch_calloc(ctx, o->n, sizeof *o->dnull))) { rc = oom(err); goto done; }
+    col = 3;   /* data */
+    if ((rc = pch_lance_scanner_open_rows(&sc, ds, &col, 1, o->rows, o->n, 8192, err)) < 0) goto done;
+    while ((rc = pch_lance_scanner_next(sc, &b, err)) == PCH_OK) {
+        for (size_t r = 0; r < b->n_rows && k < o->n; r++, k++) {
+            size_t dl;
+            const uint8_t *dv = cell(&b->columns[0], r, &dl);
+            o->dnull[k] = valid(&b->columns[0], r) && dl == jnull->len && memcmp(dv, jnull->data, dl) == 0;
+        }
+    }
+    if (rc != PCH_ITEROVER) goto done;
+    rc = k == o->n ? PCH_OK
+                   : pch_error_set(err, PCH_ECORRUPT, "data column has %zu of %zu offloaded rows", k, o->n);
+done:
+    pch_lance_scanner_free(sc);
+    return rc;
+}
+
 int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
                   const pch_cj_options *opts, pch_cj_stats *stats_out, pch_error *err)
 {
@@ -247,6 +301,8 @@ int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
     memset(&st, 0, sizeof st);
     pch_cj_progress prog;
     memset(&prog, 0, sizeof prog);
+    offload_rows offs;
+    memset(&offs, 0, sizeof offs);
     int rc;
 
     if ((rc = pch_lance_dataset_open(&ds, ctx, dataset, 0, err)) < 0) { pch_error_prefix(err, "%s", dataset); goto done; }
@@ -267,25 +323,39 @@ int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
     staged = true;   /* stage_end also undoes a failed stage_begin */
     if ((rc = pch_cj__stage_begin(&stage, ctx, out_dir, o->mode, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
     const char *stg = (const char *)stage.staging.data;
-    size_t cols[4] = { 2, 3, lay.c_raw, lay.c_off };
-    if ((rc = pch_lance_scanner_open(&sc, ds, cols, 4, CJ_EXPORT_BATCH_ROWS, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
+    /* `data` is only needed for offloaded rows (it must hold JSON null, RFC-0014 §Lance
+    ** 物理 schema); inline rows are restored from _raw_ alone. So find the offloaded rows
+    ** from the small _offload_ column, check their `data` through a row-selection scan, and
+    ** never decompress `data` for inline rows. */
+    if ((rc = offloaded_data_nulls(ctx, ds, &lay, &jnull, &offs, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
+    size_t next_off = 0;
+    size_t cols[3] = { 2, lay.c_raw, lay.c_off };
+    if ((rc = pch_lance_scanner_open(&sc, ds, cols, 3, CJ_EXPORT_BATCH_ROWS, err)) < 0) { pch_buf_dispose(&jnull); goto done; }
     uint64_t row = 0;
     for (;;) {
         const pch_lance_batch *b = NULL;
         rc = pch_lance_scanner_next(sc, &b, err);
         if (rc == PCH_ITEROVER) { rc = PCH_OK; break; }
         if (rc < 0) break;
-        const pch_lance_column *cf = &b->columns[0], *cd = &b->columns[1], *cr = &b->columns[2], *co = &b->columns[3];
+        const pch_lance_column *cf = &b->columns[0], *cr = &b->columns[1], *co = &b->columns[2];
         for (size_t r = 0; r < b->n_rows && rc == PCH_OK; r++, row++) {
-            size_t fl, dl, rl, ol;
-            const uint8_t *fn = cell(cf, r, &fl), *dv = cell(cd, r, &dl);
+            size_t fl, rl, ol;
+            const uint8_t *fn = cell(cf, r, &fl);
             if (!valid(cf, r) || !pch_cj__safe_relpath((const char *)fn, fl)) {
                 rc = pch_error_set(err, PCH_ECORRUPT, "row %llu: filename '%.*s' is not a safe relative path",
                                    (unsigned long long)row, (int)(fl > 64 ? 64 : fl), (const char *)fn);
                 break;
             }
-            bool rv = valid(cr, r), ov = valid(co, r);
-            bool dnull = valid(cd, r) && dl == jnull.len && memcmp(dv, jnull.data, dl) == 0;
+            bool rv = valid(cr, r), ov = valid(co, r), dnull = false;
+            if (ov) {
+                /* both scans read the same snapshot, so the offloaded rows line up */
+                if (next_off >= offs.n || offs.rows[next_off] != row) {
+                    rc = pch_error_set(err, PCH_ECORRUPT, "row %llu: _offload_ changed between scans",
+                                       (unsigned long long)row);
+                    break;
+                }
+                dnull = offs.dnull[next_off++];
+            }
             if (!(rv && !ov) && !(!rv && ov && dnull)) {
                 rc = pch_error_set(err, PCH_ECORRUPT,
                                    "row %llu (%.*s): invalid row state (_raw_ %s, _offload_ %s, data %s)",
@@ -353,6 +423,8 @@ int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
     }
     if (stats_out) *stats_out = st;
 done:
+    pch_free(ctx, offs.rows);
+    pch_free(ctx, offs.dnull);
     if (of.fd >= 0) close(of.fd);
     if (staged) pch_cj__stage_end(&stage);
     pch_lance_scanner_free(sc);
