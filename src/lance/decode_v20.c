@@ -49,17 +49,6 @@ static int one_of(const uint8_t *p, size_t n, uint32_t *kind, pch_bytes *body, c
     return rc < 0 ? rc : PCH_OK;
 }
 
-static int msg_u64(const uint8_t *p, size_t n, uint32_t num, uint64_t *out, const char *where,
-                   pch_error *err)
-{
-    pch_rd r = pch_rd_make(p, n);
-    pch_pb_field f;
-    int rc;
-    *out = 0;
-    while ((rc = pch_pb_next(&r, &f, where, err)) == 1)
-        if (f.num == num && f.wire == PCH_PB_VARINT) *out = f.v;
-    return rc < 0 ? rc : PCH_OK;
-}
 
 typedef struct v20_ctx {
     const pch_lance_page_in *in;
@@ -87,11 +76,11 @@ static int flat(v20_arr *out, pch_bytes body, size_t n, v20_ctx *c)
     int rc, scheme = PCH_LANCE_CMP_NONE;
     pch_bytes buf;
 
-    PCH_TRY(msg_u64(body.ptr, body.len, 1, &bits, where, err));
+    PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 1, &bits, where, err));
     if ((rc = pch_lance__pb_find(body.ptr, body.len, 2, &f, where, err)) < 0) return rc;
     if (rc == 1) {
-        PCH_TRY(msg_u64(f.ptr, f.len, 1, &index, where, err));
-        PCH_TRY(msg_u64(f.ptr, f.len, 2, &btype, where, err));
+        PCH_TRY(pch_pb_get_u64(f.ptr, f.len, 1, &index, where, err));
+        PCH_TRY(pch_pb_get_u64(f.ptr, f.len, 2, &btype, where, err));
     }
     if (btype != 0)
         return pch_error_set(err, PCH_EUNSUPPORTED, "%s: flat buffer of type %llu (column/file buffers)", where,
@@ -152,7 +141,7 @@ static int binary(v20_arr *out, pch_bytes body, size_t n, int depth, v20_ctx *c)
     if ((rc = pch_lance__pb_find(body.ptr, body.len, 1, &fi, where, err)) <= 0 ||
         (rc = pch_lance__pb_find(body.ptr, body.len, 2, &fb, where, err)) <= 0)
         return rc < 0 ? rc : pch_error_set(err, PCH_ECORRUPT, "%s: binary without indices or bytes", where);
-    PCH_TRY(msg_u64(body.ptr, body.len, 3, &adj, where, err));
+    PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 3, &adj, where, err));
     arr_init(&idx, c->in->ctx);
     arr_init(&bytes, c->in->ctx);
     rc = decode_arr(&idx, fi.ptr, fi.len, n, depth + 1, c);
@@ -227,7 +216,7 @@ static int dictionary(v20_arr *out, pch_bytes body, size_t n, int depth, v20_ctx
     if ((rc = pch_lance__pb_find(body.ptr, body.len, 1, &fi, where, err)) <= 0 ||
         (rc = pch_lance__pb_find(body.ptr, body.len, 2, &fv, where, err)) <= 0)
         return rc < 0 ? rc : pch_error_set(err, PCH_ECORRUPT, "%s: dictionary without indices or items", where);
-    PCH_TRY(msg_u64(body.ptr, body.len, 3, &n_items, where, err));
+    PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 3, &n_items, where, err));
     if (n_items > 65536)
         return pch_error_set(err, PCH_ECORRUPT, "%s: %llu dictionary items", where, (unsigned long long)n_items);
     arr_init(&idx, c->in->ctx);

@@ -47,24 +47,12 @@ static int ce_get(const uint8_t *p, size_t n, uint32_t *kind, pch_bytes *body, c
     return PCH_OK;
 }
 
-/* Varint field `num` of a message (0 when absent). */
-static int pb_u64(const uint8_t *p, size_t n, uint32_t num, uint64_t *out, const char *where,
-                  pch_error *err)
-{
-    pch_rd r = pch_rd_make(p, n);
-    pch_pb_field f;
-    int rc;
-    *out = 0;
-    while ((rc = pch_pb_next(&r, &f, where, err)) == 1)
-        if (f.num == num && f.wire == PCH_PB_VARINT) *out = f.v;
-    return rc < 0 ? rc : PCH_OK;
-}
 
 /* BufferCompression {1 scheme, 2 level} → PCH_LANCE_CMP_*. */
 static int buffer_compression(const pch_pb_field *f, int *scheme, const char *where, pch_error *err)
 {
     uint64_t s;
-    PCH_TRY(pb_u64(f->ptr, f->len, 1, &s, where, err));
+    PCH_TRY(pch_pb_get_u64(f->ptr, f->len, 1, &s, where, err));
     if (s == 1) *scheme = PCH_LANCE_CMP_LZ4;
     else if (s == 2) *scheme = PCH_LANCE_CMP_ZSTD;
     else if (s == 0) *scheme = PCH_LANCE_CMP_NONE;
@@ -119,7 +107,7 @@ static int inline_bitpacking(pch_lvals *out, pch_bytes body, pch_bytes buf, size
     pch_pb_field f;
     size_t off = 0, left = n;
     int rc;
-    PCH_TRY(pb_u64(body.ptr, body.len, 1, &t, where, err));
+    PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 1, &t, where, err));
     if ((rc = pch_lance__pb_find(body.ptr, body.len, 2, &f, where, err)) != 0)
         return rc < 0 ? rc : pch_error_set(err, PCH_EUNSUPPORTED, "%s: compressed inline_bitpacking", where);
     if (t != 8 && t != 16 && t != 32 && t != 64)
@@ -163,7 +151,7 @@ static int variable_chunk(pch_lvals *out, pch_bytes body, pch_bytes buf, size_t 
     PCH_TRY(ce_get(f.ptr, f.len, &kind, &ob, where, err));
     if (kind != CE_FLAT)
         return pch_error_set(err, PCH_EUNSUPPORTED, "%s: variable offsets encoded as %s", where, ce_name(kind));
-    PCH_TRY(pb_u64(ob.ptr, ob.len, 1, &w, where, err));
+    PCH_TRY(pch_pb_get_u64(ob.ptr, ob.len, 1, &w, where, err));
     if (w != 32 && w != 64)
         return pch_error_set(err, PCH_ECORRUPT, "%s: %llu-bit variable offsets", where, (unsigned long long)w);
     if ((rc = pch_lance__pb_find(body.ptr, body.len, 2, &f, where, err)) != 0)
@@ -208,7 +196,7 @@ static int mb_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, const p
     case CE_FLAT: {
         pch_buf tmp;
         int scheme = PCH_LANCE_CMP_NONE;
-        PCH_TRY(pb_u64(body.ptr, body.len, 1, &bits, where, err));
+        PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 1, &bits, where, err));
         if (!valid_bits(bits))
             return pch_error_set(err, PCH_EUNSUPPORTED, "%s: flat of %llu bits", where, (unsigned long long)bits);
         if ((rc = pch_lance__pb_find(body.ptr, body.len, 2, &f, where, err)) < 0) return rc;
@@ -250,10 +238,10 @@ static int mb_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, const p
             return rc < 0 ? rc : pch_error_set(err, PCH_ECORRUPT, "%s: rle without values or run lengths", where);
         PCH_TRY(ce_get(fv.ptr, fv.len, &k2, &b2, where, err));
         if (k2 != CE_FLAT) return pch_error_set(err, PCH_EUNSUPPORTED, "%s: rle values as %s", where, ce_name(k2));
-        PCH_TRY(pb_u64(b2.ptr, b2.len, 1, &bits, where, err));
+        PCH_TRY(pch_pb_get_u64(b2.ptr, b2.len, 1, &bits, where, err));
         PCH_TRY(ce_get(fl.ptr, fl.len, &k2, &b2, where, err));
         if (k2 != CE_FLAT) return pch_error_set(err, PCH_EUNSUPPORTED, "%s: rle run lengths as %s", where, ce_name(k2));
-        PCH_TRY(pb_u64(b2.ptr, b2.len, 1, &lbits, where, err));
+        PCH_TRY(pch_pb_get_u64(b2.ptr, b2.len, 1, &lbits, where, err));
         if (!valid_bits(bits) || bits == 1 || lbits != 8)
             return pch_error_set(err, PCH_EUNSUPPORTED, "%s: rle of %llu-bit values / %llu-bit runs", where,
                                  (unsigned long long)bits, (unsigned long long)lbits);
@@ -283,7 +271,7 @@ static int mb_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, const p
             return rc < 0 ? rc : pch_error_set(err, PCH_ECORRUPT, "%s: byte_stream_split without values", where);
         PCH_TRY(ce_get(f.ptr, f.len, &k2, &b2, where, err));
         if (k2 != CE_FLAT) return pch_error_set(err, PCH_EUNSUPPORTED, "%s: byte_stream_split values as %s", where, ce_name(k2));
-        PCH_TRY(pb_u64(b2.ptr, b2.len, 1, &bits, where, err));
+        PCH_TRY(pch_pb_get_u64(b2.ptr, b2.len, 1, &bits, where, err));
         if (!valid_bits(bits) || bits == 1)
             return pch_error_set(err, PCH_EUNSUPPORTED, "%s: byte_stream_split of %llu bits", where, (unsigned long long)bits);
         vb = (size_t)bits / 8;
@@ -349,13 +337,13 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
         pch_bytes b2;
         uint64_t t, w;
         size_t tb, wpc, whole, tail, i, need;
-        PCH_TRY(pb_u64(body.ptr, body.len, 1, &t, where, err));
+        PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 1, &t, where, err));
         if ((rc = pch_lance__pb_find(body.ptr, body.len, 3, &f, where, err)) <= 0)
             return rc < 0 ? rc : pch_error_set(err, PCH_ECORRUPT, "%s: out_of_line_bitpacking without values", where);
         PCH_TRY(ce_get(f.ptr, f.len, &k2, &b2, where, err));
         if (k2 != CE_FLAT)
             return pch_error_set(err, PCH_EUNSUPPORTED, "%s: out_of_line_bitpacking values as %s", where, ce_name(k2));
-        PCH_TRY(pb_u64(b2.ptr, b2.len, 1, &w, where, err));
+        PCH_TRY(pch_pb_get_u64(b2.ptr, b2.len, 1, &w, where, err));
         if ((t != 8 && t != 16 && t != 32 && t != 64) || w > t)
             return pch_error_set(err, PCH_ECORRUPT, "%s: out_of_line_bitpacking %llu of %llu bits", where,
                                  (unsigned long long)w, (unsigned long long)t);
@@ -696,7 +684,7 @@ static int decode_fullzip(pch_lance_colbuf *out, const pch_lance_page_in *in, pc
     }
     if (kind == CE_FLAT) {
         uint64_t b;
-        PCH_TRY(pb_u64(body.ptr, body.len, 1, &b, where, err));
+        PCH_TRY(pch_pb_get_u64(body.ptr, body.len, 1, &b, where, err));
         if ((rc = pch_lance__pb_find(body.ptr, body.len, 2, &f, where, err)) != 0) {
             pch_free(ctx, fsst);
             return rc < 0 ? rc : pch_error_set(err, PCH_EUNSUPPORTED, "%s: compressed full-zip flat values", where);

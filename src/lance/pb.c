@@ -167,3 +167,15 @@ int pch_pb_collect_u64(const pch_pb_field *f, pch_ctx *ctx, uint64_t **arr, size
     }
     return PCH_OK;
 }
+
+int pch_pb_get_u64(const uint8_t *p, size_t n, uint32_t num, uint64_t *out, const char *where,
+                   pch_error *err)
+{
+    pch_rd r = pch_rd_make(p, n);
+    pch_pb_field f;
+    int rc;
+    *out = 0;
+    while ((rc = pch_pb_next(&r, &f, where, err)) == 1)
+        if (f.num == num && f.wire == PCH_PB_VARINT) *out = f.v;
+    return rc < 0 ? rc : PCH_OK;
+}

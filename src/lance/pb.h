@@ -41,6 +41,10 @@ typedef struct pch_pb_field {
 ** PCH_ECORRUPT (message names `what`) on malformed bytes (bad varint, length past end,
 ** wire types 3/4/6/7, field number 0). */
 int pch_pb_next(pch_rd *r, pch_pb_field *f, const char *what, pch_error *err);
+/* Value of varint field `num` in the message (p, n) — the last occurrence wins, as in
+** protobuf; 0 when absent. Errors: PCH_ECORRUPT on malformed bytes (names `where`). */
+int pch_pb_get_u64(const uint8_t *p, size_t n, uint32_t num, uint64_t *out, const char *where,
+                   pch_error *err);
 /* Read a varint at r. false on truncation or > 10 bytes. */
 bool pch_pb_read_varint(pch_rd *r, uint64_t *out);
 /* Iterate a packed-or-single repeated varint field: call for each occurrence with f;
