@@ -109,7 +109,7 @@ $(VX_LIB): $(VX_OBJ)
 $(BUILD)/pchronicle-vortex: $(VX_CLI_OBJ) $(VX_LIB) $(STATIC_LIB)
 	$(CC) -o $@ $(VX_CLI_OBJ) $(VX_LIB) $(STATIC_LIB) $(LDSAN) $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/harness.h $(STATIC_LIB) $(VX_LIB)
+$(BUILD)/tests/%: tests/unit/%.c tests/harness.h tests/json_equal.h $(STATIC_LIB) $(VX_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(VX_LIB) $(STATIC_LIB) $(LDSAN) $(TEST_LIBS)
 
