@@ -117,10 +117,19 @@ $(BUILD)/fuzz/%_replay: fuzz/%.c fuzz/replay_driver.c $(STATIC_LIB) $(VX_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< fuzz/replay_driver.c $(VX_LIB) $(STATIC_LIB) $(LDSAN) $(LIBS)
 
-build-fuzz/%: fuzz/%.c $(LIB_SRC) $(VX_SRC)
-	@mkdir -p build-fuzz
-	clang -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
-	    -o $@ $< $(LIB_SRC) $(VX_SRC) $(LIBS)
+# libFuzzer builds: the library is compiled once with clang (coverage + ASan + UBSan), then
+# each fuzz/<target>.c links against it.
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Isrc -g -O1 \
+               -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(VX_SRC))
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+build-fuzz/libfuzz.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build-fuzz/%: fuzz/%.c build-fuzz/libfuzz.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build-fuzz/libfuzz.a $(LIBS)
 
 bootstrap:
 	@scripts/bootstrap.sh
