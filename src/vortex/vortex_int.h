@@ -96,7 +96,7 @@ enum {
     PCH_VX_E_VARBINVIEW, PCH_VX_E_STRUCT, PCH_VX_E_LIST, PCH_VX_E_FSL, PCH_VX_E_EXT,
     PCH_VX_E_CHUNKED, PCH_VX_E_CONSTANT, PCH_VX_E_DICT, PCH_VX_E_FOR, PCH_VX_E_BITPACKED,
     PCH_VX_E_ZSTD, PCH_VX_E_RUNEND, PCH_VX_E_SPARSE, PCH_VX_E_ZIGZAG, PCH_VX_E_SEQUENCE,
-    PCH_VX_E_COUNT
+    PCH_VX_E_FSST, PCH_VX_E_COUNT
 };
 extern const char *const pch_vx__enc_ids[PCH_VX_E_COUNT];
 int pch_vx__enc_lookup(const char *id, size_t len);   /* -1 when unknown */
@@ -130,6 +130,9 @@ int pch_vx__encode(pch_vx_encoder *enc, const pch_vx_array *a, pch_vx_enode **ou
 /* Canonical-only node for a array (no compression). */
 int pch_vx__encode_canonical(pch_vx_encoder *enc, const pch_vx_array *a, pch_vx_enode **out,
                              pch_error *err);
+/* Force vortex.fsst for a utf8/binary array (tests; the compressor picks it by size). */
+int pch_vx__encode_fsst(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out,
+                        pch_error *err);
 /* Serialize a node tree as a segment (§6.1). enc_map maps PCH_VX_E_* → file array-spec index
 ** (filled/extended by the caller: used[] marks encodings referenced). *align_exp_out is the
 ** segment alignment. */
@@ -157,6 +160,41 @@ void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned t_
                      unsigned bit_width);
 void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits,
                        unsigned bit_width);
+
+/* ---- FSST (vx_fsst.c; §6.4 `vortex.fsst`, FSST paper, Boncz et al., VLDB 2020) ----
+** Code byte 255 = escape (next byte literal); code c < 255 = symbol c. Symbols are up to 8
+** bytes, stored as u64 little-endian (first byte lowest), zero-padded past their length.
+** Table order (what the official reader's table rebuild expects): 2-byte symbols, then 3..8
+** in non-decreasing length, then all 1-byte symbols last. */
+#ifndef PCH_VX_ENABLE_FSST          /* 0: never chosen by the compressor (still decoded) */
+#define PCH_VX_ENABLE_FSST 1
+#endif
+#define PCH_VX_FSST_ESC 255
+typedef struct pch_vx_fsst_table {
+    uint32_t n;                    /* symbols, <= 255 */
+    uint64_t sym[255];
+    uint8_t len[255];
+    /* encoder index: 1-byte symbol per byte (-1 none); symbols of >= 2 bytes grouped by
+    ** their first two bytes (open-addressing hash of the prefix), longest first */
+    int16_t one[256];
+    uint8_t ids[255];
+    struct { uint16_t key; uint8_t start, cnt; } slot[512];
+} pch_vx_fsst_table;
+/* Train a table on the rows of a utf8/binary array (valid rows only). When ratio_out is
+** not NULL it receives code bytes per input byte of the training sample (x 1/65536). */
+int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a,
+                       uint32_t *ratio_out, pch_error *err);
+/* Build a table from stored symbols/lengths after checking it (PCH_ECORRUPT): n <= 255,
+** lengths 1..8, order as above. */
+int pch_vx__fsst_table_load(pch_vx_fsst_table *t, const uint8_t *syms, size_t syms_len,
+                            const uint8_t *lens, size_t lens_len, pch_error *err);
+/* Compress n bytes into out (capacity >= 2 * n); returns the code bytes written. */
+size_t pch_vx__fsst_compress(const pch_vx_fsst_table *t, const uint8_t *in, size_t n, uint8_t *out);
+/* Decompress codes into out[0..cap) (cap + 8 bytes writable); *out_len = bytes produced.
+** PCH_ECORRUPT (no message) on an escape at the end, a code past the table, or output
+** longer than cap. */
+int pch_vx__fsst_decompress(const pch_vx_fsst_table *t, const uint8_t *codes, size_t n,
+                            uint8_t *out, size_t cap, size_t *out_len);
 
 /* JSON text helpers for dumps */
 int pch_vx__text_append(pch_vx_text *t, const char *p, size_t n);

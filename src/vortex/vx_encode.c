@@ -3,7 +3,8 @@
 ** Canonical forms: null, bool, primitive, decimal, varbin (i32/i64 offsets), struct
 ** (validity first), list (elements, offsets, validity), fixed_size_list, ext.
 ** Compressed forms written, in the order of value of §9.3: constant, dict, fastlanes.for +
-** fastlanes.bitpacked (no patches), vortex.zstd, vortex.runend, vortex.sparse. The compressor
+** fastlanes.bitpacked (no patches), vortex.zstd, vortex.runend, vortex.sparse, vortex.fsst
+** (legacy 2-buffer form, utf8/binary; vx_fsst.c). The compressor
 ** encodes a sample of the chunk (whole chunk when small) with every candidate that applies,
 ** keeps the smallest, then encodes the whole chunk with it. Integer children it creates
 ** (codes, offsets, run ends, patch indices) go through a restricted integer compressor
@@ -510,6 +511,78 @@ static int sparse_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **
     return PCH_OK;
 }
 
+/* FSST (legacy wire form of §6.4, read by every version since 0.36): buffers [symbols u64 LE,
+** symbol lengths u8], children [codes = vortex.varbin Binary with the array's nullability
+** (its offsets + validity), uncompressed lengths (non-null unsigned)], metadata field 1 =
+** uncompressed_lengths ptype. Null rows have no codes and length 0. */
+static int fsst_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, int *ok, pch_error *err)
+{
+    pch_vx_fsst_table *t;
+    pch_vx_array codes;
+    pch_vx_dtype bd;
+    pch_vx_enode *n;
+    uint8_t *syms, *lens, *cbuf;
+    uint64_t *ul, maxl = 0;
+    size_t cap, pos = 0;
+    ivals uv;
+    pch_buf meta;
+    int rc;
+    *ok = 0;
+    if (!(t = pch_malloc(e->ctx, sizeof *t))) return OOM();
+    if ((rc = pch_vx__fsst_train(t, e->ctx, a, NULL, err))) goto done;
+    if (!pch_mul_size(&cap, a->data_len, 2) || !pch_add_size(&cap, cap, 1)) { rc = OOM(); goto done; }
+    syms = pch_arena_alloc(e->arena, (size_t)t->n * 8 + 1);
+    lens = pch_arena_alloc(e->arena, (size_t)t->n + 1);
+    cbuf = pch_arena_alloc(e->arena, cap);
+    ul = pch_arena_alloc(e->arena, (size_t)(a->len ? a->len : 1) * 8);
+    memset(&codes, 0, sizeof codes);
+    codes.offsets = pch_arena_alloc(e->arena, (size_t)(a->len + 1) * 8);
+    if (!syms || !lens || !cbuf || !ul || !codes.offsets) { rc = OOM(); goto done; }
+    for (uint32_t i = 0; i < t->n; i++) { pch_store_le64(syms + 8 * (size_t)i, t->sym[i]); lens[i] = t->len[i]; }
+    codes.offsets[0] = 0;
+    for (uint64_t i = 0; i < a->len; i++) {
+        size_t l = (size_t)(a->offsets[i + 1] - a->offsets[i]);
+        if (pch_vx_array_is_valid(a, i)) pos += pch_vx__fsst_compress(t, a->data + a->offsets[i], l, cbuf + pos);
+        else l = 0;
+        ul[i] = l;
+        if (l > maxl) maxl = l;
+        codes.offsets[i + 1] = (int64_t)pos;
+    }
+    memset(&bd, 0, sizeof bd);
+    bd.kind = PCH_VX_BINARY;
+    bd.nullable = a->dtype->nullable;
+    codes.dtype = &bd;
+    codes.len = a->len;
+    codes.data = cbuf;
+    codes.data_len = pos;
+    codes.validity = a->validity;
+    codes.ctx = e->ctx;
+    if (!(n = mk(e, PCH_VX_E_FSST, 2))) { rc = OOM(); goto done; }
+    add_buf(n, syms, (size_t)t->n * 8, 3);
+    add_buf(n, lens, t->n, 0);
+    if ((rc = varbin_node(e, &codes, &n->children[0], err))) goto done;
+    if ((rc = narrow(e, ul, a->len, maxl, &uv, err))) goto done;
+    if ((rc = int_simple(e, &uv, &n->children[1], err))) goto done;
+    pch_buf_init(&meta, e->ctx);
+    pch_vx__pb_uint(&meta, 1, uv.ptype);
+    rc = set_meta(e, n, &meta) ? OOM() : PCH_OK;
+    pch_buf_dispose(&meta);
+    if (rc) goto done;
+    *out = n;
+    *ok = 1;
+done:
+    pch_free(e->ctx, t);
+    return rc;
+}
+
+int pch_vx__encode_fsst(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    int ok;
+    if (a->dtype->kind != PCH_VX_UTF8 && a->dtype->kind != PCH_VX_BINARY)
+        return pch_error_set(err, PCH_EINVAL, "vortex fsst: not a utf8/binary array");
+    return fsst_node(e, a, out, &ok, err);
+}
+
 /* ------------------------------------------------------------------ canonical */
 
 static int varbin_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
@@ -625,7 +698,7 @@ int pch_vx__encode_canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_en
 
 /* ------------------------------------------------------------------ sampling compressor */
 
-enum { C_CANON, C_CONST, C_DICT, C_FORBP, C_ZSTD, C_RUNEND, C_SPARSE, C_N };
+enum { C_CANON, C_CONST, C_DICT, C_FORBP, C_ZSTD, C_RUNEND, C_SPARSE, C_FSST, C_N };
 
 static int try_candidate(pch_vx_encoder *e, const pch_vx_array *a, int c, pch_vx_enode **out,
                          int *ok, pch_error *err)
@@ -677,8 +750,31 @@ static int try_candidate(pch_vx_encoder *e, const pch_vx_array *a, int c, pch_vx
     case C_SPARSE:
         if (d->kind != PCH_VX_PRIMITIVE && d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY) return PCH_OK;
         return sparse_node(e, a, out, ok, err);
+    case C_FSST:
+        if (!PCH_VX_ENABLE_FSST || (d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY)) return PCH_OK;
+        return fsst_node(e, a, out, ok, err);
     default: return PCH_OK;
     }
+}
+
+/* Skip encoding the sample with FSST when the code bytes its training sample predicts (x 0.9,
+** plus the symbol table) cannot beat the best candidate so far: training costs little, a
+** full greedy pass over the sample does not. */
+static int fsst_hopeless(pch_vx_encoder *e, const pch_vx_array *a, uint64_t best, int *out, pch_error *err)
+{
+    pch_vx_fsst_table *t;
+    uint32_t ratio = 65536;
+    uint64_t valid_bytes = 0;
+    int rc;
+    *out = 0;
+    if (best == UINT64_MAX) return PCH_OK;
+    for (uint64_t i = 0; i < a->len; i++)
+        if (pch_vx_array_is_valid(a, i)) valid_bytes += (uint64_t)(a->offsets[i + 1] - a->offsets[i]);
+    if (!(t = pch_malloc(e->ctx, sizeof *t))) return OOM();
+    rc = pch_vx__fsst_train(t, e->ctx, a, &ratio, err);
+    if (!rc) *out = (valid_bytes * ratio / 65536) * 9 / 10 + 9 * (uint64_t)t->n > best;
+    pch_free(e->ctx, t);
+    return rc;
 }
 
 static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
@@ -716,6 +812,11 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
     for (int c = 0; c < C_N && !rc; c++) {
         pch_vx_enode *n;
         int ok;
+        if (c == C_FSST && PCH_VX_ENABLE_FSST && (d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY)) {
+            int hopeless = 0;
+            if ((rc = fsst_hopeless(e, probe, best_size, &hopeless, err))) break;
+            if (hopeless) continue;
+        }
         if ((rc = try_candidate(e, probe, c, &n, &ok, err))) break;
         if (ok) {
             /* zstd decodes slower and has no random access: it must win by a quarter */

@@ -1,6 +1,6 @@
 /* Serialized arrays (vortex-format.md §6.1) and the decoders of every encoding we read
 ** (§6.4: canonical set + constant, dict, fastlanes.for, fastlanes.bitpacked, vortex.zstd,
-** vortex.runend, vortex.sparse, vortex.zigzag, vortex.sequence, vortex.chunked).
+** vortex.runend, vortex.sparse, vortex.zigzag, vortex.sequence, vortex.chunked, vortex.fsst).
 **
 ** Segment: [pad][buf0][pad][buf1]...[pad to 8][Array FB][u32 LE FB length]; buffers in
 ** pre-order; each buffer padded to its declared alignment relative to the segment start.
@@ -17,7 +17,8 @@ const char *const pch_vx__enc_ids[PCH_VX_E_COUNT] = {
     "vortex.null", "vortex.bool", "vortex.primitive", "vortex.decimal", "vortex.varbin",
     "vortex.varbinview", "vortex.struct", "vortex.list", "vortex.fixed_size_list", "vortex.ext",
     "vortex.chunked", "vortex.constant", "vortex.dict", "fastlanes.for", "fastlanes.bitpacked",
-    "vortex.zstd", "vortex.runend", "vortex.sparse", "vortex.zigzag", "vortex.sequence"
+    "vortex.zstd", "vortex.runend", "vortex.sparse", "vortex.zigzag", "vortex.sequence",
+    "vortex.fsst"
 };
 
 int pch_vx__enc_lookup(const char *id, size_t len)
@@ -436,6 +437,83 @@ static int check_utf8(dstate *ds, const pch_vx_array *a)
     return PCH_OK;
 }
 
+/* vortex.fsst (§6.4), both wire forms: legacy (0.36–0.58) buffers [symbols, lengths],
+** children [codes vortex.varbin Binary, uncompressed_lengths]; 0.59+ buffers [symbols,
+** lengths, code bytes], children [uncompressed_lengths, codes_offsets (len+1), validity?].
+** Every valid row must decode to exactly its uncompressed length. */
+static int dec_fsst(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, pch_vx_array **out)
+{
+    uint64_t m[2], *ul = NULL, *co = NULL;
+    const uint8_t *sp, *lp, *cb = NULL;
+    size_t sl, ll, cbl = 0, tot = 0;
+    pch_vx_fsst_table *t = NULL;
+    pch_vx_array *codes = NULL, *a = NULL;
+    pch_vx_dtype bd;
+    int rc, legacy = n->bufs.n == 2;
+    *out = NULL;
+    PCH_TRY(meta_fields(ds, n, m, 2));
+    if (n->bufs.n != 2 && n->bufs.n != 3) return BAD("vortex fsst: %u buffers", n->bufs.n);
+    if (legacy ? n->kids.n != 2 : (n->kids.n < 2 || n->kids.n > 3)) return BAD("vortex fsst: %u children", n->kids.n);
+    if (!is_int_ptype(m[0])) return BAD("vortex fsst: uncompressed lengths ptype %" PRIu64, m[0]);
+    if (len == UINT64_MAX || len > ((uint64_t)1 << 40)) return pch_error_set(ds->err, PCH_ELIMIT, "vortex fsst: %" PRIu64 " rows", len);
+    PCH_TRY(node_buf(ds, n, 0, &sp, &sl, 8));
+    PCH_TRY(node_buf(ds, n, 1, &lp, &ll, 1));
+    if (!(t = pch_malloc(ds->ctx, sizeof *t))) return NOMEM();
+    if ((rc = pch_vx__fsst_table_load(t, sp, sl, lp, ll, ds->err))) goto done;
+    if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) { rc = NOMEM(); goto done; }
+    if (legacy) {
+        pch_vx_fbt c;
+        dnode cn;
+        memset(&bd, 0, sizeof bd);
+        bd.kind = PCH_VX_BINARY;
+        bd.nullable = dt->nullable;
+        if ((rc = pch_vx_fb_vec_table(&n->t, &n->kids, 0, &c)) || (rc = dnode_load(ds, &c, &cn))) goto done;
+        if (cn.enc != PCH_VX_E_VARBIN) { rc = BAD("vortex fsst: codes child is %s, not vortex.varbin", pch_vx__enc_ids[cn.enc]); goto done; }
+        if ((rc = decode_child(ds, n, 0, &bd, len, &codes))) goto done;
+        if ((rc = decode_ints(ds, n, 1, (unsigned)m[0], len, &ul, NULL))) goto done;
+        if (codes->validity) { a->validity = codes->validity; codes->validity = NULL; }
+    } else {
+        if (!is_int_ptype(m[1])) { rc = BAD("vortex fsst: codes offsets ptype %" PRIu64, m[1]); goto done; }
+        if ((rc = node_buf(ds, n, 2, &cb, &cbl, 1))) goto done;
+        if ((rc = decode_ints(ds, n, 0, (unsigned)m[0], len, &ul, NULL))) goto done;
+        if ((rc = decode_ints(ds, n, 1, (unsigned)m[1], len + 1, &co, NULL))) goto done;
+        if ((rc = check_offsets(ds, "fsst codes", co, len, cbl))) goto done;
+        if ((rc = take_validity(ds, n, 2, a))) goto done;
+    }
+    for (uint64_t i = 0; i < len; i++) {
+        if (!pch_vx_array_is_valid(a, i)) continue;
+        if (ul[i] > ((uint64_t)1 << 40) || !pch_add_size(&tot, tot, (size_t)ul[i])) {
+            rc = BAD("vortex fsst: uncompressed length %" PRId64 " at row %" PRIu64, (int64_t)ul[i], i);
+            goto done;
+        }
+    }
+    if (!pch_add_size(&tot, tot, 8) || pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, tot)) { rc = NOMEM(); goto done; }
+    tot = 0;
+    for (uint64_t i = 0; i < len; i++) {
+        if (pch_vx_array_is_valid(a, i)) {
+            const uint8_t *cp = legacy ? codes->data + codes->offsets[i] : cb + co[i];
+            size_t cn = legacy ? (size_t)(codes->offsets[i + 1] - codes->offsets[i]) : (size_t)(co[i + 1] - co[i]), got;
+            if (pch_vx__fsst_decompress(t, cp, cn, a->data + tot, (size_t)ul[i], &got) || got != ul[i]) {
+                rc = BAD("vortex fsst: row %" PRIu64 " codes do not decode to %" PRIu64 " bytes (bad code, escape at end or length)", i, ul[i]);
+                goto done;
+            }
+            tot += got;
+        }
+        a->offsets[i + 1] = (int64_t)tot;
+    }
+    a->data_len = tot;
+    if ((rc = check_utf8(ds, a))) goto done;
+    *out = a;
+    a = NULL;
+done:
+    pch_free(ds->ctx, t);
+    pch_free(ds->ctx, ul);
+    pch_free(ds->ctx, co);
+    pch_vx_array_free(codes);
+    pch_vx_array_free(a);
+    return rc;
+}
+
 static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
                   pch_vx_array **out)
 {
@@ -465,6 +543,7 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
     case PCH_VX_E_ZSTD:
         if (k != PCH_VX_PRIMITIVE && k != PCH_VX_UTF8 && k != PCH_VX_BINARY) goto dtype_bad;
         break;
+    case PCH_VX_E_FSST: if (k != PCH_VX_UTF8 && k != PCH_VX_BINARY) goto dtype_bad; break;
     default: break;
     }
     if (k == PCH_VX_EXTENSION && n.enc != PCH_VX_E_EXT)
@@ -871,6 +950,9 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         pch_buf_dispose(&plain);
         break;
     }
+    case PCH_VX_E_FSST:
+        if ((rc = dec_fsst(ds, &n, dt, len, &a))) goto fail;
+        break;
     default:
         return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex: encoding %d not decodable", n.enc);
     }

@@ -74,6 +74,11 @@ if [ -x "$BUILD/tests/vortex_file_test" ]; then
     PCH_VX_DUMP_DIR="$T/rt" "$BUILD/tests/vortex_file_test" >/dev/null 2>&1 || { echo "FAIL: vortex_file_test"; fail=$((fail + 1)); }
     cp "$T"/rt/*.vortex "$T/" 2>/dev/null
 fi
+if [ -x "$BUILD/tests/vortex_fsst_test" ]; then
+    mkdir -p "$T/fsst"
+    PCH_VX_DUMP_DIR="$T/fsst" "$BUILD/tests/vortex_fsst_test" >/dev/null 2>&1 || { echo "FAIL: vortex_fsst_test"; fail=$((fail + 1)); }
+    cp "$T"/fsst/*.vortex "$T/" 2>/dev/null
+fi
 if ! python3 tests/vortex/structure_check.py "$T"/*.vortex >"$T/structure.log" 2>&1; then
     echo "FAIL structure check"; grep -v '^ok' "$T/structure.log" | head -20; fail=$((fail + 1))
 fi
