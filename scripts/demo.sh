@@ -24,7 +24,7 @@ step "import examples/jsonl (JSON/JSONL agent logs) into a compact-jsonl Lance d
 step "inspect it" "$CLI" inspect "$W/logs.lance"
 
 echo
-echo "== JSON filter: rows whose data.type is \"user\" and whose role column is \"assistant\""
+echo "== JSON filters: rows whose data.type is \"user\"; rows whose role column is \"assistant\""
 if command -v node >/dev/null && [ -f "$ORACLE" ]; then
     for w in "json_get_string(data, 'type') = 'user'" "json_extract(role, '\$') = '\"assistant\"'"; do
         echo "\$ node oracle.js dump $W/logs.lance --where \"$w\"   (official Lance 8.0 reader)"
