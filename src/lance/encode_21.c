@@ -163,6 +163,29 @@ static int finish_layout(pch_lance_page_out *o, uint32_t layout_field, pch_buf *
     return rc;
 }
 
+/* The MiniBlockLayout message of a page with one value buffer (lance-format.md §2.4):
+** def levels as Flat(16) when the page has nulls, the value encoding, the layer, 1 buffer,
+** num_items. */
+static int finish_miniblock(pch_lance_page_out *o, bool has_def, bool var, uint64_t bits,
+                            bool zstd, uint64_t n_rows, pch_error *err)
+{
+    pch_buf body;
+    int rc = 0;
+    pch_buf_init(&body, o->any.ctx);
+    if (has_def) rc = put_flat(&body, 2, 16);                           /* def_compression */
+    if (rc == 0) rc = put_value_encoding(&body, 3, var, bits, zstd, o->zstd_level);
+    if (rc == 0) rc = put_layers(&body, 6, has_def);
+    if (rc == 0) rc = pch_pb_put_u64(&body, 7, 1);                       /* num_buffers */
+    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 9, n_rows);               /* num_items */
+    if (rc == 0) rc = finish_layout(o, 1, &body);
+    pch_buf_dispose(&body);
+    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    o->layout = "mini-block";
+    o->compressed = zstd;
+    return PCH_OK;
+}
+
+
 /* ---- zstd in lance's buffer format: u64 LE uncompressed length | zstd frame ---- */
 
 static int zstd_append(pch_lance_page_out *o, pch_buf *dst, const uint8_t *src, size_t n,
@@ -305,7 +328,6 @@ static int encode_miniblock(pch_lance_page_out *o, const pch_lance_page_in *in, 
 {
     mb_ctx c = { in, var, bits, in->n_nulls > 0, NULL, 0 };
     pch_buf *raw = &o->scratch[0], *z = &o->scratch[1], *plan = &o->scratch[2];
-    pch_buf body;
     bool use_zstd = false;
     size_t raw_total = 0, z_total = 0, zoff = 0;
     int rc;
@@ -346,19 +368,7 @@ static int encode_miniblock(pch_lance_page_out *o, const pch_lance_page_in *in, 
     }
     o->n_bufs = 2;
 
-    pch_buf_init(&body, o->any.ctx);
-    rc = 0;
-    if (c.has_def) rc = put_flat(&body, 2, 16);                         /* def_compression */
-    if (rc == 0) rc = put_value_encoding(&body, 3, var, bits, use_zstd, o->zstd_level);
-    if (rc == 0) rc = put_layers(&body, 6, c.has_def);
-    if (rc == 0) rc = pch_pb_put_u64(&body, 7, 1);                       /* num_buffers */
-    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 9, in->n_rows);           /* num_items */
-    if (rc == 0) rc = finish_layout(o, 1, &body);
-    pch_buf_dispose(&body);
-    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
-    o->layout = "mini-block";
-    o->compressed = use_zstd;
-    return PCH_OK;
+    return finish_miniblock(o, c.has_def, var, bits, use_zstd, in->n_rows, err);
 }
 
 /* ---- mini-block with large compressed chunks (variable width) ----
@@ -457,9 +467,7 @@ static int encode_miniblock_z(pch_lance_page_out *o, const pch_lance_page_in *in
 {
     mb_ctx c = { in, true, obits, in->n_nulls > 0, NULL, 0 };
     pch_buf *z = &o->scratch[1];
-    pch_buf body;
     size_t zoff = 0;
-    int rc;
 
     PCH_TRY(mbz_compress(o, &c, res, err));
     if (*res != MBZ_OK) return PCH_OK;
@@ -472,19 +480,7 @@ static int encode_miniblock_z(pch_lance_page_out *o, const pch_lance_page_in *in
         zoff += 8 + fl;
     }
     o->n_bufs = 2;
-    pch_buf_init(&body, o->any.ctx);
-    rc = 0;
-    if (c.has_def) rc = put_flat(&body, 2, 16);                         /* def_compression */
-    if (rc == 0) rc = put_value_encoding(&body, 3, true, obits, true, o->zstd_level);
-    if (rc == 0) rc = put_layers(&body, 6, c.has_def);
-    if (rc == 0) rc = pch_pb_put_u64(&body, 7, 1);                       /* num_buffers */
-    if (rc == 0) rc = pch_pb_put_u64_nz(&body, 9, in->n_rows);           /* num_items */
-    if (rc == 0) rc = finish_layout(o, 1, &body);
-    pch_buf_dispose(&body);
-    if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
-    o->layout = "mini-block";
-    o->compressed = true;
-    return PCH_OK;
+    return finish_miniblock(o, c.has_def, true, obits, true, in->n_rows, err);
 }
 
 bool pch_lance__value_fits_chunk(pch_lance_page_out *o, const uint8_t *p, size_t n)
