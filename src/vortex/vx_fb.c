@@ -218,6 +218,16 @@ bool pch_vx_utf8_valid(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
+        /* ASCII fast path: 16 bytes at a time while no byte has its high bit set (most
+        ** agent-log text is ASCII; this check ran byte by byte at 14% of a full scan). */
+        while (n - i >= 16) {
+            uint64_t a, b;
+            memcpy(&a, s + i, 8);
+            memcpy(&b, s + i + 8, 8);
+            if ((a | b) & 0x8080808080808080ull) break;
+            i += 16;
+        }
+        if (i >= n) break;
         uint8_t c = s[i];
         if (c < 0x80) { i++; continue; }
         size_t k;

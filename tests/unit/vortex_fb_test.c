@@ -262,6 +262,32 @@ static void test_vortex_fb__bitpack(void)
     free(packed);
 }
 
+/* UTF-8 validation with the 16-byte ASCII fast path: every position of a bad byte, of a
+** truncated sequence and of valid multi-byte characters relative to the 16-byte blocks. */
+static void test_vortex_fb__utf8_valid(void)
+{
+    static const char *bad[] = { "\xff", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82",
+                                 "\x80", "\xf0\x9f\x98" };
+    static const char *good[] = { "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf" };
+    uint8_t buf[80];
+    for (size_t pos = 0; pos < 40; pos++) {
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            size_t bl = strlen(bad[k]);
+            memset(buf, 'a', sizeof buf);
+            memcpy(buf + pos, bad[k], bl);
+            /* the truncated ones are only invalid at the very end */
+            size_t n = (k == 4 || k == 6) ? pos + bl : sizeof buf;
+            PCH_CHECK_MSG(!pch_vx_utf8_valid(buf, n), "bad %zu at %zu", k, pos);
+        }
+        for (size_t k = 0; k < sizeof good / sizeof good[0]; k++) {
+            memset(buf, 'a', sizeof buf);
+            memcpy(buf + pos, good[k], strlen(good[k]));
+            PCH_CHECK_MSG(pch_vx_utf8_valid(buf, sizeof buf), "good %zu at %zu", k, pos);
+        }
+    }
+    PCH_CHECK(pch_vx_utf8_valid(buf, 0));
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_fb_test");
@@ -271,5 +297,6 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_fb__protobuf_and_scalars);
     PCH_RUN(test_vortex_fb__dtypes);
     PCH_RUN(test_vortex_fb__bitpack);
+    PCH_RUN(test_vortex_fb__utf8_valid);
     return pch_test_report();
 }
