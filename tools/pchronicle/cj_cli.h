@@ -31,6 +31,15 @@ void pch_cj_cli_progress_init(pch_cj_cli_progress *p, const char *verb, bool qui
 void pch_cj_cli_progress_cb(void *payload, const pch_cj_progress *pr);
 void pch_cj_cli_progress_end(pch_cj_cli_progress *p);
 
+/* Run one import/export/sync pass: TTY progress around `op`, then its result as an exit
+** status with the error printed. replace_flag names the option that allows replacing an
+** existing target ("--yes", "--overwrite"): a create that finds one says so. */
+typedef int (*pch_cj_cli_op)(pch_ctx *ctx, const char *from, const char *to,
+                             const pch_cj_options *o, pch_cj_stats *st, pch_error *err);
+int pch_cj_cli_run(pch_cj_cli_op op, const char *verb, pch_ctx *ctx, const char *from,
+                   const char *to, pch_cj_options *o, bool quiet, const char *replace_flag,
+                   pch_cj_stats *st);
+
 /* Verb entry points (registered in main.c's verb table). */
 int pch_cmd_import(int argc, char **argv);
 int pch_cmd_export(int argc, char **argv);

@@ -57,26 +57,13 @@ int pch_cmd_export(int argc, char **argv)
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
     o.mode = overwrite ? PCH_CJ_REPLACE : PCH_CJ_CREATE;
     o.cancel = &pch_cj_cli_stop;
-    pch_cj_cli_progress prog;
-    pch_cj_cli_progress_init(&prog, "export", quiet);
-    o.progress = pch_cj_cli_progress_cb;
-    o.payload = &prog;
     pch_cj_cli_signals();
     pch_error err;
     pch_error_clear(&err);
     if (pch_ctx_new(&ctx, NULL, NULL, &err) < 0) { rc = pch_cli_fail(&err); goto done; }
     pch_cj_stats st;
-    int r = pch_cj_export(ctx, from, to, &o, &st, &err);
-    pch_cj_cli_progress_end(&prog);
-    if (r == PCH_EEXISTS && !overwrite) {
-        pch_cli_error("%s already exists; pass --overwrite to replace it", to);
-        rc = PCH_CLI_EXIT_ERROR;
+    if ((rc = pch_cj_cli_run(pch_cj_export, "export", ctx, from, to, &o, quiet, "--overwrite", &st)) != PCH_CLI_EXIT_OK)
         goto done;
-    }
-    if (r < 0) {
-        rc = r == PCH_ECANCELED ? (pch_cli_fail(&err), PCH_CLI_EXIT_INTERRUPTED) : pch_cli_fail(&err);
-        goto done;
-    }
     if (!quiet)
         printf("exported %llu records into %llu files in %s\n", (unsigned long long)st.records,
                (unsigned long long)st.files, to);

@@ -114,6 +114,31 @@ bool pch_cj_cli_format_ok(const char *fmt, const char *usage)
     return false;
 }
 
+int pch_cj_cli_run(pch_cj_cli_op op, const char *verb, pch_ctx *ctx, const char *from,
+                   const char *to, pch_cj_options *o, bool quiet, const char *replace_flag,
+                   pch_cj_stats *st)
+{
+    pch_cj_cli_progress prog;
+    pch_error err;
+    pch_cj_cli_progress_init(&prog, verb, quiet);
+    o->progress = pch_cj_cli_progress_cb;
+    o->payload = &prog;
+    pch_error_clear(&err);
+    int r = op(ctx, from, to, o, st, &err);
+    pch_cj_cli_progress_end(&prog);
+    o->progress = NULL;   /* prog lives on this stack frame only */
+    o->payload = NULL;
+    if (r == PCH_EEXISTS && replace_flag && o->mode == PCH_CJ_CREATE) {
+        pch_cli_error("%s already exists; pass %s to replace it", to, replace_flag);
+        return PCH_CLI_EXIT_ERROR;
+    }
+    if (r < 0) {
+        pch_cli_fail(&err);
+        return r == PCH_ECANCELED ? PCH_CLI_EXIT_INTERRUPTED : PCH_CLI_EXIT_ERROR;
+    }
+    return PCH_CLI_EXIT_OK;
+}
+
 static const char k_usage[] =
     "usage: pchronicle import --from ROOT --to DATASET --output-format compact-jsonl\n"
     "                         [--column NAME=JSON_PATH]... [--offload-threshold BYTES]\n"
@@ -176,27 +201,13 @@ int pch_cmd_import(int argc, char **argv)
     o.mappings = maps;
     o.n_mappings = n_maps;
     o.cancel = &pch_cj_cli_stop;
-    pch_cj_cli_progress prog;
-    pch_cj_cli_progress_init(&prog, "import", quiet);
-    o.progress = pch_cj_cli_progress_cb;
-    o.payload = &prog;
     pch_cj_cli_signals();
     pch_error err;
     pch_error_clear(&err);
     if (pch_ctx_new(&ctx, NULL, NULL, &err) < 0) { rc = pch_cli_fail(&err); goto done; }
     pch_cj_stats st;
-    int r = pch_cj_import(ctx, from, to, &o, &st, &err);
-    pch_cj_cli_progress_end(&prog);
-    if (r == PCH_EEXISTS && !yes) {
-        pch_cli_error("%s already exists; pass --yes to replace it", to);
-        rc = PCH_CLI_EXIT_ERROR;
+    if ((rc = pch_cj_cli_run(pch_cj_import, "import", ctx, from, to, &o, quiet, "--yes", &st)) != PCH_CLI_EXIT_OK)
         goto done;
-    }
-    if (r < 0) {
-        rc = pch_cli_fail(&err);
-        if (r == PCH_ECANCELED) rc = PCH_CLI_EXIT_INTERRUPTED;
-        goto done;
-    }
     if (!quiet)
         printf("imported %llu records from %llu files into %s (%llu offloaded)\n",
                (unsigned long long)st.records, (unsigned long long)st.files, to,

@@ -94,19 +94,9 @@ static void refresh_mirror_id(watch_ctx *w, const char *mirror)
 
 static int one_pass(pch_ctx *ctx, const char *from, const char *mirror, pch_cj_options *o, bool quiet)
 {
-    pch_cj_cli_progress prog;
-    pch_cj_cli_progress_init(&prog, "sync", quiet);
-    o->progress = pch_cj_cli_progress_cb;
-    o->payload = &prog;
-    pch_error err;
-    pch_error_clear(&err);
     pch_cj_stats st;
-    int r = pch_cj_import(ctx, from, mirror, o, &st, &err);
-    pch_cj_cli_progress_end(&prog);
-    if (r < 0) {
-        pch_cli_fail(&err);
-        return r == PCH_ECANCELED ? PCH_CLI_EXIT_INTERRUPTED : PCH_CLI_EXIT_ERROR;
-    }
+    int rc = pch_cj_cli_run(pch_cj_import, "sync", ctx, from, mirror, o, quiet, NULL, &st);
+    if (rc != PCH_CLI_EXIT_OK) return rc;
     if (!quiet) {
         printf("synced %llu records from %llu files into %s\n", (unsigned long long)st.records,
                (unsigned long long)st.files, mirror);
