@@ -114,6 +114,38 @@ bool pch_cj_cli_format_ok(const char *fmt, const char *usage)
     return false;
 }
 
+bool pch_cj_cli_import_options(pch_cj_options *o, const char *thr, const char *maxrec,
+                               const char *bb, pch_cj_mapping *maps, size_t n_maps,
+                               const char *usage)
+{
+    unsigned long long v;
+    if (thr) {
+        if (!pch_cli_parse_u64(thr, UINT64_MAX, &v)) {
+            pch_cli_usage_error(usage, "--offload-threshold: not a number: %s", thr);
+            return false;
+        }
+        o->offload_threshold = v;
+    }
+    if (maxrec) {
+        if (!pch_cli_parse_u64(maxrec, SIZE_MAX, &v) || v == 0) {
+            pch_cli_usage_error(usage, "--max-record-bytes: not a positive number: %s", maxrec);
+            return false;
+        }
+        o->max_record_bytes = (size_t)v;
+    }
+    if (bb) {
+        if (!pch_cli_parse_u64(bb, SIZE_MAX, &v) || v == 0) {
+            pch_cli_usage_error(usage, "--batch-bytes: not a positive number: %s", bb);
+            return false;
+        }
+        o->batch_bytes = (size_t)v;
+    }
+    o->mappings = maps;
+    o->n_mappings = n_maps;
+    o->cancel = &pch_cj_cli_stop;
+    return true;
+}
+
 int pch_cj_cli_run(pch_cj_cli_op op, const char *verb, pch_ctx *ctx, const char *from,
                    const char *to, pch_cj_options *o, bool quiet, const char *replace_flag,
                    pch_cj_stats *st)
@@ -193,14 +225,8 @@ int pch_cmd_import(int argc, char **argv)
         goto done;
     }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
-    unsigned long long v;
-    if (thr) { if (!pch_cli_parse_u64(thr, UINT64_MAX, &v)) { pch_cli_usage_error(k_usage, "--offload-threshold: not a number: %s", thr); goto done; } o.offload_threshold = v; }
-    if (maxrec) { if (!pch_cli_parse_u64(maxrec, SIZE_MAX, &v) || v == 0) { pch_cli_usage_error(k_usage, "--max-record-bytes: not a positive number: %s", maxrec); goto done; } o.max_record_bytes = (size_t)v; }
-    if (bb) { if (!pch_cli_parse_u64(bb, SIZE_MAX, &v) || v == 0) { pch_cli_usage_error(k_usage, "--batch-bytes: not a positive number: %s", bb); goto done; } o.batch_bytes = (size_t)v; }
+    if (!pch_cj_cli_import_options(&o, thr, maxrec, bb, maps, n_maps, k_usage)) goto done;
     o.mode = yes ? PCH_CJ_REPLACE : PCH_CJ_CREATE;
-    o.mappings = maps;
-    o.n_mappings = n_maps;
-    o.cancel = &pch_cj_cli_stop;
     pch_cj_cli_signals();
     pch_error err;
     pch_error_clear(&err);

@@ -136,14 +136,10 @@ int pch_cmd_sync(int argc, char **argv)
     if ((ofmt && !pch_cj_cli_format_ok(ofmt, k_usage)) || (ifmt && !pch_cj_cli_format_ok(ifmt, k_usage))) goto done;
     if (!from || !mirror) { pch_cli_usage_error(k_usage, "--from and --mirror are required"); goto done; }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
-    unsigned long long v, debounce_ms = 300;
-    if (thr) { if (!pch_cli_parse_u64(thr, UINT64_MAX, &v)) { pch_cli_usage_error(k_usage, "--offload-threshold: not a number: %s", thr); goto done; } o.offload_threshold = v; }
-    if (maxrec) { if (!pch_cli_parse_u64(maxrec, SIZE_MAX, &v) || v == 0) { pch_cli_usage_error(k_usage, "--max-record-bytes: not a positive number: %s", maxrec); goto done; } o.max_record_bytes = (size_t)v; }
+    unsigned long long debounce_ms = 300;
+    if (!pch_cj_cli_import_options(&o, thr, maxrec, NULL, maps, n_maps, k_usage)) goto done;
     if (deb && !pch_cli_parse_u64(deb, 3600000, &debounce_ms)) { pch_cli_usage_error(k_usage, "--debounce-ms: not a number: %s", deb); goto done; }
     o.mode = PCH_CJ_REPLACE;
-    o.mappings = maps;
-    o.n_mappings = n_maps;
-    o.cancel = &pch_cj_cli_stop;
     pch_cj_cli_signals();
     pch_error err;
     pch_error_clear(&err);
