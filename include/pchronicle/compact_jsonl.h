@@ -56,10 +56,14 @@ typedef struct pch_cj_options {
     void (*progress)(void *payload, const pch_cj_progress *p);  /* may be NULL */
     void *payload;
     volatile sig_atomic_t *cancel;   /* non-zero -> stop with PCH_ECANCELED; may be NULL */
+    /* version 2: zstd level of the dataset's pages, 1..22; 0 = 3 (docs/compact-jsonl.md
+    ** "Size and speed" measures the trade) */
+    int zstd_level;
 } pch_cj_options;
-#define PCH_CJ_OPTIONS_VERSION 1
+#define PCH_CJ_OPTIONS_VERSION 2
 #define PCH_CJ_OPTIONS_INIT { PCH_CJ_OPTIONS_VERSION, PCH_CJ_CREATE, NULL, 0, 0, 0, 0, 0, \
-        NULL, NULL, NULL }
+        NULL, NULL, NULL, 0 }
+#define PCH_CJ_MAX_ZSTD_LEVEL 22
 
 typedef struct pch_cj_stats {
     uint64_t files;          /* input/output files (including empty ones) */

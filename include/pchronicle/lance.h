@@ -132,10 +132,16 @@ typedef struct pch_lance_write_options {
     ** flight besides the pages being filled; the data files are byte-identical whatever
     ** n is. */
     unsigned threads;
+    /* version 3: 2.1 variable-width pages as a page dictionary — the page's distinct values
+    ** in one zstd block (the compression window is the whole page, and repeated values are
+    ** stored once) plus mini-block row indices — wherever that is smaller than the chunked
+    ** layouts (lance-format.md §2.4, docs/lance.md). Suits scan-heavy columns of large or
+    ** repetitive values; a point read then decompresses the page's whole dictionary. */
+    bool page_dictionary;
 } pch_lance_write_options;
-#define PCH_LANCE_WRITE_OPTIONS_VERSION 2
+#define PCH_LANCE_WRITE_OPTIONS_VERSION 3
 #define PCH_LANCE_WRITE_OPTIONS_INIT { PCH_LANCE_WRITE_OPTIONS_VERSION, PCH_LANCE_CREATE, \
-        PCH_LANCE_FILE_2_1, 0, 0, 0, 0 }
+        PCH_LANCE_FILE_2_1, 0, 0, 0, 0, false }
 
 typedef struct pch_lance_writer pch_lance_writer;
 

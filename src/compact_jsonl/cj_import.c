@@ -158,6 +158,7 @@ typedef struct imp {
     pch_ctx *ctx;
     const pch_cj_options *o;
     size_t max_record, batch_bytes, batch_rows;
+    int zstd_level;
     pch_cj_path id_path, ts_path;
     const char *id_path_text, *ts_path_text;
     pch_cj_path *user;
@@ -578,6 +579,13 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
     memset(&m, 0, sizeof m);
     m.ctx = ctx;
     m.o = opts ? opts : &defaults;
+    /* option structs grow by appending: version 1 ended before zstd_level */
+    if (m.o->version < 1 || m.o->version > PCH_CJ_OPTIONS_VERSION)
+        return pch_error_set(err, PCH_EINVAL, "unknown compact-jsonl options version %u", m.o->version);
+    m.zstd_level = m.o->version >= 2 ? m.o->zstd_level : 0;
+    if (m.zstd_level < 0 || m.zstd_level > PCH_CJ_MAX_ZSTD_LEVEL)
+        return pch_error_set(err, PCH_EINVAL, "zstd level %d outside 1..%d", m.zstd_level,
+                             PCH_CJ_MAX_ZSTD_LEVEL);
     m.max_record = m.o->max_record_bytes ? m.o->max_record_bytes : pch_ctx_limits(ctx)->max_line_bytes;
     m.batch_bytes = m.o->batch_bytes ? m.o->batch_bytes : CJ_DEFAULT_BATCH_BYTES;
     m.batch_rows = m.o->batch_rows ? m.o->batch_rows : CJ_DEFAULT_BATCH_ROWS;
@@ -624,6 +632,9 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
     }
     pch_lance_write_options wo = PCH_LANCE_WRITE_OPTIONS_INIT;
     wo.mode = PCH_LANCE_CREATE;
+    /* every column is read by scans (export, filters), never by row: compress whole pages */
+    wo.page_dictionary = true;
+    wo.zstd_level = m.zstd_level;
     if ((rc = pch_lance_writer_open(&m.w, ctx, (const char *)m.stage.staging.data, m.schema, &wo, err)) < 0) goto done;
     for (size_t i = 0; i < m.files.n; i++) {
         if (cancelled(&m)) { rc = pch_error_set(err, PCH_ECANCELED, "interrupted"); goto done; }

@@ -99,8 +99,9 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
     *out = NULL;
     PCH_ASSERT_ARG(path && schema);
     if (!opts) opts = &def;
-    /* Option structs grow by appending (STYLE §3): version 1 ended before `threads`. */
-    if (opts->version != PCH_LANCE_WRITE_OPTIONS_VERSION && opts->version != 1)
+    /* Option structs grow by appending (STYLE §3): version 1 ended before `threads`,
+    ** version 2 before `page_dictionary`. */
+    if (opts->version < 1 || opts->version > PCH_LANCE_WRITE_OPTIONS_VERSION)
         return pch_error_set(err, PCH_EINVAL, "unknown write options version %u", opts->version);
     if (opts->mode != PCH_LANCE_CREATE && opts->mode != PCH_LANCE_APPEND &&
         opts->mode != PCH_LANCE_OVERWRITE)
@@ -108,10 +109,12 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
     if (schema->n_fields == 0) return pch_error_set(err, PCH_EINVAL, "schema has no fields");
     if (!(w = pch_calloc(ctx, 1, sizeof *w))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     w->ctx = ctx;
-    if (opts->version == 1) {
-        memcpy(&w->opts, opts, offsetof(pch_lance_write_options, threads));
+    if (opts->version < PCH_LANCE_WRITE_OPTIONS_VERSION) {
+        memcpy(&w->opts, opts, opts->version == 1 ? offsetof(pch_lance_write_options, threads)
+                                                  : offsetof(pch_lance_write_options, page_dictionary));
         w->opts.version = PCH_LANCE_WRITE_OPTIONS_VERSION;
-        w->opts.threads = 0;   /* the version-2 default */
+        if (opts->version == 1) w->opts.threads = 0;   /* the version-2 default */
+        w->opts.page_dictionary = false;
     } else {
         w->opts = *opts;
     }

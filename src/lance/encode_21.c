@@ -10,6 +10,9 @@
 **   other variable width pages        → FullZipLayout, bits_per_offset 32|64, rep index of
 **                                       the narrowest unsigned width that holds the offsets
 **   every row null                    → AllNullLayout [NULLABLE_ITEM], no buffers
+**   variable width, page_dictionary   → tried first: MiniBlockLayout with the page's distinct
+**                                       values as one zstd-compressed dictionary block and
+**                                       u8/u16/u32 row indices in the chunks (encode_page_dict)
 **
 ** Nulls: u16 definition levels (0 valid, 1 null) in each mini-block chunk with layer
 ** NULLABLE_ITEM, or a one-byte control word per row in full-zip (bits_def 1); a page without
@@ -43,6 +46,13 @@ enum { LAYER_ALL_VALID_ITEM = 1, LAYER_NULLABLE_ITEM = 3 };
 enum { CE_FLAT = 1, CE_VARIABLE = 2, CE_GENERAL = 10 };
 enum { ZSTD_SCHEME = 2 };
 
+/* A page dictionary to describe in a MiniBlockLayout (0 items: none). */
+typedef struct mb_dict {
+    uint64_t n_items;
+    unsigned offset_bits;
+} mb_dict;
+static const mb_dict no_dict = { 0, 0 };
+
 unsigned pch_lance__type_bits(pch_lance_type t)
 {
     switch (t) {
@@ -74,6 +84,7 @@ void pch_lance__page_out_init(pch_lance_page_out *o, pch_ctx *ctx, int zstd_leve
     memset(o, 0, sizeof(*o));
     for (size_t i = 0; i < PCH_LANCE_PAGE_MAX_BUFS; i++) pch_buf_init(&o->bufs[i], ctx);
     for (size_t i = 0; i < 3; i++) pch_buf_init(&o->scratch[i], ctx);
+    for (size_t i = 0; i < 2; i++) pch_buf_init(&o->dict[i], ctx);
     pch_buf_init(&o->any, ctx);
     o->zstd_level = zstd_level;
 }
@@ -82,6 +93,7 @@ void pch_lance__page_out_dispose(pch_lance_page_out *o)
 {
     for (size_t i = 0; i < PCH_LANCE_PAGE_MAX_BUFS; i++) pch_buf_dispose(&o->bufs[i]);
     for (size_t i = 0; i < 3; i++) pch_buf_dispose(&o->scratch[i]);
+    for (size_t i = 0; i < 2; i++) pch_buf_dispose(&o->dict[i]);
     pch_buf_dispose(&o->any);
     if (o->zcctx) ZSTD_freeCCtx((ZSTD_CCtx *)o->zcctx);
     o->zcctx = NULL;
@@ -164,24 +176,29 @@ static int finish_layout(pch_lance_page_out *o, uint32_t layout_field, pch_buf *
 }
 
 /* The MiniBlockLayout message of a page with one value buffer (lance-format.md §2.4):
-** def levels as Flat(16) when the page has nulls, the value encoding, the layer, 1 buffer,
+** def levels as Flat(16) when the page has nulls, the value encoding, with a page
+** dictionary its encoding General{ZSTD}{Variable} and item count, the layer, 1 buffer,
 ** num_items. */
 static int finish_miniblock(pch_lance_page_out *o, bool has_def, bool var, uint64_t bits,
-                            bool zstd, uint64_t n_rows, pch_error *err)
+                            bool zstd, uint64_t n_rows, const mb_dict *dict, pch_error *err)
 {
     pch_buf body;
     int rc = 0;
     pch_buf_init(&body, o->any.ctx);
     if (has_def) rc = put_flat(&body, 2, 16);                           /* def_compression */
     if (rc == 0) rc = put_value_encoding(&body, 3, var, bits, zstd, o->zstd_level);
+    if (rc == 0 && dict->n_items) {
+        rc = put_value_encoding(&body, 4, true, dict->offset_bits, true, o->zstd_level);
+        if (rc == 0) rc = pch_pb_put_u64(&body, 5, dict->n_items);   /* num_dictionary_items */
+    }
     if (rc == 0) rc = put_layers(&body, 6, has_def);
     if (rc == 0) rc = pch_pb_put_u64(&body, 7, 1);                       /* num_buffers */
     if (rc == 0) rc = pch_pb_put_u64_nz(&body, 9, n_rows);               /* num_items */
     if (rc == 0) rc = finish_layout(o, 1, &body);
     pch_buf_dispose(&body);
     if (rc) return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
-    o->layout = "mini-block";
-    o->compressed = zstd;
+    o->layout = dict->n_items ? "mini-block-dict" : "mini-block";
+    o->compressed = zstd || dict->n_items;
     return PCH_OK;
 }
 
@@ -324,7 +341,7 @@ static int mb_put_chunk(const mb_ctx *c, size_t i, pch_buf *meta, pch_buf *dat,
 }
 
 static int encode_miniblock(pch_lance_page_out *o, const pch_lance_page_in *in, bool var,
-                            unsigned bits, pch_error *err)
+                            unsigned bits, const mb_dict *dict, pch_error *err)
 {
     mb_ctx c = { in, var, bits, in->n_nulls > 0, NULL, 0 };
     pch_buf *raw = &o->scratch[0], *z = &o->scratch[1], *plan = &o->scratch[2];
@@ -368,7 +385,7 @@ static int encode_miniblock(pch_lance_page_out *o, const pch_lance_page_in *in, 
     }
     o->n_bufs = 2;
 
-    return finish_miniblock(o, c.has_def, var, bits, use_zstd, in->n_rows, err);
+    return finish_miniblock(o, c.has_def, var, bits, use_zstd, in->n_rows, dict, err);
 }
 
 /* ---- mini-block with large compressed chunks (variable width) ----
@@ -480,7 +497,7 @@ static int encode_miniblock_z(pch_lance_page_out *o, const pch_lance_page_in *in
         zoff += 8 + fl;
     }
     o->n_bufs = 2;
-    return finish_miniblock(o, c.has_def, true, obits, true, in->n_rows, err);
+    return finish_miniblock(o, c.has_def, true, obits, true, in->n_rows, &no_dict, err);
 }
 
 bool pch_lance__value_fits_chunk(pch_lance_page_out *o, const uint8_t *p, size_t n)
@@ -500,6 +517,159 @@ bool pch_lance__value_fits_chunk(pch_lance_page_out *o, const uint8_t *p, size_t
     ** non-final chunk holds at least two rows) */
     need = ZSTD_isError(got) ? SIZE_MAX : got;
     return need <= PCH_LANCE_CHUNK_SAFE_VALUE;
+}
+
+/* ---- page dictionary (variable width; write option page_dictionary) ----
+**
+** MiniBlockLayout with a dictionary (lance-format.md §2.4; the official MiniBlockScheduler
+** reads it as a block): buffer 2 holds the page's distinct values, in order of first
+** appearance, as one Variable block (`u32|u64 bits_per_offset, u32|u64 bytes_start,
+** offsets from 0, bytes`, the offset width of the column's Arrow type) compressed as one
+** `u64 LE len | zstd frame` (General block compression); the mini-block chunks hold one
+** u8/u16/u32 index per row (a null row points at item 0 and its def level hides it).
+** Readers decompress the dictionary once per page and gather rows by index. Against
+** mini-block chunks of <= 32 KiB compressed, zstd sees the whole page, so matches reach
+** across all of its records, and an exact repeat costs one index.
+**
+** Taken when the dictionary block compresses below the raw values and either values
+** repeat (at most half of the valid rows distinct) or are long (>= PDICT_MIN_AVG bytes on
+** average): for short unique values (ids, timestamps) the per-row index (1.7 bytes a row for
+** sequential u16 indices under zstd -3) outweighs the wider window. */
+#define PDICT_MIN_AVG 256u
+
+/* 64-bit multiply-xorshift hash, 8 bytes a step (not an attack-resistant hash: a collision
+** only costs a comparison). */
+static uint64_t pdict_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull), t = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        h = (h ^ pch_load_le64(p + i)) * 0x9fb21c651e98df25ull;
+        h ^= h >> 29;
+    }
+    for (size_t k = 0; i + k < n; k++) t |= (uint64_t)p[i + k] << (8 * k);
+    h = (h ^ t) * 0x9fb21c651e98df25ull;
+    return h ^ (h >> 32);
+}
+
+/* Distinct values of the page: idx (dict[0]) gets one u32 item number per row, first
+** (scratch[1]) the first row of each item. */
+static int pdict_dedupe(pch_lance_page_out *o, const pch_lance_page_in *in, size_t *n_items,
+                        uint64_t *distinct_bytes)
+{
+    size_t n = in->n_rows, cap = 16, mask, k = 0;
+    uint32_t *table, *idx, *first;
+    uint64_t bytes = 0;
+    while (cap < 2 * n) cap *= 2;
+    mask = cap - 1;
+    pch_buf_clear(&o->scratch[0]);
+    pch_buf_clear(&o->scratch[1]);
+    pch_buf_clear(&o->dict[0]);
+    PCH_TRY(pch_buf_zero(&o->scratch[0], cap * sizeof(uint32_t)));
+    PCH_TRY(pch_buf_zero(&o->scratch[1], n * sizeof(uint32_t)));
+    PCH_TRY(pch_buf_zero(&o->dict[0], n * sizeof(uint32_t)));
+    table = (uint32_t *)(void *)o->scratch[0].data;
+    first = (uint32_t *)(void *)o->scratch[1].data;
+    idx = (uint32_t *)(void *)o->dict[0].data;
+    for (size_t r = 0; r < n; r++) {
+        const uint8_t *p = in->data + in->offsets[r];
+        size_t len = (size_t)(in->offsets[r + 1] - in->offsets[r]), slot;
+        if (in->validity && !in->validity[r]) continue;          /* idx 0 */
+        slot = (size_t)pdict_hash(p, len) & mask;
+        for (;;) {
+            uint32_t v = table[slot];
+            if (v == 0) {
+                table[slot] = (uint32_t)(k + 1);
+                first[k] = (uint32_t)r;
+                idx[r] = (uint32_t)k++;
+                bytes += len;
+                break;
+            }
+            {
+                size_t f = first[v - 1];
+                if (in->offsets[f + 1] - in->offsets[f] == len &&
+                    memcmp(in->data + in->offsets[f], p, len) == 0) {
+                    idx[r] = v - 1;
+                    break;
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+    *n_items = k;
+    *distinct_bytes = bytes;
+    return PCH_OK;
+}
+
+/* Try the page dictionary; *used says whether the page was encoded. */
+static int encode_page_dict(pch_lance_page_out *o, const pch_lance_page_in *in,
+                            unsigned obits, bool *used, pch_error *err)
+{
+    size_t n = in->n_rows, n_valid = n - in->n_nulls, n_items, w = obits / 8, hdr, ibits;
+    uint64_t distinct, start, off = 0;
+    const uint32_t *first, *idx;
+    pch_buf *blk = &o->scratch[2], *z = &o->dict[1];
+    pch_lance_page_in ip;
+    mb_dict d;
+
+    *used = false;
+    if (n > UINT32_MAX) return PCH_OK;
+    if (pdict_dedupe(o, in, &n_items, &distinct))
+        return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    if (n_items == 0 ||
+        !(n_items * 2 <= n_valid || in->offsets[n] >= (uint64_t)PDICT_MIN_AVG * n_valid))
+        return PCH_OK;
+    /* the Variable block: header, n_items + 1 offsets, the distinct bytes */
+    hdr = w == 4 ? 8 : 16;
+    start = hdr + (n_items + 1) * w;
+    if (w == 4 && start + distinct > UINT32_MAX) return PCH_OK;
+    first = (const uint32_t *)(void *)o->scratch[1].data;
+    pch_buf_clear(blk);
+    if (pch_buf_reserve(blk, (size_t)(start + distinct)) ||
+        (w == 4 ? pch_buf_put_le32(blk, 32) || pch_buf_put_le32(blk, (uint32_t)start)
+                : pch_buf_put_le64(blk, 64) || pch_buf_put_le64(blk, start)))
+        return pch_error_set(err, PCH_ENOMEM, "lance writer: out of memory");
+    for (size_t k = 0; k <= n_items; k++) {
+        if (w == 4) (void)pch_buf_put_le32(blk, (uint32_t)off);     /* reserved above */
+        else (void)pch_buf_put_le64(blk, off);
+        if (k < n_items) off += in->offsets[first[k] + 1] - in->offsets[first[k]];
+    }
+    for (size_t k = 0; k < n_items; k++)
+        (void)pch_buf_append(blk, in->data + in->offsets[first[k]],
+                             (size_t)(in->offsets[first[k] + 1] - in->offsets[first[k]]));
+    assert(blk->len == start + distinct);
+    pch_buf_clear(z);
+    PCH_TRY(zstd_append(o, z, blk->data, blk->len, err));
+    if (z->len >= in->offsets[n]) return PCH_OK;      /* no gain: the index is pure cost */
+
+    /* the indices, narrowed in place to the smallest width that holds n_items - 1 */
+    ibits = n_items <= 256 ? 8 : n_items <= 65536 ? 16 : 32;
+    idx = (const uint32_t *)(void *)o->dict[0].data;
+    if (ibits < 32) {
+        uint8_t *dst = o->dict[0].data;
+        for (size_t r = 0; r < n; r++) {
+            uint32_t v = idx[r];
+            if (ibits == 8) dst[r] = (uint8_t)v;
+            else pch_store_le16(dst + 2 * r, (uint16_t)v);
+        }
+    }
+    memset(&ip, 0, sizeof ip);
+    ip.type = ibits == 8 ? PCH_LANCE_UINT8 : ibits == 16 ? PCH_LANCE_UINT16 : PCH_LANCE_UINT32;
+    ip.n_rows = n;
+    ip.n_nulls = in->n_nulls;
+    ip.validity = in->validity;
+    ip.values = o->dict[0].data;
+    d.n_items = n_items;
+    d.offset_bits = obits;
+    PCH_TRY(encode_miniblock(o, &ip, false, (unsigned)ibits, &d, err));
+    {
+        pch_buf t = o->bufs[2];
+        o->bufs[2] = *z;
+        *z = t;
+    }
+    o->n_bufs = 3;
+    *used = true;
+    return PCH_OK;
 }
 
 /* ---- full-zip (variable width) ---- */
@@ -637,7 +807,12 @@ int pch_lance__encode_page_21(pch_lance_page_out *o, const pch_lance_page_in *in
         return pch_error_set(err, PCH_EINVAL, "lance writer: empty page or unknown type %d",
                              (int)in->type);
     if (in->n_nulls == in->n_rows) return encode_all_null(o, err);
-    if (bits) return encode_miniblock(o, in, false, bits, err);
+    if (bits) return encode_miniblock(o, in, false, bits, &no_dict, err);
+    if (o->page_dict && o->zstd_level >= 0 && in->offsets[in->n_rows] >= ZSTD_MIN_PAGE) {
+        bool used;
+        PCH_TRY(encode_page_dict(o, in, obits, &used, err));
+        if (used) return PCH_OK;
+    }
     if (o->zstd_level >= 0 && in->offsets[in->n_rows] >= ZSTD_MIN_PAGE &&
         !(in->n_rows == 1 && in->offsets[1] > PCH_LANCE_CHUNK_SAFE_VALUE)) {
         int res;
@@ -656,5 +831,5 @@ int pch_lance__encode_page_21(pch_lance_page_out *o, const pch_lance_page_in *in
     for (size_t i = 0; i < in->n_rows; i++)
         if (in->offsets[i + 1] - in->offsets[i] >= PCH_LANCE_MINIBLOCK_MAX_VALUE)
             return encode_fullzip(o, in, obits, err);
-    return encode_miniblock(o, in, true, obits, err);
+    return encode_miniblock(o, in, true, obits, &no_dict, err);
 }

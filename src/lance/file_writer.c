@@ -312,7 +312,7 @@ static void pool_free(page_pool *p)
 
 /* Start a pool of n workers with n job slots for w. Any failure (memory, pthread) leaves
 ** w->pool NULL: the writer then encodes on the caller's thread, producing the same bytes. */
-static void pool_start(pch_lance_file_writer *w, size_t n, int zstd_level)
+static void pool_start(pch_lance_file_writer *w, size_t n)
 {
     page_pool *p = pch_calloc(w->ctx, 1, sizeof(*p));
     bool mu = false, work = false, done = false;
@@ -329,7 +329,8 @@ static void pool_start(pch_lance_file_writer *w, size_t n, int zstd_level)
         pch_buf_init(&j->values, w->ctx);
         pch_buf_init(&j->offsets, w->ctx);
         pch_buf_init(&j->data, w->ctx);
-        pch_lance__page_out_init(&j->out, w->ctx, zstd_level);
+        pch_lance__page_out_init(&j->out, w->ctx, w->page.zstd_level);
+        j->out.page_dict = w->page.page_dict;
     }
     if (!(mu = pthread_mutex_init(&p->mu, NULL) == 0) ||
         !(work = pthread_cond_init(&p->work, NULL) == 0) ||
@@ -482,8 +483,8 @@ int pch_lance__file_writer_open(pch_lance_file_writer **out, pch_ctx *ctx, const
 
     PCH_ASSERT_ARG(out && path && schema);
     *out = NULL;
-    /* version 1 had no `threads` field */
-    if (opts && opts->version != PCH_LANCE_WRITE_OPTIONS_VERSION && opts->version != 1)
+    /* version 1 had no `threads` field, version 2 no `page_dictionary` */
+    if (opts && (opts->version < 1 || opts->version > PCH_LANCE_WRITE_OPTIONS_VERSION))
         return pch_error_set(err, PCH_EINVAL, "lance writer: unknown write options version %u",
                              opts->version);
     if (opts && opts->file_version != PCH_LANCE_FILE_2_1 && opts->file_version != PCH_LANCE_FILE_2_0)
@@ -508,6 +509,8 @@ int pch_lance__file_writer_open(pch_lance_file_writer **out, pch_ctx *ctx, const
     zl = opts ? opts->zstd_level : 0;
     pch_lance__page_out_init(&w->page, ctx, zl == 0 ? 3 : zl < 0 ? -1 : zl);
     w->version = opts ? opts->file_version : PCH_LANCE_FILE_2_1;
+    w->page.page_dict = opts && opts->version >= 3 && opts->page_dictionary &&
+                        w->version == PCH_LANCE_FILE_2_1;
     w->page_bytes = opts && opts->max_bytes_per_page ? opts->max_bytes_per_page : DEFAULT_PAGE_BYTES;
     if (w->page_bytes > MAX_PAGE_BYTES) w->page_bytes = MAX_PAGE_BYTES;
 
@@ -568,7 +571,7 @@ int pch_lance__file_writer_open(pch_lance_file_writer **out, pch_ctx *ctx, const
         threads = n < 1 ? 1 : n > (long)MAX_THREADS ? MAX_THREADS : (unsigned)n;
     }
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    if (threads > 1) pool_start(w, threads, w->page.zstd_level);
+    if (threads > 1) pool_start(w, threads);
 done:
     pch_free(ctx, name_off);
     if (rc) {
@@ -652,7 +655,8 @@ static int append_var(pch_lance_file_writer *w, col_state *c, const pch_lance_co
         bool valid = !col->validity || col->validity[r];
         uint64_t len = valid ? col->offsets[r + 1] - col->offsets[r] : 0, end;
         bool alone = false;
-        if (len > PCH_LANCE_CHUNK_SAFE_VALUE && w->version == PCH_LANCE_FILE_2_1)
+        if (len > PCH_LANCE_CHUNK_SAFE_VALUE && w->version == PCH_LANCE_FILE_2_1 &&
+            !w->page.page_dict)       /* a page dictionary takes values of any size */
             alone = !pch_lance__value_fits_chunk(&w->page, col->data + col->offsets[r], (size_t)len);
         if (c->rows > 0 && (alone || col_page_bytes(c) + len + ow > w->page_bytes ||
                             c->rows >= MAX_PAGE_ROWS))

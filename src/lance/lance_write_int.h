@@ -22,7 +22,7 @@ typedef struct pch_lance_page_in {
     const uint8_t *data;      /* variable width: offsets[n_rows] bytes */
 } pch_lance_page_in;
 
-#define PCH_LANCE_PAGE_MAX_BUFS 2
+#define PCH_LANCE_PAGE_MAX_BUFS 3   /* mini-block with a dictionary: meta, chunks, dictionary */
 
 /* Encoder output and scratch; reused from page to page so that memory stays bounded by
 ** the page size (buffers are cleared, never shrunk). */
@@ -33,8 +33,11 @@ typedef struct pch_lance_page_out {
     pch_buf scratch[3];       /* encoder scratch */
     void *zcctx;              /* ZSTD_CCtx, created on first use */
     int zstd_level;           /* < 0: no buffer compression */
+    bool page_dict;           /* variable width: try the page dictionary (encode_21.c) */
+    pch_buf dict[2];          /* page dictionary scratch: row indices, dictionary block */
     /* what the last call chose (tests, statistics) */
-    const char *layout;       /* "mini-block", "full-zip", "all-null", "flat", "binary" */
+    const char *layout;       /* "mini-block", "mini-block-dict", "full-zip", "all-null",
+                              ** "flat", "binary" */
     bool compressed;          /* General{ZSTD} wrapper used */
 } pch_lance_page_out;
 

@@ -51,6 +51,8 @@ golden usage_no_format import --from in --to x.lance
 golden usage_bad_format import --from in --to x.lance --output-format parquet
 golden usage_append import --from in --to x.lance --output-format compact-jsonl --append
 golden usage_column import --from in --to x.lance --output-format compact-jsonl --column nopath
+golden usage_zstd_level import --from in --to x.lance --output-format compact-jsonl --zstd-level 23
+golden usage_zstd_level_zero import --from in --to x.lance --output-format compact-jsonl --zstd-level 0
 golden usage_export_where export --from x.lance --to out --output-format compact-jsonl --where "id = 'a'"
 golden usage_export_source export --from x.lance --to out --output-format compact-jsonl --source a.jsonl
 unpublished x.lance
@@ -72,6 +74,14 @@ no_staging
 if [ "${PCH_GOLDEN_UPDATE:-0}" = 1 ]; then cp "$T/inspect.txt" "$G/inspect_y.txt";
 elif ! cmp -s "$T/inspect.txt" "$G/inspect_y.txt"; then bad "golden inspect_y"; diff "$G/inspect_y.txt" "$T/inspect.txt"; fi
 golden inspect_not_dataset inspect in
+# --zstd-level: level 1 and level 19 both restore every byte; 19 is not larger
+"$CLI" import --from in --to z1.lance --output-format compact-jsonl --zstd-level 1 --quiet || bad "import --zstd-level 1"
+"$CLI" import --from in --to z19.lance --output-format compact-jsonl --zstd-level 19 --quiet || bad "import --zstd-level 19"
+for z in z1 z19; do
+    "$CLI" export --from $z.lance --to out-$z --output-format compact-jsonl --quiet || bad "export $z"
+    diff -r expect out-$z >/dev/null || bad "export of $z.lance differs from the input"
+done
+[ "$(du -sb z19.lance | cut -f1)" -le "$(du -sb z1.lance | cut -f1)" ] || bad "--zstd-level 19 wrote more bytes than level 1"
 if [ -d "$REPO/../shared/fixtures/lance/events.lance" ]; then
     cp -r "$REPO/../shared/fixtures/lance/events.lance" events.lance
     golden export_not_compact export --from events.lance --to ev --output-format compact-jsonl

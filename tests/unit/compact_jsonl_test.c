@@ -408,6 +408,25 @@ static void test_cj__mapping_errors(void)
         PCH_CHECK_MSG(strstr(err.msg, bad[i].msg) != NULL, "'%s' lacks '%s'", err.msg, bad[i].msg);
         PCH_CHECK(!exists("m.lance") && !stray_staging(""));
     }
+    /* options: unknown version, zstd level out of range (version 1 has no level) */
+    {
+        static const struct { unsigned version; int level; int rc; } opt[] = {
+            { 0, 0, PCH_EINVAL }, { PCH_CJ_OPTIONS_VERSION + 1, 0, PCH_EINVAL },
+            { PCH_CJ_OPTIONS_VERSION, -1, PCH_EINVAL },
+            { PCH_CJ_OPTIONS_VERSION, PCH_CJ_MAX_ZSTD_LEVEL + 1, PCH_EINVAL },
+            { 1, 99, PCH_OK }, { PCH_CJ_OPTIONS_VERSION, 19, PCH_OK },
+        };
+        for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
+            pch_cj_options o = PCH_CJ_OPTIONS_INIT;
+            pch_error err;
+            o.version = opt[i].version;
+            o.zstd_level = opt[i].level;
+            rm("m.lance");
+            PCH_CHECK_MSG(import_("m", "m.lance", &o, &err) == opt[i].rc, "case %zu: %s", i, err.msg);
+            PCH_CHECK(exists("m.lance") == (opt[i].rc == PCH_OK) && !stray_staging(""));
+        }
+        rm("m.lance");
+    }
     /* create refuses an existing target (and leaves it untouched) */
     pch_error err;
     PCH_CHECK_OK(import_("m", "m.lance", NULL, &err), &err);

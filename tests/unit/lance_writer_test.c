@@ -741,8 +741,8 @@ static void test_lance_writer__threads_identical(void)
         o.version = 1;
         o.threads = 77;                                /* ignored: not part of version 1 */
         PCH_CHECK_OK(write_file("v1.lance", s, &o, 100, 100, NULLS_NONE, false, &one, &e), &e);
-        o.version = 3;
-        PCH_CHECK_EQ_INT(write_file("v3.lance", s, &o, 100, 100, NULLS_NONE, false, &one, &e),
+        o.version = PCH_LANCE_WRITE_OPTIONS_VERSION + 1;
+        PCH_CHECK_EQ_INT(write_file("v4.lance", s, &o, 100, 100, NULLS_NONE, false, &one, &e),
                          PCH_EINVAL);
         pch_lance_schema_free(s);
     }
@@ -781,6 +781,169 @@ static void test_lance_writer__threads_identical(void)
     }
     pch_buf_dispose(&one);
     pch_buf_dispose(&many);
+}
+
+/* ================================================================ page dictionary */
+
+/* Write a dataset at tpath(name) with the public writer; rows as gen_column makes them. */
+static int write_dataset(const char *name, const pch_lance_schema *s,
+                         const pch_lance_write_options *o, uint64_t n_rows, size_t batch_rows,
+                         null_mode nm, bool big, pch_error *e)
+{
+    pch_lance_writer *w = NULL;
+    pch_json_parser *jp = NULL;
+    colgen g[N_TYPES];
+    pch_lance_column cols[N_TYPES];
+    char cmd[600];
+    int rc;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tpath(name));
+    if (system(cmd) != 0) return pch_error_set(e, PCH_EIO, "rm failed");
+    memset(g, 0, sizeof g);
+    if ((rc = pch_json_parser_new(&jp, ctx, NULL, e))) return rc;
+    for (size_t c = 0; c < s->n_fields; c++) {
+        g[c].type = s->fields[c].type;
+        pch_buf_init(&g[c].validity, ctx);
+        pch_buf_init(&g[c].values, ctx);
+        pch_buf_init(&g[c].data, ctx);
+    }
+    rc = pch_lance_writer_open(&w, ctx, tpath(name), s, o, e);
+    for (uint64_t r = 0; rc == 0 && r < n_rows; r += batch_rows) {
+        size_t n = (size_t)(n_rows - r < batch_rows ? n_rows - r : batch_rows);
+        pch_lance_batch b = { n, s->n_fields, cols };
+        for (size_t c = 0; c < s->n_fields; c++) gen_column(&g[c], &cols[c], c, r, n, nm, big, jp);
+        rc = pch_lance_writer_write(w, &b, e);
+    }
+    if (rc == 0) rc = pch_lance_writer_commit(w, NULL, e);
+    pch_lance_writer_free(w);
+    for (size_t c = 0; c < s->n_fields; c++) colgen_dispose(&g[c]);
+    pch_json_parser_free(jp);
+    return rc;
+}
+
+/* Every row of a dataset (or of rows[0..n) when rows != NULL) as dump JSON lines. */
+static int dump_dataset(const char *name, const uint64_t *rows, size_t n, pch_buf *out,
+                        pch_error *e)
+{
+    pch_lance_dataset *d = NULL;
+    pch_lance_scanner *sc = NULL;
+    const pch_lance_batch *b;
+    char *line = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    pch_buf_clear(out);
+    if ((rc = pch_lance_dataset_open(&d, ctx, tpath(name), 0, e)) < 0) return rc;
+    rc = rows ? pch_lance_scanner_open_rows(&sc, d, NULL, 0, rows, n, 333, e)
+              : pch_lance_scanner_open(&sc, d, NULL, 0, 333, e);
+    while (rc == 0 && (rc = pch_lance_scanner_next(sc, &b, e)) == 0)
+        for (size_t r = 0; rc == 0 && r < b->n_rows; r++) {
+            len = 0;
+            rc = pch_lance_row_to_json(ctx, pch_lance_dataset_schema(d), NULL, b, r, &line, &len, &cap, e);
+            if (rc == 0 && (pch_buf_append(out, line, len) || pch_buf_putc(out, '\n'))) rc = PCH_ENOMEM;
+        }
+    if (rc == PCH_ITEROVER) rc = 0;
+    pch_free(ctx, line);
+    pch_lance_scanner_free(sc);
+    pch_lance_dataset_free(d);
+    return rc;
+}
+
+/* Page dictionary (write option page_dictionary): when it is taken (repeats, long
+** values, nulls, 8/16/32-bit indices), when not (short unique values, incompressible
+** pages, version 2 options), and that our reader returns the same rows, in full scans and
+** point reads, as from the same data written without it. The official reader's view is
+** tests/compat/lance_writer.sh (cases v21_dict_*). */
+static void test_lance_writer__page_dictionary(void)
+{
+    static const pch_lance_type BIG_TYPES_W[] = { PCH_LANCE_UTF8, PCH_LANCE_LARGE_UTF8,
+        PCH_LANCE_BINARY, PCH_LANCE_LARGE_BINARY, PCH_LANCE_JSON, PCH_LANCE_INT32 };
+    pch_lance_page_out o;
+    pch_lance_page_in in;
+    pch_error e;
+    size_t n = 70000;
+    uint64_t *offs = calloc(n + 1, sizeof *offs);
+    uint8_t *data = malloc(n * 300), *valid = malloc(n);
+    pch_buf a, b;
+
+    pch_lance__page_out_init(&o, ctx, 3);
+    o.page_dict = true;
+    memset(&in, 0, sizeof in);
+    in.type = PCH_LANCE_LARGE_BINARY; in.offsets = offs; in.data = data;
+    /* 1000 rows, 10 distinct 300-byte values, every 7th row null: u8 indices */
+    for (size_t i = 0; i < 1000; i++) {
+        valid[i] = i % 7 != 3;
+        offs[i + 1] = offs[i] + (valid[i] ? 300 : 0);
+        if (valid[i]) memset(data + offs[i], 'a' + (int)(i % 10), 300);
+    }
+    in.n_rows = 1000; in.validity = valid;
+    for (size_t i = 0; i < 1000; i++) in.n_nulls += !valid[i];
+    PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
+    PCH_CHECK_EQ_STR(o.layout, "mini-block-dict");
+    PCH_CHECK_EQ_INT(o.n_bufs, 3);
+    PCH_CHECK(o.bufs[2].len < 300);                       /* 10 values of 'aaa…' */
+    PCH_CHECK(contains(o.any.data, o.any.len, "\x28\x0a"));   /* num_dictionary_items = 10 */
+    /* short unique values: the per-row index does not pay → chunked mini-block */
+    in.validity = NULL; in.n_nulls = 0;
+    for (size_t i = 0; i < 1000; i++) {
+        int k = snprintf((char *)data + offs[i], 32, "id-%06zu", i);
+        offs[i + 1] = offs[i] + (uint64_t)k;
+    }
+    PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
+    PCH_CHECK_EQ_STR(o.layout, "mini-block");
+    /* long unique values that compress: taken, u16 indices for 1000 items */
+    for (size_t i = 0; i < 1000; i++) {
+        offs[i + 1] = offs[i] + 300;
+        for (size_t k = 0; k < 300; k++) data[offs[i] + k] = (uint8_t)('a' + (k + i) % 26);
+        pch_store_le64(data + offs[i], (uint64_t)i);
+    }
+    PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
+    PCH_CHECK_EQ_STR(o.layout, "mini-block-dict");
+    PCH_CHECK(contains(o.any.data, o.any.len, "\x28\xe8\x07"));   /* 1000 items */
+    /* long incompressible values: neither the dictionary nor zstd */
+    for (size_t i = 0; i < 300000; i++) data[i] = (uint8_t)(mix(i) >> 8);
+    PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
+    PCH_CHECK(strcmp(o.layout, "mini-block-dict") != 0);
+    PCH_CHECK(!o.compressed);
+    /* 70,000 rows of 70,000 distinct values → u32 indices */
+    offs[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        offs[i + 1] = offs[i] + 260;
+        memset(data + offs[i], 'q', 260);
+        pch_store_le64(data + offs[i] + 100, (uint64_t)i);
+    }
+    in.n_rows = n;
+    PCH_CHECK_OK(pch_lance__encode_page_21(&o, &in, &e), &e);
+    PCH_CHECK_EQ_STR(o.layout, "mini-block-dict");
+    PCH_CHECK(contains(o.any.data, o.any.len, "\x0a\x02\x08\x20"));  /* indices Flat(32) */
+    pch_lance__page_out_dispose(&o);
+
+    /* datasets: same rows with and without the page dictionary, through our reader */
+    pch_buf_init(&a, ctx);
+    pch_buf_init(&b, ctx);
+    for (int big = 0; big < 2; big++) {
+        pch_lance_schema *s = make_schema(big ? BIG_TYPES_W : ALL_TYPES, big ? 6 : N_TYPES, true);
+        pch_lance_write_options wo = PCH_LANCE_WRITE_OPTIONS_INIT;
+        uint64_t rows = big ? 33 : 6000, pick[4] = { 0, 5, 17, big ? 32 : 5999 };
+        wo.max_bytes_per_page = big ? 0 : 40000;
+        PCH_CHECK_OK(write_dataset("pd_off", s, &wo, rows, big ? 5 : 999, NULLS_SOME, big, &e), &e);
+        wo.page_dictionary = true;
+        PCH_CHECK_OK(write_dataset("pd_on", s, &wo, rows, big ? 5 : 999, NULLS_SOME, big, &e), &e);
+        PCH_CHECK_OK(dump_dataset("pd_off", NULL, 0, &a, &e), &e);
+        PCH_CHECK_OK(dump_dataset("pd_on", NULL, 0, &b, &e), &e);
+        PCH_CHECK(a.len > 0 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+        PCH_CHECK_OK(dump_dataset("pd_off", pick, 4, &a, &e), &e);
+        PCH_CHECK_OK(dump_dataset("pd_on", pick, 4, &b, &e), &e);
+        PCH_CHECK(a.len > 0 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+        /* version 2 options have no page_dictionary: the same bytes as without it */
+        wo.version = 2;
+        PCH_CHECK_OK(write_dataset("pd_v2", s, &wo, rows, big ? 5 : 999, NULLS_SOME, big, &e), &e);
+        PCH_CHECK_OK(dump_dataset("pd_v2", NULL, 0, &b, &e), &e);
+        PCH_CHECK_OK(dump_dataset("pd_off", NULL, 0, &a, &e), &e);
+        PCH_CHECK(a.len == b.len && memcmp(a.data, b.data, a.len) == 0);
+        pch_lance_schema_free(s);
+    }
+    pch_buf_dispose(&a);
+    pch_buf_dispose(&b);
+    free(offs); free(data); free(valid);
 }
 
 /* ================================================================ generator */
@@ -902,6 +1065,7 @@ typedef struct gen_case {
     int zstd_level;
     const pch_lance_type *types;  /* NULL = ALL_TYPES */
     size_t n_types;
+    bool page_dict;               /* write option page_dictionary */
 } gen_case;
 
 static const pch_lance_type MANY_TYPES[] = { PCH_LANCE_INT64, PCH_LANCE_UTF8, PCH_LANCE_FLOAT64,
@@ -910,19 +1074,23 @@ static const pch_lance_type BIG_TYPES[] = { PCH_LANCE_UTF8, PCH_LANCE_LARGE_UTF8
                                             PCH_LANCE_LARGE_BINARY, PCH_LANCE_JSON, PCH_LANCE_INT32 };
 
 static const gen_case CASES[] = {
-    { "v21_some_nulls", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 5000, 777, 0, 0, NULL, 0 },
-    { "v21_no_nulls", PCH_LANCE_FILE_2_1, NULLS_NONE, false, 5000, 1000, 0, 0, NULL, 0 },
-    { "v21_all_null", PCH_LANCE_FILE_2_1, NULLS_ALL, false, 300, 300, 0, 0, NULL, 0 },
-    { "v21_pages", PCH_LANCE_FILE_2_1, NULLS_BLOCKS, false, 5000, 333, 3000, 0, NULL, 0 },
-    { "v21_nozstd", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 5000, 777, 0, -1, NULL, 0 },
-    { "v21_big", PCH_LANCE_FILE_2_1, NULLS_SOME, true, 22, 5, 0, 0, BIG_TYPES, 6 },
-    { "v21_big_nonull", PCH_LANCE_FILE_2_1, NULLS_NONE, true, 22, 22, 1 << 20, 0, BIG_TYPES, 6 },
-    { "v21_many", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 200000, 10000, 256 * 1024, 0, MANY_TYPES, 5 },
-    { "v20_some_nulls", PCH_LANCE_FILE_2_0, NULLS_SOME, false, 5000, 777, 0, 0, NULL, 0 },
-    { "v20_no_nulls", PCH_LANCE_FILE_2_0, NULLS_NONE, false, 3000, 1000, 0, 0, NULL, 0 },
-    { "v20_all_null", PCH_LANCE_FILE_2_0, NULLS_ALL, false, 300, 300, 0, 0, NULL, 0 },
-    { "v20_pages", PCH_LANCE_FILE_2_0, NULLS_BLOCKS, false, 5000, 333, 3000, 0, NULL, 0 },
-    { "v20_big", PCH_LANCE_FILE_2_0, NULLS_SOME, true, 22, 7, 0, 0, BIG_TYPES, 6 },
+    { "v21_some_nulls", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 5000, 777, 0, 0, NULL, 0, false },
+    { "v21_no_nulls", PCH_LANCE_FILE_2_1, NULLS_NONE, false, 5000, 1000, 0, 0, NULL, 0, false },
+    { "v21_all_null", PCH_LANCE_FILE_2_1, NULLS_ALL, false, 300, 300, 0, 0, NULL, 0, false },
+    { "v21_pages", PCH_LANCE_FILE_2_1, NULLS_BLOCKS, false, 5000, 333, 3000, 0, NULL, 0, false },
+    { "v21_nozstd", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 5000, 777, 0, -1, NULL, 0, false },
+    { "v21_big", PCH_LANCE_FILE_2_1, NULLS_SOME, true, 22, 5, 0, 0, BIG_TYPES, 6, false },
+    { "v21_big_nonull", PCH_LANCE_FILE_2_1, NULLS_NONE, true, 22, 22, 1 << 20, 0, BIG_TYPES, 6, false },
+    { "v21_many", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 200000, 10000, 256 * 1024, 0, MANY_TYPES, 5, false },
+    { "v20_some_nulls", PCH_LANCE_FILE_2_0, NULLS_SOME, false, 5000, 777, 0, 0, NULL, 0, false },
+    { "v20_no_nulls", PCH_LANCE_FILE_2_0, NULLS_NONE, false, 3000, 1000, 0, 0, NULL, 0, false },
+    { "v20_all_null", PCH_LANCE_FILE_2_0, NULLS_ALL, false, 300, 300, 0, 0, NULL, 0, false },
+    { "v20_pages", PCH_LANCE_FILE_2_0, NULLS_BLOCKS, false, 5000, 333, 3000, 0, NULL, 0, false },
+    { "v20_big", PCH_LANCE_FILE_2_0, NULLS_SOME, true, 22, 7, 0, 0, BIG_TYPES, 6, false },
+    { "v21_dict_some_nulls", PCH_LANCE_FILE_2_1, NULLS_SOME, false, 5000, 777, 0, 0, NULL, 0, true },
+    { "v21_dict_pages", PCH_LANCE_FILE_2_1, NULLS_BLOCKS, false, 5000, 333, 3000, 0, NULL, 0, true },
+    { "v21_dict_big", PCH_LANCE_FILE_2_1, NULLS_SOME, true, 22, 5, 0, 0, BIG_TYPES, 6, true },
+    { "v21_dict_many", PCH_LANCE_FILE_2_1, NULLS_NONE, false, 200000, 10000, 1 << 20, 0, MANY_TYPES, 5, true },
 };
 
 static int gen_one(const char *outdir, const gen_case *gc, pch_error *e)
@@ -945,6 +1113,7 @@ static int gen_one(const char *outdir, const gen_case *gc, pch_error *e)
     o.file_version = gc->version;
     o.max_bytes_per_page = gc->page_bytes;
     o.zstd_level = gc->zstd_level;
+    o.page_dictionary = gc->page_dict;
     {   /* the schema part of the oracle's header line */
         static const char *ARROW[] = { "", "Bool", "Int8", "Int16", "Int32", "Int64", "Uint8",
                                        "Uint16", "Uint32", "Uint64", "Float32", "Float64", "Utf8",
@@ -1040,6 +1209,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_lance_writer__errors);
     PCH_RUN(test_lance_writer__streaming);
     PCH_RUN(test_lance_writer__threads_identical);
+    PCH_RUN(test_lance_writer__page_dictionary);
     rc = pch_test_report();
     {
         pch_error e2;

@@ -115,8 +115,8 @@ bool pch_cj_cli_format_ok(const char *fmt, const char *usage)
 }
 
 bool pch_cj_cli_import_options(pch_cj_options *o, const char *thr, const char *maxrec,
-                               const char *bb, pch_cj_mapping *maps, size_t n_maps,
-                               const char *usage)
+                               const char *bb, const char *level, pch_cj_mapping *maps,
+                               size_t n_maps, const char *usage)
 {
     unsigned long long v;
     if (thr) {
@@ -139,6 +139,14 @@ bool pch_cj_cli_import_options(pch_cj_options *o, const char *thr, const char *m
             return false;
         }
         o->batch_bytes = (size_t)v;
+    }
+    if (level) {
+        if (!pch_cli_parse_u64(level, PCH_CJ_MAX_ZSTD_LEVEL, &v) || v == 0) {
+            pch_cli_usage_error(usage, "--zstd-level: not a level from 1 to %d: %s",
+                                PCH_CJ_MAX_ZSTD_LEVEL, level);
+            return false;
+        }
+        o->zstd_level = (int)v;
     }
     o->mappings = maps;
     o->n_mappings = n_maps;
@@ -174,7 +182,8 @@ int pch_cj_cli_run(pch_cj_cli_op op, const char *verb, pch_ctx *ctx, const char 
 static const char k_usage[] =
     "usage: pchronicle import --from ROOT --to DATASET --output-format compact-jsonl\n"
     "                         [--column NAME=JSON_PATH]... [--offload-threshold BYTES]\n"
-    "                         [--max-record-bytes BYTES] [--batch-bytes BYTES] [--yes] [--quiet]\n"
+    "                         [--max-record-bytes BYTES] [--batch-bytes BYTES] [--zstd-level N]\n"
+    "                         [--yes] [--quiet]\n"
     "\n"
     "Import a .json/.jsonl/.ndjson file or directory tree into a new Lance dataset\n"
     "(RFC-0014 compact JSONL; docs/compact-jsonl.md). The dataset is written beside\n"
@@ -188,6 +197,8 @@ static const char k_usage[] =
     "  --offload-threshold N     records of N bytes or more go to objects/<blake3> (0 = off)\n"
     "  --max-record-bytes N      largest accepted record (default 1 GiB)\n"
     "  --batch-bytes N           bytes buffered per Lance write (default 4 MiB)\n"
+    "  --zstd-level N            zstd level of the dataset's pages, 1..22 (default 3; higher\n"
+    "                            is smaller and slower: docs/compact-jsonl.md)\n"
     "  --yes                     replace DATASET if it exists (atomic)\n"
     "  --append                  refused: compact-jsonl v1 has no append\n"
     "  --quiet                   no progress and no summary\n";
@@ -200,12 +211,13 @@ int pch_cmd_import(int argc, char **argv)
     int rc = pch_cj_cli_take_columns(&argc, argv, &maps, &n_maps, k_usage);
     if (rc) return rc;
     const char *from = NULL, *to = NULL, *ofmt = NULL, *ifmt = NULL, *thr = NULL, *maxrec = NULL, *bb = NULL;
+    const char *level = NULL;
     bool yes = false, quiet = false, append = false;
     const pch_cli_opt opts[] = {
         { "from", true, &from, NULL }, { "to", true, &to, NULL },
         { "output-format", true, &ofmt, NULL }, { "input-format", true, &ifmt, NULL },
         { "offload-threshold", true, &thr, NULL }, { "max-record-bytes", true, &maxrec, NULL },
-        { "batch-bytes", true, &bb, NULL },
+        { "batch-bytes", true, &bb, NULL }, { "zstd-level", true, &level, NULL },
         { "yes", false, NULL, &yes }, { "quiet", false, NULL, &quiet }, { "append", false, NULL, &append },
     };
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
@@ -225,7 +237,7 @@ int pch_cmd_import(int argc, char **argv)
         goto done;
     }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
-    if (!pch_cj_cli_import_options(&o, thr, maxrec, bb, maps, n_maps, k_usage)) goto done;
+    if (!pch_cj_cli_import_options(&o, thr, maxrec, bb, level, maps, n_maps, k_usage)) goto done;
     o.mode = yes ? PCH_CJ_REPLACE : PCH_CJ_CREATE;
     pch_cj_cli_signals();
     pch_error err;
