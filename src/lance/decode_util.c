@@ -289,9 +289,27 @@ int pch_lance__emit(pch_lance_colbuf *out, const pch_lvals *v, const uint8_t *va
                     const pch_lvals *dict, const char *where, pch_error *err)
 {
     size_t w = pch_lance__type_bytes(out->type), i;
-    const pch_lvals *src = dict ? dict : v;
+    const pch_lvals *src;
     unsigned want_bits = out->type == PCH_LANCE_BOOL ? 1 : (unsigned)(w * 8);
     int rc = PCH_OK;
+
+    /* A dictionary of all-distinct values in row order (what a page dictionary of unique
+    ** records holds: indices 0, 1, 2, ...) is the values themselves: take the bulk path. */
+    if (dict && !validity && dict->n == v->n && v->n > 0 &&
+        (v->bits == 8 || v->bits == 16 || v->bits == 32 || v->bits == 64) &&
+        v->fixed.len >= v->n * (v->bits / 8)) {
+        for (i = 0; i < v->n; i++) {
+            const uint8_t *q = v->fixed.data + i * (v->bits / 8);
+            uint64_t ix = v->bits == 8 ? q[0] : v->bits == 16 ? pch_load_le16(q)
+                        : v->bits == 32 ? pch_load_le32(q) : pch_load_le64(q);
+            if (ix != i) break;
+        }
+        if (i == v->n) {
+            v = dict;
+            dict = NULL;
+        }
+    }
+    src = dict ? dict : v;
 
     if (src->bits != want_bits)
         return pch_error_set(err, PCH_ECORRUPT, "%s: %u-bit values for a %s column", where,

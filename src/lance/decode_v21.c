@@ -373,9 +373,12 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
         return PCH_OK;
     }
     case CE_VARIABLE: {
-        /* u32|u64 bits_per_offset, u32|u64 start of bytes, offsets, bytes (binary.rs). */
+        /* u32|u64 bits_per_offset, u32|u64 start of bytes, offsets, bytes (binary.rs).
+        ** When buf is out->data itself (a block General decompressed in place, below) the
+        ** bytes stay where they are and the offsets are made absolute instead of copying. */
         uint64_t w, start, i, hdr, prev = 0;
         size_t tb, need;
+        bool in_place = buf.ptr == out->data.data;
         if (buf.len < 8) goto vbad;
         w = pch_load_le32(buf.ptr);
         if (w == 32) { start = pch_load_le32(buf.ptr + 4); hdr = 8; }
@@ -383,7 +386,13 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
         else return pch_error_set(err, PCH_EUNSUPPORTED, "%s: variable block with %llu-bit offsets", where, (unsigned long long)w);
         tb = (size_t)w / 8;
         if (!pch_mul_size(&need, n + 1, tb) || start > buf.len || start < hdr || need > start - hdr) goto vbad;
-        pch_lvals_clear(out);
+        if (in_place) {
+            out->n = 0;
+            pch_buf_clear(&out->fixed);
+            pch_buf_clear(&out->offs);
+        } else {
+            pch_lvals_clear(out);
+        }
         out->bits = 0;
         if (pch_buf_reserve(&out->offs, (n + 1) * 8) != PCH_OK) return oom(where, err);
         for (i = 0; i <= n; i++) {
@@ -391,10 +400,11 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
             uint64_t o = w == 32 ? pch_load_le32(q) : pch_load_le64(q);
             if ((i && o < prev) || o > buf.len - start) goto vbad;
             prev = o;
-            pch_store_le64(out->offs.data + i * 8, o);
+            pch_store_le64(out->offs.data + i * 8, in_place ? o + start : o);
         }
         out->offs.len = (n + 1) * 8;
-        if (pch_buf_append(&out->data, buf.ptr + start, (size_t)prev) != PCH_OK) return oom(where, err);
+        if (!in_place && pch_buf_append(&out->data, buf.ptr + start, (size_t)prev) != PCH_OK)
+            return oom(where, err);
         out->n = n;
         return PCH_OK;
     vbad:
@@ -409,6 +419,18 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
             (rc = pch_lance__pb_find(body.ptr, body.len, 3, &fi, where, err)) <= 0)
             return rc < 0 ? rc : pch_error_set(err, PCH_ECORRUPT, "%s: general without compression or values", where);
         PCH_TRY(buffer_compression(&fc, &scheme, where, err));
+        {   /* a Variable block (page dictionaries) is decompressed straight into out->data */
+            uint32_t k2;
+            pch_bytes b2;
+            PCH_TRY(ce_get(fi.ptr, fi.len, &k2, &b2, where, err));
+            if (k2 == CE_VARIABLE) {
+                pch_lvals_clear(out);
+                PCH_TRY(pch_lance__decompress(&out->data, scheme, buf.ptr, buf.len, ctx, where, err));
+                nb.ptr = out->data.data;
+                nb.len = out->data.len;
+                return blk_values(out, fi.ptr, fi.len, nb, n, ctx, depth + 1, where, err);
+            }
+        }
         pch_buf_init(&tmp, ctx);
         rc = pch_lance__decompress(&tmp, scheme, buf.ptr, buf.len, ctx, where, err);
         nb.ptr = tmp.data;
