@@ -128,7 +128,7 @@ typedef struct pch_lance_write_options {
     int zstd_level;                    /* 0 = 3; < 0 disables buffer compression */
     /* version 2: threads that encode and compress pages, per open data file. 0 = the
     ** online CPUs (at most 64); 1 = everything on the caller's thread. With n > 1 the
-    ** writer starts n worker threads and keeps at most n encoded-or-encoding pages in
+    ** writer starts n worker threads and keeps at most 2n encoded-or-encoding pages in
     ** flight besides the pages being filled; the data files are byte-identical whatever
     ** n is. */
     unsigned threads;
