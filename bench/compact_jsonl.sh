@@ -14,7 +14,8 @@
 # then the ratios the goals are stated in: import / official write, export / official read,
 # dataset bytes / zstd -3 bytes. Ids are generated (<file>#<line>) because copies repeat the
 # corpus's own ids. Environment: BUILD, CORPORA ("real scaled synthetic"), SCALED_MIB,
-# SYNTH_MB, BATCH_BYTES, PCH_CACHE, SKIP_PEERS=1 (pchronicle and zstd only).
+# SYNTH_MB, BATCH_BYTES, PCH_CACHE, SKIP_PEERS=1 (pchronicle and zstd only), LEVELS (extra
+# pchronicle imports at these --zstd-level values, default "7"; "" for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -97,6 +98,16 @@ run_corpus() {  # run_corpus NAME
     "$CLI" inspect "$W/pch.lance" | sed -n '/^encoded bytes/,$p' | tail -n +2 | \
         awk '{printf "%s%s %s", (NR > 1 ? ", " : "  (columns on disk: "), $1, $2} END {print ")"}'
     rm -rf "$W/pch.lance"
+    # the size/speed trade of --zstd-level (default 3): extra imports, not in the goal ratios
+    local lv
+    for lv in ${LEVELS-7}; do
+        sync; timed "import-l$lv" "$CLI" import --from "$in" --to "$W/pch-l.lance" --output-format compact-jsonl \
+            --quiet --column 'id=$.pch_bench_generated_ids' --zstd-level "$lv" ${BATCH_BYTES:+--batch-bytes $BATCH_BYTES}
+        local SL; SL=$(dsize "$W/pch-l.lance")
+        row "pchronicle import --zstd-level $lv" "$T" "$(rate "$IN_BYTES" "$T")" "$RSS" "$SL" "$(ratio "$SL" "$IN_BYTES")" "$(ratio "$SL" "$ZS")"
+        LV_ROWS="${LV_ROWS:-}$(printf '%-10s level %-3s %8s s %14s\n' "$name" "$lv" "$T" "$(ratio "$SL" "$ZS")")"$'\n'
+        rm -rf "$W/pch-l.lance"
+    done
 
     if [ "${SKIP_PEERS:-0}" != 1 ] && [ -d "$ORACLE_MODULES" ]; then
         rm -rf "$W/official.lance"
@@ -142,3 +153,8 @@ echo "goals: import >= 5x official write, export >= 3x official read, dataset <=
 printf '%-10s %14s %14s %14s\n' corpus "import/official" "export/official" "bytes/zstd-3"
 for c in $CORPORA; do echo "${SUMMARY[$c]}"; done
 echo "ratios of speeds are official seconds / pchronicle seconds; RSS = peak resident set (GNU time)"
+if [ -n "${LV_ROWS:-}" ]; then
+    echo
+    echo "other --zstd-level values (import seconds, bytes/zstd-3; official write seconds above):"
+    printf '%s' "$LV_ROWS"
+fi

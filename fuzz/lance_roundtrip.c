@@ -5,7 +5,8 @@
 ** Any writer error or any difference between what was written and what is read aborts.
 **
 ** Input layout (consumed front to back, zero when exhausted):
-**   u8 flags (bit0 2.0, bit1 no zstd, bit2 small pages), u8 n_columns, then per column
+**   u8 flags (bit0 2.0, bit1 no zstd, bit2 small pages, bit3 page dictionary), u8 n_columns,
+**   then per column
 **   u8 type, u8 nullable; then u8 n_batches; per batch u8 rows; then per value bytes. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -63,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.file_version = flags & 1 ? PCH_LANCE_FILE_2_0 : PCH_LANCE_FILE_2_1;
     o.zstd_level = flags & 2 ? -1 : 1;
     o.max_bytes_per_page = flags & 4 ? 256 + take(&s) * 16u : 0;
+    o.page_dictionary = (flags & 8) != 0;
     n_cols = 1 + take(&s) % MAX_COLS;
     for (size_t c = 0; c < n_cols; c++) {
         char name[32];

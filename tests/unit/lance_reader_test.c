@@ -379,6 +379,77 @@ static void test_lance_reader__column_bytes(void)
     pch_lance_dataset_free(ds);
 }
 
+/* A page-dictionary page (our writer's MiniBlockLayout with a General{zstd}{Variable}
+** dictionary; tests/data/lance/pages/page-dictionary-nulls.bin, framed as the page fuzz
+** targets read it: u8 type | u8 n_bufs | u32 n_rows | u32 enc_len | MiniBlockLayout |
+** n_bufs x (u32 len | bytes)): 100 utf8 rows, every 9th null, 15 distinct values of
+** 260-262 bytes. It decodes to exactly those rows; a dictionary that claims fewer items
+** than the indices use, or a damaged dictionary block, is one clear error. */
+static void test_lance_reader__page_dictionary(void)
+{
+    pch_buf file, enc;
+    pch_error err;
+    pch_rd r;
+    uint8_t type, nb;
+    uint32_t n_rows, enc_len;
+    const uint8_t *e;
+    pch_bytes bufs[3];
+    pch_lance_page_in in;
+    pch_lance_colbuf out;
+    size_t items_at = SIZE_MAX;
+
+    pch_buf_init(&file, g_ctx);
+    pch_buf_init(&enc, g_ctx);
+    PCH_CHECK_OK(pch_file_read_all(&file, "tests/data/lance/pages/page-dictionary-nulls.bin", 1 << 20, &err), &err);
+    r = pch_rd_make(file.data, file.len);
+    PCH_CHECK(pch_rd_u8(&r, &type) && pch_rd_u8(&r, &nb) && nb == 3 && pch_rd_le32(&r, &n_rows) &&
+              pch_rd_le32(&r, &enc_len) && pch_rd_bytes(&r, enc_len, &e));
+    for (size_t i = 0; i < 3; i++) {
+        uint32_t l;
+        PCH_CHECK(pch_rd_le32(&r, &l) && pch_rd_bytes(&r, l, &bufs[i].ptr));
+        bufs[i].len = l;
+    }
+    PCH_CHECK_EQ_INT(type, PCH_LANCE_UTF8);
+    PCH_CHECK_EQ_INT(n_rows, 100);
+    /* PageLayout{mini_block_layout (1): enc} */
+    PCH_CHECK_OK(pch_pb_put_bytes(&enc, 1, e, enc_len), &err);
+    memset(&in, 0, sizeof in);
+    in.ctx = g_ctx; in.bufs = bufs; in.n_bufs = 3; in.n_rows = n_rows;
+    in.enc = enc.data; in.enc_len = enc.len; in.type = PCH_LANCE_UTF8; in.where = "page";
+    pch_lance__colbuf_init(&out, g_ctx, PCH_LANCE_UTF8);
+    PCH_CHECK_OK(pch_lance__decode_page_v21(&out, &in, &err), &err);
+    PCH_CHECK_EQ_INT(out.n_rows, 100);
+    for (size_t i = 0; i < 100; i++) {
+        bool valid = !out.has_nulls || out.validity.data[i];
+        uint64_t a = pch_load_le64(out.offsets.data + 8 * i), b = pch_load_le64(out.offsets.data + 8 * i + 8);
+        PCH_CHECK_EQ_INT(valid, i % 9 != 4);
+        if (valid) {
+            PCH_CHECK_EQ_INT(b - a, 260 + i % 3);
+            PCH_CHECK(out.data.data[a] == 'a' + i % 5 && out.data.data[b - 1] == 'a' + i % 5);
+        } else {
+            PCH_CHECK_EQ_INT(b - a, 0);
+        }
+    }
+    pch_lance__colbuf_dispose(&out);
+    /* num_dictionary_items (field 5, varint 15 = 0x28 0x0f) lowered to 2 */
+    for (size_t i = 0; i + 1 < enc.len; i++)
+        if (enc.data[i] == 0x28 && enc.data[i + 1] == 15) items_at = i + 1;
+    PCH_CHECK(items_at != SIZE_MAX);
+    enc.data[items_at] = 2;
+    pch_lance__colbuf_init(&out, g_ctx, PCH_LANCE_UTF8);
+    PCH_CHECK_EQ_INT(pch_lance__decode_page_v21(&out, &in, &err), PCH_ECORRUPT);
+    PCH_CHECK_MSG(strstr(err.msg, "dictionary") != NULL, "%s", err.msg);
+    pch_lance__colbuf_dispose(&out);
+    enc.data[items_at] = 15;
+    /* the dictionary block cut short: a zstd error, not a crash */
+    bufs[2].len -= 9;
+    pch_lance__colbuf_init(&out, g_ctx, PCH_LANCE_UTF8);
+    PCH_CHECK_EQ_INT(pch_lance__decode_page_v21(&out, &in, &err), PCH_ECORRUPT);
+    pch_lance__colbuf_dispose(&out);
+    pch_buf_dispose(&enc);
+    pch_buf_dispose(&file);
+}
+
 int main(int argc, char **argv)
 {
     pch_error err = { 0 };
@@ -392,6 +463,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_lance_reader__minimal);
     PCH_RUN(test_lance_reader__limits);
     PCH_RUN(test_lance_reader__golden_errors);
+    PCH_RUN(test_lance_reader__page_dictionary);
     pch_ctx_free(g_ctx);
     return pch_test_report();
 }
