@@ -57,7 +57,7 @@ typedef struct pch_cj_options {
     void *payload;
     volatile sig_atomic_t *cancel;   /* non-zero -> stop with PCH_ECANCELED; may be NULL */
     /* version 2: zstd level of the dataset's pages, 1..22; 0 = 3 (docs/compact-jsonl.md
-    ** "Size and speed" measures the trade) */
+    ** "Benchmark" measures the trade) */
     int zstd_level;
 } pch_cj_options;
 #define PCH_CJ_OPTIONS_VERSION 2

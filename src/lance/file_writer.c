@@ -312,7 +312,7 @@ static void pool_free(page_pool *p)
     pch_free(p->ctx, p);
 }
 
-/* Start a pool of n workers with n job slots for w. Any failure (memory, pthread) leaves
+/* Start a pool of n workers with 2n job slots for w. Any failure (memory, pthread) leaves
 ** w->pool NULL: the writer then encodes on the caller's thread, producing the same bytes. */
 static void pool_start(pch_lance_file_writer *w, size_t n)   /* n workers, 2n slots */
 {

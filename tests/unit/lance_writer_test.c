@@ -712,12 +712,14 @@ static void test_lance_writer__threads_identical(void)
     pch_buf one, many;
     pch_buf_init(&one, ctx);
     pch_buf_init(&many, ctx);
-    for (int v = 0; v < 2; v++)
+    /* v: 2.1, 2.0, 2.1 with the page dictionary */
+    for (int v = 0; v < 3; v++)
         for (size_t m = 0; m < 4; m++)
             for (int big = 0; big < 2; big++) {
                 pch_lance_write_options o = PCH_LANCE_WRITE_OPTIONS_INIT;
                 pch_lance_schema *s = make_schema(ALL_TYPES, N_TYPES, modes[m] != NULLS_NONE);
-                o.file_version = v ? PCH_LANCE_FILE_2_0 : PCH_LANCE_FILE_2_1;
+                o.file_version = v == 1 ? PCH_LANCE_FILE_2_0 : PCH_LANCE_FILE_2_1;
+                o.page_dictionary = v == 2;
                 /* big: values up to 3 MiB (own pages, full-zip, large zstd chunks) */
                 uint64_t rows = big ? 33 : 6000;
                 size_t batch = big ? 5 : 999;
