@@ -39,7 +39,8 @@ timed() {  # timed LABEL CMD... -> T seconds, RSS MiB
     /usr/bin/time -f '%e %M' -o "$W/time.$label" "$@" >"$W/log.$label" 2>&1 || { echo "bench: $label failed:"; tail -5 "$W/log.$label"; return 1; }
     read -r T RSS_KB < "$W/time.$label"; RSS=$(awk -v k="$RSS_KB" 'BEGIN {printf "%.0f", k/1024}')
 }
-dsize() { du -sb "$1" | cut -f1; }
+# bytes of the regular files under a path (du -sb would add each directory's own 4 KiB)
+dsize() { find "$1" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
 declare -A WS WR WB RA RO   # per format: write seconds, RSS, bytes, read all / one seconds
 FORMATS=()
 
