@@ -452,19 +452,26 @@ static void test_lance_writer__appendix_a(void)
 
 /* ================================================================ structure */
 
-static int write_file(const char *name, const pch_lance_schema *s, const pch_lance_write_options *o,
-                      uint64_t n_rows, size_t batch_rows, null_mode nm, bool big, pch_buf *f,
-                      pch_error *e)
+typedef int (*batch_sink)(void *w, const pch_lance_batch *b, pch_error *e);
+static int sink_file(void *w, const pch_lance_batch *b, pch_error *e)
 {
-    pch_lance_file_writer *w = NULL;
+    return pch_lance__file_writer_write(w, b, e);
+}
+static int sink_dataset(void *w, const pch_lance_batch *b, pch_error *e)
+{
+    return pch_lance_writer_write(w, b, e);
+}
+
+/* Generate n_rows rows of schema s (gen_column) and hand them to sink in batches. */
+static int feed_rows(const pch_lance_schema *s, uint64_t n_rows, size_t batch_rows, null_mode nm,
+                     bool big, batch_sink sink, void *w, pch_error *e)
+{
     colgen g[N_TYPES];
     pch_lance_column cols[N_TYPES];
     pch_json_parser *jp = NULL;
-    uint64_t rows = 0, size = 0;
     int rc;
 
     memset(g, 0, sizeof g);
-    unlink(tpath(name));
     if ((rc = pch_json_parser_new(&jp, ctx, NULL, e))) return rc;
     for (size_t c = 0; c < s->n_fields; c++) {
         g[c].type = s->fields[c].type;
@@ -472,17 +479,30 @@ static int write_file(const char *name, const pch_lance_schema *s, const pch_lan
         pch_buf_init(&g[c].values, ctx);
         pch_buf_init(&g[c].data, ctx);
     }
-    rc = pch_lance__file_writer_open(&w, ctx, tpath(name), s, o, e);
     for (uint64_t r = 0; rc == 0 && r < n_rows; r += batch_rows) {
         size_t n = (size_t)(n_rows - r < batch_rows ? n_rows - r : batch_rows);
         pch_lance_batch b = { n, s->n_fields, cols };
         for (size_t c = 0; c < s->n_fields; c++) gen_column(&g[c], &cols[c], c, r, n, nm, big, jp);
-        rc = pch_lance__file_writer_write(w, &b, e);
+        rc = sink(w, &b, e);
     }
-    if (rc == 0) rc = pch_lance__file_writer_finish(w, &rows, &size, e);
-    pch_lance__file_writer_free(w);
     for (size_t c = 0; c < s->n_fields; c++) colgen_dispose(&g[c]);
     pch_json_parser_free(jp);
+    return rc;
+}
+
+static int write_file(const char *name, const pch_lance_schema *s, const pch_lance_write_options *o,
+                      uint64_t n_rows, size_t batch_rows, null_mode nm, bool big, pch_buf *f,
+                      pch_error *e)
+{
+    pch_lance_file_writer *w = NULL;
+    uint64_t rows = 0, size = 0;
+    int rc;
+
+    unlink(tpath(name));
+    rc = pch_lance__file_writer_open(&w, ctx, tpath(name), s, o, e);
+    if (rc == 0) rc = feed_rows(s, n_rows, batch_rows, nm, big, sink_file, w, e);
+    if (rc == 0) rc = pch_lance__file_writer_finish(w, &rows, &size, e);
+    pch_lance__file_writer_free(w);
     if (rc == 0 && (rows != n_rows || read_file(tpath(name), f) || f->len != size))
         rc = pch_error_set(e, PCH_EIO, "size/rows mismatch");
     return rc;
@@ -793,32 +813,14 @@ static int write_dataset(const char *name, const pch_lance_schema *s,
                          null_mode nm, bool big, pch_error *e)
 {
     pch_lance_writer *w = NULL;
-    pch_json_parser *jp = NULL;
-    colgen g[N_TYPES];
-    pch_lance_column cols[N_TYPES];
     char cmd[600];
     int rc;
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tpath(name));
     if (system(cmd) != 0) return pch_error_set(e, PCH_EIO, "rm failed");
-    memset(g, 0, sizeof g);
-    if ((rc = pch_json_parser_new(&jp, ctx, NULL, e))) return rc;
-    for (size_t c = 0; c < s->n_fields; c++) {
-        g[c].type = s->fields[c].type;
-        pch_buf_init(&g[c].validity, ctx);
-        pch_buf_init(&g[c].values, ctx);
-        pch_buf_init(&g[c].data, ctx);
-    }
     rc = pch_lance_writer_open(&w, ctx, tpath(name), s, o, e);
-    for (uint64_t r = 0; rc == 0 && r < n_rows; r += batch_rows) {
-        size_t n = (size_t)(n_rows - r < batch_rows ? n_rows - r : batch_rows);
-        pch_lance_batch b = { n, s->n_fields, cols };
-        for (size_t c = 0; c < s->n_fields; c++) gen_column(&g[c], &cols[c], c, r, n, nm, big, jp);
-        rc = pch_lance_writer_write(w, &b, e);
-    }
+    if (rc == 0) rc = feed_rows(s, n_rows, batch_rows, nm, big, sink_dataset, w, e);
     if (rc == 0) rc = pch_lance_writer_commit(w, NULL, e);
     pch_lance_writer_free(w);
-    for (size_t c = 0; c < s->n_fields; c++) colgen_dispose(&g[c]);
-    pch_json_parser_free(jp);
     return rc;
 }
 
