@@ -124,12 +124,12 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Isrc -g -O1 \
 FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(VX_SRC))
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -c $< -o $@
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 build-fuzz/libfuzz.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 build-fuzz/%: fuzz/%.c build-fuzz/libfuzz.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build-fuzz/libfuzz.a $(LIBS)
+	clang $(FUZZ_CFLAGS) -MMD -MP -fsanitize=fuzzer -o $@ $< build-fuzz/libfuzz.a $(LIBS)
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -170,3 +170,5 @@ clean:
 	rm -rf build build-asan build-ubsan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(VX_OBJ:.o=.d) $(VX_CLI_OBJ:.o=.d)
+# the libFuzzer build tracks headers too (a stale object after a struct change crashed it)
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_LF:=.d)
