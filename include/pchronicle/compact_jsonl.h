@@ -59,10 +59,14 @@ typedef struct pch_cj_options {
     /* version 2: zstd level of the dataset's pages, 1..22; 0 = 3 (docs/compact-jsonl.md
     ** "Benchmark" measures the trade) */
     int zstd_level;
+    /* version 2: memory of the id-uniqueness index before it spills sorted runs to a
+    ** temporary file beside the target; 0 = PCH_CJ_DEFAULT_ID_INDEX_BYTES */
+    size_t id_index_bytes;
 } pch_cj_options;
 #define PCH_CJ_OPTIONS_VERSION 2
 #define PCH_CJ_OPTIONS_INIT { PCH_CJ_OPTIONS_VERSION, PCH_CJ_CREATE, NULL, 0, 0, 0, 0, 0, \
-        NULL, NULL, NULL, 0 }
+        NULL, NULL, NULL, 0, 0 }
+#define PCH_CJ_DEFAULT_ID_INDEX_BYTES ((size_t)64 << 20)
 #define PCH_CJ_MAX_ZSTD_LEVEL 22
 
 typedef struct pch_cj_stats {

@@ -65,92 +65,6 @@ static int colb_add(colb *c, const void *p, size_t n)
     return colb_end(c, true);
 }
 
-/* ---- id index: open addressing over (hash, entry) ---- */
-typedef struct id_ent {
-    uint64_t hash;
-    size_t off, len;       /* in ids.pool */
-    uint32_t file;
-    uint64_t line;
-} id_ent;
-
-typedef struct id_set {
-    id_ent *ents;
-    size_t n_ents, cap_ents;
-    uint32_t *slots;       /* 1-based entry index, 0 = empty */
-    size_t n_slots;
-    pch_buf pool;
-    pch_ctx *ctx;
-} id_set;
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-    const uint8_t *s = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ull; }
-    h ^= h >> 29; h *= 0xbf58476d1ce4e5b9ull; h ^= h >> 32;
-    return h;
-}
-
-static int ids_grow(id_set *s)
-{
-    size_t nn = s->n_slots ? s->n_slots * 2 : 1024;
-    uint32_t *ns = pch_calloc(s->ctx, nn, sizeof *ns);
-    if (!ns) return PCH_ENOMEM;
-    for (size_t i = 0; i < s->n_ents; i++) {
-        size_t j = (size_t)s->ents[i].hash & (nn - 1);
-        while (ns[j]) j = (j + 1) & (nn - 1);
-        ns[j] = (uint32_t)(i + 1);
-    }
-    pch_free(s->ctx, s->slots);
-    s->slots = ns;
-    s->n_slots = nn;
-    return PCH_OK;
-}
-
-/* Returns the existing entry (duplicate) through *dup, or inserts. */
-static int ids_insert(id_set *s, const char *id, size_t len, uint32_t file, uint64_t line,
-                      const id_ent **dup)
-{
-    *dup = NULL;
-    if (s->n_ents >= UINT32_MAX - 1) return PCH_ELIMIT;
-    if ((s->n_ents + 1) * 2 > s->n_slots && ids_grow(s) < 0) return PCH_ENOMEM;
-    uint64_t h = hash_bytes(id, len);
-    size_t j = (size_t)h & (s->n_slots - 1);
-    while (s->slots[j]) {
-        const id_ent *e = &s->ents[s->slots[j] - 1];
-        if (e->hash == h && e->len == len && memcmp(s->pool.data + e->off, id, len) == 0) {
-            *dup = e;
-            return PCH_OK;
-        }
-        j = (j + 1) & (s->n_slots - 1);
-    }
-    if (s->n_ents == s->cap_ents) {
-        size_t nc = s->cap_ents ? s->cap_ents * 2 : 1024, bytes;
-        if (!pch_mul_size(&bytes, nc, sizeof *s->ents)) return PCH_ENOMEM;
-        id_ent *ne = pch_realloc(s->ctx, s->ents, bytes);
-        if (!ne) return PCH_ENOMEM;
-        s->ents = ne;
-        s->cap_ents = nc;
-    }
-    id_ent *e = &s->ents[s->n_ents];
-    e->hash = h;
-    e->off = s->pool.len;
-    e->len = len;
-    e->file = file;
-    e->line = line;
-    if (pch_buf_append(&s->pool, id, len) < 0) return PCH_ENOMEM;
-    s->n_ents++;
-    s->slots[j] = (uint32_t)s->n_ents;
-    return PCH_OK;
-}
-
-static void ids_dispose(id_set *s)
-{
-    pch_free(s->ctx, s->ents);
-    pch_free(s->ctx, s->slots);
-    pch_buf_dispose(&s->pool);
-}
-
 /* ---- importer ---- */
 enum { C_ID = 0, C_TS, C_FILE, C_DATA };
 
@@ -170,7 +84,7 @@ typedef struct imp {
     colb *cols;
     size_t n_cols, c_raw, c_off;
     pch_buf scratch, text, objpath, jsonb_null, objcmp;
-    id_set ids;
+    pch_cj_ids *ids;
     pch_cj_stage stage;
     pch_cj_filelist files;
     pch_cj_stats st;
@@ -378,6 +292,14 @@ static void report(imp *m, const char *cur, bool force)
     m->o->progress(m->o->payload, &m->prog);
 }
 
+/* RFC-0014: ids are unique within the dataset; the error names both places. */
+static int dup_error(const imp *m, const pch_cj_dup *d, pch_error *err)
+{
+    return pch_error_set(err, PCH_EINVAL, "%s line %llu column 1: duplicate id '%s' (first at %s line %llu)",
+                         m->files.v[d->file].rel, (unsigned long long)d->line, d->shown,
+                         m->files.v[d->first_file].rel, (unsigned long long)d->first_line);
+}
+
 /* One record: raw = its bytes including the line terminator; content = without it. */
 static int add_record(imp *m, uint32_t fidx, uint64_t line, const uint8_t *raw,
                       size_t raw_len, size_t content_len, bool doc, pch_error *err)
@@ -414,20 +336,9 @@ static int add_record(imp *m, uint32_t fidx, uint64_t line, const uint8_t *raw,
     size_t idn, tsn;
     if (!scalar_text(pch_cj__path_eval(&m->id_path, root), src, &idp, &idn)) { idp = (const char *)m->text.data; idn = m->text.len; }
     if (!scalar_text(pch_cj__path_eval(&m->ts_path, root), src, &tsp, &tsn)) { tsp = (const char *)m->text.data; tsn = m->text.len; }
-    const id_ent *dup = NULL;
-    rc = ids_insert(&m->ids, idp, idn, fidx, line, &dup);
-    if (rc == PCH_ENOMEM) return oom(err);
-    if (rc < 0) return pch_error_set(err, PCH_ELIMIT, "too many records");
-    if (dup) {
-        char shown[64];
-        size_t k = 0;
-        for (size_t i = 0; i < idn && k + 4 < sizeof shown; i++)
-            shown[k++] = ((unsigned char)idp[i] >= 0x20 && (unsigned char)idp[i] < 0x7f) ? idp[i] : '?';
-        shown[k] = 0;
-        return pch_error_set(err, PCH_EINVAL, "%s line %llu column 1: duplicate id '%s' (first at %s line %llu)",
-                             rel, (unsigned long long)line, shown, m->files.v[dup->file].rel,
-                             (unsigned long long)dup->line);
-    }
+    pch_cj_dup dup;
+    if ((rc = pch_cj__ids_add(m->ids, idp, idn, fidx, line, &dup, err)) < 0) return rc;
+    if (rc == 1) return dup_error(m, &dup, err);
     bool off = m->o->offload_threshold && (uint64_t)raw_len >= m->o->offload_threshold;
     int e = 0;
     e |= colb_add(&m->cols[C_ID], idp, idn);
@@ -589,8 +500,6 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
     m.max_record = m.o->max_record_bytes ? m.o->max_record_bytes : pch_ctx_limits(ctx)->max_line_bytes;
     m.batch_bytes = m.o->batch_bytes ? m.o->batch_bytes : CJ_DEFAULT_BATCH_BYTES;
     m.batch_rows = m.o->batch_rows ? m.o->batch_rows : CJ_DEFAULT_BATCH_ROWS;
-    m.ids.ctx = ctx;
-    pch_buf_init(&m.ids.pool, ctx);
     pch_buf_init(&m.scratch, ctx);
     pch_buf_init(&m.text, ctx);
     pch_buf_init(&m.objpath, ctx);
@@ -604,6 +513,8 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
     if ((rc = check_mappings(&m, err)) < 0) goto done;
     staged = true;   /* stage_end also undoes a failed stage_begin */
     if ((rc = pch_cj__stage_begin(&m.stage, ctx, target, m.o->mode, err)) < 0) goto done;
+    if ((rc = pch_cj__ids_new(&m.ids, ctx, m.o->version >= 2 ? m.o->id_index_bytes : 0,
+                              (const char *)m.stage.staging.data, err)) < 0) goto done;
     if ((rc = pch_cj__walk(&m.files, ctx, root, m.stage.target_exists ? m.stage.target_dev : 0,
                            m.stage.target_exists ? m.stage.target_ino : 0, err)) < 0) goto done;
     if (m.files.n > UINT32_MAX) { rc = pch_error_set(err, PCH_ELIMIT, "too many input files"); goto done; }
@@ -645,6 +556,11 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
     }
     if ((rc = flush_batch(&m, err)) < 0) goto done;
     if (cancelled(&m)) { rc = pch_error_set(err, PCH_ECANCELED, "interrupted"); goto done; }
+    {   /* ids that met only in spilled runs */
+        pch_cj_dup dup;
+        if ((rc = pch_cj__ids_finish(m.ids, &dup, err)) < 0) goto done;
+        if (rc == 1) { rc = dup_error(&m, &dup, err); goto done; }
+    }
     if ((rc = pch_lance_writer_commit(m.w, &m.st.version, err)) < 0) goto done;
     if (cancelled(&m)) { rc = pch_error_set(err, PCH_ECANCELED, "interrupted"); goto done; }
     if ((rc = pch_cj__stage_publish(&m.stage, err)) < 0) goto done;
@@ -666,7 +582,7 @@ done:
     pch_free(ctx, m.user);
     pch_free(ctx, (void *)m.user_names);
     pch_cj__filelist_dispose(&m.files);
-    ids_dispose(&m.ids);
+    pch_cj__ids_free(m.ids);
     pch_buf_dispose(&m.scratch);
     pch_buf_dispose(&m.text);
     pch_buf_dispose(&m.objpath);

@@ -92,6 +92,28 @@ int pch_cj__walk(pch_cj_filelist *out, pch_ctx *ctx, const char *root, dev_t ski
                  ino_t skip_ino, pch_error *err);
 void pch_cj__filelist_dispose(pch_cj_filelist *l);
 
+/* ---- id uniqueness index, cj_ids.c ---- */
+/* A duplicate id: where it repeats (file index, 1-based line) and where it first was. */
+typedef struct pch_cj_dup {
+    uint32_t file, first_file;
+    uint64_t line, first_line;
+    char shown[64];        /* the id, printable ASCII ('?' for other bytes), cut to 59 */
+} pch_cj_dup;
+typedef struct pch_cj_ids pch_cj_ids;
+/* budget: bytes of the in-memory set before it is sorted and spilled to a temporary file
+** (O_TMPFILE) in dir; 0 = PCH_CJ_DEFAULT_ID_INDEX_BYTES. */
+int pch_cj__ids_new(pch_cj_ids **out, pch_ctx *ctx, size_t budget, const char *dir,
+                    pch_error *err);
+/* Add the id of the row at (file, line). 1 = a duplicate of an id still in memory (*dup
+** filled), 0 = added, < 0 = error (PCH_ENOMEM, PCH_EIO, PCH_ELIMIT). */
+int pch_cj__ids_add(pch_cj_ids *s, const char *id, size_t len, uint32_t file, uint64_t line,
+                    pch_cj_dup *dup, pch_error *err);
+/* After the last row: merge what was spilled. 1 = a duplicate (*dup: the one whose second
+** occurrence comes first in row order), 0 = every id unique, < 0 = error. */
+int pch_cj__ids_finish(pch_cj_ids *s, pch_cj_dup *dup, pch_error *err);
+size_t pch_cj__ids_runs(const pch_cj_ids *s);       /* runs spilled so far (tests) */
+void pch_cj__ids_free(pch_cj_ids *s);
+
 /* ---- staging and atomic publish, cj_stage.c ---- */
 typedef struct pch_cj_stage {
     pch_buf target;        /* target path as given */

@@ -105,6 +105,10 @@ fcase nul a.jsonl '{"a":"\x00"}\n'
 fcase bad_utf8 a.ndjson '{"a":"\xc3\x28"}\n'
 fcase dup_id a.jsonl '{"id":"x"}\n{"id":"y"}\n{"id":"x"}\n'
 fcase dup_key a.jsonl '{"k":1,"k":2}\n'
+# a duplicate 3,000 rows apart with a 4 KiB id index: found in the merge of spilled runs
+far=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "{\"id\":\"r%d\"}\\n", i; printf "{\"id\":\"r7\"}\\n" }')
+fcase dup_id_spilled a.jsonl "$far" --id-index-bytes 4096
+fcase bad_id_index a.jsonl '{}\n' --id-index-bytes 0
 fcase too_big a.jsonl '{"a":"0123456789"}\n' --max-record-bytes 10
 fcase reserved_column a.jsonl '{}\n' --column data=\$.x
 fcase bad_column_name a.jsonl '{}\n' --column 9x=\$.x

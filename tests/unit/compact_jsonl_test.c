@@ -442,6 +442,90 @@ static void test_cj__mapping_errors(void)
     rm("m"); rm("m.lance");
 }
 
+/* The id index within a memory budget (cj_ids.c): sorted runs spill to temporary files and
+** meet in a merge. Directly: unique ids over many runs; duplicates still in memory are
+** found at once; duplicates only in runs are found by the merge, reporting the one whose
+** second occurrence comes first. Through import: a 4 KiB budget gives the same dataset as
+** the default one, and a duplicate 5,000 rows apart fails naming both places, publishing
+** nothing. */
+static void test_cj__id_index_spills(void)
+{
+    pch_cj_ids *ids = NULL;
+    pch_cj_dup d;
+    pch_error err;
+    char id[32];
+    rm("ix"); rm("ix.lance"); rm("ix4.lance"); rm("ix.out");
+    pch_mkdirs(P("ix"), NULL);
+    /* unique: runs, no duplicate */
+    PCH_CHECK_OK(pch_cj__ids_new(&ids, g_ctx, 4096, P("ix"), &err), &err);
+    for (unsigned i = 0; i < 10000; i++) {
+        snprintf(id, sizeof id, "id-%u", i);
+        PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, id, strlen(id), 0, i + 1, &d, &err), 0);
+    }
+    PCH_CHECK(pch_cj__ids_runs(ids) > 10);
+    PCH_CHECK_EQ_INT(pch_cj__ids_finish(ids, &d, &err), 0);
+    pch_cj__ids_free(ids);
+    /* rows 10001 and 10002 repeat rows 2 and 1 (long spilled): the merge reports the earlier
+    ** repeat, row 10001 of id-1; row 10003 repeats row 10002, still in memory: at once */
+    PCH_CHECK_OK(pch_cj__ids_new(&ids, g_ctx, 4096, P("ix"), &err), &err);
+    for (unsigned i = 0; i < 10000; i++) {
+        snprintf(id, sizeof id, "id-%u", i);
+        PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, id, strlen(id), 0, i + 1, &d, &err), 0);
+    }
+    PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, "id-1", 4, 1, 1, &d, &err), 0);
+    PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, "id-0", 4, 1, 2, &d, &err), 0);
+    PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, "id-0", 4, 1, 3, &d, &err), 1);
+    PCH_CHECK(d.file == 1 && d.line == 3 && d.first_file == 1 && d.first_line == 2);
+    PCH_CHECK_EQ_INT(pch_cj__ids_finish(ids, &d, &err), 1);
+    PCH_CHECK(d.file == 1 && d.line == 1 && d.first_file == 0 && d.first_line == 2);
+    PCH_CHECK_EQ_STR(d.shown, "id-1");
+    pch_cj__ids_free(ids);
+    /* no run files are left behind in the directory (O_TMPFILE or unlinked at once) */
+    {
+        DIR *dh = opendir(P("ix"));
+        struct dirent *de;
+        size_t n = 0;
+        while (dh && (de = readdir(dh)) != NULL) n += de->d_name[0] != '.' || strlen(de->d_name) > 2;
+        if (dh) closedir(dh);
+        PCH_CHECK_EQ_INT(n, 0);
+    }
+    /* through import */
+    {
+        pch_buf t;
+        pch_cj_options o = PCH_CJ_OPTIONS_INIT;
+        pch_cj_stats st;
+        pch_buf_init(&t, g_ctx);
+        for (unsigned f = 0; f < 2; f++) {
+            pch_buf_clear(&t);
+            for (unsigned i = 0; i < 3000; i++)
+                pch_buf_printf(&t, "{\"id\":\"f%u-%u\",\"timestamp\":%u,\"v\":[%u]}\n", f, i, i, i * 7);
+            put(f ? "ix/in/b.jsonl" : "ix/in/a.jsonl", t.data, t.len);
+        }
+        PCH_CHECK_OK(import_("ix/in", "ix.lance", NULL, &err), &err);
+        o.id_index_bytes = 4096;
+        PCH_CHECK_OK(pch_cj_import(g_ctx, P("ix/in"), P("ix4.lance"), &o, &st, &err), &err);
+        PCH_CHECK_EQ_INT(st.records, 6000);
+        PCH_CHECK_OK(export_("ix4.lance", "ix.out", NULL, &err), &err);
+        PCH_CHECK(same_tree(P("ix/in"), P("ix.out")));
+        /* b.jsonl line 2001 repeats a.jsonl line 5 */
+        pch_buf_clear(&t);
+        for (unsigned i = 0; i < 3000; i++)
+            pch_buf_printf(&t, "{\"id\":\"%s%u\",\"timestamp\":%u}\n", i == 2000 ? "f0-" : "f1-",
+                           i == 2000 ? 4 : i, i);
+        put("ix/in/b.jsonl", t.data, t.len);
+        rm("ix4.lance");
+        PCH_CHECK_EQ_INT(pch_cj_import(g_ctx, P("ix/in"), P("ix4.lance"), &o, &st, &err), PCH_EINVAL);
+        PCH_CHECK_EQ_STR(err.msg, "b.jsonl line 2001 column 1: duplicate id 'f0-4' (first at a.jsonl line 5)");
+        PCH_CHECK(!exists("ix4.lance") && !stray_staging(""));
+        /* the default budget finds the same pair */
+        rm("ix.lance");
+        PCH_CHECK_EQ_INT(import_("ix/in", "ix.lance", NULL, &err), PCH_EINVAL);
+        PCH_CHECK_EQ_STR(err.msg, "b.jsonl line 2001 column 1: duplicate id 'f0-4' (first at a.jsonl line 5)");
+        pch_buf_dispose(&t);
+    }
+    rm("ix"); rm("ix.lance"); rm("ix4.lance"); rm("ix.out");
+}
+
 static void test_cj__ids_and_columns(void)
 {
     rm("c"); rm("c.lance");
@@ -631,6 +715,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_cj__failures);
     PCH_RUN(test_cj__mapping_errors);
     PCH_RUN(test_cj__ids_and_columns);
+    PCH_RUN(test_cj__id_index_spills);
     PCH_RUN(test_cj__export_rejects);
     PCH_RUN(test_cj__property_random_trees);
     pch_ctx_free(g_ctx);

@@ -32,12 +32,14 @@ void pch_cj_cli_progress_cb(void *payload, const pch_cj_progress *pr);
 void pch_cj_cli_progress_end(pch_cj_cli_progress *p);
 
 /* Fill the import options that import and sync share from their option strings (NULL =
-** not given): --offload-threshold, --max-record-bytes, --batch-bytes (positive),
-** --zstd-level (1..22), the --column mappings and the SIGINT/SIGTERM cancel flag. false
-** after printing a usage error. */
-bool pch_cj_cli_import_options(pch_cj_options *o, const char *thr, const char *maxrec,
-                               const char *bb, const char *level, pch_cj_mapping *maps,
-                               size_t n_maps, const char *usage);
+** not given): --offload-threshold, --max-record-bytes, --batch-bytes, --id-index-bytes
+** (positive), --zstd-level (1..22), the --column mappings and the SIGINT/SIGTERM cancel
+** flag. false after printing a usage error. */
+typedef struct pch_cj_cli_import_args {
+    const char *thr, *maxrec, *bb, *level, *idx;
+} pch_cj_cli_import_args;
+bool pch_cj_cli_import_options(pch_cj_options *o, const pch_cj_cli_import_args *a,
+                               pch_cj_mapping *maps, size_t n_maps, const char *usage);
 
 /* Run one import/export/sync pass: TTY progress around `op`, then its result as an exit
 ** status with the error printed. replace_flag names the option that allows replacing an

@@ -114,10 +114,10 @@ bool pch_cj_cli_format_ok(const char *fmt, const char *usage)
     return false;
 }
 
-bool pch_cj_cli_import_options(pch_cj_options *o, const char *thr, const char *maxrec,
-                               const char *bb, const char *level, pch_cj_mapping *maps,
-                               size_t n_maps, const char *usage)
+bool pch_cj_cli_import_options(pch_cj_options *o, const pch_cj_cli_import_args *a,
+                               pch_cj_mapping *maps, size_t n_maps, const char *usage)
 {
+    const char *thr = a->thr, *maxrec = a->maxrec, *bb = a->bb, *level = a->level;
     unsigned long long v;
     if (thr) {
         if (!pch_cli_parse_u64(thr, UINT64_MAX, &v)) {
@@ -147,6 +147,13 @@ bool pch_cj_cli_import_options(pch_cj_options *o, const char *thr, const char *m
             return false;
         }
         o->zstd_level = (int)v;
+    }
+    if (a->idx) {
+        if (!pch_cli_parse_u64(a->idx, SIZE_MAX, &v) || v == 0) {
+            pch_cli_usage_error(usage, "--id-index-bytes: not a positive number: %s", a->idx);
+            return false;
+        }
+        o->id_index_bytes = (size_t)v;
     }
     o->mappings = maps;
     o->n_mappings = n_maps;
@@ -183,7 +190,7 @@ static const char k_usage[] =
     "usage: pchronicle import --from ROOT --to DATASET --output-format compact-jsonl\n"
     "                         [--column NAME=JSON_PATH]... [--offload-threshold BYTES]\n"
     "                         [--max-record-bytes BYTES] [--batch-bytes BYTES] [--zstd-level N]\n"
-    "                         [--yes] [--quiet]\n"
+    "                         [--id-index-bytes BYTES] [--yes] [--quiet]\n"
     "\n"
     "Import a .json/.jsonl/.ndjson file or directory tree into a new Lance dataset\n"
     "(RFC-0014 compact JSONL; docs/compact-jsonl.md). The dataset is written beside\n"
@@ -199,6 +206,8 @@ static const char k_usage[] =
     "  --batch-bytes N           bytes buffered per Lance write (default 4 MiB)\n"
     "  --zstd-level N            zstd level of the dataset's pages, 1..22 (default 3; higher\n"
     "                            is smaller and slower: docs/compact-jsonl.md)\n"
+    "  --id-index-bytes N        memory of the duplicate-id check before it spills sorted runs\n"
+    "                            to a temporary file beside DATASET (default 64 MiB)\n"
     "  --yes                     replace DATASET if it exists (atomic)\n"
     "  --append                  refused: compact-jsonl v1 has no append\n"
     "  --quiet                   no progress and no summary\n";
@@ -211,13 +220,14 @@ int pch_cmd_import(int argc, char **argv)
     int rc = pch_cj_cli_take_columns(&argc, argv, &maps, &n_maps, k_usage);
     if (rc) return rc;
     const char *from = NULL, *to = NULL, *ofmt = NULL, *ifmt = NULL, *thr = NULL, *maxrec = NULL, *bb = NULL;
-    const char *level = NULL;
+    const char *level = NULL, *idx = NULL;
     bool yes = false, quiet = false, append = false;
     const pch_cli_opt opts[] = {
         { "from", true, &from, NULL }, { "to", true, &to, NULL },
         { "output-format", true, &ofmt, NULL }, { "input-format", true, &ifmt, NULL },
         { "offload-threshold", true, &thr, NULL }, { "max-record-bytes", true, &maxrec, NULL },
         { "batch-bytes", true, &bb, NULL }, { "zstd-level", true, &level, NULL },
+        { "id-index-bytes", true, &idx, NULL },
         { "yes", false, NULL, &yes }, { "quiet", false, NULL, &quiet }, { "append", false, NULL, &append },
     };
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
@@ -237,7 +247,8 @@ int pch_cmd_import(int argc, char **argv)
         goto done;
     }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
-    if (!pch_cj_cli_import_options(&o, thr, maxrec, bb, level, maps, n_maps, k_usage)) goto done;
+    pch_cj_cli_import_args ia = { thr, maxrec, bb, level, idx };
+    if (!pch_cj_cli_import_options(&o, &ia, maps, n_maps, k_usage)) goto done;
     o.mode = yes ? PCH_CJ_REPLACE : PCH_CJ_CREATE;
     pch_cj_cli_signals();
     pch_error err;

@@ -21,8 +21,8 @@
 static const char k_usage[] =
     "usage: pchronicle sync --from ROOT --mirror DATASET --input-format compact-jsonl\n"
     "                       [--column NAME=JSON_PATH]... [--offload-threshold BYTES]\n"
-    "                       [--max-record-bytes BYTES] [--zstd-level N] [--watch]\n"
-    "                       [--debounce-ms MS] [--quiet]\n"
+    "                       [--max-record-bytes BYTES] [--zstd-level N] [--id-index-bytes BYTES]\n"
+    "                       [--watch] [--debounce-ms MS] [--quiet]\n"
     "\n"
     "Snapshot sync: rescan all of ROOT and atomically replace DATASET with a complete\n"
     "compact-jsonl snapshot (adds, edits and deletes all appear). With --watch, keep\n"
@@ -36,6 +36,7 @@ static const char k_usage[] =
     "  --offload-threshold N     as for import\n"
     "  --max-record-bytes N      as for import\n"
     "  --zstd-level N            as for import\n"
+    "  --id-index-bytes N        as for import\n"
     "  --watch                   keep watching and re-syncing\n"
     "  --debounce-ms MS          quiet time before a re-sync (default 300)\n"
     "  --quiet                   no progress and no summary lines\n";
@@ -114,13 +115,13 @@ int pch_cmd_sync(int argc, char **argv)
     int rc = pch_cj_cli_take_columns(&argc, argv, &maps, &n_maps, k_usage);
     if (rc) return rc;
     const char *from = NULL, *mirror = NULL, *ofmt = NULL, *ifmt = NULL, *thr = NULL, *maxrec = NULL, *deb = NULL;
-    const char *level = NULL;
+    const char *level = NULL, *idx = NULL;
     bool watch = false, quiet = false;
     const pch_cli_opt opts[] = {
         { "from", true, &from, NULL }, { "mirror", true, &mirror, NULL },
         { "output-format", true, &ofmt, NULL }, { "input-format", true, &ifmt, NULL },
         { "offload-threshold", true, &thr, NULL }, { "max-record-bytes", true, &maxrec, NULL },
-        { "zstd-level", true, &level, NULL },
+        { "zstd-level", true, &level, NULL }, { "id-index-bytes", true, &idx, NULL },
         { "debounce-ms", true, &deb, NULL },
         { "watch", false, NULL, &watch }, { "quiet", false, NULL, &quiet },
     };
@@ -141,7 +142,8 @@ int pch_cmd_sync(int argc, char **argv)
     if (!from || !mirror) { pch_cli_usage_error(k_usage, "--from and --mirror are required"); goto done; }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
     unsigned long long debounce_ms = 300;
-    if (!pch_cj_cli_import_options(&o, thr, maxrec, NULL, level, maps, n_maps, k_usage)) goto done;
+    pch_cj_cli_import_args ia = { thr, maxrec, NULL, level, idx };
+    if (!pch_cj_cli_import_options(&o, &ia, maps, n_maps, k_usage)) goto done;
     if (deb && !pch_cli_parse_u64(deb, 3600000, &debounce_ms)) { pch_cli_usage_error(k_usage, "--debounce-ms: not a number: %s", deb); goto done; }
     o.mode = PCH_CJ_REPLACE;
     pch_cj_cli_signals();
