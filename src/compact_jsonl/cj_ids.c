@@ -3,9 +3,11 @@
 **
 **   * ids go into an in-memory hash set (entries, slots, id bytes); a duplicate inside it is
 **     reported at once;
-**   * when the set outgrows the budget it is sorted by (hash, id bytes) and spilled as one
-**     run to an unnamed temporary file (O_TMPFILE) beside the staging directory, then
-**     emptied; runs are in row order (every row of run i precedes every row of run i+1);
+**   * when the set outgrows the budget (counting what its entries use, not what the
+**     doubling arrays hold: allocations may reach twice the budget) it is sorted by (hash,
+**     id bytes) and appended as one run to an unnamed temporary file (O_TMPFILE, one file
+**     for all runs) beside the staging directory, then emptied; runs are in row order
+**     (every row of run i precedes every row of run i+1);
 **   * at the end, if anything was spilled, the remaining set is spilled too and all runs
 **     are merged (a heap over the runs, ordered by hash, id bytes, run): equal ids meet
 **     there, the first of each group being the first occurrence. Of all duplicates the one
@@ -13,7 +15,9 @@
 **     same pair a single pass over the rows would have found first.
 **
 ** Run record: u64 LE hash | u32 LE file | u64 LE line | u32 LE id length | id bytes.
-** The temporary files vanish with their descriptors, on every exit path including kill -9. */
+** The temporary file vanishes with its descriptor, on every exit path including kill -9.
+** Merge memory: one buffer per run, budget / runs within [4 KiB, 1 MiB]; runs hold at least
+** SPILL_MIN ids, so even a tiny budget keeps their number (and that memory) in proportion. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,9 +27,9 @@
 
 #define REC_HDR 24u
 #define WRITE_BUF ((size_t)1 << 20)
-#define MERGE_BUF_MIN ((size_t)16 << 10)
+#define MERGE_BUF_MIN ((size_t)4 << 10)
 #define MERGE_BUF_MAX ((size_t)1 << 20)
-#define SPILL_MIN 64u
+#define SPILL_MIN 1024u     /* ids a run holds at least, whatever the budget */
 
 typedef struct ent {
     uint64_t hash;
@@ -36,8 +40,7 @@ typedef struct ent {
 } ent;
 
 typedef struct run {
-    int fd;
-    uint64_t size, pos;    /* file bytes, bytes consumed into buf so far */
+    uint64_t start, size, pos; /* in the run file; bytes read into buf so far */
     pch_buf buf;           /* buffered bytes [at, buf.len) not yet consumed */
     size_t at;
     /* the current record */
@@ -55,6 +58,8 @@ struct pch_cj_ids {
     uint32_t *slots;       /* 1-based entry index, 0 = empty */
     size_t n_slots;
     pch_buf pool;
+    int fd;                /* the run file, -1 until the first spill */
+    uint64_t fd_size;
     run *runs;
     size_t n_runs, cap_runs;
 };
@@ -89,6 +94,7 @@ int pch_cj__ids_new(pch_cj_ids **out, pch_ctx *ctx, size_t budget, const char *d
     memcpy(s->dir, dir, dl + 1);
     s->ctx = ctx;
     s->budget = budget ? budget : PCH_CJ_DEFAULT_ID_INDEX_BYTES;
+    s->fd = -1;
     pch_buf_init(&s->pool, ctx);
     *out = s;
     return PCH_OK;
@@ -97,10 +103,8 @@ int pch_cj__ids_new(pch_cj_ids **out, pch_ctx *ctx, size_t budget, const char *d
 void pch_cj__ids_free(pch_cj_ids *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n_runs; i++) {
-        if (s->runs[i].fd >= 0) close(s->runs[i].fd);
-        pch_buf_dispose(&s->runs[i].buf);
-    }
+    for (size_t i = 0; i < s->n_runs; i++) pch_buf_dispose(&s->runs[i].buf);
+    if (s->fd >= 0) close(s->fd);
     pch_free(s->ctx, s->runs);
     pch_free(s->ctx, s->ents);
     pch_free(s->ctx, s->slots);
@@ -111,9 +115,10 @@ void pch_cj__ids_free(pch_cj_ids *s)
 
 size_t pch_cj__ids_runs(const pch_cj_ids *s) { return s->n_runs; }
 
+/* What the entries use: entry, two slots (the table stays at most half full), id bytes. */
 static size_t mem_used(const pch_cj_ids *s)
 {
-    return s->cap * sizeof(ent) + s->n_slots * sizeof(uint32_t) + s->pool.cap;
+    return s->n * (sizeof(ent) + 2 * sizeof(uint32_t)) + s->pool.len;
 }
 
 static int grow_slots(pch_cj_ids *s)
@@ -183,13 +188,13 @@ static int cmp_ent(const void *x, const void *y, void *arg)
     return cmp_key(a->hash, s->pool.data + a->off, a->len, b->hash, s->pool.data + b->off, b->len);
 }
 
-/* Sort the set into a new run file and empty it. */
+/* Sort the set, append it to the run file as a new run, empty it. */
 static int spill(pch_cj_ids *s, pch_error *err)
 {
     uint32_t *order = NULL;
     pch_buf w;
     run *r;
-    int fd, rc = PCH_OK;
+    int rc = PCH_OK;
     uint64_t size = 0;
 
     if (s->n_runs == s->cap_runs) {
@@ -199,12 +204,13 @@ static int spill(pch_cj_ids *s, pch_error *err)
         s->runs = nr;
         s->cap_runs = nc;
     }
-    if ((fd = open_tmp(s, err)) < 0) return fd;
-    order = pch_malloc(s->ctx, (s->n ? s->n : 1) * sizeof *order);
-    if (!order) {
-        close(fd);
-        return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    if (s->fd < 0) {
+        int fd = open_tmp(s, err);
+        if (fd < 0) return fd;
+        s->fd = fd;
     }
+    order = pch_malloc(s->ctx, (s->n ? s->n : 1) * sizeof *order);
+    if (!order) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     for (size_t i = 0; i < s->n; i++) order[i] = (uint32_t)i;
     qsort_r(order, s->n, sizeof *order, cmp_ent, s);
     pch_buf_init(&w, s->ctx);
@@ -217,7 +223,7 @@ static int spill(pch_cj_ids *s, pch_error *err)
             break;
         }
         if (w.len >= WRITE_BUF || i + 1 == s->n) {
-            if (write_full(fd, w.data, w.len) != 0)
+            if (write_full(s->fd, w.data, w.len) != 0)
                 rc = pch_error_set_sys(err, PCH_EIO, errno, "id index: write a run in %s", s->dir);
             size += w.len;
             pch_buf_clear(&w);
@@ -225,16 +231,14 @@ static int spill(pch_cj_ids *s, pch_error *err)
     }
     pch_buf_dispose(&w);
     pch_free(s->ctx, order);
-    if (rc != PCH_OK) {
-        close(fd);
-        return rc;
-    }
+    if (rc != PCH_OK) return rc;
     r = &s->runs[s->n_runs++];
     memset(r, 0, sizeof *r);
-    r->fd = fd;
+    r->start = s->fd_size;
     r->size = size;
+    s->fd_size += size;
     pch_buf_init(&r->buf, s->ctx);
-    /* empty the set, keeping its allocations (they are within the budget) */
+    /* empty the set, keeping its allocations */
     s->n = 0;
     if (s->slots) memset(s->slots, 0, s->n_slots * sizeof *s->slots);
     pch_buf_clear(&s->pool);
@@ -290,7 +294,7 @@ int pch_cj__ids_add(pch_cj_ids *s, const char *id, size_t len, uint32_t file, ui
 /* ---- merging ---- */
 
 /* Load run r's next record into its current fields; *have = false at its end. */
-static int run_next(run *r, size_t bufsz, bool *have, pch_error *err)
+static int run_next(int fd, run *r, size_t bufsz, bool *have, pch_error *err)
 {
     for (;;) {
         size_t avail = r->buf.len - r->at;
@@ -324,7 +328,7 @@ static int run_next(run *r, size_t bufsz, bool *have, pch_error *err)
             if ((uint64_t)want > r->size - r->pos) want = (size_t)(r->size - r->pos);
             if (want == 0) want = 1;
             if (pch_buf_reserve(&r->buf, want)) return pch_error_set(err, PCH_ENOMEM, "out of memory");
-            do got = pread(r->fd, r->buf.data + r->buf.len, want, (off_t)r->pos);
+            do got = pread(fd, r->buf.data + r->buf.len, want, (off_t)(r->start + r->pos));
             while (got < 0 && errno == EINTR);
             if (got <= 0) return pch_error_set_sys(err, PCH_EIO, got < 0 ? errno : EIO, "id index: read a run");
             r->buf.len += (size_t)got;
@@ -384,7 +388,7 @@ int pch_cj__ids_finish(pch_cj_ids *s, pch_cj_dup *dup, pch_error *err)
     pch_buf_init(&key, s->ctx);
     for (size_t i = 0; i < s->n_runs && rc == PCH_OK; i++) {
         bool have;
-        rc = run_next(&s->runs[i], bufsz, &have, err);
+        rc = run_next(s->fd, &s->runs[i], bufsz, &have, err);
         if (rc == PCH_OK && have) heap[n_heap++] = i;
     }
     for (size_t i = n_heap; rc == PCH_OK && i-- > 0;) sift_down(s->runs, heap, n_heap, i);
@@ -415,7 +419,7 @@ int pch_cj__ids_finish(pch_cj_ids *s, pch_cj_dup *dup, pch_error *err)
             have_key = true;
             seen_second = false;
         }
-        rc = run_next(r, bufsz, &have, err);
+        rc = run_next(s->fd, r, bufsz, &have, err);
         if (rc != PCH_OK) break;
         if (!have) heap[0] = heap[--n_heap];
         sift_down(s->runs, heap, n_heap, 0);

@@ -462,7 +462,7 @@ static void test_cj__id_index_spills(void)
         snprintf(id, sizeof id, "id-%u", i);
         PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, id, strlen(id), 0, i + 1, &d, &err), 0);
     }
-    PCH_CHECK(pch_cj__ids_runs(ids) > 10);
+    PCH_CHECK(pch_cj__ids_runs(ids) >= 9);          /* runs of at least 1,024 ids */
     PCH_CHECK_EQ_INT(pch_cj__ids_finish(ids, &d, &err), 0);
     pch_cj__ids_free(ids);
     /* rows 10001 and 10002 repeat rows 2 and 1 (long spilled): the merge reports the earlier
