@@ -319,7 +319,7 @@ static int run_next(int fd, run *r, size_t bufsz, bool *have, pch_error *err)
             return PCH_OK;
         }
         /* keep the unconsumed tail, read more behind it */
-        memmove(r->buf.data, r->buf.data + r->at, avail);
+        if (avail) memmove(r->buf.data, r->buf.data + r->at, avail);
         r->buf.len = avail;
         r->at = 0;
         {
