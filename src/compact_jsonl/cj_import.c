@@ -1,9 +1,8 @@
 /* RFC-0014 "Import" and "Sync": one complete snapshot of an input tree into a Lance
 ** dataset (schema and metadata: docs/compact-jsonl.md). Files are streamed line by line
-** and rows are written in bounded batches, so memory is bounded by the batch setting and
-** the largest record, not by the corpus (the id index is the one structure that grows
-** with the number of records). Any invalid input fails the whole import; nothing is
-** published (cj_stage.c). */
+** and rows are written in bounded batches, so memory is bounded by the batch setting, the
+** largest record and the id index's budget (cj_ids.c spills beyond it), not by the corpus.
+** Any invalid input fails the whole import; nothing is published (cj_stage.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
