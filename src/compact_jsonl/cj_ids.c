@@ -174,9 +174,10 @@ static int write_full(int fd, const uint8_t *p, size_t n)
 
 static int cmp_key(uint64_t ha, const uint8_t *a, size_t la, uint64_t hb, const uint8_t *b, size_t lb)
 {
+    size_t m = la < lb ? la : lb;
     int c;
     if (ha != hb) return ha < hb ? -1 : 1;
-    c = memcmp(a, b, la < lb ? la : lb);
+    c = m ? memcmp(a, b, m) : 0;          /* an empty id may come with a NULL pointer */
     if (c) return c;
     return la < lb ? -1 : la > lb ? 1 : 0;
 }
@@ -185,7 +186,8 @@ static int cmp_ent(const void *x, const void *y, void *arg)
 {
     const pch_cj_ids *s = arg;
     const ent *a = &s->ents[*(const uint32_t *)x], *b = &s->ents[*(const uint32_t *)y];
-    return cmp_key(a->hash, s->pool.data + a->off, a->len, b->hash, s->pool.data + b->off, b->len);
+    const uint8_t *pa = a->len ? s->pool.data + a->off : NULL, *pb = b->len ? s->pool.data + b->off : NULL;
+    return cmp_key(a->hash, pa, a->len, b->hash, pb, b->len);
 }
 
 /* Sort the set, append it to the run file as a new run, empty it. */
@@ -218,7 +220,7 @@ static int spill(pch_cj_ids *s, pch_error *err)
         const ent *e = &s->ents[order[i]];
         if (pch_buf_put_le64(&w, e->hash) || pch_buf_put_le32(&w, e->file) ||
             pch_buf_put_le64(&w, e->line) || pch_buf_put_le32(&w, e->len) ||
-            pch_buf_append(&w, s->pool.data + e->off, e->len)) {
+            (e->len && pch_buf_append(&w, s->pool.data + e->off, e->len))) {
             rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
             break;
         }
@@ -258,7 +260,7 @@ int pch_cj__ids_add(pch_cj_ids *s, const char *id, size_t len, uint32_t file, ui
     j = (size_t)h & (s->n_slots - 1);
     while (s->slots[j]) {
         const ent *o = &s->ents[s->slots[j] - 1];
-        if (o->hash == h && o->len == len && memcmp(s->pool.data + o->off, id, len) == 0) {
+        if (o->hash == h && o->len == len && (len == 0 || memcmp(s->pool.data + o->off, id, len) == 0)) {
             dup->file = file;
             dup->line = line;
             dup->first_file = o->file;
@@ -282,7 +284,7 @@ int pch_cj__ids_add(pch_cj_ids *s, const char *id, size_t len, uint32_t file, ui
     e->len = (uint32_t)len;
     e->file = file;
     e->line = line;
-    if (pch_buf_append(&s->pool, id, len) < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    if (len && pch_buf_append(&s->pool, id, len) < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     s->n++;
     s->slots[j] = (uint32_t)s->n;
     /* at least SPILL_MIN ids a run, so that a tiny budget still makes runs of some size;
@@ -409,7 +411,7 @@ int pch_cj__ids_finish(pch_cj_ids *s, pch_cj_dup *dup, pch_error *err)
             seen_second = true;
         } else {
             pch_buf_clear(&key);
-            if (pch_buf_append(&key, r->id, r->len)) {
+            if (r->len && pch_buf_append(&key, r->id, r->len)) {
                 rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
                 break;
             }

@@ -480,6 +480,19 @@ static void test_cj__id_index_spills(void)
     PCH_CHECK(d.file == 1 && d.line == 1 && d.first_file == 0 && d.first_line == 2);
     PCH_CHECK_EQ_STR(d.shown, "id-1");
     pch_cj__ids_free(ids);
+    /* an empty id, repeated in memory and across runs */
+    PCH_CHECK_OK(pch_cj__ids_new(&ids, g_ctx, 4096, P("ix"), &err), &err);
+    PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, "", 0, 0, 1, &d, &err), 0);
+    PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, "", 0, 0, 2, &d, &err), 1);
+    PCH_CHECK(d.line == 2 && d.first_line == 1 && d.shown[0] == 0);
+    for (unsigned i = 0; i < 3000; i++) {
+        snprintf(id, sizeof id, "e-%u", i);
+        PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, id, strlen(id), 0, i + 3, &d, &err), 0);
+    }
+    PCH_CHECK_EQ_INT(pch_cj__ids_add(ids, "", 0, 1, 7, &d, &err), 0);
+    PCH_CHECK_EQ_INT(pch_cj__ids_finish(ids, &d, &err), 1);
+    PCH_CHECK(d.file == 1 && d.line == 7 && d.first_file == 0 && d.first_line == 1);
+    pch_cj__ids_free(ids);
     /* no run files are left behind in the directory (O_TMPFILE or unlinked at once) */
     {
         DIR *dh = opendir(P("ix"));
