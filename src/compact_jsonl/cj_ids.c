@@ -158,20 +158,6 @@ static int open_tmp(const pch_cj_ids *s, pch_error *err)
     return fd;
 }
 
-static int write_full(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int cmp_key(uint64_t ha, const uint8_t *a, size_t la, uint64_t hb, const uint8_t *b, size_t lb)
 {
     size_t m = la < lb ? la : lb;
@@ -225,7 +211,7 @@ static int spill(pch_cj_ids *s, pch_error *err)
             break;
         }
         if (w.len >= WRITE_BUF || i + 1 == s->n) {
-            if (write_full(s->fd, w.data, w.len) != 0)
+            if (pch_write_all(s->fd, w.data, w.len) != 0)
                 rc = pch_error_set_sys(err, PCH_EIO, errno, "id index: write a run in %s", s->dir);
             size += w.len;
             pch_buf_clear(&w);

@@ -159,6 +159,9 @@ double pch_time_mono(void);
 /* ---- files and atomic publish (git_filebuf_commit; ARCHITECTURE §8) ---- */
 /* Read a whole file into out (appended). Refuses files above max bytes with PCH_ELIMIT. */
 int pch_file_read_all(pch_buf *out, const char *path, size_t max, pch_error *err);
+/* write(2) all of data[0..len) to fd, retrying short writes and EINTR (at most 1 GiB a
+** call). 0, or -1 with errno set. */
+int pch_write_all(int fd, const void *data, size_t len);
 /* Write data to path atomically: staging "<dir>/.<name>.tmp-<pid>-<n>", fsync, rename over
 ** path, fsync the parent. Overwrites an existing path. */
 int pch_file_publish(const char *path, const void *data, size_t len, pch_error *err);

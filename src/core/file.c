@@ -57,11 +57,11 @@ done:
     return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int pch_write_all(int fd, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = write(fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len);
         if (n < 0) {
             if (errno == EINTR) continue;
             return -1;
@@ -122,7 +122,7 @@ static int publish(const char *path, const void *data, size_t len, bool exclusiv
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "create %s", tmp); goto done; }
     staged = true;
-    if (write_all(fd, data, len) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "write %s", tmp); goto done; }
+    if (pch_write_all(fd, data, len) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "write %s", tmp); goto done; }
     if (fsync(fd) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "fsync %s", tmp); goto done; }
     if (close(fd) != 0) { fd = -1; rc = pch_error_set_sys(err, PCH_EIO, errno, "close %s", tmp); goto done; }
     fd = -1;

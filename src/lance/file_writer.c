@@ -121,15 +121,8 @@ struct pch_lance_file_writer {
 
 static int write_all(pch_lance_file_writer *w, const uint8_t *p, size_t n, pch_error *err)
 {
-    while (n > 0) {
-        ssize_t k = write(w->fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return pch_error_set_sys(err, PCH_EIO, errno, "lance writer: write %s", w->path);
-        }
-        p += k;
-        n -= (size_t)k;
-    }
+    if (pch_write_all(w->fd, p, n) != 0)
+        return pch_error_set_sys(err, PCH_EIO, errno, "lance writer: write %s", w->path);
     return PCH_OK;
 }
 

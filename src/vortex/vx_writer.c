@@ -283,18 +283,9 @@ static uint64_t out_pos(const pch_vx_writer *w) { return w->flushed + w->file.le
 
 static int out_flush(pch_vx_writer *w, pch_error *err)
 {
-    const uint8_t *p = w->file.data;
-    size_t n = w->file.len;
     if (w->fd < 0) return PCH_OK;
-    while (n) {
-        ssize_t k = write(w->fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: write %s", w->tmp);
-        }
-        p += k;
-        n -= (size_t)k;
-    }
+    if (pch_write_all(w->fd, w->file.data, w->file.len) != 0)
+        return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: write %s", w->tmp);
     w->flushed += w->file.len;
     pch_buf_clear(&w->file);
     return PCH_OK;
