@@ -107,6 +107,13 @@ PCH_API const pch_json_value *pch_json_get(const pch_json_value *v, const char *
 PCH_API int pch_json_serialize(pch_ctx *ctx, const pch_json_value *v, const char *src,
                                char **out, size_t *len_out, pch_error *err);
 
+/* Decode strict RFC 4648 base64 (standard alphabet, padding required, non-canonical
+** trailing bits rejected): the {"base64":"..."} form in which dumps print binary values.
+** out must hold n / 4 * 3 bytes; *out_len receives the decoded length. Errors: PCH_EINVAL
+** (the message says what and where). */
+PCH_API int pch_json_base64_decode(const char *in, size_t n, uint8_t *out, size_t *out_len,
+                                   pch_error *err);
+
 /* ---- Lance JSON physical format: Databend JSONB (lance-format.md §3.2) ---- */
 
 /* Encode v as canonical JSONB (keys sorted bytewise, duplicates rejected with PCH_EINVAL,

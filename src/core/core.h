@@ -143,6 +143,9 @@ bool pch_hex_decode(uint8_t *out, const char *in, size_t n);
 /* ---- base64 (RFC 4648, standard alphabet, with padding) ---- */
 int pch_base64_encode(pch_buf *out, const uint8_t *in, size_t n);
 int pch_base64_decode(pch_buf *out, const char *in, size_t n, pch_error *err);
+/* The same into out[0 .. n / 4 * 3); *out_len = the decoded length. */
+int pch_base64_decode_into(uint8_t *out, size_t *out_len, const char *in, size_t n,
+                           pch_error *err);
 
 /* ---- time: ISO-8601 / RFC 3339 → UTC milliseconds since the epoch.
 ** Accepts YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS[.frac]] with Z, ±HH:MM, ±HHMM or no zone (UTC),

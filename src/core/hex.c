@@ -66,26 +66,39 @@ static int b64val(char c)
     return -1;
 }
 
-int pch_base64_decode(pch_buf *out, const char *in, size_t n, pch_error *err)
+int pch_base64_decode_into(uint8_t *out, size_t *out_len, const char *in, size_t n,
+                           pch_error *err)
 {
+    size_t k = 0;
     if (n % 4 != 0)
         return pch_error_set(err, PCH_EINVAL, "base64: length %zu is not a multiple of 4", n);
-    PCH_TRY(pch_buf_reserve(out, n / 4 * 3));
     for (size_t i = 0; i < n; i += 4) {
         int v[4], pad = 0;
-        for (int k = 0; k < 4; k++) {
-            char c = in[i + k];
-            if (c == '=' && i + 4 == n && k >= 2) { v[k] = 0; pad++; continue; }
-            if (pad) return pch_error_set(err, PCH_EINVAL, "base64: bad padding at %zu", i + k);
-            v[k] = b64val(c);
-            if (v[k] < 0) return pch_error_set(err, PCH_EINVAL, "base64: bad character at %zu", i + k);
+        for (int j = 0; j < 4; j++) {
+            char c = in[i + j];
+            if (c == '=' && i + 4 == n && j >= 2) { v[j] = 0; pad++; continue; }
+            if (pad) return pch_error_set(err, PCH_EINVAL, "base64: bad padding at %zu", i + j);
+            v[j] = b64val(c);
+            if (v[j] < 0) return pch_error_set(err, PCH_EINVAL, "base64: bad character at %zu", i + j);
         }
         uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        uint8_t b[3] = { (uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w };
         /* Non-canonical trailing bits are rejected: the encoding must be unique. */
         if ((pad == 1 && (w & 0xff)) || (pad == 2 && (w & 0xffff)))
             return pch_error_set(err, PCH_EINVAL, "base64: non-zero padding bits at %zu", i);
-        PCH_TRY(pch_buf_append(out, b, (size_t)(3 - pad)));
+        out[k++] = (uint8_t)(w >> 16);
+        if (pad < 2) out[k++] = (uint8_t)(w >> 8);
+        if (pad < 1) out[k++] = (uint8_t)w;
     }
+    *out_len = k;
+    return PCH_OK;
+}
+
+int pch_base64_decode(pch_buf *out, const char *in, size_t n, pch_error *err)
+{
+    size_t k;
+    PCH_TRY(pch_buf_reserve(out, n / 4 * 3));
+    PCH_TRY(pch_base64_decode_into(out->data + out->len, &k, in, n, err));
+    out->len += k;
+    out->data[out->len] = 0;
     return PCH_OK;
 }

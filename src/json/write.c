@@ -266,3 +266,9 @@ int pch_json_serialize(pch_ctx *ctx, const pch_json_value *v, const char *src, c
     *out = (char *)pch_buf_detach(&b, len_out);
     return PCH_OK;
 }
+
+int pch_json_base64_decode(const char *in, size_t n, uint8_t *out, size_t *out_len,
+                           pch_error *err)
+{
+    return pch_base64_decode_into(out, out_len, in, n, err);
+}

@@ -114,37 +114,13 @@ static bool put_var(colb *c, size_t r, const void *p, size_t n)
     return true;
 }
 
-/* Strict RFC 4648 base64 (standard alphabet, padding required when needed). */
-static int b64_val(char ch)
-{
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    if (ch == '+') return 62;
-    if (ch == '/') return 63;
-    return -1;
-}
-
+/* Binary values come as {"base64":"..."} (the dump's form), decoded strictly. */
 static bool b64_decode(colb *c, size_t r, const char *s, size_t n)
 {
-    if (n % 4) return false;
-    size_t out_max = n / 4 * 3;
-    if (!grow((void **)&c->data, &c->data_cap, c->data_len + out_max, 1)) return false;
-    uint8_t *o = c->data + c->data_len;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4], pad = 0;
-        for (int j = 0; j < 4; j++) {
-            if (s[i + j] == '=' && i + 4 == n && j >= 2) { v[j] = 0; pad++; continue; }
-            if (pad || (v[j] = b64_val(s[i + j])) < 0) return false;
-        }
-        if (pad == 1 && s[i + 3] != '=') return false;
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        o[k++] = (uint8_t)(w >> 16);
-        if (pad < 2) o[k++] = (uint8_t)(w >> 8);
-        if (pad < 1) o[k++] = (uint8_t)w;
-        if ((pad == 2 && (v[1] & 15)) || (pad == 1 && (v[2] & 3))) return false; /* non-canonical */
-    }
+    size_t k;
+    if (!grow((void **)&c->data, &c->data_cap, c->data_len + n / 4 * 3, 1) ||
+        pch_json_base64_decode(s, n, c->data + c->data_len, &k, NULL) != PCH_OK)
+        return false;
     c->data_len += k;
     c->offsets[r + 1] = c->data_len;
     return true;
