@@ -56,7 +56,10 @@ int pch_cmd_export(int argc, char **argv);
 int pch_cmd_sync(int argc, char **argv);
 int pch_cmd_inspect(int argc, char **argv);
 
-/* Is fmt "compact-jsonl"? Prints a usage error otherwise (returns false). */
-bool pch_cj_cli_format_ok(const char *fmt, const char *usage);
+/* --output-format / --input-format of import, export and sync: at least one given (else
+** "missing <want> compact-jsonl") and every one given "compact-jsonl". Prints the usage
+** error and returns false otherwise. */
+bool pch_cj_cli_formats_ok(const char *ofmt, const char *ifmt, const char *want,
+                           const char *usage);
 
 #endif

@@ -46,8 +46,7 @@ int pch_cmd_export(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
-    if (!ofmt && !ifmt) { pch_cli_usage_error(k_usage, "missing --output-format compact-jsonl"); goto done; }
-    if ((ofmt && !pch_cj_cli_format_ok(ofmt, k_usage)) || (ifmt && !pch_cj_cli_format_ok(ifmt, k_usage))) goto done;
+    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", k_usage)) goto done;
     const char *filt = source ? "--source" : id ? "--id" : ids ? "--ids" : where ? "--where" : NULL;
     if (filt) {
         pch_cli_usage_error(k_usage, "%s is not supported by compact-jsonl export: filtering would break the lossless mirror", filt);

@@ -107,11 +107,21 @@ void pch_cj_cli_progress_end(pch_cj_cli_progress *p)
     p->drawn = false;
 }
 
-bool pch_cj_cli_format_ok(const char *fmt, const char *usage)
+static bool format_ok(const char *fmt, const char *usage)
 {
-    if (strcmp(fmt, "compact-jsonl") == 0) return true;
+    if (!fmt || strcmp(fmt, "compact-jsonl") == 0) return true;
     pch_cli_usage_error(usage, "unsupported format '%s' (supported: compact-jsonl)", fmt);
     return false;
+}
+
+bool pch_cj_cli_formats_ok(const char *ofmt, const char *ifmt, const char *want,
+                           const char *usage)
+{
+    if (!ofmt && !ifmt) {
+        pch_cli_usage_error(usage, "missing %s compact-jsonl", want);
+        return false;
+    }
+    return format_ok(ofmt, usage) && format_ok(ifmt, usage);
 }
 
 bool pch_cj_cli_import_options(pch_cj_options *o, const pch_cj_cli_import_args *a,
@@ -239,8 +249,7 @@ int pch_cmd_import(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
-    if (!ofmt && !ifmt) { pch_cli_usage_error(k_usage, "missing --output-format compact-jsonl"); goto done; }
-    if ((ofmt && !pch_cj_cli_format_ok(ofmt, k_usage)) || (ifmt && !pch_cj_cli_format_ok(ifmt, k_usage))) goto done;
+    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", k_usage)) goto done;
     if (!from || !to) { pch_cli_usage_error(k_usage, "--from and --to are required"); goto done; }
     if (append) {
         pch_cli_usage_error(k_usage, "--append is not supported by compact-jsonl v1: every import is a complete snapshot (use --yes to replace)");

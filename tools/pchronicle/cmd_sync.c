@@ -137,8 +137,7 @@ int pch_cmd_sync(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
-    if (!ofmt && !ifmt) { pch_cli_usage_error(k_usage, "missing --input-format compact-jsonl"); goto done; }
-    if ((ofmt && !pch_cj_cli_format_ok(ofmt, k_usage)) || (ifmt && !pch_cj_cli_format_ok(ifmt, k_usage))) goto done;
+    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--input-format", k_usage)) goto done;
     if (!from || !mirror) { pch_cli_usage_error(k_usage, "--from and --mirror are required"); goto done; }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
     unsigned long long debounce_ms = 300;

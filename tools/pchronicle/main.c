@@ -39,14 +39,19 @@ static void print_usage(FILE *out)
             "Exit status: 0 success, 1 error, 2 usage error.\n");
 }
 
+static void verror(const char *fmt, va_list ap)
+{
+    fputs("pchronicle: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void pch_cli_error(const char *fmt, ...)
 {
     va_list ap;
-    fputs("pchronicle: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verror(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int pch_cli_fail(const pch_error *err)
@@ -59,11 +64,9 @@ int pch_cli_fail(const pch_error *err)
 int pch_cli_usage_error(const char *usage, const char *fmt, ...)
 {
     va_list ap;
-    fputs("pchronicle: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    verror(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     if (usage) fputs(usage, stderr);
     return PCH_CLI_EXIT_USAGE;
 }
