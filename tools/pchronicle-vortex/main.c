@@ -12,7 +12,14 @@ static const char usage_text[] =
     "          [--no-dict] [--report]\n"
     "  dump FILE.vortex [--columns a,b.c] [--rows A..B]\n"
     "  inspect FILE.vortex\n"
-    "  check FILE.vortex      decode every segment with full validation\n";
+    "  check FILE.vortex      decode every segment with full validation\n"
+    "trajectory projection (RFC-0006; docs/vortex-projection.md):\n"
+    "  build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT [--assets embed|reference] [sizes]\n"
+    "  get ROOT KEY [--preview] [--compact] [--stats]\n"
+    "  export --from ROOT --output-format atif --to DIR [--stats]\n"
+    "  verify ROOT            every check of RFC-0006 §15; exit 1 with one line per finding\n"
+    "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
+    "every command takes --help\n";
 
 int vx_fail(const char *what, const pch_error *err)
 {
@@ -40,7 +47,12 @@ int main(int argc, char **argv)
     if (pch_ctx_new(&ctx, NULL, NULL, &err) < 0) return vx_fail("context", &err);
     if (strcmp(argv[1], "convert") == 0) rc = vx_cmd_convert(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "dump") == 0) rc = vx_cmd_dump(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "inspect") == 0 && argc == 3 && vx_is_projection_root(argv[2])) rc = vx_cmd_inspect_root(ctx, argv[2]);
     else if (strcmp(argv[1], "inspect") == 0) rc = vx_cmd_inspect(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "build") == 0) rc = vx_cmd_build(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "get") == 0) rc = vx_cmd_get(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "export") == 0) rc = vx_cmd_export(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "verify") == 0) rc = vx_cmd_verify(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "check") == 0) rc = vx_cmd_check(ctx, argc - 2, argv + 2);
     else {
         fprintf(stderr, "pchronicle-vortex: unknown command '%s'\n", argv[1]);

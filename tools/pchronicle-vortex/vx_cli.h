@@ -3,6 +3,7 @@
 #ifndef PCH_VX_CLI_H
 #define PCH_VX_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,13 @@ int vx_cmd_convert(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_dump(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_inspect(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_check(pch_ctx *ctx, int argc, char **argv);
+/* the trajectory projection (cmd_traj.c) */
+int vx_cmd_build(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_get(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_export(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_verify(pch_ctx *ctx, int argc, char **argv);
+bool vx_is_projection_root(const char *path);
+int vx_cmd_inspect_root(pch_ctx *ctx, const char *root);
 
 /* Print "pchronicle-vortex: <what>: <msg>" and return VX_EXIT_FAIL. */
 int vx_fail(const char *what, const pch_error *err);

@@ -1,0 +1,145 @@
+/* The Vortex trajectory projection (RFC-0006 §5–§11.1, §13.4, §13.6, §14.2, §15, §16):
+** normalised ATIF trajectories stored as immutable dataset snapshots of Vortex files.
+**
+**   ROOT/CURRENT                                  pointer to the live manifest (§10.2)
+**   ROOT/manifests/<snapshot-id>.json             immutable snapshot manifest (§10.3)
+**   ROOT/directories/trajectory/<snap>-<n>.vortex trajectory directory shards (§10.4)
+**   ROOT/directories/content/<snap>-<n>.vortex    content directory (content id → pack row)
+**   ROOT/data/<partition>/<file-id>.vortex        trajectory-cluster data files (§6, §7)
+**   ROOT/blobs/<pack-id>.vortex                   external content packs (§9.4)
+**   ROOT/staging/<writer-id>/                     unpublished work (§11.1)
+**
+** docs/vortex-projection.md describes the physical model, the layout decision and every
+** file. Thread rule: one thread at a time per handle. Errors as in vortex.h plus
+** PCH_EEXISTS (CURRENT changed under a writer: a stale commit, never last-write-wins)
+** and PCH_ENOTFOUND (no such key). */
+#ifndef PCHRONICLE_VORTEX_PROJECTION_H
+#define PCHRONICLE_VORTEX_PROJECTION_H
+
+#include <stdio.h>
+#include "pchronicle/ctx.h"
+#include "pchronicle/atif.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- build (§11.1) */
+
+typedef enum pch_vxp_assets {
+    PCH_VXP_ASSETS_REFERENCE = 0,  /* preserve-reference: keep the relative path (§9.6) */
+    PCH_VXP_ASSETS_EMBED = 1       /* embed-assets: asset bytes go to blob packs by BLAKE3 */
+} pch_vxp_assets;
+
+typedef struct pch_vxp_build_options {
+    unsigned version;              /* PCH_VXP_BUILD_OPTIONS_VERSION */
+    uint64_t hot_max_bytes;        /* content below this stays inline (hot), default 8 KiB */
+    uint64_t cold_max_bytes;       /* below this: cold lane in the same file, default 256 KiB;
+                                   ** at or above: external blob pack (§9.3) */
+    uint64_t cluster_bytes;        /* logical bytes per trajectory cluster, default 4 MiB */
+    uint64_t file_bytes;           /* roll data files at this size, default 256 MiB */
+    uint64_t pack_bytes;           /* roll blob packs at this size, default 256 MiB */
+    uint64_t directory_shard_rows; /* trajectory directory rows per shard, default 65,536 */
+    pch_vxp_assets assets;
+    const char *assets_root;       /* input root that asset paths are confined to (§16.2) */
+    const char *source_id;         /* TrajectoryKey.source_id ("" if NULL) */
+    const char *source_uri;        /* lineage: where the input came from (text) */
+    const char *partition;         /* data/<partition>/, default "default" */
+    int progress;                  /* 1: progress lines on stderr */
+} pch_vxp_build_options;
+#define PCH_VXP_BUILD_OPTIONS_VERSION 1
+#define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
+        4u << 20, 256u << 20, 256u << 20, 65536, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
+        NULL, 0 }
+
+/* Write metrics of a build (§20.1). */
+typedef struct pch_vxp_build_stats {
+    uint64_t documents, trajectories, steps, tool_calls, results, tokens;
+    uint64_t input_bytes;          /* ATIF JSON bytes given to the builder */
+    uint64_t logical_bytes;        /* canonical size of all lanes */
+    uint64_t data_bytes, blob_bytes, directory_bytes, manifest_bytes;
+    uint64_t hot_bytes, cold_bytes, external_bytes, dedup_hits;
+    uint64_t data_files, clusters, blob_packs, blobs;
+    double seconds;
+    char snapshot_id[40];
+} pch_vxp_build_stats;
+
+typedef struct pch_vxp_builder pch_vxp_builder;
+
+/* Start a new snapshot of root (created if missing). Reads CURRENT (if any) now: the
+** commit fails with PCH_EEXISTS when CURRENT has changed since. */
+PCH_API int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root,
+                                 const pch_vxp_build_options *opts, pch_error *err);
+/* Add every trajectory of one parsed document (preorder; subagents keep parent links). */
+PCH_API int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc,
+                                    size_t input_bytes, pch_error *err);
+/* Seal files, write directories and the manifest, and publish CURRENT (§11.1 order). */
+PCH_API int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats,
+                                   pch_error *err);
+/* Abandon (removes this writer's staging directory; publishes nothing). */
+PCH_API void pch_vxp_builder_free(pch_vxp_builder *b);
+
+/* ---------------------------------------------------------------- reading (§13.4, §13.6) */
+
+typedef struct pch_vxp_snapshot pch_vxp_snapshot;
+
+typedef struct pch_vxp_query_stats {  /* §20.2 */
+    uint64_t files_opened, clusters_read, segments_read, read_requests;
+    uint64_t bytes_read, bytes_decoded, cache_hits;
+    uint64_t blobs_hydrated, blob_bytes;
+    uint64_t footer_cache_hits;
+} pch_vxp_query_stats;
+
+/* Pin CURRENT → manifest (digest checked) → directory shards (digests checked). Later reads
+** reuse them and the data-file footers they open. */
+PCH_API int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root,
+                                  pch_error *err);
+PCH_API void pch_vxp_snapshot_free(pch_vxp_snapshot *s);
+PCH_API const char *pch_vxp_snapshot_id(const pch_vxp_snapshot *s);
+PCH_API uint64_t pch_vxp_snapshot_trajectories(const pch_vxp_snapshot *s);
+PCH_API void pch_vxp_snapshot_stats(const pch_vxp_snapshot *s, pch_vxp_query_stats *out);
+
+typedef enum pch_vxp_hydration {
+    PCH_VXP_FULL = 0,              /* every content value complete (external ones checked) */
+    PCH_VXP_PREVIEW = 1            /* cold/external values replaced by an explicit preview
+                                   ** object {"pchronicle_preview":true,...} (§13.6) */
+} pch_vxp_hydration;
+
+/* Find trajectories by key: every trajectory whose trajectory key is KEY and every document
+** root whose run key or producer session id is KEY (a shared session id gives every
+** candidate, never an arbitrary one). Fills idx (directory rows, at most cap), *n_out = the
+** number of candidates (may exceed cap). PCH_ENOTFOUND if none. */
+PCH_API int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap,
+                           size_t *n_out, pch_error *err);
+/* The ATIF document of directory row idx, subagents re-nested (§5.3). *out allocated with
+** the ctx allocator (pch_free), NUL-terminated; pretty = 2-space indentation. */
+PCH_API int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode,
+                        bool pretty, char **out, size_t *len_out, pch_error *err);
+/* Directory row → key parts and document path (borrowed until the snapshot is freed). */
+PCH_API int pch_vxp_entry(const pch_vxp_snapshot *s, uint64_t idx, const char **source_id,
+                          const char **run_key, const char **trajectory_key,
+                          const char **doc_path, bool *is_root);
+
+/* Write every document root as DIR/<document path> (ATIF, pretty), atomically: into a
+** staging directory beside dir, renamed to dir when complete (dir must not exist). */
+PCH_API int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs,
+                           pch_error *err);
+
+/* ---------------------------------------------------------------- verify, inspect (§15, §20) */
+
+/* Receives one finding per problem: file (relative to root, "" for the root) and message. */
+typedef void (*pch_vxp_finding_cb)(const char *file, const char *message, void *payload);
+
+/* Check everything §15 lists. Returns PCH_OK and *n_findings = 0 when healthy; findings
+** go to cb. Fails (< 0) only for usage, allocation or when the root has no CURRENT at all
+** (that is also reported as a finding). */
+PCH_API int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *payload,
+                           size_t *n_findings, pch_error *err);
+
+/* Print the snapshot, files, clusters, per-lane encodings and bytes, write metrics. */
+PCH_API int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,602 @@
+/* Full build of a snapshot (RFC-0006 §11.1): trajectories are packed into clusters (a
+** trajectory, and the subagent tree of its document, never straddles two; one chunk of
+** every lane per cluster, §7), clusters into data files rolled at a size setting, external
+** content into blob packs; then the content directory, the trajectory directory (sorted by
+** TrajectoryKey, sharded, fence keys in the manifest, §10.4), the manifest (§10.3) and
+** CURRENT (§10.2). Everything is written under staging/<writer-id>/ first and published in
+** the §9.5 order; CURRENT is replaced last, only if it is still what the writer read when it
+** started (a stale commit fails, never last-write-wins). A failure before that publishes
+** nothing a reader can see. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "projection/pj_int.h"
+
+#define DIR_SCHEMA "source_id:utf8,run_key:utf8,trajectory_key:utf8,key_hash:u64,session_id:utf8?," \
+    "parent_run_key:utf8?,parent_trajectory_key:utf8?,doc_path:utf8,is_root:bool,file_id:utf8," \
+    "cluster:u32,row:u64,revision:u64,deleted:bool,logical_bytes:u64,step_count:u32," \
+    "tool_call_count:u32,min_timestamp_ms:i64?,max_timestamp_ms:i64?"
+
+typedef struct dentry {
+    char *source_id, *run_key, *traj_key, *session_id, *parent_run, *parent_traj, *doc_path;
+    uint32_t file, cluster;
+    uint64_t row, logical;
+    uint32_t steps, calls;
+    bool has_ts;
+    int64_t min_ts, max_ts;
+} dentry;
+
+typedef struct dfile {
+    char id[33];
+    uint64_t rows;
+    uint32_t clusters;
+    uint64_t bytes;
+    char digest[80];
+} dfile;
+
+typedef struct lane_acc {
+    char *path;
+    pch_buf enc;
+    uint64_t logical, stored, chunks;
+    double seconds;
+} lane_acc;
+
+struct pch_vxp_builder {
+    pch_ctx *ctx;
+    char *root, *stage;
+    pch_vxp_build_options o;
+    char writer_id[33], snapshot_id[40];
+    bool had_current;
+    pj_current cur;
+    pch_buf cur_raw;
+    pch_vx_dtype *dt;
+    pch_vx_builder *rows;
+    pch_json_parser *jp;
+    pj_content *content;
+    pch_vx_writer *w;
+    uint64_t cluster_rows, cluster_logical;
+    dfile *files;
+    size_t n_files, cap_files;
+    dentry *d;
+    size_t n_d, cap_d;
+    lane_acc *lanes;
+    size_t n_lanes;
+    pch_vxp_build_stats st;
+    double t0, last_progress;
+    bool committed;
+};
+
+static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+static int stage_path(pch_vxp_builder *b, pch_buf *out, const char *rel)
+{
+    pch_buf_clear(out);
+    pch_buf_printf(out, "%s/%s", b->stage, rel);
+    return out->oom ? PCH_ENOMEM : PCH_OK;
+}
+
+int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, const pch_vxp_build_options *opts,
+                         pch_error *err)
+{
+    static const pch_vxp_build_options defaults = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_vxp_builder *b;
+    pch_buf p;
+    int rc;
+    *out = NULL;
+    if (!opts) opts = &defaults;
+    if (opts->version != PCH_VXP_BUILD_OPTIONS_VERSION)
+        return pch_error_set(err, PCH_EINVAL, "projection: build options version %u (want %u)", opts->version, PCH_VXP_BUILD_OPTIONS_VERSION);
+    if (opts->hot_max_bytes > opts->cold_max_bytes)
+        return pch_error_set(err, PCH_EINVAL, "projection: hot threshold %" PRIu64 " above the cold threshold %" PRIu64, opts->hot_max_bytes, opts->cold_max_bytes);
+    if (!opts->cluster_bytes || !opts->file_bytes || !opts->pack_bytes || !opts->directory_shard_rows)
+        return pch_error_set(err, PCH_EINVAL, "projection: cluster, file, pack and shard sizes must be positive");
+    if (opts->partition && (!opts->partition[0] || strchr(opts->partition, '/') || strcmp(opts->partition, ".") == 0 ||
+                            strcmp(opts->partition, "..") == 0 || strlen(opts->partition) > 64))
+        return pch_error_set(err, PCH_EINVAL, "projection: partition '%s' must be one path segment", opts->partition);
+    if (!(b = pch_calloc(ctx, 1, sizeof *b))) return nomem(err);
+    b->ctx = ctx;
+    b->o = *opts;
+    if (!b->o.partition) b->o.partition = "default";
+    b->t0 = pch_time_mono();
+    pch_buf_init(&b->cur_raw, ctx);
+    pch_buf_init(&p, ctx);
+#define CK(x) do { if ((rc = (x)) < 0) goto fail; } while (0)
+    if (!(b->root = strdup(root))) { rc = nomem(err); goto fail; }
+    CK(pch_mkdirs(root, err));
+    rc = pj_current_read(ctx, root, &b->cur, &b->cur_raw, err);
+    if (rc == PCH_OK) b->had_current = true;
+    else if (rc != PCH_ENOTFOUND) goto fail;
+    CK(pj_random_id(b->writer_id, 16, err));
+    /* snapshot ids sort by creation time: 12 hex digits of ms, then 8 random hex */
+    snprintf(b->snapshot_id, sizeof b->snapshot_id, "%012" PRIx64 "-", (uint64_t)pch_time_now_ms());
+    CK(pj_random_id(b->snapshot_id + 13, 4, err));
+    pch_buf_printf(&p, "%s/staging/%s", root, b->writer_id);
+    if (p.oom) { rc = nomem(err); goto fail; }
+    b->stage = strdup((const char *)p.data);
+    if (!b->stage) { rc = nomem(err); goto fail; }
+    {
+        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "manifests" };
+        for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+            CK(stage_path(b, &p, sub[i]) < 0 ? nomem(err) : PCH_OK);
+            CK(pch_mkdirs((const char *)p.data, err));
+        }
+        pch_buf_clear(&p);
+        pch_buf_printf(&p, "%s/data/%s", b->stage, b->o.partition);
+        CK(p.oom ? nomem(err) : PCH_OK);
+        CK(pch_mkdirs((const char *)p.data, err));
+    }
+    CK(pj_data_dtype(ctx, &b->dt, err));
+    CK(pch_vx_builder_new(&b->rows, ctx, b->dt, err));
+    CK(pch_json_parser_new(&b->jp, ctx, NULL, err));
+    CK(pj_content_new(&b->content, ctx, b->stage, &b->o, err));
+#undef CK
+    pch_buf_dispose(&p);
+    snprintf(b->st.snapshot_id, sizeof b->st.snapshot_id, "%s", b->snapshot_id);
+    *out = b;
+    return PCH_OK;
+fail:
+    pch_buf_dispose(&p);
+    pch_vxp_builder_free(b);
+    return rc;
+}
+
+void pch_vxp_builder_free(pch_vxp_builder *b)
+{
+    if (!b) return;
+    pch_vx_writer_free(b->w);
+    pj_content_free(b->content);
+    pch_vx_builder_free(b->rows);
+    pch_vx_dtype_free(b->dt);
+    pch_json_parser_free(b->jp);
+    if (b->stage) pch_remove_tree(b->stage, NULL);   /* unpublished work only */
+    for (size_t i = 0; i < b->n_d; i++) {
+        dentry *e = &b->d[i];
+        free(e->source_id); free(e->run_key); free(e->traj_key); free(e->session_id);
+        free(e->parent_run); free(e->parent_traj); free(e->doc_path);
+    }
+    for (size_t i = 0; i < b->n_lanes; i++) { free(b->lanes[i].path); pch_buf_dispose(&b->lanes[i].enc); }
+    free(b->lanes);
+    pch_free(b->ctx, b->d);
+    pch_free(b->ctx, b->files);
+    pch_buf_dispose(&b->cur_raw);
+    free(b->stage);
+    free(b->root);
+    pch_free(b->ctx, b);
+}
+
+static int file_open(pch_vxp_builder *b, pch_error *err)
+{
+    pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_buf p;
+    dfile *f;
+    int rc;
+    if (b->n_files == b->cap_files) {
+        size_t nc = b->cap_files ? b->cap_files * 2 : 8;
+        dfile *nf = pch_realloc(b->ctx, b->files, nc * sizeof *nf);
+        if (!nf) return nomem(err);
+        b->files = nf;
+        b->cap_files = nc;
+    }
+    f = &b->files[b->n_files];
+    memset(f, 0, sizeof *f);
+    PCH_TRY(pj_random_id(f->id, 16, err));
+    wo.zone_len = 256;   /* zone statistics every 256 trajectories on every scalar lane (§14.1) */
+    pch_buf_init(&p, b->ctx);
+    pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
+    if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
+    rc = pch_vx_writer_open_path(&b->w, b->ctx, b->dt, (const char *)p.data, &wo, err);
+    pch_buf_dispose(&p);
+    PCH_TRY(rc);
+    b->n_files++;
+    return PCH_OK;
+}
+
+static int lane_add(pch_vxp_builder *b, const pch_vx_lane_report *r, pch_error *err)
+{
+    lane_acc *l = NULL;
+    for (size_t i = 0; i < b->n_lanes; i++) if (strcmp(b->lanes[i].path, r->path) == 0) l = &b->lanes[i];
+    if (!l) {
+        lane_acc *nl = realloc(b->lanes, (b->n_lanes + 1) * sizeof *nl);
+        if (!nl) return nomem(err);
+        b->lanes = nl;
+        l = &b->lanes[b->n_lanes++];
+        memset(l, 0, sizeof *l);
+        pch_buf_init(&l->enc, NULL);
+        if (!(l->path = strdup(r->path))) return nomem(err);
+    }
+    if (r->encodings && r->encodings[0] && !strstr(l->enc.data ? (const char *)l->enc.data : "", r->encodings)) {
+        if (l->enc.len) pch_buf_append_str(&l->enc, "; ");
+        pch_buf_append_str(&l->enc, r->encodings);
+    }
+    l->logical += r->logical_bytes;
+    l->stored += r->stored_bytes;
+    l->chunks += r->chunks;
+    l->seconds += r->encode_seconds;
+    return l->enc.oom ? nomem(err) : PCH_OK;
+}
+
+static int file_seal(pch_vxp_builder *b, pch_error *err)
+{
+    dfile *f;
+    pch_buf p;
+    int rc;
+    if (!b->w) return PCH_OK;
+    f = &b->files[b->n_files - 1];
+    PCH_TRY(pch_vx_writer_finish(b->w, err));
+    for (size_t i = 0; i < pch_vx_writer_n_lanes(b->w); i++) {
+        pch_vx_lane_report r;
+        if (pch_vx_writer_lane(b->w, i, &r) == PCH_OK) PCH_TRY(lane_add(b, &r, err));
+    }
+    pch_vx_writer_free(b->w);
+    b->w = NULL;
+    pch_buf_init(&p, b->ctx);
+    pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
+    if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
+    rc = pj_file_digest((const char *)p.data, f->digest, &f->bytes, err);
+    pch_buf_dispose(&p);
+    b->st.data_bytes += f->bytes;
+    return rc;
+}
+
+static int cluster_flush(pch_vxp_builder *b, pch_error *err)
+{
+    pch_vx_array *a = NULL;
+    int rc;
+    if (!b->cluster_rows) return PCH_OK;
+    if (!b->w) PCH_TRY(file_open(b, err));
+    PCH_TRY(pch_vx_builder_finish(b->rows, &a, err));
+    rc = pch_vx_writer_write(b->w, a, err);
+    pch_vx_array_free(a);
+    PCH_TRY(rc);
+    b->files[b->n_files - 1].rows += b->cluster_rows;
+    b->files[b->n_files - 1].clusters++;
+    b->st.clusters++;
+    b->cluster_rows = 0;
+    b->cluster_logical = 0;
+    if (pch_vx_writer_file_bytes(b->w) >= b->o.file_bytes) PCH_TRY(file_seal(b, err));
+    return PCH_OK;
+}
+
+int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t input_bytes, pch_error *err)
+{
+    size_t n = pch_atif_doc_count(doc);
+    if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    if (!b->w && b->cluster_rows == 0) PCH_TRY(file_open(b, err));
+    for (size_t i = 0; i < n; i++) {
+        const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
+        pj_traj_info info;
+        dentry *e;
+        PCH_TRY(pj_model_append(b->rows, b->content, b->jp, doc, i, &b->o, &info, err));
+        if (b->n_d == b->cap_d) {
+            size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
+            dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
+            if (!nd) return nomem(err);
+            b->d = nd;
+            b->cap_d = nc;
+        }
+        e = &b->d[b->n_d];
+        memset(e, 0, sizeof *e);
+        b->n_d++;
+        e->source_id = xstrdup(t->source_id ? t->source_id : "");
+        e->run_key = xstrdup(t->run_key);
+        e->traj_key = xstrdup(t->trajectory_key);
+        e->session_id = xstrdup(t->session_id);
+        e->doc_path = xstrdup(t->doc_path ? t->doc_path : "");
+        if (t->parent >= 0) {
+            const pch_atif_trajectory *p = pch_atif_doc_get(doc, (size_t)t->parent);
+            e->parent_run = xstrdup(p->run_key);
+            e->parent_traj = xstrdup(p->trajectory_key);
+            if (!e->parent_run || !e->parent_traj) return nomem(err);
+        }
+        if (!e->source_id || !e->run_key || !e->traj_key || !e->doc_path || (t->session_id && !e->session_id)) return nomem(err);
+        e->file = (uint32_t)(b->n_files - 1);
+        e->cluster = b->files[b->n_files - 1].clusters;
+        e->row = b->files[b->n_files - 1].rows + b->cluster_rows;
+        e->logical = info.logical_bytes;
+        e->steps = info.steps;
+        e->calls = info.calls;
+        e->has_ts = info.has_ts;
+        e->min_ts = info.min_ts;
+        e->max_ts = info.max_ts;
+        b->cluster_rows++;
+        b->cluster_logical += info.logical_bytes;
+        b->st.trajectories++;
+        b->st.steps += info.steps;
+        b->st.tool_calls += info.calls;
+        b->st.results += info.results;
+        b->st.tokens += info.tokens;
+        b->st.logical_bytes += info.logical_bytes;
+    }
+    b->st.documents++;
+    b->st.input_bytes += input_bytes;
+    /* a document's tree stays in one cluster; the cluster closes at its target size */
+    if (b->cluster_logical >= b->o.cluster_bytes) PCH_TRY(cluster_flush(b, err));
+    if (b->o.progress) {
+        double now = pch_time_mono();
+        if (now - b->last_progress >= 1.0) {
+            b->last_progress = now;
+            fprintf(stderr, "\rbuild: %" PRIu64 " documents, %" PRIu64 " trajectories, %.1f MiB in, %.1f s   ",
+                    b->st.documents, b->st.trajectories, (double)b->st.input_bytes / 1048576.0, now - b->t0);
+        }
+    }
+    return PCH_OK;
+}
+
+static int cmp_key(const dentry *a, const dentry *b)
+{
+    int c = strcmp(a->source_id, b->source_id);
+    if (!c) c = strcmp(a->run_key, b->run_key);
+    if (!c) c = strcmp(a->traj_key, b->traj_key);
+    return c;
+}
+static int cmp_dentry(const void *a, const void *b) { return cmp_key(a, b); }
+
+/* Sorted trajectory directory shards (§10.4); fence keys go to the manifest. */
+static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_error *err)
+{
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *vb = NULL;
+    pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_buf p;
+    int rc = PCH_OK;
+    qsort(b->d, b->n_d, sizeof *b->d, cmp_dentry);
+    for (size_t i = 1; i < b->n_d; i++)
+        if (cmp_key(&b->d[i - 1], &b->d[i]) == 0)
+            return pch_error_set(err, PCH_EINVAL, "projection: trajectory key (%s, %s, %s) appears twice (%s and %s)",
+                                 b->d[i].source_id, b->d[i].run_key, b->d[i].traj_key, b->d[i - 1].doc_path, b->d[i].doc_path);
+    PCH_TRY(pch_vx_dtype_parse(&dt, b->ctx, DIR_SCHEMA, err));
+    pch_buf_init(&p, b->ctx);
+    wo.zone_len = 1024;
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    CK(pch_vx_builder_new(&vb, b->ctx, dt, err));
+    for (size_t s = 0, shard = 0; s < b->n_d || (s == 0 && b->n_d == 0 && shard == 0); shard++) {
+        size_t end = s + b->o.directory_shard_rows < b->n_d ? s + (size_t)b->o.directory_shard_rows : b->n_d;
+        pch_vx_array *a = NULL;
+        pch_vx_writer *w = NULL;
+        char rel[128], digest[80];
+        uint64_t bytes;
+        snprintf(rel, sizeof rel, "directories/trajectory/%s-%zu.vortex", b->snapshot_id, shard);
+        for (size_t i = s; i < end; i++) {
+            const dentry *e = &b->d[i];
+            const dfile *f = &b->files[e->file];
+            pch_vx_builder *c[19];
+            for (uint32_t k = 0; k < 19; k++) c[k] = pch_vx_builder_child(vb, k);
+            CK(pch_vx_builder_append_bytes(c[0], e->source_id, strlen(e->source_id), err));
+            CK(pch_vx_builder_append_bytes(c[1], e->run_key, strlen(e->run_key), err));
+            CK(pch_vx_builder_append_bytes(c[2], e->traj_key, strlen(e->traj_key), err));
+            {
+                uint8_t h[32];
+                pch_blake3 bh;
+                pch_blake3_init(&bh);
+                pch_blake3_update(&bh, e->source_id, strlen(e->source_id) + 1);
+                pch_blake3_update(&bh, e->run_key, strlen(e->run_key) + 1);
+                pch_blake3_update(&bh, e->traj_key, strlen(e->traj_key));
+                pch_blake3_final(&bh, h, 32);
+                CK(pch_vx_builder_append_uint(c[3], pch_load_le64(h), err));
+            }
+            CK(e->session_id ? pch_vx_builder_append_bytes(c[4], e->session_id, strlen(e->session_id), err) : pch_vx_builder_append_null(c[4], err));
+            CK(e->parent_run ? pch_vx_builder_append_bytes(c[5], e->parent_run, strlen(e->parent_run), err) : pch_vx_builder_append_null(c[5], err));
+            CK(e->parent_traj ? pch_vx_builder_append_bytes(c[6], e->parent_traj, strlen(e->parent_traj), err) : pch_vx_builder_append_null(c[6], err));
+            CK(pch_vx_builder_append_bytes(c[7], e->doc_path, strlen(e->doc_path), err));
+            CK(pch_vx_builder_append_bool(c[8], e->parent_traj == NULL, err));
+            CK(pch_vx_builder_append_bytes(c[9], f->id, 32, err));
+            CK(pch_vx_builder_append_uint(c[10], e->cluster, err));
+            CK(pch_vx_builder_append_uint(c[11], e->row, err));
+            CK(pch_vx_builder_append_uint(c[12], 0, err));
+            CK(pch_vx_builder_append_bool(c[13], 0, err));
+            CK(pch_vx_builder_append_uint(c[14], e->logical, err));
+            CK(pch_vx_builder_append_uint(c[15], e->steps, err));
+            CK(pch_vx_builder_append_uint(c[16], e->calls, err));
+            CK(e->has_ts ? pch_vx_builder_append_int(c[17], e->min_ts, err) : pch_vx_builder_append_null(c[17], err));
+            CK(e->has_ts ? pch_vx_builder_append_int(c[18], e->max_ts, err) : pch_vx_builder_append_null(c[18], err));
+            CK(pch_vx_builder_append_valid(vb, err));
+        }
+        CK(pch_vx_builder_finish(vb, &a, err));
+        CK(stage_path(b, &p, rel) < 0 ? nomem(err) : PCH_OK);
+        rc = pch_vx_writer_open_path(&w, b->ctx, dt, (const char *)p.data, &wo, err);
+        if (rc == PCH_OK) rc = pch_vx_writer_write(w, a, err);
+        if (rc == PCH_OK) rc = pch_vx_writer_finish(w, err);
+        pch_vx_writer_free(w);
+        pch_vx_array_free(a);
+        CK(rc);
+        CK(pj_file_digest((const char *)p.data, digest, &bytes, err));
+        b->st.directory_bytes += bytes;
+        pch_buf_printf(json, "%s{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu,\"level\":1",
+                       shard ? "," : "", rel, bytes, digest, end - s);
+        if (end > s) {
+            const dentry *fk = &b->d[s], *lk = &b->d[end - 1];
+            pch_buf_append_str(json, ",\"first_key\":[");
+            pch_json__write_string(json, fk->source_id, strlen(fk->source_id)); pch_buf_putc(json, ',');
+            pch_json__write_string(json, fk->run_key, strlen(fk->run_key)); pch_buf_putc(json, ',');
+            pch_json__write_string(json, fk->traj_key, strlen(fk->traj_key));
+            pch_buf_append_str(json, "],\"last_key\":[");
+            pch_json__write_string(json, lk->source_id, strlen(lk->source_id)); pch_buf_putc(json, ',');
+            pch_json__write_string(json, lk->run_key, strlen(lk->run_key)); pch_buf_putc(json, ',');
+            pch_json__write_string(json, lk->traj_key, strlen(lk->traj_key));
+            pch_buf_putc(json, ']');
+        }
+        pch_buf_putc(json, '}');
+        s = end;
+        if (b->n_d == 0) break;
+    }
+#undef CK
+done:
+    if (rc == PCH_OK && json->oom) rc = nomem(err);
+    pch_vx_builder_free(vb);
+    pch_vx_dtype_free(dt);
+    pch_buf_dispose(&p);
+    return rc;
+}
+
+/* Move one staged file into the root, create-if-absent (names are unique per writer). */
+static int publish_file(pch_vxp_builder *b, const char *rel, pch_error *err)
+{
+    pch_buf from, to;
+    char *slash;
+    int rc = PCH_OK;
+    pch_buf_init(&from, b->ctx);
+    pch_buf_init(&to, b->ctx);
+    pch_buf_printf(&from, "%s/%s", b->stage, rel);
+    pch_buf_printf(&to, "%s/%s", b->root, rel);
+    if (from.oom || to.oom) { rc = nomem(err); goto done; }
+    slash = strrchr((char *)to.data, '/');
+    *slash = 0;
+    if ((rc = pch_mkdirs((const char *)to.data, err)) < 0) goto done;
+    *slash = '/';
+    if (link((const char *)from.data, (const char *)to.data) != 0) {
+        rc = pch_error_set_sys(err, errno == EEXIST ? PCH_EEXISTS : PCH_EIO, errno, "publish %s", rel);
+        goto done;
+    }
+    unlink((const char *)from.data);
+    *slash = 0;
+    rc = pch_fsync_dir((const char *)to.data, err);
+done:
+    pch_buf_dispose(&from);
+    pch_buf_dispose(&to);
+    return rc;
+}
+
+static void json_str(pch_buf *j, const char *s) { pch_json__write_string(j, s ? s : "", s ? strlen(s) : 0); }
+
+int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_error *err)
+{
+    pch_buf packs, cdir, tdir, m, p, cur, now_raw;
+    char mdigest[80], created[32], rel[128];
+    uint64_t states[4] = { 0, 0, 0, 0 };
+    int rc = PCH_OK, lock = -1;
+    (void)states;
+    if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
+    pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx); pch_buf_init(&cur, b->ctx); pch_buf_init(&now_raw, b->ctx);
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    CK(cluster_flush(b, err));
+    CK(file_seal(b, err));
+    CK(pj_content_finish(b->content, b->snapshot_id, &packs, &cdir, &b->st, err));
+    CK(write_directory(b, &tdir, err));
+    b->st.data_files = b->n_files;
+
+    /* the manifest (§10.3) */
+    pch_time_format_iso8601(created, pch_time_now_ms());
+    pch_buf_printf(&m, "{\n\"format\":\"%s\",\n\"snapshot_id\":\"%s\",\n\"parent_snapshot_id\":", PJ_MANIFEST_FORMAT, b->snapshot_id);
+    if (b->had_current) json_str(&m, b->cur.snapshot_id); else pch_buf_append_str(&m, "null");
+    pch_buf_printf(&m, ",\n\"created_at\":\"%s\",\n\"writer_id\":\"%s\",\n", created, b->writer_id);
+    pch_buf_append_str(&m, "\"lineage\":{\"source_uri\":");
+    json_str(&m, b->o.source_uri);
+    pch_buf_append_str(&m, ",\"source_id\":");
+    json_str(&m, b->o.source_id);
+    pch_buf_printf(&m, ",\"fact_version\":null,\"fact_rows\":%" PRIu64
+                       ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\"},\n",
+                   b->st.documents);
+    pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
+    pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"trajectory-struct-of-lane-lists/1\",\"cluster_bytes\":%" PRIu64
+                       ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"assets\":\"%s\",\"blob_payload_compression\":\"per-value\"},\n",
+                   b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
+                   b->o.directory_shard_rows, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference");
+    pch_buf_printf(&m, "\"counts\":{\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"tool_calls\":%" PRIu64
+                       ",\"results\":%" PRIu64 ",\"tokens\":%" PRIu64 ",\"data_files\":%zu,\"clusters\":%" PRIu64 ",\"blob_packs\":%" PRIu64
+                       ",\"blobs\":%" PRIu64 "},\n",
+                   b->st.documents, b->st.trajectories, b->st.steps, b->st.tool_calls, b->st.results, b->st.tokens, b->n_files,
+                   b->st.clusters, b->st.blob_packs, b->st.blobs);
+    pch_buf_printf(&m, "\"bytes\":{\"logical\":%" PRIu64 ",\"data\":%" PRIu64 ",\"blobs\":%" PRIu64 ",\"directories\":%" PRIu64
+                       ",\"hot\":%" PRIu64 ",\"cold\":%" PRIu64 ",\"external\":%" PRIu64 ",\"dedup_hits\":%" PRIu64 "},\n",
+                   b->st.logical_bytes, b->st.data_bytes, b->st.blob_bytes, b->st.directory_bytes, b->st.hot_bytes,
+                   b->st.cold_bytes, b->st.external_bytes, b->st.dedup_hits);
+    pch_buf_append_str(&m, "\"data_files\":[");
+    for (size_t i = 0; i < b->n_files; i++)
+        pch_buf_printf(&m, "%s\n {\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u}",
+                       i ? "," : "", b->o.partition, b->files[i].id, b->files[i].id, b->files[i].bytes, b->files[i].digest,
+                       b->files[i].rows, b->files[i].clusters);
+    pch_buf_append_str(&m, "],\n\"blob_packs\":[");
+    pch_buf_append(&m, packs.data, packs.len);
+    pch_buf_append_str(&m, "],\n\"content_directory\":[");
+    pch_buf_append(&m, cdir.data, cdir.len);
+    pch_buf_append_str(&m, "],\n\"trajectory_directory\":[");
+    pch_buf_append(&m, tdir.data, tdir.len);
+    pch_buf_append_str(&m, "],\n\"lanes\":[");
+    for (size_t i = 0; i < b->n_lanes; i++) {
+        const lane_acc *l = &b->lanes[i];
+        pch_buf_append_str(&m, i ? ",\n {\"path\":" : "\n {\"path\":");
+        json_str(&m, l->path);
+        pch_buf_append_str(&m, ",\"encodings\":");
+        json_str(&m, l->enc.data ? (const char *)l->enc.data : "");
+        pch_buf_printf(&m, ",\"chunks\":%" PRIu64 ",\"logical_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64 ",\"encode_seconds\":%.4f}",
+                       l->chunks, l->logical, l->stored, l->seconds);
+    }
+    pch_buf_append_str(&m, "]\n}\n");
+    if (m.oom) { rc = nomem(err); goto done; }
+    snprintf(rel, sizeof rel, "manifests/%s.json", b->snapshot_id);
+    CK(stage_path(b, &p, rel) < 0 ? nomem(err) : PCH_OK);
+    CK(pch_file_publish((const char *)p.data, m.data, m.len, err));
+    {
+        char hex[65];
+        uint8_t d[32];
+        pch_blake3_hash(d, m.data, m.len);
+        pch_hex_encode(hex, d, 32);
+        snprintf(mdigest, sizeof mdigest, "blake3:%s", hex);
+    }
+    b->st.manifest_bytes = m.len;
+
+    /* publish in the §9.5 order: blob packs, content directory, data, trajectory
+    ** directory, manifest; CURRENT last */
+    for (size_t i = 0; i < pj_content_n_files(b->content); i++) CK(publish_file(b, pj_content_file(b->content, i), err));
+    for (size_t i = 0; i < b->n_files; i++) {
+        char r2[128];
+        snprintf(r2, sizeof r2, "data/%s/%s.vortex", b->o.partition, b->files[i].id);
+        CK(publish_file(b, r2, err));
+    }
+    {
+        size_t shards = b->n_d ? (b->n_d + (size_t)b->o.directory_shard_rows - 1) / (size_t)b->o.directory_shard_rows : 1;
+        for (size_t s = 0; s < shards; s++) {
+            char r2[128];
+            snprintf(r2, sizeof r2, "directories/trajectory/%s-%zu.vortex", b->snapshot_id, s);
+            CK(publish_file(b, r2, err));
+        }
+    }
+    CK(publish_file(b, rel, err));
+
+    /* CURRENT: under a lock, only if it is still what this writer read (§10.2, §11.4) */
+    pch_buf_clear(&p);
+    pch_buf_printf(&p, "%s/staging/.commit.lock", b->root);
+    if (p.oom) { rc = nomem(err); goto done; }
+    lock = open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s", (const char *)p.data); goto done; }
+    {
+        pj_current now;
+        pch_error e2;
+        int r2 = pj_current_read(b->ctx, b->root, &now, &now_raw, &e2);
+        bool same = b->had_current ? (r2 == PCH_OK && now_raw.len == b->cur_raw.len &&
+                                      memcmp(now_raw.data, b->cur_raw.data, now_raw.len) == 0)
+                                   : r2 == PCH_ENOTFOUND;
+        if (!same) {
+            rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed since this build started (was %s, now %s); "
+                               "nothing was published (snapshot %s is unreferenced)",
+                               b->had_current ? b->cur.snapshot_id : "absent", r2 == PCH_OK ? now.snapshot_id : "absent or unreadable",
+                               b->snapshot_id);
+            goto done;
+        }
+    }
+    pch_buf_printf(&cur, "{\"format\":\"%s\",\"snapshot_id\":\"%s\",\"manifest\":\"%s\",\"manifest_digest\":\"%s\"}\n",
+                   PJ_CURRENT_FORMAT, b->snapshot_id, rel, mdigest);
+    pch_buf_clear(&p);
+    pch_buf_printf(&p, "%s/CURRENT", b->root);
+    if (cur.oom || p.oom) { rc = nomem(err); goto done; }
+    CK(pch_file_publish((const char *)p.data, cur.data, cur.len, err));
+    b->committed = true;
+    b->st.seconds = pch_time_mono() - b->t0;
+    if (b->o.progress) fputc('\n', stderr);
+    if (stats) *stats = b->st;
+#undef CK
+done:
+    if (lock >= 0) close(lock);
+    pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir);
+    pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&cur); pch_buf_dispose(&now_raw);
+    return rc;
+}

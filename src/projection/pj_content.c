@@ -1,0 +1,540 @@
+/* Content tiers (RFC-0006 §9): hot (inline lane), cold (separate lane of the same data
+** file), external (immutable blob packs blobs/<pack-id>.vortex, content addressed by
+** BLAKE3 of the raw bytes, deduplicated, with a content directory sorted by content id).
+** Data files keep only the content id, never a pack locator (§9.4), so packs can move
+** without rewriting trajectories. A read checks hash, raw length, stored length and codec
+** of every value it hydrates (§9.5) and fails closed. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <zstd.h>
+
+#include "projection/pj_int.h"
+
+#define PACK_SCHEMA "content_id:binary,logical_type:u8,media_type:utf8?,codec:u8,raw_length:u64," \
+                    "stored_length:u64,preview:utf8?,payload:binary"
+#define DIR_SCHEMA "content_id:binary,pack_id:utf8,row:u64,raw_length:u64"
+#define PACK_CHUNK_BYTES (8u << 20)   /* payload bytes per pack chunk (streamed) */
+enum { CODEC_IDENTITY = 0, CODEC_ZSTD = 1 };
+
+typedef struct centry {
+    uint8_t id[32];
+    uint32_t pack;     /* index into packs */
+    uint64_t row;
+    uint64_t raw_length;
+} centry;
+
+struct pj_content {
+    pch_ctx *ctx;
+    const pch_vxp_build_options *o;
+    char *stage;                      /* staging dir of the writer */
+    pch_vx_dtype *pack_dt, *dir_dt;
+    pch_vx_builder *pb;               /* rows of the open pack's current chunk */
+    pch_vx_writer *pw;                /* open pack (streamed) */
+    uint64_t pack_rows, chunk_bytes;
+    char (*pack_ids)[33];
+    size_t n_packs, cap_packs;
+    centry *e;                        /* every stored value, in insertion order */
+    size_t n, cap;
+    uint32_t *slots;                  /* open-addressing set over e (index + 1) */
+    size_t n_slots;
+    char **files;                     /* staged files to publish, relative to root */
+    size_t n_files;
+    pch_vxp_build_stats st;           /* hot/cold/external bytes, dedup hits, blobs */
+};
+
+static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+int pj_content_new(pj_content **out, pch_ctx *ctx, const char *stage_dir, const pch_vxp_build_options *o,
+                   pch_error *err)
+{
+    pj_content *c = pch_calloc(ctx, 1, sizeof *c);
+    *out = NULL;
+    if (!c) return nomem(err);
+    c->ctx = ctx;
+    c->o = o;
+    if (!(c->stage = strdup(stage_dir))) { pj_content_free(c); return nomem(err); }
+    if (pch_vx_dtype_parse(&c->pack_dt, ctx, PACK_SCHEMA, err) < 0 || pch_vx_dtype_parse(&c->dir_dt, ctx, DIR_SCHEMA, err) < 0) {
+        pj_content_free(c);
+        return err->code;
+    }
+    *out = c;
+    return PCH_OK;
+}
+
+void pj_content_free(pj_content *c)
+{
+    if (!c) return;
+    pch_vx_builder_free(c->pb);
+    pch_vx_writer_free(c->pw);
+    pch_vx_dtype_free(c->pack_dt);
+    pch_vx_dtype_free(c->dir_dt);
+    for (size_t i = 0; i < c->n_files; i++) free(c->files[i]);
+    free(c->files);
+    free(c->stage);
+    pch_free(c->ctx, c->pack_ids);
+    pch_free(c->ctx, c->e);
+    pch_free(c->ctx, c->slots);
+    pch_free(c->ctx, c);
+}
+
+static int add_file(pj_content *c, const char *rel, pch_error *err)
+{
+    char **nf = realloc(c->files, (c->n_files + 1) * sizeof *nf);
+    if (!nf) return nomem(err);
+    c->files = nf;
+    if (!(c->files[c->n_files] = strdup(rel))) return nomem(err);
+    c->n_files++;
+    return PCH_OK;
+}
+
+size_t pj_content_n_files(const pj_content *c) { return c->n_files; }
+const char *pj_content_file(const pj_content *c, size_t i) { return i < c->n_files ? c->files[i] : NULL; }
+
+static uint64_t id_hash(const uint8_t id[32]) { return pch_load_le64(id); }
+
+/* Set lookup: index of the entry with this id, or -1. */
+static int64_t find(const pj_content *c, const uint8_t id[32])
+{
+    if (!c->n_slots) return -1;
+    for (size_t s = (size_t)(id_hash(id) & (c->n_slots - 1));; s = (s + 1) & (c->n_slots - 1)) {
+        uint32_t v = c->slots[s];
+        if (!v) return -1;
+        if (memcmp(c->e[v - 1].id, id, 32) == 0) return v - 1;
+    }
+}
+
+static int set_grow(pj_content *c, pch_error *err)
+{
+    size_t ns = c->n_slots ? c->n_slots * 2 : 1024;
+    uint32_t *sl = pch_calloc(c->ctx, ns, sizeof *sl);
+    if (!sl) return nomem(err);
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t s = (size_t)(id_hash(c->e[i].id) & (ns - 1));; s = (s + 1) & (ns - 1))
+            if (!sl[s]) { sl[s] = (uint32_t)i + 1; break; }
+    pch_free(c->ctx, c->slots);
+    c->slots = sl;
+    c->n_slots = ns;
+    return PCH_OK;
+}
+
+static int pack_flush_chunk(pj_content *c, pch_error *err)
+{
+    pch_vx_array *a = NULL;
+    int rc;
+    if (!c->pb || !pch_vx_builder_len(c->pb)) return PCH_OK;
+    PCH_TRY(pch_vx_builder_finish(c->pb, &a, err));
+    rc = pch_vx_writer_write(c->pw, a, err);
+    pch_vx_array_free(a);
+    c->chunk_bytes = 0;
+    return rc;
+}
+
+static int pack_seal(pj_content *c, pch_error *err)
+{
+    if (!c->pw) return PCH_OK;
+    PCH_TRY(pack_flush_chunk(c, err));
+    PCH_TRY(pch_vx_writer_finish(c->pw, err));
+    c->st.blob_bytes += pch_vx_writer_file_bytes(c->pw);
+    pch_vx_writer_free(c->pw);
+    c->pw = NULL;
+    return PCH_OK;
+}
+
+static int pack_open(pj_content *c, pch_error *err)
+{
+    pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_buf path;
+    char rel[64];
+    int rc;
+    if (c->n_packs == c->cap_packs) {
+        size_t nc = c->cap_packs ? c->cap_packs * 2 : 8;
+        char (*np)[33] = pch_realloc(c->ctx, c->pack_ids, nc * sizeof *np);
+        if (!np) return nomem(err);
+        c->pack_ids = np;
+        c->cap_packs = nc;
+    }
+    PCH_TRY(pj_random_id(c->pack_ids[c->n_packs], 16, err));
+    snprintf(rel, sizeof rel, "blobs/%s.vortex", c->pack_ids[c->n_packs]);
+    /* payloads are compressed one by one (codec per value): no second page compression */
+    wo.compress = 0;
+    wo.zone_len = 0;
+    wo.dict_layout = 0;
+    pch_buf_init(&path, c->ctx);
+    pch_buf_printf(&path, "%s/%s", c->stage, rel);
+    if (path.oom) { pch_buf_dispose(&path); return nomem(err); }
+    rc = pch_vx_writer_open_path(&c->pw, c->ctx, c->pack_dt, (const char *)path.data, &wo, err);
+    pch_buf_dispose(&path);
+    PCH_TRY(rc);
+    if (!c->pb) PCH_TRY(pch_vx_builder_new(&c->pb, c->ctx, c->pack_dt, err));
+    c->n_packs++;
+    c->pack_rows = 0;
+    return add_file(c, rel, err);
+}
+
+/* Store one external value (new id). */
+static int store(pj_content *c, const uint8_t id[32], const void *p, size_t n, uint8_t logical_type,
+                 const char *media_type, pch_error *err)
+{
+    size_t bound = ZSTD_compressBound(n);
+    uint8_t *z = NULL;
+    size_t zn = 0;
+    int codec = CODEC_IDENTITY;
+    int rc = PCH_OK;
+    pch_vx_builder *b;
+    if (c->pw && pch_vx_writer_file_bytes(c->pw) + c->chunk_bytes >= c->o->pack_bytes) PCH_TRY(pack_seal(c, err));
+    if (!c->pw) PCH_TRY(pack_open(c, err));
+    b = c->pb;
+    if (n >= 64 && (z = pch_malloc(c->ctx, bound))) {
+        zn = ZSTD_compress(z, bound, p, n, 3);
+        if (!ZSTD_isError(zn) && zn < n - n / 8) codec = CODEC_ZSTD;
+    }
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    CK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 0), id, 32, err));
+    CK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 1), logical_type, err));
+    CK(media_type && media_type[0] ? pch_vx_builder_append_bytes(pch_vx_builder_child(b, 2), media_type, strlen(media_type), err)
+                                   : pch_vx_builder_append_null(pch_vx_builder_child(b, 2), err));
+    CK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 3), (uint64_t)codec, err));
+    CK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 4), n, err));
+    CK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 5), codec == CODEC_ZSTD ? zn : n, err));
+    if (logical_type == PJ_CK_TEXT) {
+        size_t k = n < 256 ? n : 256;
+        while (k > 0 && k < n && (((const uint8_t *)p)[k] & 0xc0) == 0x80) k--;
+        CK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 6), p, k, err));
+    } else {
+        CK(pch_vx_builder_append_null(pch_vx_builder_child(b, 6), err));
+    }
+    CK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 7), codec == CODEC_ZSTD ? z : p, codec == CODEC_ZSTD ? zn : n, err));
+    CK(pch_vx_builder_append_valid(b, err));
+#undef CK
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 256;
+        centry *ne = pch_realloc(c->ctx, c->e, nc * sizeof *ne);
+        if (!ne) { rc = nomem(err); goto done; }
+        c->e = ne;
+        c->cap = nc;
+    }
+    if ((c->n + 1) * 2 > c->n_slots && (rc = set_grow(c, err)) < 0) goto done;
+    memcpy(c->e[c->n].id, id, 32);
+    c->e[c->n].pack = (uint32_t)(c->n_packs - 1);
+    c->e[c->n].row = c->pack_rows++;
+    c->e[c->n].raw_length = n;
+    for (size_t s = (size_t)(id_hash(id) & (c->n_slots - 1));; s = (s + 1) & (c->n_slots - 1))
+        if (!c->slots[s]) { c->slots[s] = (uint32_t)c->n + 1; break; }
+    c->n++;
+    c->st.blobs++;
+    c->chunk_bytes += codec == CODEC_ZSTD ? zn : n;
+    if (c->chunk_bytes >= PACK_CHUNK_BYTES) rc = pack_flush_chunk(c, err);
+done:
+    pch_free(c->ctx, z);
+    return rc;
+}
+
+int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type, const char *media_type,
+                   pj_tier *tier, uint8_t id[32], pch_error *err)
+{
+    /* §9.3: assets (logical type PARTS here) are always external; text by size */
+    if (logical_type != PJ_CK_PARTS && n < c->o->hot_max_bytes) { *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK; }
+    if (logical_type != PJ_CK_PARTS && n < c->o->cold_max_bytes) { *tier = PJ_TIER_COLD; c->st.cold_bytes += n; return PCH_OK; }
+    *tier = PJ_TIER_EXTERNAL;
+    pch_blake3_hash(id, p, n);
+    c->st.external_bytes += n;
+    if (find(c, id) >= 0) { c->st.dedup_hits++; return PCH_OK; }
+    return store(c, id, p, n, logical_type, media_type, err);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return memcmp(((const centry *)a)->id, ((const centry *)b)->id, 32);
+}
+
+int pj_content_finish(pj_content *c, const char *snapshot_id, pch_buf *packs_json, pch_buf *dir_json,
+                      pch_vxp_build_stats *st, pch_error *err)
+{
+    pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_builder *b = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_array *a = NULL;
+    pch_buf path;
+    char rel[96], digest[80];
+    uint64_t bytes;
+    int rc = PCH_OK;
+    PCH_TRY(pack_seal(c, err));
+    st->hot_bytes += c->st.hot_bytes;
+    st->cold_bytes += c->st.cold_bytes;
+    st->external_bytes += c->st.external_bytes;
+    st->dedup_hits += c->st.dedup_hits;
+    st->blobs += c->st.blobs;
+    st->blob_packs += c->n_packs;
+    st->blob_bytes += c->st.blob_bytes;
+    pch_buf_init(&path, c->ctx);
+    for (size_t i = 0; i < c->n_packs; i++) {
+        uint64_t rows = 0;
+        for (size_t k = 0; k < c->n; k++) rows += c->e[k].pack == i;
+        snprintf(rel, sizeof rel, "blobs/%s.vortex", c->pack_ids[i]);
+        pch_buf_clear(&path);
+        pch_buf_printf(&path, "%s/%s", c->stage, rel);
+        if (path.oom) { rc = nomem(err); goto done; }
+        if ((rc = pj_file_digest((const char *)path.data, digest, &bytes, err)) < 0) goto done;
+        pch_buf_printf(packs_json, "%s{\"path\":\"%s\",\"pack_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"blobs\":%" PRIu64 "}",
+                       i ? "," : "", rel, c->pack_ids[i], bytes, digest, rows);
+    }
+    if (!c->n) goto done;   /* no external content: no content directory */
+    /* the content directory: every id once, sorted (§9.4) */
+    qsort(c->e, c->n, sizeof *c->e, cmp_entry);
+    wo.zone_len = 0;
+    snprintf(rel, sizeof rel, "directories/content/%s-0.vortex", snapshot_id);
+    pch_buf_clear(&path);
+    pch_buf_printf(&path, "%s/%s", c->stage, rel);
+    if (path.oom) { rc = nomem(err); goto done; }
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    CK(pch_vx_builder_new(&b, c->ctx, c->dir_dt, err));
+    for (size_t i = 0; i < c->n; i++) {
+        CK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 0), c->e[i].id, 32, err));
+        CK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 1), c->pack_ids[c->e[i].pack], 32, err));
+        CK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 2), c->e[i].row, err));
+        CK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 3), c->e[i].raw_length, err));
+        CK(pch_vx_builder_append_valid(b, err));
+    }
+    CK(pch_vx_builder_finish(b, &a, err));
+    CK(pch_vx_writer_open_path(&w, c->ctx, c->dir_dt, (const char *)path.data, &wo, err));
+    CK(pch_vx_writer_write(w, a, err));
+    CK(pch_vx_writer_finish(w, err));
+    CK(pj_file_digest((const char *)path.data, digest, &bytes, err));
+    st->directory_bytes += bytes;
+    pch_buf_printf(dir_json, "{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu}", rel, bytes, digest, c->n);
+    CK(add_file(c, rel, err));
+#undef CK
+done:
+    if (rc == PCH_OK && (packs_json->oom || dir_json->oom)) rc = nomem(err);
+    pch_vx_array_free(a);
+    pch_vx_builder_free(b);
+    pch_vx_writer_free(w);
+    pch_buf_dispose(&path);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reader side */
+
+typedef struct openpack {
+    char id[33];
+    pch_vx_file *f;
+} openpack;
+
+struct pj_blobs {
+    pch_ctx *ctx;
+    char *root;
+    uint64_t n;
+    pch_vx_array *dir;          /* content directory rows (sorted by id) */
+    pch_vx_dtype *dir_dt;
+    const pch_vx_array *ids, *packs, *rows, *raw;
+    openpack open[8];           /* small cache of open packs (footers read once) */
+    unsigned next_slot;
+};
+
+void pj_blobs_free(pj_blobs *b)
+{
+    if (!b) return;
+    for (int i = 0; i < 8; i++) pch_vx_file_free(b->open[i].f);
+    pch_vx_array_free(b->dir);
+    pch_vx_dtype_free(b->dir_dt);
+    free(b->root);
+    pch_free(b->ctx, b);
+}
+
+uint64_t pj_blobs_count(const pj_blobs *b) { return b ? b->n : 0; }
+
+static bool hex_id(const char *s, size_t n)
+{
+    if (n != 32) return false;
+    for (size_t i = 0; i < n; i++) if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, const char *msrc,
+                  pch_error *err)
+{
+    const pch_json_value *cd = pj_json_member(manifest, "content_directory", PCH_JSON_ARRAY);
+    pj_blobs *b;
+    pch_vx_file *f = NULL;
+    pch_buf path;
+    char rel[128], want[80], got[80];
+    uint64_t bytes, rows;
+    int rc = PCH_OK;
+    (void)msrc;
+    *out = NULL;
+    if (!(b = pch_calloc(ctx, 1, sizeof *b)) || !(b->root = strdup(root))) { pch_free(ctx, b); return nomem(err); }
+    b->ctx = ctx;
+    if (!cd || cd->n == 0) { *out = b; return PCH_OK; }
+    if (cd->n != 1) { pj_blobs_free(b); return pch_error_set(err, PCH_EUNSUPPORTED, "manifest: %u content directory shards (one supported)", cd->n); }
+    if (!pj_json_str(&cd->u.items[0], "path", rel, sizeof rel) || !pj_json_str(&cd->u.items[0], "digest", want, sizeof want) ||
+        !pj_json_u64(&cd->u.items[0], "rows", &rows)) {
+        pj_blobs_free(b);
+        return pch_error_set(err, PCH_ECORRUPT, "manifest: content_directory entry lacks path, digest or rows");
+    }
+    if ((rc = pj_path_check(rel, strlen(rel), err)) < 0) { pj_blobs_free(b); return rc; }
+    pch_buf_init(&path, ctx);
+    pch_buf_printf(&path, "%s/%s", root, rel);
+    if (path.oom) { pj_blobs_free(b); return nomem(err); }
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    CK(pj_file_digest((const char *)path.data, got, &bytes, err));
+    if (strcmp(got, want) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, want); goto done; }
+    CK(pch_vx_file_open(&f, ctx, (const char *)path.data, err));
+    if (pch_vx_file_row_count(f) != rows) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, rel, pch_vx_file_row_count(f), rows); goto done; }
+    CK(pch_vx_file_scan(f, NULL, &b->dir, &b->dir_dt, err));
+    if (b->dir_dt->n_fields != 4 || b->dir->children[0]->dtype->kind != PCH_VX_BINARY ||
+        b->dir->children[1]->dtype->kind != PCH_VX_UTF8 || b->dir->children[2]->dtype->kind != PCH_VX_PRIMITIVE ||
+        b->dir->children[2]->dtype->ptype != PCH_VX_U64 || b->dir->children[3]->dtype->ptype != PCH_VX_U64) {
+        rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a content directory", rel);
+        goto done;
+    }
+    b->ids = b->dir->children[0];
+    b->packs = b->dir->children[1];
+    b->rows = b->dir->children[2];
+    b->raw = b->dir->children[3];
+    b->n = b->dir->len;
+    for (uint64_t i = 0; i < b->n; i++) {
+        int64_t l = b->ids->offsets[i + 1] - b->ids->offsets[i];
+        if (l != 32 || !pch_vx_array_is_valid(b->ids, i) || !pch_vx_array_is_valid(b->packs, i) ||
+            !hex_id((const char *)b->packs->data + b->packs->offsets[i], (size_t)(b->packs->offsets[i + 1] - b->packs->offsets[i])) ||
+            (i && memcmp(b->ids->data + b->ids->offsets[i - 1], b->ids->data + b->ids->offsets[i], 32) >= 0)) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "%s: row %" PRIu64 " breaks the directory (32-byte ids, sorted, unique; hex pack ids)", rel, i);
+            goto done;
+        }
+    }
+#undef CK
+done:
+    pch_vx_file_free(f);
+    pch_buf_dispose(&path);
+    if (rc < 0) { pj_blobs_free(b); return rc; }
+    *out = b;
+    return PCH_OK;
+}
+
+static int64_t lookup(const pj_blobs *b, const uint8_t id[32])
+{
+    uint64_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int c = memcmp(b->ids->data + b->ids->offsets[mid], id, 32);
+        if (c == 0) return (int64_t)mid;
+        if (c < 0) lo = mid + 1; else hi = mid;
+    }
+    return -1;
+}
+
+static int pack_file(pj_blobs *b, const char *pack_id, pch_vx_file **f, pch_vxp_query_stats *st, pch_error *err)
+{
+    pch_buf path;
+    int rc;
+    for (int i = 0; i < 8; i++)
+        if (b->open[i].f && strcmp(b->open[i].id, pack_id) == 0) { *f = b->open[i].f; if (st) st->footer_cache_hits++; return PCH_OK; }
+    unsigned s = b->next_slot++ % 8;
+    pch_vx_file_free(b->open[s].f);
+    b->open[s].f = NULL;
+    pch_buf_init(&path, b->ctx);
+    pch_buf_printf(&path, "%s/blobs/%s.vortex", b->root, pack_id);
+    if (path.oom) return nomem(err);
+    rc = pch_vx_file_open(&b->open[s].f, b->ctx, (const char *)path.data, err);
+    if (rc < 0 && rc == PCH_EIO) pch_error_prefix(err, "missing blob pack blobs/%s.vortex", pack_id);
+    pch_buf_dispose(&path);
+    PCH_TRY(rc);
+    if (st) st->files_opened++;
+    memcpy(b->open[s].id, pack_id, 33);
+    *f = b->open[s].f;
+    return PCH_OK;
+}
+
+int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_stats *st, pch_error *err)
+{
+    static const char *const cols[] = { "content_id", "codec", "raw_length", "stored_length", "payload" };
+    pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+    pch_vx_file *f = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_dtype *dt = NULL;
+    char pack_id[33], hex[65];
+    int64_t k = b ? lookup(b, id) : -1;
+    uint64_t row, raw, stored, codec;
+    const uint8_t *pl;
+    size_t pn;
+    uint8_t got[32];
+    int rc;
+    pch_hex_encode(hex, id, 32);
+    if (k < 0) return pch_error_set(err, PCH_ECORRUPT, "content blake3:%s is not in the content directory (dangling reference)", hex);
+    memcpy(pack_id, b->packs->data + b->packs->offsets[k], 32);
+    pack_id[32] = 0;
+    row = pch_load_le64(b->rows->data + 8 * (size_t)k);
+    PCH_TRY(pack_file(b, pack_id, &f, st, err));
+    if (row >= pch_vx_file_row_count(f)) return pch_error_set(err, PCH_ECORRUPT, "blobs/%s.vortex: row %" PRIu64 " past its end", pack_id, row);
+    so.columns = cols;
+    so.n_columns = 5;
+    so.row_begin = row;
+    so.row_end = row + 1;
+    PCH_TRY(pch_vx_file_scan(f, &so, &a, &dt, err));
+    rc = PCH_ECORRUPT;
+    if (a->len != 1 || a->children[0]->dtype->kind != PCH_VX_BINARY || a->children[4]->dtype->kind != PCH_VX_BINARY ||
+        a->children[1]->dtype->kind != PCH_VX_PRIMITIVE || a->children[1]->dtype->ptype != PCH_VX_U8 ||
+        a->children[2]->dtype->ptype != PCH_VX_U64 || a->children[3]->dtype->ptype != PCH_VX_U64) {
+        pch_error_set(err, rc, "blobs/%s.vortex: not a blob pack", pack_id);
+        goto done;
+    }
+    if (a->children[0]->offsets[1] != 32 || memcmp(a->children[0]->data, id, 32) != 0) {
+        pch_error_set(err, rc, "blobs/%s.vortex row %" PRIu64 ": holds another content id than blake3:%s", pack_id, row, hex);
+        goto done;
+    }
+    codec = a->children[1]->data[0];
+    raw = pch_load_le64(a->children[2]->data);
+    stored = pch_load_le64(a->children[3]->data);
+    pl = a->children[4]->data;
+    pn = (size_t)a->children[4]->offsets[1];
+    if (raw != pch_load_le64(b->raw->data + 8 * (size_t)k)) { pch_error_set(err, rc, "blake3:%s: raw length %" PRIu64 " in the pack, %" PRIu64 " in the directory", hex, raw, pch_load_le64(b->raw->data + 8 * (size_t)k)); goto done; }
+    if (stored != pn) { pch_error_set(err, rc, "blake3:%s: stored length %" PRIu64 " but %zu payload bytes", hex, stored, pn); goto done; }
+    if (raw > pch_ctx_limits(b->ctx)->max_alloc) { pch_error_set(err, PCH_ELIMIT, "blake3:%s: raw length %" PRIu64 " above the allocation limit", hex, raw); rc = PCH_ELIMIT; goto done; }
+    {
+        size_t base = out->len;
+        if (pch_buf_reserve(out, (size_t)raw) < 0) { rc = nomem(err); goto done; }
+        if (codec == CODEC_IDENTITY) {
+            if (raw != pn) { pch_error_set(err, rc, "blake3:%s: identity codec with raw %" PRIu64 " != stored %zu", hex, raw, pn); goto done; }
+            memcpy(out->data + base, pl, pn);
+        } else if (codec == CODEC_ZSTD) {
+            unsigned long long fs = ZSTD_getFrameContentSize(pl, pn);
+            size_t dn;
+            if (fs != raw) { pch_error_set(err, rc, "blake3:%s: zstd frame declares %llu bytes, raw length %" PRIu64, hex, fs, raw); goto done; }
+            dn = ZSTD_decompress(out->data + base, (size_t)raw, pl, pn);
+            if (ZSTD_isError(dn) || dn != raw) { pch_error_set(err, rc, "blake3:%s: zstd payload does not decode to its raw length", hex); goto done; }
+        } else {
+            pch_error_set(err, PCH_EUNSUPPORTED, "blake3:%s: unknown codec %" PRIu64, hex, codec);
+            rc = PCH_EUNSUPPORTED;
+            goto done;
+        }
+        pch_blake3_hash(got, out->data + base, (size_t)raw);
+        if (memcmp(got, id, 32) != 0) { pch_error_set(err, rc, "blake3:%s: payload hash mismatch (blobs/%s.vortex row %" PRIu64 ")", hex, pack_id, row); goto done; }
+        out->len = base + (size_t)raw;
+        out->data[out->len] = 0;
+    }
+    if (st) { st->blobs_hydrated++; st->blob_bytes += raw; }
+    rc = PCH_OK;
+done:
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+    return rc;
+}
+
+int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t *n, pch_error *err)
+{
+    pch_buf tmp;
+    pch_buf_init(&tmp, b->ctx);
+    (void)err;
+    for (uint64_t i = 0; i < b->n; i++) {
+        pch_error e;
+        char file[64];
+        pch_error_clear(&e);
+        pch_buf_clear(&tmp);
+        if (pj_blobs_get(b, b->ids->data + b->ids->offsets[i], &tmp, NULL, &e) < 0) {
+            snprintf(file, sizeof file, "blobs/%.32s.vortex", (const char *)b->packs->data + b->packs->offsets[i]);
+            cb(file, e.msg, payload);
+            (*n)++;
+        }
+    }
+    pch_buf_dispose(&tmp);
+    return PCH_OK;
+}

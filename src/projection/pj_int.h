@@ -1,0 +1,259 @@
+/* Internal interface of src/projection (the RFC-0006 Vortex trajectory projection).
+** Files: pj_model.c (physical model: lanes of a data file, trajectory → lanes → ATIF),
+** pj_content.c (content tiers, blob packs, content directory), pj_root.c (CURRENT,
+** manifests, paths, publish), pj_build.c (cluster writer, directory, commit), pj_read.c
+** (snapshot, point read, export), pj_verify.c (§15 checks, inspect). */
+#ifndef PCH_PJ_INT_H
+#define PCH_PJ_INT_H
+
+#include "core/core.h"
+#include "json/json.h"
+#include "pchronicle/atif.h"
+#include "pchronicle-vortex/vortex.h"
+#include "pchronicle-vortex/projection.h"
+
+/* ---------------------------------------------------------------- lanes (§6, §7) */
+
+/* Every lane of a data file: group (a non-nullable struct = one lane group, §7.1), name and
+** dtype in the vortex.h schema syntax. Step lanes are lists with one item per step of the
+** trajectory (the offsets tie them to the trajectory row), tool-call and result lanes are
+** lists of lists (second-level offsets per step). docs/vortex-projection.md §2 has the
+** meaning of every lane. */
+#define PJ_GROUPS(X) \
+    X(ID, "id") X(SUMMARY, "summary") X(STEPS, "steps") X(MESSAGE, "message") \
+    X(TOOLS, "tools") X(TOKENS, "tokens")
+
+#define PJ_LANES(X) \
+    /* identity, run, lineage: once per trajectory (§6.2) */ \
+    X(ID, SOURCE_ID, "source_id", "utf8") \
+    X(ID, RUN_KEY, "run_key", "utf8") \
+    X(ID, TRAJECTORY_KEY, "trajectory_key", "utf8") \
+    X(ID, KEY_FLAGS, "key_flags", "u8") \
+    X(ID, DOC_PATH, "doc_path", "utf8") \
+    X(ID, PREORDER, "preorder", "u32") \
+    X(ID, PARENT_RUN_KEY, "parent_run_key", "utf8?") \
+    X(ID, PARENT_TRAJECTORY_KEY, "parent_trajectory_key", "utf8?") \
+    X(ID, PARENT_LOCAL_ORDINAL, "parent_local_ordinal", "u32?") \
+    X(ID, CHILD_RUN_KEYS, "child_run_keys", "list<utf8>") \
+    X(ID, CHILD_TRAJECTORY_KEYS, "child_trajectory_keys", "list<utf8>") \
+    X(ID, SCHEMA_VERSION, "schema_version", "utf8?") \
+    X(ID, SESSION_ID, "session_id", "utf8?") \
+    X(ID, TRAJECTORY_ID, "trajectory_id", "utf8?") \
+    X(ID, AGENT_NAME, "agent_name", "utf8?") \
+    X(ID, AGENT_VERSION, "agent_version", "utf8?") \
+    X(ID, AGENT_MODEL_NAME, "agent_model_name", "utf8?") \
+    X(ID, STATE, "projection_state", "u8") \
+    X(ID, WARNINGS, "projection_warnings", "u32") \
+    X(ID, REVISION, "revision", "u64") \
+    X(ID, ESCAPE, "escape", "utf8?") \
+    /* summary lanes (§14.2) */ \
+    X(SUMMARY, STEP_COUNT, "step_count", "u32") \
+    X(SUMMARY, TOOL_CALL_COUNT, "tool_call_count", "u32") \
+    X(SUMMARY, RESULT_COUNT, "result_count", "u32") \
+    X(SUMMARY, MIN_TS, "min_timestamp_ms", "i64?") \
+    X(SUMMARY, MAX_TS, "max_timestamp_ms", "i64?") \
+    X(SUMMARY, SOURCE_MASK, "source_mask", "u8") \
+    X(SUMMARY, MODEL_BLOOM, "model_bloom", "u64") \
+    X(SUMMARY, TOOL_BLOOM, "tool_bloom", "u64") \
+    X(SUMMARY, COPIED_STEPS, "copied_step_count", "u32") \
+    X(SUMMARY, PROMPT_TOKENS, "prompt_tokens", "u64") \
+    X(SUMMARY, COMPLETION_TOKENS, "completion_tokens", "u64") \
+    X(SUMMARY, FLAGS, "flags", "u8") \
+    X(SUMMARY, LOGICAL_BYTES, "logical_bytes", "u64") \
+    /* step scalars (§6.3) */ \
+    X(STEPS, STEP_ID, "step_id", "list<i64?>") \
+    X(STEPS, TS_MS, "timestamp_ms", "list<i64?>") \
+    X(STEPS, TS_TEXT, "timestamp_text", "list<utf8?>") \
+    X(STEPS, SOURCE, "source", "list<u8>") \
+    X(STEPS, MODEL_NAME, "model_name", "list<utf8?>") \
+    X(STEPS, REASONING_EFFORT, "reasoning_effort", "list<utf8?>") \
+    X(STEPS, LLM_CALL_COUNT, "llm_call_count", "list<i64?>") \
+    X(STEPS, COPIED, "is_copied_context", "list<bool?>") \
+    X(STEPS, ESCAPE, "escape", "list<utf8?>") \
+    /* message and reasoning content (§6.4, §9): kind + hot / cold / external lanes */ \
+    X(MESSAGE, KIND, "message_kind", "list<u8>") \
+    X(MESSAGE, HOT, "message_hot", "list<utf8?>") \
+    X(MESSAGE, COLD, "message_cold", "list<utf8?>") \
+    X(MESSAGE, REF, "message_ref", "list<binary?>") \
+    X(MESSAGE, PART_KIND, "part_kind", "list<list<u8>>") \
+    X(MESSAGE, PART_HOT, "part_text_hot", "list<list<utf8?>>") \
+    X(MESSAGE, PART_COLD, "part_text_cold", "list<list<utf8?>>") \
+    X(MESSAGE, PART_REF, "part_text_ref", "list<list<binary?>>") \
+    X(MESSAGE, PART_ESCAPE, "part_escape", "list<list<utf8?>>") \
+    X(MESSAGE, PART_ASSET, "part_asset", "list<list<binary?>>") \
+    X(MESSAGE, RKIND, "reasoning_kind", "list<u8>") \
+    X(MESSAGE, RHOT, "reasoning_hot", "list<utf8?>") \
+    X(MESSAGE, RCOLD, "reasoning_cold", "list<utf8?>") \
+    X(MESSAGE, RREF, "reasoning_ref", "list<binary?>") \
+    /* tool calls and observation results (§6.1, §5.5) */ \
+    X(TOOLS, CALL_ID, "tool_call_id", "list<list<utf8?>?>") \
+    X(TOOLS, FUNCTION, "function_name", "list<list<utf8?>>") \
+    X(TOOLS, ARGS_HOT, "arguments_hot", "list<list<utf8?>>") \
+    X(TOOLS, ARGS_COLD, "arguments_cold", "list<list<utf8?>>") \
+    X(TOOLS, ARGS_REF, "arguments_ref", "list<list<binary?>>") \
+    X(TOOLS, CALL_ESCAPE, "call_escape", "list<list<utf8?>>") \
+    X(TOOLS, OBS_KIND, "observation_kind", "list<u8>") \
+    X(TOOLS, OBS_ESCAPE, "observation_escape", "list<utf8?>") \
+    X(TOOLS, RES_CALL, "result_call_ordinal", "list<list<u32?>>") \
+    X(TOOLS, RES_ORIGIN, "result_origin", "list<list<u8>>") \
+    X(TOOLS, RES_KIND, "result_kind", "list<list<u8>>") \
+    X(TOOLS, RES_HOT, "result_hot", "list<list<utf8?>>") \
+    X(TOOLS, RES_COLD, "result_cold", "list<list<utf8?>>") \
+    X(TOOLS, RES_REF, "result_ref", "list<list<binary?>>") \
+    X(TOOLS, RES_ESCAPE, "result_escape", "list<list<utf8?>>") \
+    /* metrics and training lanes (§6.5): typed, never JSON text */ \
+    X(TOKENS, METRICS_KIND, "metrics_kind", "list<u8>") \
+    X(TOKENS, PROMPT_TOKENS, "prompt_tokens", "list<i64?>") \
+    X(TOKENS, COMPLETION_TOKENS, "completion_tokens", "list<i64?>") \
+    X(TOKENS, CACHED_TOKENS, "cached_tokens", "list<i64?>") \
+    X(TOKENS, COST_USD, "cost_usd", "list<f64?>") \
+    X(TOKENS, PROMPT_IDS, "prompt_token_ids", "list<list<u32>?>") \
+    X(TOKENS, COMPLETION_IDS, "completion_token_ids", "list<list<u32>?>") \
+    X(TOKENS, LOGPROBS32, "logprobs_f32", "list<list<f32>?>") \
+    X(TOKENS, LOGPROBS64, "logprobs_f64", "list<list<f64>?>") \
+    X(TOKENS, METRICS_ESCAPE, "metrics_escape", "list<utf8?>")
+
+#define PJ_G_ENUM(g, name) PJ_G_##g,
+enum { PJ_GROUPS(PJ_G_ENUM) PJ_G_N };
+#define PJ_L_ENUM(g, l, name, type) PJ_##g##_##l,
+enum { PJ_LANES(PJ_L_ENUM) PJ_L_N };
+
+/* Content kinds of message_kind / reasoning_kind / result_kind. */
+enum { PJ_CK_ABSENT = 0, PJ_CK_TEXT = 1, PJ_CK_PARTS = 2, PJ_CK_JSON = 3 };
+/* part_kind */
+enum { PJ_PK_TEXT = 1, PJ_PK_OTHER = 2 };
+/* observation_kind: 0 absent, 1 object with results, 2 object without results */
+/* metrics_kind: 0 absent (or kept in the step escape), 1 object (typed lanes + escape) */
+/* key_flags */
+#define PJ_KEY_RUN_GENERATED 0x01
+#define PJ_KEY_TRAJ_GENERATED 0x02
+#define PJ_KEY_HAS_AGENT 0x04
+#define PJ_KEY_HAS_STEPS 0x08
+#define PJ_KEY_HAS_SUBAGENTS 0x10
+/* summary flags */
+#define PJ_SUM_HAS_LOGPROBS 0x01
+#define PJ_SUM_HAS_EXTERNAL 0x02
+#define PJ_SUM_HAS_TOKEN_IDS 0x04
+#define PJ_SUM_HAS_REWARD 0x08
+/* projection_warnings beyond the ATIF ones (RFC-0006 §6.5) */
+#define PJ_W_LOGPROB_LENGTH 0x10000u
+
+/* Lane metadata, group of each lane, and the data-file dtype. */
+extern const char *const pj_group_names[PJ_G_N];
+extern const char *const pj_lane_names[PJ_L_N];
+extern const uint8_t pj_lane_group[PJ_L_N];
+/* Index of a lane inside its group struct. */
+uint8_t pj_lane_field(int lane);
+int pj_data_dtype(pch_ctx *ctx, pch_vx_dtype **out, pch_error *err);
+
+/* ---------------------------------------------------------------- content (§9) */
+
+typedef struct pj_content pj_content;   /* blob packs + content directory of one build */
+
+/* Where a content value went. */
+typedef enum pj_tier { PJ_TIER_HOT = 0, PJ_TIER_COLD = 1, PJ_TIER_EXTERNAL = 2 } pj_tier;
+
+/* Choose the tier of a value of n bytes; an external value is stored (deduplicated by
+** BLAKE3) and id receives its content id. */
+int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type,
+                   const char *media_type, pj_tier *tier, uint8_t id[32], pch_error *err);
+/* The builder's content store: packs are staged under stage_dir. */
+int pj_content_new(pj_content **out, pch_ctx *ctx, const char *stage_dir,
+                   const pch_vxp_build_options *o, pch_error *err);
+void pj_content_free(pj_content *c);
+/* Seal the last pack and write the content directory (sorted by id) into stage_dir.
+** Appends manifest JSON fragments for packs and the directory to packs_json / dir_json. */
+int pj_content_finish(pj_content *c, const char *snapshot_id, pch_buf *packs_json,
+                      pch_buf *dir_json, pch_vxp_build_stats *st, pch_error *err);
+/* Names of the staged files to publish, in order (packs first, then the directory). */
+size_t pj_content_n_files(const pj_content *c);
+const char *pj_content_file(const pj_content *c, size_t i);
+
+/* Reader side: content directory loaded from a snapshot; fetches and checks values. */
+typedef struct pj_blobs pj_blobs;
+int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest,
+                  const char *msrc, pch_error *err);
+void pj_blobs_free(pj_blobs *b);
+/* Hydrate one value: checks BLAKE3, raw length and codec (§9.5). out appended. */
+int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_stats *st,
+                 pch_error *err);
+/* Number of directory entries, and entry i (verify). */
+uint64_t pj_blobs_count(const pj_blobs *b);
+int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t *n,
+                       pch_error *err);
+
+/* ---------------------------------------------------------------- root (§10) */
+
+#define PJ_CURRENT_FORMAT "pchronicle-vortex-current/v1"
+#define PJ_MANIFEST_FORMAT "pchronicle-vortex-manifest/v1"
+
+typedef struct pj_current {
+    char snapshot_id[64];
+    char manifest[128];
+    char digest[80];     /* "blake3:<64 hex>" */
+} pj_current;
+
+/* Read and validate ROOT/CURRENT. PCH_ENOTFOUND when there is none. raw (may be NULL)
+** receives the file's bytes (for the stale check). */
+int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw,
+                    pch_error *err);
+/* A path from a manifest or CURRENT: relative, no "..", no "." segments, no backslash, no
+** NUL, under one of the dataset's directories (§16.2). */
+int pj_path_check(const char *path, size_t len, pch_error *err);
+/* "blake3:<hex>" of a whole file; bytes_out = its size. */
+int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err);
+/* Random lowercase hex id of 2*n chars. */
+int pj_random_id(char *out, size_t n, pch_error *err);
+/* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */
+int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur,
+                     pch_json_parser **parser, pch_buf *text, const pch_json_value **m,
+                     pch_error *err);
+/* Members of a manifest with checks (NULL / 0 when absent or of the wrong kind). */
+const pch_json_value *pj_json_member(const pch_json_value *o, const char *key, pch_json_kind kind);
+bool pj_json_u64(const pch_json_value *o, const char *key, uint64_t *out);
+/* A string member copied into out (NUL-terminated, at most cap-1 bytes); false if missing,
+** too long or containing NUL. */
+bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap);
+
+/* ---------------------------------------------------------------- model (§6) */
+
+/* Per-trajectory derived values the builder needs for the directory and summary. */
+typedef struct pj_traj_info {
+    uint32_t steps, calls, results;
+    bool has_ts;
+    int64_t min_ts, max_ts;
+    uint64_t logical_bytes;
+    uint64_t tokens;
+} pj_traj_info;
+
+/* Append trajectory i of doc as one row to the root builder (every group). */
+int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *jp,
+                    const pch_atif_doc *doc, size_t i, const pch_vxp_build_options *o,
+                    pj_traj_info *info, pch_error *err);
+/* Two bits of a 64-bit bloom for a model / function name (summary lanes, §14.2). */
+uint64_t pj_bloom_bits(const char *s, size_t n);
+
+/* A decoded cluster: the root struct array of a data file's row range. */
+typedef struct pj_rows {
+    const pch_vx_array *g[PJ_G_N];     /* group arrays */
+    const pch_vx_array *l[PJ_L_N];     /* lane arrays */
+} pj_rows;
+int pj_rows_bind(pj_rows *r, const pch_vx_array *root, pch_error *err);
+
+/* Append the ATIF JSON (compact, schema key order) of row `row` of r, without its
+** subagent_trajectories (children are appended by the caller via child_cb, called at the
+** place of the key when the trajectory had it). Content is hydrated through blobs (may be
+** NULL for Preview). */
+typedef int (*pj_child_cb)(pch_buf *out, const char *run_key, size_t run_len,
+                           const char *traj_key, size_t traj_len, void *payload, pch_error *err);
+int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
+                        pch_vxp_hydration mode, pch_vxp_query_stats *st, pj_child_cb child_cb,
+                        void *payload, pch_error *err);
+/* Structural checks of a decoded cluster (§15: offsets agree across lanes of one level,
+** token/logprob length relations, kinds in range). Findings via cb; returns the count. */
+size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload);
+
+/* Shortest text of a float32 that reads back as the same double (or 0 if none). */
+size_t pj_fmt_f32(char out[32], float f);
+
+#endif

@@ -1,0 +1,1354 @@
+/* Physical model of a trajectory data file (RFC-0006 §6): one row per trajectory, lane
+** groups as struct layouts (§7.1), step lanes as lists tied to the trajectory by their
+** offsets, tool-call / result / content-part lanes as lists of lists (second-level
+** offsets). "Typed core + JSON escape" (§6.6): a field goes to its typed lane only when the
+** typed value writes back as the same JSON value; anything else (extra, unknown members,
+** values of an unexpected JSON kind) is kept in the escape lane of its object, so the
+** reconstruction is JSON-equal to the input for every document. Step order is input order
+** (§6.7); null, empty and absent stay distinct (§6.4). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "projection/pj_int.h"
+
+#define PJ_G_NAME(g, name) name,
+const char *const pj_group_names[PJ_G_N] = { PJ_GROUPS(PJ_G_NAME) };
+#define PJ_L_NAME(g, l, name, type) name,
+const char *const pj_lane_names[PJ_L_N] = { PJ_LANES(PJ_L_NAME) };
+#define PJ_L_GROUP(g, l, name, type) PJ_G_##g,
+const uint8_t pj_lane_group[PJ_L_N] = { PJ_LANES(PJ_L_GROUP) };
+#define PJ_L_TYPE(g, l, name, type) type,
+static const char *const lane_types[PJ_L_N] = { PJ_LANES(PJ_L_TYPE) };
+/* Field index of each lane inside its group, computed once from the table. */
+static uint8_t lane_field[PJ_L_N];
+static int lane_field_ready;
+uint8_t pj_lane_field(int lane)
+{
+    if (!lane_field_ready) {
+        uint8_t next[PJ_G_N] = { 0 };
+        for (int l = 0; l < PJ_L_N; l++) lane_field[l] = next[pj_lane_group[l]]++;
+        lane_field_ready = 1;
+    }
+    return lane_field[lane];
+}
+
+int pj_data_dtype(pch_ctx *ctx, pch_vx_dtype **out, pch_error *err)
+{
+    pch_buf s;
+    int rc;
+    pch_buf_init(&s, ctx);
+    for (int g = 0; g < PJ_G_N; g++) {
+        bool first = true;
+        pch_buf_printf(&s, "%s%s:struct<", g ? "," : "", pj_group_names[g]);
+        for (int l = 0; l < PJ_L_N; l++) {
+            if (pj_lane_group[l] != g) continue;
+            pch_buf_printf(&s, "%s%s:%s", first ? "" : ",", pj_lane_names[l], lane_types[l]);
+            first = false;
+        }
+        pch_buf_putc(&s, '>');
+    }
+    if (s.oom) { pch_buf_dispose(&s); return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+    rc = pch_vx_dtype_parse(out, ctx, (const char *)s.data, err);
+    pch_buf_dispose(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ numbers */
+
+size_t pj_fmt_f32(char out[32], float f)
+{
+    /* shortest decimal that reads back as the same float; rendered like the double path */
+    char tmp[48];
+    int prec;
+    if (!isfinite(f)) { out[0] = 0; return 0; }
+    for (prec = 1; prec < 10; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, (double)f);
+        if (strtof(tmp, NULL) == f) break;
+    }
+    return pch_json__fmt_double(out, strtod(tmp, NULL));
+}
+
+/* The JSON text is an integer in canonical form (what "%lld" prints). */
+static bool int_text(const char *p, size_t n, int64_t *v)
+{
+    char tmp[24];
+    char *end;
+    long long x;
+    if (n == 0 || n > 20) return false;
+    memcpy(tmp, p, n);
+    tmp[n] = 0;
+    errno = 0;
+    x = strtoll(tmp, &end, 10);
+    if (errno || *end || (size_t)snprintf(tmp, sizeof tmp, "%lld", x) != n || memcmp(tmp, p, n) != 0) return false;
+    *v = x;
+    return true;
+}
+
+/* A real (fraction or exponent), finite: typed as f64, written back by fmt_double. */
+static bool real_text(const char *p, size_t n, double *v)
+{
+    char tmp[64];
+    bool real = false;
+    if (n == 0 || n >= sizeof tmp) return false;
+    for (size_t i = 0; i < n; i++) if (p[i] == '.' || p[i] == 'e' || p[i] == 'E') real = true;
+    if (!real) return false;
+    memcpy(tmp, p, n);
+    tmp[n] = 0;
+    *v = strtod(tmp, NULL);
+    return isfinite(*v);
+}
+
+/* ------------------------------------------------------------------ writer side */
+
+typedef struct app {
+    pch_vx_builder *lane[PJ_L_N];
+    pch_vx_builder *group[PJ_G_N];
+    pch_json_parser *jp;
+    pj_content *content;
+    const pch_vxp_build_options *o;
+    const char *doc_path;
+    pch_buf esc;                 /* escape object being built */
+    pch_buf tmp;
+    pch_error *err;
+    uint64_t logical;
+    bool external;
+} app;
+
+#define B(l) (a->lane[PJ_##l])
+static uint64_t fnv1a64(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 0x100000001b3ull; }
+    return h;
+}
+uint64_t pj_bloom_bits(const char *s, size_t n)
+{
+    uint64_t h = fnv1a64(s, n);
+    return (1ull << (h & 63)) | (1ull << ((h >> 6) & 63));
+}
+
+#define TRY(x) do { int t_rc_ = (x); if (t_rc_ < 0) return t_rc_; } while (0)
+static int oom(app *a) { return pch_error_set(a->err, PCH_ENOMEM, "projection: out of memory"); }
+
+static pch_vx_builder *elem(pch_vx_builder *b) { return pch_vx_builder_child(b, 0); }
+
+static int put_str(app *a, pch_vx_builder *b, const char *s, size_t n)
+{
+    a->logical += n;
+    return pch_vx_builder_append_bytes(b, s, n, a->err);
+}
+static int put_cstr(app *a, pch_vx_builder *b, const char *s)
+{
+    if (!s) return pch_vx_builder_append_null(b, a->err);
+    return put_str(a, b, s, strlen(s));
+}
+static int put_null(app *a, pch_vx_builder *b) { return pch_vx_builder_append_null(b, a->err); }
+
+/* escape object: "{" k:v,... "}" ; empty → null lane value */
+static void esc_begin(app *a) { pch_buf_clear(&a->esc); }
+static int esc_add(app *a, const char *k, size_t kn, const char *v, size_t vn)
+{
+    if (pch_buf_putc(&a->esc, a->esc.len ? ',' : '{') < 0) return oom(a);
+    if (pch_json__write_string(&a->esc, k, kn) < 0) return pch_error_set(a->err, PCH_EINVAL, "projection: key is not UTF-8");
+    if (pch_buf_putc(&a->esc, ':') < 0 || pch_buf_append(&a->esc, v, vn) < 0) return oom(a);
+    return PCH_OK;
+}
+static int esc_raw(app *a, const char *k, const pch_atif_raw *r)
+{
+    return r->ptr ? esc_add(a, k, strlen(k), r->ptr, r->len) : PCH_OK;
+}
+static int esc_unknown(app *a, const pch_atif_member *m, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) TRY(esc_add(a, m[i].key, m[i].key_len, m[i].value.ptr, m[i].value.len));
+    return PCH_OK;
+}
+static int esc_end(app *a, pch_vx_builder *b)
+{
+    if (!a->esc.len) return put_null(a, b);
+    if (pch_buf_putc(&a->esc, '}') < 0) return oom(a);
+    return put_str(a, b, (const char *)a->esc.data, a->esc.len);
+}
+
+static bool is_str(const pch_atif_raw *r) { return r->ptr && r->len >= 2 && r->ptr[0] == '"'; }
+
+/* Decode a JSON string raw value (parser-owned memory, valid until the next parse). */
+static int decode_str(app *a, const pch_atif_raw *r, const char **p, size_t *n)
+{
+    const pch_json_value *v;
+    if (pch_json_parser_parse(a->jp, r->ptr, r->len, &v, a->err) < 0) return a->err ? a->err->code : PCH_EINVAL;
+    if (v->kind != PCH_JSON_STRING) return pch_error_set(a->err, PCH_EINVAL, "projection: expected a string");
+    *p = v->u.str.ptr;
+    *n = v->u.str.len;
+    return PCH_OK;
+}
+
+/* One content value into hot / cold / ref lanes (§9.1). */
+static int put_content(app *a, pch_vx_builder *hot, pch_vx_builder *cold, pch_vx_builder *ref,
+                       const char *p, size_t n, uint8_t logical_type)
+{
+    pj_tier tier;
+    uint8_t id[32];
+    TRY(pj_content_put(a->content, p, n, logical_type, NULL, &tier, id, a->err));
+    if (tier == PJ_TIER_HOT) {
+        TRY(put_str(a, hot, p, n)); TRY(put_null(a, cold)); return put_null(a, ref);
+    }
+    if (tier == PJ_TIER_COLD) {
+        TRY(put_null(a, hot)); TRY(put_str(a, cold, p, n)); return put_null(a, ref);
+    }
+    a->external = true;
+    a->logical += n;
+    TRY(put_null(a, hot)); TRY(put_null(a, cold));
+    return pch_vx_builder_append_bytes(ref, id, 32, a->err);
+}
+static int put_no_content(app *a, pch_vx_builder *hot, pch_vx_builder *cold, pch_vx_builder *ref)
+{
+    TRY(put_null(a, hot)); TRY(put_null(a, cold)); return put_null(a, ref);
+}
+
+/* A content field: string → TEXT, other JSON → JSON text; kind lane gets the kind. */
+static int put_value(app *a, const pch_atif_raw *r, pch_vx_builder *kind, pch_vx_builder *hot,
+                     pch_vx_builder *cold, pch_vx_builder *ref)
+{
+    if (!r->ptr) {
+        TRY(pch_vx_builder_append_uint(kind, PJ_CK_ABSENT, a->err));
+        return put_no_content(a, hot, cold, ref);
+    }
+    if (is_str(r)) {
+        const char *p;
+        size_t n;
+        TRY(decode_str(a, r, &p, &n));
+        TRY(pch_vx_builder_append_uint(kind, PJ_CK_TEXT, a->err));
+        return put_content(a, hot, cold, ref, p, n, PJ_CK_TEXT);
+    }
+    TRY(pch_vx_builder_append_uint(kind, PJ_CK_JSON, a->err));
+    return put_content(a, hot, cold, ref, r->ptr, r->len, PJ_CK_JSON);
+}
+
+/* Read an asset confined to the input root (§9.6, §16.2) and store it externally. */
+static int embed_asset(app *a, const pch_json_value *part, const char *src, uint8_t id[32], bool *has)
+{
+    const pch_json_value *source = pch_json_get(part, "source", 6), *path, *mt;
+    pch_buf file, full;
+    pj_tier tier;
+    char media[128] = "";
+    char *slash;
+    int rc;
+    *has = false;
+    (void)src;
+    if (!source || source->kind != PCH_JSON_OBJECT) return PCH_OK;
+    path = pch_json_get(source, "path", 4);
+    mt = pch_json_get(source, "media_type", 10);
+    if (!path || path->kind != PCH_JSON_STRING) return PCH_OK;
+    if (mt && mt->kind == PCH_JSON_STRING && mt->u.str.len < sizeof media) {
+        memcpy(media, mt->u.str.ptr, mt->u.str.len);
+        media[mt->u.str.len] = 0;
+    }
+    if (pch_atif_path_check(path->u.str.ptr, path->u.str.len, a->err) < 0)
+        return pch_error_prefix(a->err, "asset of %s", a->doc_path);
+    pch_buf_init(&full, NULL);
+    pch_buf_init(&file, NULL);
+    pch_buf_append_str(&full, a->o->assets_root ? a->o->assets_root : ".");
+    pch_buf_putc(&full, '/');
+    pch_buf_append_str(&full, a->doc_path);
+    if (full.oom) { pch_buf_dispose(&full); return oom(a); }
+    slash = strrchr((char *)full.data, '/');
+    full.len = (size_t)(slash - (char *)full.data) + 1;
+    pch_buf_append(&full, path->u.str.ptr, path->u.str.len);
+    if (full.oom) { pch_buf_dispose(&full); return oom(a); }
+    rc = pch_file_read_all(&file, (const char *)full.data, (size_t)1 << 31, a->err);
+    if (rc < 0) {
+        pch_error_prefix(a->err, "embed-assets: %s (referenced by %s)", (const char *)full.data, a->doc_path);
+        pch_buf_dispose(&full);
+        return rc;
+    }
+    pch_buf_dispose(&full);
+    /* assets are always external (§9.3: image/audio → external/identity) */
+    rc = pj_content_put(a->content, file.data, file.len, PJ_CK_PARTS, media, &tier, id, a->err);
+    pch_buf_dispose(&file);
+    TRY(rc);
+    *has = true;
+    a->external = true;
+    return PCH_OK;
+}
+
+/* Per-step value builder of a step lane (list<X>), and the item builder of a
+** list<list<X>> lane (its per-step list is S(l)). */
+#define S(l) elem(B(l))
+#define S2(l) elem(S(l))
+
+/* message: string → TEXT; array → PARTS (typed text parts, other parts as JSON); else JSON. */
+static int put_message(app *a, const pch_atif_raw *r)
+{
+    static const int part_lanes[] = { PJ_MESSAGE_PART_KIND, PJ_MESSAGE_PART_HOT, PJ_MESSAGE_PART_COLD,
+                                      PJ_MESSAGE_PART_REF, PJ_MESSAGE_PART_ESCAPE, PJ_MESSAGE_PART_ASSET };
+    pch_vx_builder *pk = S2(MESSAGE_PART_KIND), *ph = S2(MESSAGE_PART_HOT), *pc = S2(MESSAGE_PART_COLD),
+                   *pr = S2(MESSAGE_PART_REF), *pe = S2(MESSAGE_PART_ESCAPE), *pa = S2(MESSAGE_PART_ASSET);
+    if (!r->ptr || r->ptr[0] != '[') {
+        TRY(put_value(a, r, S(MESSAGE_KIND), S(MESSAGE_HOT), S(MESSAGE_COLD), S(MESSAGE_REF)));
+    } else {
+        const pch_json_value *v;
+        if (pch_json_parser_parse(a->jp, r->ptr, r->len, &v, a->err) < 0) return a->err->code;
+        TRY(pch_vx_builder_append_uint(S(MESSAGE_KIND), PJ_CK_PARTS, a->err));
+        TRY(put_no_content(a, S(MESSAGE_HOT), S(MESSAGE_COLD), S(MESSAGE_REF)));
+        for (uint32_t i = 0; i < v->n; i++) {
+            const pch_json_value *part = &v->u.items[i], *ty = NULL, *tx = NULL;
+            if (part->kind == PCH_JSON_OBJECT && part->n == 2) {
+                ty = pch_json_get(part, "type", 4);
+                tx = pch_json_get(part, "text", 4);
+                if (!ty || ty->kind != PCH_JSON_STRING || ty->u.str.len != 4 || memcmp(ty->u.str.ptr, "text", 4) != 0 ||
+                    !tx || tx->kind != PCH_JSON_STRING)
+                    tx = NULL;
+            }
+            if (tx) {
+                TRY(pch_vx_builder_append_uint(pk, PJ_PK_TEXT, a->err));
+                TRY(put_content(a, ph, pc, pr, tx->u.str.ptr, tx->u.str.len, PJ_CK_TEXT));
+                TRY(put_null(a, pe));
+                TRY(put_null(a, pa));
+            } else {
+                uint8_t id[32];
+                bool has = false;
+                TRY(pch_vx_builder_append_uint(pk, PJ_PK_OTHER, a->err));
+                TRY(put_no_content(a, ph, pc, pr));
+                TRY(put_str(a, pe, r->ptr + part->span_off, part->span_len));
+                if (a->o->assets == PCH_VXP_ASSETS_EMBED && part->kind == PCH_JSON_OBJECT)
+                    TRY(embed_asset(a, part, r->ptr, id, &has));
+                TRY(has ? pch_vx_builder_append_bytes(pa, id, 32, a->err) : put_null(a, pa));
+            }
+        }
+    }
+    for (size_t k = 0; k < sizeof part_lanes / sizeof part_lanes[0]; k++)
+        TRY(pch_vx_builder_append_valid(elem(a->lane[part_lanes[k]]), a->err));
+    return PCH_OK;
+}
+
+static bool same_text(const char *a, size_t an, const char *b)
+{
+    return b && strlen(b) == an && memcmp(a, b, an) == 0;
+}
+
+static int put_calls(app *a, const pch_atif_step *s, uint64_t *tool_bloom)
+{
+    static const int lanes[] = { PJ_TOOLS_CALL_ID, PJ_TOOLS_FUNCTION, PJ_TOOLS_ARGS_HOT, PJ_TOOLS_ARGS_COLD,
+                                 PJ_TOOLS_ARGS_REF, PJ_TOOLS_CALL_ESCAPE };
+    for (uint32_t i = 0; i < s->n_calls; i++) {
+        const pch_atif_tool_call *c = &s->calls[i];
+        bool id_typed = c->tool_call_id && is_str(&c->f[PCH_ATIF_C_TOOL_CALL_ID]);
+        bool fn_typed = c->function_name && is_str(&c->f[PCH_ATIF_C_FUNCTION_NAME]);
+        TRY(id_typed ? put_cstr(a, S2(TOOLS_CALL_ID), c->tool_call_id) : put_null(a, S2(TOOLS_CALL_ID)));
+        TRY(fn_typed ? put_cstr(a, S2(TOOLS_FUNCTION), c->function_name) : put_null(a, S2(TOOLS_FUNCTION)));
+        if (fn_typed) {
+            *tool_bloom |= pj_bloom_bits(c->function_name, strlen(c->function_name));
+        }
+        if (c->f[PCH_ATIF_C_ARGUMENTS].ptr)
+            TRY(put_content(a, S2(TOOLS_ARGS_HOT), S2(TOOLS_ARGS_COLD), S2(TOOLS_ARGS_REF),
+                            c->f[PCH_ATIF_C_ARGUMENTS].ptr, c->f[PCH_ATIF_C_ARGUMENTS].len, PJ_CK_JSON));
+        else
+            TRY(put_no_content(a, S2(TOOLS_ARGS_HOT), S2(TOOLS_ARGS_COLD), S2(TOOLS_ARGS_REF)));
+        esc_begin(a);
+        if (!id_typed) TRY(esc_raw(a, "tool_call_id", &c->f[PCH_ATIF_C_TOOL_CALL_ID]));
+        if (!fn_typed) TRY(esc_raw(a, "function_name", &c->f[PCH_ATIF_C_FUNCTION_NAME]));
+        TRY(esc_raw(a, "extra", &c->f[PCH_ATIF_C_EXTRA]));
+        TRY(esc_unknown(a, c->unknown, c->n_unknown));
+        TRY(esc_end(a, S2(TOOLS_CALL_ESCAPE)));
+    }
+    for (size_t k = 0; k < sizeof lanes / sizeof lanes[0]; k++) {
+        pch_vx_builder *l = elem(a->lane[lanes[k]]);
+        if (k == 0 && !s->has_tool_calls) TRY(put_null(a, l));   /* tool_calls absent */
+        else TRY(pch_vx_builder_append_valid(l, a->err));
+    }
+    return PCH_OK;
+}
+
+static int put_results(app *a, const pch_atif_step *s)
+{
+    static const int lanes[] = { PJ_TOOLS_RES_CALL, PJ_TOOLS_RES_ORIGIN, PJ_TOOLS_RES_KIND, PJ_TOOLS_RES_HOT,
+                                 PJ_TOOLS_RES_COLD, PJ_TOOLS_RES_REF, PJ_TOOLS_RES_ESCAPE };
+    TRY(pch_vx_builder_append_uint(S(TOOLS_OBS_KIND), !s->has_observation ? 0 : s->has_results ? 1 : 2, a->err));
+    esc_begin(a);
+    TRY(esc_unknown(a, s->obs_unknown, s->n_obs_unknown));
+    TRY(esc_end(a, S(TOOLS_OBS_ESCAPE)));
+    for (uint32_t i = 0; i < s->n_results; i++) {
+        const pch_atif_result *r = &s->results[i];
+        const pch_atif_raw *sc = &r->f[PCH_ATIF_R_SOURCE_CALL_ID];
+        bool implied = false;
+        if (r->call_ordinal >= 0 && (uint32_t)r->call_ordinal < s->n_calls && is_str(sc) && r->source_call_id) {
+            const pch_atif_tool_call *c = &s->calls[r->call_ordinal];
+            implied = c->tool_call_id && is_str(&c->f[PCH_ATIF_C_TOOL_CALL_ID]) &&
+                      strcmp(c->tool_call_id, r->source_call_id) == 0;
+        }
+        TRY(r->call_ordinal >= 0 ? pch_vx_builder_append_uint(S2(TOOLS_RES_CALL), (uint64_t)r->call_ordinal, a->err)
+                                 : put_null(a, S2(TOOLS_RES_CALL)));
+        TRY(pch_vx_builder_append_uint(S2(TOOLS_RES_ORIGIN), (uint64_t)r->origin, a->err));
+        TRY(put_value(a, &r->f[PCH_ATIF_R_CONTENT], S2(TOOLS_RES_KIND), S2(TOOLS_RES_HOT), S2(TOOLS_RES_COLD),
+                      S2(TOOLS_RES_REF)));
+        esc_begin(a);
+        if (!implied) TRY(esc_raw(a, "source_call_id", sc));
+        TRY(esc_raw(a, "subagent_trajectory_ref", &r->f[PCH_ATIF_R_SUBAGENT_TRAJECTORY_REF]));
+        TRY(esc_raw(a, "extra", &r->f[PCH_ATIF_R_EXTRA]));
+        TRY(esc_unknown(a, r->unknown, r->n_unknown));
+        TRY(esc_end(a, S2(TOOLS_RES_ESCAPE)));
+    }
+    for (size_t k = 0; k < sizeof lanes / sizeof lanes[0]; k++)
+        TRY(pch_vx_builder_append_valid(elem(a->lane[lanes[k]]), a->err));
+    return PCH_OK;
+}
+
+/* An array of canonical non-negative integers below 2^32. */
+static bool u32_array(const pch_json_value *v, const char *src)
+{
+    if (v->kind != PCH_JSON_ARRAY) return false;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const pch_json_value *x = &v->u.items[i];
+        int64_t t;
+        if (x->kind != PCH_JSON_NUMBER || !(x->num_flags & PCH_JSON_NUM_I64) || x->u.num.i < 0 ||
+            x->u.num.i > 0xffffffffll || !int_text(src + x->span_off, x->span_len, &t))
+            return false;
+    }
+    return true;
+}
+
+/* 0 = not a typed logprob array, 32 = every value float32-exact, 64 = float64 */
+static int real_array(const pch_json_value *v, const char *src)
+{
+    int w = 32;
+    if (v->kind != PCH_JSON_ARRAY) return 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const pch_json_value *x = &v->u.items[i];
+        double d;
+        char t[32];
+        if (x->kind != PCH_JSON_NUMBER || !real_text(src + x->span_off, x->span_len, &d)) return 0;
+        if (w == 32 && (fabs(d) > 3.4e38 || !pj_fmt_f32(t, (float)d) || strtod(t, NULL) != d)) w = 64;
+    }
+    return w;
+}
+
+static int put_ids(app *a, pch_vx_builder *lane, const pch_json_value *v)
+{
+    pch_vx_builder *it = elem(lane);
+    if (!v) return put_null(a, lane);
+    for (uint32_t i = 0; i < v->n; i++) TRY(pch_vx_builder_append_uint(it, (uint64_t)v->u.items[i].u.num.i, a->err));
+    a->logical += 4ull * v->n;
+    return pch_vx_builder_append_valid(lane, a->err);
+}
+
+static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t *ctok, uint32_t *warn,
+                       uint8_t *flags)
+{
+    const pch_atif_raw *m = &s->f[PCH_ATIF_S_METRICS];
+    const pch_json_value *v, *ids[2] = { NULL, NULL }, *lp = NULL;
+    int64_t tok[3];
+    bool has_tok[3] = { false, false, false };
+    bool has_cost = false;
+    double cost = 0;
+    int lpw = 0;
+    static const char *const tok_keys[3] = { "prompt_tokens", "completion_tokens", "cached_tokens" };
+    if (!m->ptr || m->ptr[0] != '{') {   /* absent, or not an object: the step escape keeps it */
+        TRY(pch_vx_builder_append_uint(S(TOKENS_METRICS_KIND), 0, a->err));
+        for (int l = PJ_TOKENS_PROMPT_TOKENS; l <= PJ_TOKENS_LOGPROBS64; l++) TRY(put_null(a, elem(a->lane[l])));
+        return put_null(a, S(TOKENS_METRICS_ESCAPE));
+    }
+    if (pch_json_parser_parse(a->jp, m->ptr, m->len, &v, a->err) < 0) return a->err->code;
+    esc_begin(a);
+    for (uint32_t i = 0; i < v->n; i++) {
+        const pch_json_member *mb = &v->u.members[i];
+        const pch_json_value *x = &mb->value;
+        const char *xt = m->ptr + x->span_off;
+        int k = -1;
+        for (int t = 0; t < 3; t++)
+            if (mb->key_len == strlen(tok_keys[t]) && memcmp(mb->key, tok_keys[t], mb->key_len) == 0) k = t;
+        if (k >= 0 && x->kind == PCH_JSON_NUMBER && int_text(xt, x->span_len, &tok[k])) { has_tok[k] = true; continue; }
+        if (mb->key_len == 8 && memcmp(mb->key, "cost_usd", 8) == 0 && x->kind == PCH_JSON_NUMBER &&
+            real_text(xt, x->span_len, &cost)) { has_cost = true; continue; }
+        if (mb->key_len == 16 && memcmp(mb->key, "prompt_token_ids", 16) == 0 && u32_array(x, m->ptr)) { ids[0] = x; continue; }
+        if (mb->key_len == 20 && memcmp(mb->key, "completion_token_ids", 20) == 0 && u32_array(x, m->ptr)) { ids[1] = x; continue; }
+        if (mb->key_len == 8 && memcmp(mb->key, "logprobs", 8) == 0 && (lpw = real_array(x, m->ptr)) != 0) { lp = x; continue; }
+        TRY(esc_add(a, mb->key, mb->key_len, xt, x->span_len));
+        if (mb->key_len == 5 && memcmp(mb->key, "extra", 5) == 0 && x->kind == PCH_JSON_OBJECT &&
+            pch_json_get(x, "reward", 6))
+            *flags |= PJ_SUM_HAS_REWARD;
+    }
+    TRY(pch_vx_builder_append_uint(S(TOKENS_METRICS_KIND), 1, a->err));
+    for (int t = 0; t < 3; t++)
+        TRY(has_tok[t] ? pch_vx_builder_append_int(elem(a->lane[PJ_TOKENS_PROMPT_TOKENS + t]), tok[t], a->err)
+                       : put_null(a, elem(a->lane[PJ_TOKENS_PROMPT_TOKENS + t])));
+    if (has_tok[0] && tok[0] > 0) *ptok += (uint64_t)tok[0];
+    if (has_tok[1] && tok[1] > 0) *ctok += (uint64_t)tok[1];
+    TRY(has_cost ? pch_vx_builder_append_float(S(TOKENS_COST_USD), cost, a->err) : put_null(a, S(TOKENS_COST_USD)));
+    TRY(put_ids(a, S(TOKENS_PROMPT_IDS), ids[0]));
+    TRY(put_ids(a, S(TOKENS_COMPLETION_IDS), ids[1]));
+    if (ids[0] || ids[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
+    if (lp) {
+        pch_vx_builder *l = lpw == 32 ? S(TOKENS_LOGPROBS32) : S(TOKENS_LOGPROBS64);
+        for (uint32_t i = 0; i < lp->n; i++) {
+            double d;
+            real_text(m->ptr + lp->u.items[i].span_off, lp->u.items[i].span_len, &d);
+            TRY(pch_vx_builder_append_float(elem(l), d, a->err));
+        }
+        a->logical += (uint64_t)lp->n * (lpw / 8);
+        TRY(pch_vx_builder_append_valid(l, a->err));
+        TRY(put_null(a, lpw == 32 ? S(TOKENS_LOGPROBS64) : S(TOKENS_LOGPROBS32)));
+        *flags |= PJ_SUM_HAS_LOGPROBS;
+        /* §6.5: logprobs align with completion_token_ids; a mismatch is kept and flagged */
+        if (ids[1] && ids[1]->n != lp->n) *warn |= PJ_W_LOGPROB_LENGTH;
+    } else {
+        TRY(put_null(a, S(TOKENS_LOGPROBS32)));
+        TRY(put_null(a, S(TOKENS_LOGPROBS64)));
+    }
+    return esc_end(a, S(TOKENS_METRICS_ESCAPE));
+}
+
+static const char *const source_names[4] = { NULL, "system", "user", "agent" };
+
+static int put_step(app *a, const pch_atif_step *s, pj_traj_info *info, uint8_t *mask, uint64_t *model_bloom,
+                    uint64_t *tool_bloom, uint32_t *copied, uint64_t *ptok, uint64_t *ctok, uint32_t *warn,
+                    uint8_t *flags)
+{
+    const pch_atif_raw *f = s->f;
+    int64_t v;
+    uint8_t src = 0;
+    bool ts_typed = false;
+    bool step_id_typed = f[PCH_ATIF_S_STEP_ID].ptr && int_text(f[PCH_ATIF_S_STEP_ID].ptr, f[PCH_ATIF_S_STEP_ID].len, &v);
+    bool llm_typed = f[PCH_ATIF_S_LLM_CALL_COUNT].ptr &&
+                     int_text(f[PCH_ATIF_S_LLM_CALL_COUNT].ptr, f[PCH_ATIF_S_LLM_CALL_COUNT].len, &v);
+    bool copied_typed = f[PCH_ATIF_S_IS_COPIED_CONTEXT].ptr && s->is_copied_context >= 0;
+    bool model_typed = is_str(&f[PCH_ATIF_S_MODEL_NAME]) && s->model_name;
+    bool effort_typed = is_str(&f[PCH_ATIF_S_REASONING_EFFORT]);
+
+    TRY(step_id_typed ? pch_vx_builder_append_int(S(STEPS_STEP_ID), s->step_id, a->err) : put_null(a, S(STEPS_STEP_ID)));
+    /* timestamp: UTC ms, plus the original text only where the ms do not write it back */
+    if (is_str(&f[PCH_ATIF_S_TIMESTAMP]) && s->timestamp) {
+        ts_typed = true;
+        if (s->has_timestamp) {
+            char iso[32];
+            pch_time_format_iso8601(iso, s->timestamp_ms);
+            TRY(pch_vx_builder_append_int(S(STEPS_TS_MS), s->timestamp_ms, a->err));
+            TRY(strcmp(iso, s->timestamp) == 0 ? put_null(a, S(STEPS_TS_TEXT)) : put_cstr(a, S(STEPS_TS_TEXT), s->timestamp));
+            if (!info->has_ts || s->timestamp_ms < info->min_ts) info->min_ts = s->timestamp_ms;
+            if (!info->has_ts || s->timestamp_ms > info->max_ts) info->max_ts = s->timestamp_ms;
+            info->has_ts = true;
+        } else {
+            TRY(put_null(a, S(STEPS_TS_MS)));
+            TRY(put_cstr(a, S(STEPS_TS_TEXT), s->timestamp));
+        }
+    } else {
+        TRY(put_null(a, S(STEPS_TS_MS)));
+        TRY(put_null(a, S(STEPS_TS_TEXT)));
+    }
+    if (is_str(&f[PCH_ATIF_S_SOURCE]))
+        for (uint8_t k = 1; k < 4; k++) if (same_text(f[PCH_ATIF_S_SOURCE].ptr + 1, f[PCH_ATIF_S_SOURCE].len - 2, source_names[k])) src = k;
+    TRY(pch_vx_builder_append_uint(S(STEPS_SOURCE), src, a->err));
+    if (src) *mask |= (uint8_t)(1u << src);
+    else if (f[PCH_ATIF_S_SOURCE].ptr) *mask |= 1;    /* has_other */
+    TRY(model_typed ? put_cstr(a, S(STEPS_MODEL_NAME), s->model_name) : put_null(a, S(STEPS_MODEL_NAME)));
+    if (model_typed) {
+        *model_bloom |= pj_bloom_bits(s->model_name, strlen(s->model_name));
+    }
+    if (effort_typed) {
+        const char *p;
+        size_t n;
+        TRY(decode_str(a, &f[PCH_ATIF_S_REASONING_EFFORT], &p, &n));
+        TRY(put_str(a, S(STEPS_REASONING_EFFORT), p, n));
+    } else {
+        TRY(put_null(a, S(STEPS_REASONING_EFFORT)));
+    }
+    TRY(llm_typed ? pch_vx_builder_append_int(S(STEPS_LLM_CALL_COUNT), s->llm_call_count, a->err)
+                  : put_null(a, S(STEPS_LLM_CALL_COUNT)));
+    TRY(copied_typed ? pch_vx_builder_append_bool(S(STEPS_COPIED), s->is_copied_context == 1, a->err)
+                     : put_null(a, S(STEPS_COPIED)));
+    if (s->is_copied_context == 1) (*copied)++;
+
+    /* message and reasoning content */
+    TRY(put_message(a, &f[PCH_ATIF_S_MESSAGE]));
+    TRY(put_value(a, &f[PCH_ATIF_S_REASONING_CONTENT], S(MESSAGE_RKIND), S(MESSAGE_RHOT), S(MESSAGE_RCOLD),
+                  S(MESSAGE_RREF)));
+    TRY(put_calls(a, s, tool_bloom));
+    TRY(put_results(a, s));
+    TRY(put_metrics(a, s, ptok, ctok, warn, flags));
+
+    /* the step's escape object: untyped known fields, extra, unknown members */
+    esc_begin(a);
+    if (!step_id_typed) TRY(esc_raw(a, "step_id", &f[PCH_ATIF_S_STEP_ID]));
+    if (!ts_typed) TRY(esc_raw(a, "timestamp", &f[PCH_ATIF_S_TIMESTAMP]));
+    if (!src) TRY(esc_raw(a, "source", &f[PCH_ATIF_S_SOURCE]));
+    if (!model_typed) TRY(esc_raw(a, "model_name", &f[PCH_ATIF_S_MODEL_NAME]));
+    if (!effort_typed) TRY(esc_raw(a, "reasoning_effort", &f[PCH_ATIF_S_REASONING_EFFORT]));
+    if (f[PCH_ATIF_S_METRICS].ptr && f[PCH_ATIF_S_METRICS].ptr[0] != '{') TRY(esc_raw(a, "metrics", &f[PCH_ATIF_S_METRICS]));
+    if (!llm_typed) TRY(esc_raw(a, "llm_call_count", &f[PCH_ATIF_S_LLM_CALL_COUNT]));
+    if (!copied_typed) TRY(esc_raw(a, "is_copied_context", &f[PCH_ATIF_S_IS_COPIED_CONTEXT]));
+    TRY(esc_raw(a, "extra", &f[PCH_ATIF_S_EXTRA]));
+    TRY(esc_unknown(a, s->unknown, s->n_unknown));
+    TRY(esc_end(a, S(STEPS_ESCAPE)));
+    info->calls += s->n_calls;
+    info->results += s->n_results;
+    return PCH_OK;
+}
+
+int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *jp,
+                    const pch_atif_doc *doc, size_t i, const pch_vxp_build_options *o,
+                    pj_traj_info *info, pch_error *err)
+{
+    const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
+    app aa, *a = &aa;
+    uint8_t mask = 0, flags = 0, kf = 0;
+    uint64_t model_bloom = 0, tool_bloom = 0, ptok = 0, ctok = 0;
+    uint32_t copied = 0, warn;
+    int rc = PCH_OK;
+    memset(a, 0, sizeof *a);
+    memset(info, 0, sizeof *info);
+    if (!t) return pch_error_set(err, PCH_EINVAL, "projection: no trajectory %zu", i);
+    warn = t->warnings;
+    a->content = content;
+    a->o = o;
+    a->err = err;
+    a->doc_path = t->doc_path ? t->doc_path : "";
+    for (int g = 0; g < PJ_G_N; g++) a->group[g] = pch_vx_builder_child(root, (uint32_t)g);
+    for (int l = 0; l < PJ_L_N; l++) a->lane[l] = pch_vx_builder_child(a->group[pj_lane_group[l]], pj_lane_field(l));
+    a->jp = jp;
+    pch_buf_init(&a->esc, NULL);
+    pch_buf_init(&a->tmp, NULL);
+
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    /* identity, run, lineage */
+    CK(put_cstr(a, B(ID_SOURCE_ID), t->source_id ? t->source_id : ""));
+    CK(put_cstr(a, B(ID_RUN_KEY), t->run_key));
+    CK(put_cstr(a, B(ID_TRAJECTORY_KEY), t->trajectory_key));
+    if (t->run_key_generated) kf |= PJ_KEY_RUN_GENERATED;
+    if (t->trajectory_key_generated) kf |= PJ_KEY_TRAJ_GENERATED;
+    if (t->has_agent) kf |= PJ_KEY_HAS_AGENT;
+    if (t->has_steps) kf |= PJ_KEY_HAS_STEPS;
+    if (t->has_subagent_trajectories) kf |= PJ_KEY_HAS_SUBAGENTS;
+    CK(pch_vx_builder_append_uint(B(ID_KEY_FLAGS), kf, err));
+    CK(put_cstr(a, B(ID_DOC_PATH), a->doc_path));
+    CK(pch_vx_builder_append_uint(B(ID_PREORDER), t->preorder, err));
+    if (t->parent >= 0) {
+        const pch_atif_trajectory *p = pch_atif_doc_get(doc, (size_t)t->parent);
+        CK(put_cstr(a, B(ID_PARENT_RUN_KEY), p->run_key));
+        CK(put_cstr(a, B(ID_PARENT_TRAJECTORY_KEY), p->trajectory_key));
+        CK(pch_vx_builder_append_uint(B(ID_PARENT_LOCAL_ORDINAL), (uint64_t)t->parent_local_ordinal, err));
+    } else {
+        CK(put_null(a, B(ID_PARENT_RUN_KEY)));
+        CK(put_null(a, B(ID_PARENT_TRAJECTORY_KEY)));
+        CK(put_null(a, B(ID_PARENT_LOCAL_ORDINAL)));
+    }
+    for (uint32_t c = 0; c < t->n_children; c++) {
+        const pch_atif_trajectory *ch = pch_atif_doc_get(doc, t->children[c]);
+        CK(put_cstr(a, elem(B(ID_CHILD_RUN_KEYS)), ch->run_key));
+        CK(put_cstr(a, elem(B(ID_CHILD_TRAJECTORY_KEYS)), ch->trajectory_key));
+    }
+    CK(pch_vx_builder_append_valid(B(ID_CHILD_RUN_KEYS), err));
+    CK(pch_vx_builder_append_valid(B(ID_CHILD_TRAJECTORY_KEYS), err));
+    {
+        bool sv = is_str(&t->f[PCH_ATIF_T_SCHEMA_VERSION]) && t->schema_version;
+        bool si = is_str(&t->f[PCH_ATIF_T_SESSION_ID]) && t->session_id;
+        bool ti = is_str(&t->f[PCH_ATIF_T_TRAJECTORY_ID]) && t->trajectory_id;
+        bool an = t->has_agent && is_str(&t->agent_f[0]) && t->agent_name;
+        bool av = t->has_agent && is_str(&t->agent_f[1]) && t->agent_version;
+        bool am = t->has_agent && is_str(&t->agent_f[2]) && t->agent_model_name;
+        CK(put_cstr(a, B(ID_SCHEMA_VERSION), sv ? t->schema_version : NULL));
+        CK(put_cstr(a, B(ID_SESSION_ID), si ? t->session_id : NULL));
+        CK(put_cstr(a, B(ID_TRAJECTORY_ID), ti ? t->trajectory_id : NULL));
+        CK(put_cstr(a, B(ID_AGENT_NAME), an ? t->agent_name : NULL));
+        CK(put_cstr(a, B(ID_AGENT_VERSION), av ? t->agent_version : NULL));
+        CK(put_cstr(a, B(ID_AGENT_MODEL_NAME), am ? t->agent_model_name : NULL));
+        CK(pch_vx_builder_append_uint(B(ID_STATE), (uint64_t)t->state, err));
+
+        /* steps */
+        for (uint32_t s = 0; s < t->n_steps; s++)
+            CK(put_step(a, &t->steps[s], info, &mask, &model_bloom, &tool_bloom, &copied, &ptok, &ctok, &warn, &flags));
+        for (int l = 0; l < PJ_L_N; l++)
+            if (pj_lane_group[l] >= PJ_G_STEPS) CK(pch_vx_builder_append_valid(a->lane[l], err));
+        info->steps = t->n_steps;
+        CK(pch_vx_builder_append_uint(B(ID_WARNINGS), warn, err));
+        CK(pch_vx_builder_append_uint(B(ID_REVISION), 0, err));
+
+        /* trajectory escape: untyped known fields, the agent's other members, unknowns */
+        esc_begin(a);
+        if (!sv) CK(esc_raw(a, "schema_version", &t->f[PCH_ATIF_T_SCHEMA_VERSION]));
+        if (!si) CK(esc_raw(a, "session_id", &t->f[PCH_ATIF_T_SESSION_ID]));
+        if (!ti) CK(esc_raw(a, "trajectory_id", &t->f[PCH_ATIF_T_TRAJECTORY_ID]));
+        if (t->has_agent) {
+            pch_buf saved;
+            static const char *const ak[5] = { "name", "version", "model_name", "tool_definitions", "extra" };
+            bool typed[5] = { an, av, am, false, false };
+            pch_buf_init(&saved, NULL);
+            pch_buf_move(&a->esc, &saved);         /* build the agent remainder in a->esc */
+            for (int k = 0; k < 5; k++) if (!typed[k]) CK(esc_raw(a, ak[k], &t->agent_f[k]));
+            CK(esc_unknown(a, t->agent_unknown, t->n_agent_unknown));
+            if (!a->esc.len) rc = pch_buf_append(&a->esc, "{", 1);
+            rc = rc < 0 ? rc : pch_buf_putc(&a->esc, '}');
+            pch_buf_move(&a->esc, &a->tmp);
+            pch_buf_move(&saved, &a->esc);
+            if (rc < 0) { rc = oom(a); goto done; }
+            CK(esc_add(a, "agent", 5, (const char *)a->tmp.data, a->tmp.len));
+        }
+        CK(esc_raw(a, "notes", &t->f[PCH_ATIF_T_NOTES]));
+        CK(esc_raw(a, "final_metrics", &t->f[PCH_ATIF_T_FINAL_METRICS]));
+        if (t->f[PCH_ATIF_T_FINAL_METRICS].ptr && memmem(t->f[PCH_ATIF_T_FINAL_METRICS].ptr, t->f[PCH_ATIF_T_FINAL_METRICS].len, "\"reward\"", 8))
+            flags |= PJ_SUM_HAS_REWARD;
+        CK(esc_raw(a, "continued_trajectory_ref", &t->f[PCH_ATIF_T_CONTINUED_TRAJECTORY_REF]));
+        CK(esc_raw(a, "extra", &t->f[PCH_ATIF_T_EXTRA]));
+        CK(esc_unknown(a, t->unknown, t->n_unknown));
+        CK(esc_end(a, B(ID_ESCAPE)));
+    }
+    /* summary (§14.2) */
+    if (a->external) flags |= PJ_SUM_HAS_EXTERNAL;
+    CK(pch_vx_builder_append_uint(B(SUMMARY_STEP_COUNT), info->steps, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_TOOL_CALL_COUNT), info->calls, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_RESULT_COUNT), info->results, err));
+    CK(info->has_ts ? pch_vx_builder_append_int(B(SUMMARY_MIN_TS), info->min_ts, err) : put_null(a, B(SUMMARY_MIN_TS)));
+    CK(info->has_ts ? pch_vx_builder_append_int(B(SUMMARY_MAX_TS), info->max_ts, err) : put_null(a, B(SUMMARY_MAX_TS)));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_SOURCE_MASK), mask, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_MODEL_BLOOM), model_bloom, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_TOOL_BLOOM), tool_bloom, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_COPIED_STEPS), copied, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_PROMPT_TOKENS), ptok, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_COMPLETION_TOKENS), ctok, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_FLAGS), flags, err));
+    CK(pch_vx_builder_append_uint(B(SUMMARY_LOGICAL_BYTES), a->logical, err));
+    for (int g = 0; g < PJ_G_N; g++) CK(pch_vx_builder_append_valid(a->group[g], err));
+    CK(pch_vx_builder_append_valid(root, err));
+    info->logical_bytes = a->logical;
+    info->tokens = ptok + ctok;
+#undef CK
+done:
+    pch_buf_dispose(&a->esc);
+    pch_buf_dispose(&a->tmp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reader side */
+
+int pj_rows_bind(pj_rows *r, const pch_vx_array *root, pch_error *err)
+{
+    const pch_vx_dtype *d = root->dtype;
+    memset(r, 0, sizeof *r);
+    if (!d || d->kind != PCH_VX_STRUCT) return pch_error_set(err, PCH_ECORRUPT, "projection: rows are not a struct");
+    for (uint32_t i = 0; i < d->n_fields; i++) {
+        const char *name = d->names[i];
+        const pch_vx_array *c = root->children[i];
+        const char *dot = strchr(name, '.');
+        for (int g = 0; g < PJ_G_N; g++) {
+            size_t gl = strlen(pj_group_names[g]);
+            if (!dot && strcmp(name, pj_group_names[g]) == 0) {
+                r->g[g] = c;
+                if (c->dtype->kind != PCH_VX_STRUCT) return pch_error_set(err, PCH_ECORRUPT, "projection: group %s is not a struct", name);
+                for (uint32_t k = 0; k < c->dtype->n_fields; k++)
+                    for (int l = 0; l < PJ_L_N; l++)
+                        if (pj_lane_group[l] == g && strcmp(c->dtype->names[k], pj_lane_names[l]) == 0) r->l[l] = c->children[k];
+            } else if (dot && (size_t)(dot - name) == gl && memcmp(name, pj_group_names[g], gl) == 0) {
+                for (int l = 0; l < PJ_L_N; l++)
+                    if (pj_lane_group[l] == g && strcmp(dot + 1, pj_lane_names[l]) == 0) r->l[l] = c;
+            }
+        }
+    }
+    return PCH_OK;
+}
+
+static bool ok(const pch_vx_array *a, uint64_t i) { return a && i < a->len && pch_vx_array_is_valid(a, i); }
+
+static uint64_t load_u(const pch_vx_array *a, uint64_t i)
+{
+    switch (a->dtype->ptype) {
+    case PCH_VX_U8: case PCH_VX_I8: return a->data[i];
+    case PCH_VX_U16: case PCH_VX_I16: return pch_load_le16(a->data + 2 * i);
+    case PCH_VX_U32: case PCH_VX_I32: return pch_load_le32(a->data + 4 * i);
+    default: return pch_load_le64(a->data + 8 * i);
+    }
+}
+static double load_f(const pch_vx_array *a, uint64_t i)
+{
+    if (a->dtype->ptype == PCH_VX_F32) { float f; memcpy(&f, a->data + 4 * i, 4); return f; }
+    double d; memcpy(&d, a->data + 8 * i, 8); return d;
+}
+static bool str_at(const pch_vx_array *a, uint64_t i, const char **p, size_t *n)
+{
+    if (!ok(a, i)) return false;
+    *p = (const char *)a->data + a->offsets[i];
+    *n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
+    return true;
+}
+
+typedef struct rd {
+    const pj_rows *r;
+    pch_buf *out;
+    pj_blobs *blobs;
+    pch_vxp_hydration mode;
+    pch_vxp_query_stats *st;
+    pch_json_parser *jp[2];    /* escape objects: [0] current object, [1] nested (metrics) */
+    pch_buf scratch;
+    pch_error *err;
+} rd;
+
+#define OUT(x) do { if ((x) < 0) return pch_error_set(d->err, PCH_ENOMEM, "projection: out of memory"); } while (0)
+static int corrupt(rd *d, const char *what) { return pch_error_set(d->err, PCH_ECORRUPT, "projection: %s", what); }
+
+/* Range of list row i of lane a (which must have been read). */
+static int range(rd *d, const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e)
+{
+    *b = *e = 0;
+    if (!a || a->dtype->kind != PCH_VX_LIST || i >= a->len) return corrupt(d, "lane missing or not a list");
+    *b = (uint64_t)a->offsets[i];
+    *e = (uint64_t)a->offsets[i + 1];
+    return PCH_OK;
+}
+static const pch_vx_array *items(const pch_vx_array *a) { return a && a->n_children ? a->children[0] : NULL; }
+
+static int key(rd *d, bool *first, const char *k)
+{
+    if (!*first) OUT(pch_buf_putc(d->out, ','));
+    *first = false;
+    OUT(pch_json__write_string(d->out, k, strlen(k)));
+    OUT(pch_buf_putc(d->out, ':'));
+    return PCH_OK;
+}
+static int put_json_str(rd *d, const char *p, size_t n)
+{
+    if (pch_json__write_string(d->out, p, n) < 0) return corrupt(d, "string lane is not UTF-8");
+    return PCH_OK;
+}
+/* A raw JSON text from a lane: validated before it is copied into the document. */
+static int put_raw_json(rd *d, const char *p, size_t n)
+{
+    if (pch_json_validate(NULL, p, n, NULL, NULL, NULL, NULL) < 0) return corrupt(d, "JSON lane value is not valid JSON");
+    OUT(pch_buf_append(d->out, p, n));
+    return PCH_OK;
+}
+
+/* Parse an escape object (or NULL when the lane value is null). */
+static int escape(rd *d, int slot, const pch_vx_array *a, uint64_t i, const pch_json_value **v, const char **src)
+{
+    const char *p;
+    size_t n;
+    *v = NULL;
+    *src = NULL;
+    if (!a || !str_at(a, i, &p, &n)) return PCH_OK;
+    if (pch_json_parser_parse(d->jp[slot], p, n, v, d->err) < 0 || (*v)->kind != PCH_JSON_OBJECT)
+        return pch_error_set(d->err, PCH_ECORRUPT, "projection: escape lane value is not a JSON object");
+    *src = p;
+    return PCH_OK;
+}
+static int esc_put(rd *d, bool *first, const pch_json_value *e, const char *src, const char *k)
+{
+    const pch_json_value *v = e ? pch_json_get(e, k, strlen(k)) : NULL;
+    if (!v) return PCH_OK;
+    PCH_TRY(key(d, first, k));
+    if (pch_json__write_value(d->out, v, src) < 0) return corrupt(d, "escape value");
+    return PCH_OK;
+}
+static bool known(const char *k, size_t n, const char *const *keys, size_t nk)
+{
+    for (size_t i = 0; i < nk; i++) if (strlen(keys[i]) == n && memcmp(keys[i], k, n) == 0) return true;
+    return false;
+}
+/* Members of e whose keys are not schema keys (unknown members), in stored order. */
+static int esc_rest(rd *d, bool *first, const pch_json_value *e, const char *src, const char *const *keys, size_t nk)
+{
+    if (!e) return PCH_OK;
+    for (uint32_t i = 0; i < e->n; i++) {
+        const pch_json_member *m = &e->u.members[i];
+        if (known(m->key, m->key_len, keys, nk)) continue;
+        if (!*first) OUT(pch_buf_putc(d->out, ','));
+        *first = false;
+        OUT(pch_json__write_string(d->out, m->key, m->key_len));
+        OUT(pch_buf_putc(d->out, ':'));
+        if (pch_json__write_value(d->out, &m->value, src) < 0) return corrupt(d, "escape value");
+    }
+    return PCH_OK;
+}
+
+/* One content value at item i of the leaf arrays hot / cold / ref (§9.1); TEXT → a JSON
+** string, JSON → the validated text. Preview (§13.6): cold values are cut to a preview and
+** external ones are not read; both become an explicit preview object. */
+static int content(rd *d, const pch_vx_array *hot, const pch_vx_array *cold, const pch_vx_array *ref,
+                   uint64_t i, bool text)
+{
+    const char *p;
+    size_t n;
+    if (str_at(hot, i, &p, &n)) {
+        d->st->bytes_decoded += n;
+        return text ? put_json_str(d, p, n) : put_raw_json(d, p, n);
+    }
+    if (str_at(cold, i, &p, &n)) {
+        d->st->bytes_decoded += n;
+        if (d->mode == PCH_VXP_PREVIEW) {
+            size_t k = n < 256 ? n : 256;
+            while (k < n && k > 0 && ((uint8_t)p[k] & 0xc0) == 0x80) k--;   /* UTF-8 boundary */
+            OUT(pch_buf_printf(d->out, "{\"pchronicle_preview\":\"cold\",\"bytes\":%zu,\"preview\":", n));
+            if (pch_json__write_string(d->out, p, k) < 0) return corrupt(d, "cold value is not UTF-8");
+            OUT(pch_buf_putc(d->out, '}'));
+            return PCH_OK;
+        }
+        return text ? put_json_str(d, p, n) : put_raw_json(d, p, n);
+    }
+    if (str_at(ref, i, &p, &n)) {
+        if (n != 32) return corrupt(d, "content id is not 32 bytes");
+        if (d->mode == PCH_VXP_PREVIEW || !d->blobs) {
+            char hex[65];
+            pch_hex_encode(hex, (const uint8_t *)p, 32);
+            OUT(pch_buf_printf(d->out, "{\"pchronicle_preview\":\"external\",\"content_id\":\"blake3:%s\"}", hex));
+            return PCH_OK;
+        }
+        pch_buf_clear(&d->scratch);
+        PCH_TRY(pj_blobs_get(d->blobs, (const uint8_t *)p, &d->scratch, d->st, d->err));
+        return text ? put_json_str(d, (const char *)d->scratch.data, d->scratch.len)
+                    : put_raw_json(d, (const char *)d->scratch.data, d->scratch.len);
+    }
+    return corrupt(d, "content value has no hot, cold or external part");
+}
+static bool has_content(const pch_vx_array *hot, const pch_vx_array *cold, const pch_vx_array *ref, uint64_t i)
+{
+    return ok(hot, i) || ok(cold, i) || ok(ref, i);
+}
+
+#define L1(x) items(d->r->l[PJ_##x])
+#define L2(x) items(items(d->r->l[PJ_##x]))
+
+/* message / reasoning / result content by kind (absent: nothing written). */
+static int content_kind(rd *d, bool *first, const char *k, uint64_t kind, const pch_vx_array *hot,
+                        const pch_vx_array *cold, const pch_vx_array *ref, uint64_t i)
+{
+    if (kind == PJ_CK_ABSENT) return PCH_OK;
+    if (kind != PJ_CK_TEXT && kind != PJ_CK_JSON) return corrupt(d, "unknown content kind");
+    PCH_TRY(key(d, first, k));
+    return content(d, hot, cold, ref, i, kind == PJ_CK_TEXT);
+}
+
+static const char *const step_keys[] = {
+    "step_id", "timestamp", "source", "model_name", "reasoning_effort", "message",
+    "reasoning_content", "tool_calls", "observation", "metrics", "llm_call_count",
+    "is_copied_context", "extra" };
+static const char *const call_keys[] = { "tool_call_id", "function_name", "arguments", "extra" };
+static const char *const result_keys[] = { "source_call_id", "content", "subagent_trajectory_ref", "extra" };
+static const char *const metrics_keys[] = { "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd",
+                                            "prompt_token_ids", "completion_token_ids", "logprobs" };
+static const char *const traj_keys[] = {
+    "schema_version", "session_id", "trajectory_id", "agent", "steps", "notes",
+    "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories" };
+static const char *const agent_keys[] = { "name", "version", "model_name", "tool_definitions", "extra" };
+#define NK(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A list lane item view: lane l at step s must span [b, e) of its items. */
+static int sub(rd *d, int l, uint64_t s, uint64_t want_b, uint64_t want_e)
+{
+    uint64_t b = 0, e = 0;
+    PCH_TRY(range(d, items(d->r->l[l]), s, &b, &e));
+    if (b != want_b || e != want_e) return corrupt(d, "lanes of one level disagree on their offsets");
+    return PCH_OK;
+}
+
+static int write_parts(rd *d, uint64_t s)
+{
+    uint64_t b, e;
+    PCH_TRY(range(d, L1(MESSAGE_PART_KIND), s, &b, &e));
+    for (int l = PJ_MESSAGE_PART_HOT; l <= PJ_MESSAGE_PART_ASSET; l++) PCH_TRY(sub(d, l, s, b, e));
+    OUT(pch_buf_putc(d->out, '['));
+    for (uint64_t q = b; q < e; q++) {
+        const pch_vx_array *pk = L2(MESSAGE_PART_KIND);
+        if (q > b) OUT(pch_buf_putc(d->out, ','));
+        if (load_u(pk, q) == PJ_PK_TEXT) {
+            OUT(pch_buf_append_str(d->out, "{\"type\":\"text\",\"text\":"));
+            PCH_TRY(content(d, L2(MESSAGE_PART_HOT), L2(MESSAGE_PART_COLD), L2(MESSAGE_PART_REF), q, true));
+            OUT(pch_buf_putc(d->out, '}'));
+        } else {
+            const char *p;
+            size_t n;
+            if (!str_at(L2(MESSAGE_PART_ESCAPE), q, &p, &n)) return corrupt(d, "content part without its JSON");
+            PCH_TRY(put_raw_json(d, p, n));
+        }
+    }
+    OUT(pch_buf_putc(d->out, ']'));
+    return PCH_OK;
+}
+
+static int write_calls(rd *d, uint64_t s, uint64_t *cb_out)
+{
+    const pj_rows *r = d->r;
+    const pch_vx_array *ids = items(r->l[PJ_TOOLS_CALL_ID]);
+    uint64_t b, e;
+    PCH_TRY(range(d, ids, s, &b, &e));
+    *cb_out = b;
+    for (int l = PJ_TOOLS_FUNCTION; l <= PJ_TOOLS_CALL_ESCAPE; l++) {
+        if (!r->l[l]) continue;
+        uint64_t lb, le;
+        PCH_TRY(range(d, items(r->l[l]), s, &lb, &le));
+        if (le - lb != e - b) return corrupt(d, "tool-call lanes disagree on their counts");
+        if (lb != b) return corrupt(d, "tool-call lanes disagree on their offsets");
+    }
+    OUT(pch_buf_putc(d->out, '['));
+    for (uint64_t c = b; c < e; c++) {
+        const pch_json_value *esc;
+        const char *src, *p;
+        size_t n;
+        bool first = true;
+        if (c > b) OUT(pch_buf_putc(d->out, ','));
+        OUT(pch_buf_putc(d->out, '{'));
+        PCH_TRY(escape(d, 1, L2(TOOLS_CALL_ESCAPE), c, &esc, &src));
+        if (str_at(items(ids), c, &p, &n)) { PCH_TRY(key(d, &first, "tool_call_id")); PCH_TRY(put_json_str(d, p, n)); }
+        else PCH_TRY(esc_put(d, &first, esc, src, "tool_call_id"));
+        if (str_at(L2(TOOLS_FUNCTION), c, &p, &n)) { PCH_TRY(key(d, &first, "function_name")); PCH_TRY(put_json_str(d, p, n)); }
+        else PCH_TRY(esc_put(d, &first, esc, src, "function_name"));
+        if (has_content(L2(TOOLS_ARGS_HOT), L2(TOOLS_ARGS_COLD), L2(TOOLS_ARGS_REF), c)) {
+            PCH_TRY(key(d, &first, "arguments"));
+            PCH_TRY(content(d, L2(TOOLS_ARGS_HOT), L2(TOOLS_ARGS_COLD), L2(TOOLS_ARGS_REF), c, false));
+        }
+        PCH_TRY(esc_put(d, &first, esc, src, "extra"));
+        PCH_TRY(esc_rest(d, &first, esc, src, call_keys, NK(call_keys)));
+        OUT(pch_buf_putc(d->out, '}'));
+    }
+    OUT(pch_buf_putc(d->out, ']'));
+    return PCH_OK;
+}
+
+static int write_results(rd *d, uint64_t s, uint64_t calls_b)
+{
+    const pch_vx_array *ord = L1(TOOLS_RES_CALL);
+    uint64_t b, e;
+    PCH_TRY(range(d, ord, s, &b, &e));
+    for (int l = PJ_TOOLS_RES_ORIGIN; l <= PJ_TOOLS_RES_ESCAPE; l++) PCH_TRY(sub(d, l, s, b, e));
+    OUT(pch_buf_putc(d->out, '['));
+    for (uint64_t q = b; q < e; q++) {
+        const pch_json_value *esc;
+        const char *src;
+        bool first = true;
+        if (q > b) OUT(pch_buf_putc(d->out, ','));
+        OUT(pch_buf_putc(d->out, '{'));
+        PCH_TRY(escape(d, 1, L2(TOOLS_RES_ESCAPE), q, &esc, &src));
+        if (esc && pch_json_get(esc, "source_call_id", 14)) {
+            PCH_TRY(esc_put(d, &first, esc, src, "source_call_id"));
+        } else if (ok(L2(TOOLS_RES_CALL), q)) {
+            /* implied: the id of the correlated call of this step (§5.5) */
+            uint64_t c = load_u(L2(TOOLS_RES_CALL), q), cb, ce;
+            const char *p;
+            size_t n;
+            PCH_TRY(range(d, L1(TOOLS_CALL_ID), s, &cb, &ce));
+            (void)calls_b;
+            if (c >= ce - cb || !str_at(L2(TOOLS_CALL_ID), cb + c, &p, &n)) return corrupt(d, "result call ordinal out of range");
+            PCH_TRY(key(d, &first, "source_call_id"));
+            PCH_TRY(put_json_str(d, p, n));
+        }
+        PCH_TRY(content_kind(d, &first, "content", load_u(L2(TOOLS_RES_KIND), q), L2(TOOLS_RES_HOT),
+                             L2(TOOLS_RES_COLD), L2(TOOLS_RES_REF), q));
+        PCH_TRY(esc_put(d, &first, esc, src, "subagent_trajectory_ref"));
+        PCH_TRY(esc_put(d, &first, esc, src, "extra"));
+        PCH_TRY(esc_rest(d, &first, esc, src, result_keys, NK(result_keys)));
+        OUT(pch_buf_putc(d->out, '}'));
+    }
+    OUT(pch_buf_putc(d->out, ']'));
+    return PCH_OK;
+}
+
+static int write_int_list(rd *d, const pch_vx_array *lane, uint64_t s)
+{
+    uint64_t b, e;
+    const pch_vx_array *it = items(lane);
+    char t[24];
+    PCH_TRY(range(d, lane, s, &b, &e));
+    OUT(pch_buf_putc(d->out, '['));
+    for (uint64_t i = b; i < e; i++) {
+        int n = snprintf(t, sizeof t, "%s%" PRIu64, i > b ? "," : "", load_u(it, i));
+        OUT(pch_buf_append(d->out, t, (size_t)n));
+    }
+    OUT(pch_buf_putc(d->out, ']'));
+    return PCH_OK;
+}
+
+static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
+{
+    uint64_t b, e;
+    const pch_vx_array *it = items(lane);
+    bool f32 = it->dtype->ptype == PCH_VX_F32;
+    char t[32];
+    PCH_TRY(range(d, lane, s, &b, &e));
+    OUT(pch_buf_putc(d->out, '['));
+    for (uint64_t i = b; i < e; i++) {
+        double v = load_f(it, i);
+        size_t n;
+        if (!isfinite(v)) return corrupt(d, "non-finite logprob");
+        n = f32 ? pj_fmt_f32(t, (float)v) : pch_json__fmt_double(t, v);
+        if (i > b) OUT(pch_buf_putc(d->out, ','));
+        OUT(pch_buf_append(d->out, t, n));
+    }
+    OUT(pch_buf_putc(d->out, ']'));
+    return PCH_OK;
+}
+
+static int write_metrics(rd *d, uint64_t s)
+{
+    const pch_json_value *esc;
+    const char *src;
+    bool first = true;
+    char t[32];
+    OUT(pch_buf_putc(d->out, '{'));
+    for (int k = 0; k < 3; k++) {
+        const pch_vx_array *a = items(d->r->l[PJ_TOKENS_PROMPT_TOKENS + k]);
+        if (ok(a, s)) {
+            PCH_TRY(key(d, &first, metrics_keys[k]));
+            OUT(pch_buf_printf(d->out, "%" PRId64, (int64_t)load_u(a, s)));
+        }
+    }
+    if (ok(L1(TOKENS_COST_USD), s)) {
+        double v = load_f(L1(TOKENS_COST_USD), s);
+        if (!isfinite(v)) return corrupt(d, "non-finite cost_usd");
+        PCH_TRY(key(d, &first, "cost_usd"));
+        OUT(pch_buf_append(d->out, t, pch_json__fmt_double(t, v)));
+    }
+    if (ok(L1(TOKENS_PROMPT_IDS), s)) { PCH_TRY(key(d, &first, "prompt_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_PROMPT_IDS), s)); }
+    if (ok(L1(TOKENS_COMPLETION_IDS), s)) { PCH_TRY(key(d, &first, "completion_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_COMPLETION_IDS), s)); }
+    if (ok(L1(TOKENS_LOGPROBS32), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS32), s)); }
+    else if (ok(L1(TOKENS_LOGPROBS64), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS64), s)); }
+    PCH_TRY(escape(d, 1, L1(TOKENS_METRICS_ESCAPE), s, &esc, &src));
+    PCH_TRY(esc_rest(d, &first, esc, src, NULL, 0));
+    OUT(pch_buf_putc(d->out, '}'));
+    return PCH_OK;
+}
+
+static const char *const source_text[4] = { NULL, "\"system\"", "\"user\"", "\"agent\"" };
+
+static int write_step(rd *d, uint64_t s)
+{
+    const pch_json_value *esc;
+    const char *src, *p;
+    size_t n;
+    bool first = true;
+    uint64_t k, calls_b = 0;
+    PCH_TRY(escape(d, 0, L1(STEPS_ESCAPE), s, &esc, &src));
+    OUT(pch_buf_putc(d->out, '{'));
+    if (ok(L1(STEPS_STEP_ID), s)) {
+        PCH_TRY(key(d, &first, "step_id"));
+        OUT(pch_buf_printf(d->out, "%" PRId64, (int64_t)load_u(L1(STEPS_STEP_ID), s)));
+    } else PCH_TRY(esc_put(d, &first, esc, src, "step_id"));
+    if (str_at(L1(STEPS_TS_TEXT), s, &p, &n)) {
+        PCH_TRY(key(d, &first, "timestamp"));
+        PCH_TRY(put_json_str(d, p, n));
+    } else if (ok(L1(STEPS_TS_MS), s)) {
+        char iso[32];
+        pch_time_format_iso8601(iso, (int64_t)load_u(L1(STEPS_TS_MS), s));
+        PCH_TRY(key(d, &first, "timestamp"));
+        PCH_TRY(put_json_str(d, iso, strlen(iso)));
+    } else PCH_TRY(esc_put(d, &first, esc, src, "timestamp"));
+    k = load_u(L1(STEPS_SOURCE), s);
+    if (k > 3) return corrupt(d, "step source code out of range");
+    if (k) { PCH_TRY(key(d, &first, "source")); OUT(pch_buf_append_str(d->out, source_text[k])); }
+    else PCH_TRY(esc_put(d, &first, esc, src, "source"));
+    if (str_at(L1(STEPS_MODEL_NAME), s, &p, &n)) { PCH_TRY(key(d, &first, "model_name")); PCH_TRY(put_json_str(d, p, n)); }
+    else PCH_TRY(esc_put(d, &first, esc, src, "model_name"));
+    if (str_at(L1(STEPS_REASONING_EFFORT), s, &p, &n)) { PCH_TRY(key(d, &first, "reasoning_effort")); PCH_TRY(put_json_str(d, p, n)); }
+    else PCH_TRY(esc_put(d, &first, esc, src, "reasoning_effort"));
+    /* message */
+    k = load_u(L1(MESSAGE_KIND), s);
+    if (k == PJ_CK_PARTS) { PCH_TRY(key(d, &first, "message")); PCH_TRY(write_parts(d, s)); }
+    else {
+        uint64_t pb, pe;
+        PCH_TRY(range(d, L1(MESSAGE_PART_KIND), s, &pb, &pe));
+        if (pe != pb) return corrupt(d, "content parts on a message that is not a parts list");
+        PCH_TRY(content_kind(d, &first, "message", k, L1(MESSAGE_HOT), L1(MESSAGE_COLD), L1(MESSAGE_REF), s));
+    }
+    PCH_TRY(content_kind(d, &first, "reasoning_content", load_u(L1(MESSAGE_RKIND), s), L1(MESSAGE_RHOT),
+                         L1(MESSAGE_RCOLD), L1(MESSAGE_RREF), s));
+    if (ok(L1(TOOLS_CALL_ID), s)) { PCH_TRY(key(d, &first, "tool_calls")); PCH_TRY(write_calls(d, s, &calls_b)); }
+    else {
+        uint64_t cb, ce;
+        PCH_TRY(range(d, L1(TOOLS_FUNCTION), s, &cb, &ce));
+        if (ce != cb) return corrupt(d, "tool calls on a step without tool_calls");
+    }
+    k = load_u(L1(TOOLS_OBS_KIND), s);
+    if (k > 2) return corrupt(d, "observation kind out of range");
+    if (k) {
+        const pch_json_value *oe;
+        const char *os;
+        bool of = true;
+        PCH_TRY(key(d, &first, "observation"));
+        OUT(pch_buf_putc(d->out, '{'));
+        if (k == 1) { PCH_TRY(key(d, &of, "results")); PCH_TRY(write_results(d, s, calls_b)); }
+        PCH_TRY(escape(d, 1, L1(TOOLS_OBS_ESCAPE), s, &oe, &os));
+        PCH_TRY(esc_rest(d, &of, oe, os, NULL, 0));
+        OUT(pch_buf_putc(d->out, '}'));
+    }
+    k = load_u(L1(TOKENS_METRICS_KIND), s);
+    if (k > 1) return corrupt(d, "metrics kind out of range");
+    if (k == 1) { PCH_TRY(key(d, &first, "metrics")); PCH_TRY(write_metrics(d, s)); }
+    else PCH_TRY(esc_put(d, &first, esc, src, "metrics"));
+    if (ok(L1(STEPS_LLM_CALL_COUNT), s)) {
+        PCH_TRY(key(d, &first, "llm_call_count"));
+        OUT(pch_buf_printf(d->out, "%" PRId64, (int64_t)load_u(L1(STEPS_LLM_CALL_COUNT), s)));
+    } else PCH_TRY(esc_put(d, &first, esc, src, "llm_call_count"));
+    if (ok(L1(STEPS_COPIED), s)) {
+        const pch_vx_array *c = L1(STEPS_COPIED);
+        PCH_TRY(key(d, &first, "is_copied_context"));
+        OUT(pch_buf_append_str(d->out, (c->data[s >> 3] >> (s & 7)) & 1 ? "true" : "false"));
+    } else PCH_TRY(esc_put(d, &first, esc, src, "is_copied_context"));
+    /* the step escape may have been replaced by nested parses: parse it again for the rest */
+    PCH_TRY(escape(d, 0, L1(STEPS_ESCAPE), s, &esc, &src));
+    PCH_TRY(esc_put(d, &first, esc, src, "extra"));
+    PCH_TRY(esc_rest(d, &first, esc, src, step_keys, NK(step_keys)));
+    OUT(pch_buf_putc(d->out, '}'));
+    return PCH_OK;
+}
+
+int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
+                        pch_vxp_hydration mode, pch_vxp_query_stats *st, pj_child_cb child_cb,
+                        void *payload, pch_error *err)
+{
+    rd dd, *d = &dd;
+    const pch_json_value *esc;
+    const char *src, *p;
+    size_t n;
+    bool first = true;
+    uint64_t flags, sb, se;
+    pch_vxp_query_stats dummy;
+    int rc = PCH_OK;
+    memset(d, 0, sizeof *d);
+    memset(&dummy, 0, sizeof dummy);
+    d->r = r;
+    d->out = out;
+    d->blobs = blobs;
+    d->mode = mode;
+    d->st = st ? st : &dummy;
+    d->err = err;
+    for (int l = 0; l < PJ_L_N; l++)
+        if (!r->l[l]) return pch_error_set(err, PCH_EINVAL, "projection: lane %s.%s was not read", pj_group_names[pj_lane_group[l]], pj_lane_names[l]);
+    if (row >= r->l[PJ_ID_RUN_KEY]->len) return pch_error_set(err, PCH_EINVAL, "projection: row %" PRIu64 " out of range", row);
+    pch_buf_init(&d->scratch, NULL);
+    if (pch_json_parser_new(&d->jp[0], NULL, NULL, err) < 0 || pch_json_parser_new(&d->jp[1], NULL, NULL, err) < 0) {
+        rc = PCH_ENOMEM;
+        goto done;
+    }
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    flags = load_u(r->l[PJ_ID_KEY_FLAGS], row);
+    CK(escape(d, 0, r->l[PJ_ID_ESCAPE], row, &esc, &src));
+    CK(pch_buf_putc(out, '{') < 0 ? PCH_ENOMEM : PCH_OK);
+    if (str_at(r->l[PJ_ID_SCHEMA_VERSION], row, &p, &n)) { CK(key(d, &first, "schema_version")); CK(put_json_str(d, p, n)); }
+    else CK(esc_put(d, &first, esc, src, "schema_version"));
+    if (str_at(r->l[PJ_ID_SESSION_ID], row, &p, &n)) { CK(key(d, &first, "session_id")); CK(put_json_str(d, p, n)); }
+    else CK(esc_put(d, &first, esc, src, "session_id"));
+    if (str_at(r->l[PJ_ID_TRAJECTORY_ID], row, &p, &n)) { CK(key(d, &first, "trajectory_id")); CK(put_json_str(d, p, n)); }
+    else CK(esc_put(d, &first, esc, src, "trajectory_id"));
+    if (flags & PJ_KEY_HAS_AGENT) {
+        const pch_json_value *ag = pch_json_get(esc, "agent", 5);
+        bool af = true;
+        static const int al[3] = { PJ_ID_AGENT_NAME, PJ_ID_AGENT_VERSION, PJ_ID_AGENT_MODEL_NAME };
+        CK(key(d, &first, "agent"));
+        CK(pch_buf_putc(out, '{') < 0 ? PCH_ENOMEM : PCH_OK);
+        if (ag && ag->kind != PCH_JSON_OBJECT) { rc = corrupt(d, "agent escape is not an object"); goto done; }
+        for (int k = 0; k < 5; k++) {
+            if (k < 3 && str_at(r->l[al[k]], row, &p, &n)) { CK(key(d, &af, agent_keys[k])); CK(put_json_str(d, p, n)); }
+            else CK(esc_put(d, &af, ag, src, agent_keys[k]));
+        }
+        CK(esc_rest(d, &af, ag, src, agent_keys, NK(agent_keys)));
+        CK(pch_buf_putc(out, '}') < 0 ? PCH_ENOMEM : PCH_OK);
+    }
+    CK(range(d, r->l[PJ_STEPS_STEP_ID], row, &sb, &se));
+    for (int l = 0; l < PJ_L_N; l++) {
+        uint64_t b, e;
+        if (pj_lane_group[l] < PJ_G_STEPS) continue;
+        CK(range(d, r->l[l], row, &b, &e));
+        if (b != sb || e != se) { rc = pch_error_set(err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of row %" PRIu64, pj_lane_names[l], row); goto done; }
+    }
+    if (flags & PJ_KEY_HAS_STEPS) {
+        CK(key(d, &first, "steps"));
+        CK(pch_buf_putc(out, '[') < 0 ? PCH_ENOMEM : PCH_OK);
+        for (uint64_t s = sb; s < se; s++) {
+            if (s > sb) CK(pch_buf_putc(out, ',') < 0 ? PCH_ENOMEM : PCH_OK);
+            CK(write_step(d, s));
+        }
+        CK(pch_buf_putc(out, ']') < 0 ? PCH_ENOMEM : PCH_OK);
+    } else if (se != sb) {
+        rc = corrupt(d, "steps on a trajectory without steps");
+        goto done;
+    }
+    /* the escape parser was reused by the steps: parse the trajectory escape again */
+    CK(escape(d, 0, r->l[PJ_ID_ESCAPE], row, &esc, &src));
+    CK(esc_put(d, &first, esc, src, "notes"));
+    CK(esc_put(d, &first, esc, src, "final_metrics"));
+    CK(esc_put(d, &first, esc, src, "continued_trajectory_ref"));
+    CK(esc_put(d, &first, esc, src, "extra"));
+    if (flags & PJ_KEY_HAS_SUBAGENTS) {
+        uint64_t cb, ce, rb, re;
+        CK(range(d, r->l[PJ_ID_CHILD_TRAJECTORY_KEYS], row, &cb, &ce));
+        CK(range(d, r->l[PJ_ID_CHILD_RUN_KEYS], row, &rb, &re));
+        if (re - rb != ce - cb) { rc = corrupt(d, "child key lanes disagree"); goto done; }
+        CK(key(d, &first, "subagent_trajectories"));
+        CK(pch_buf_putc(out, '[') < 0 ? PCH_ENOMEM : PCH_OK);
+        for (uint64_t c = 0; c < ce - cb; c++) {
+            const char *rp, *tp;
+            size_t rn, tn;
+            if (c) CK(pch_buf_putc(out, ',') < 0 ? PCH_ENOMEM : PCH_OK);
+            if (!str_at(items(r->l[PJ_ID_CHILD_RUN_KEYS]), rb + c, &rp, &rn) ||
+                !str_at(items(r->l[PJ_ID_CHILD_TRAJECTORY_KEYS]), cb + c, &tp, &tn)) { rc = corrupt(d, "null child key"); goto done; }
+            if (!child_cb) { rc = pch_error_set(err, PCH_EINVAL, "projection: subagents need a resolver"); goto done; }
+            CK(child_cb(out, rp, rn, tp, tn, payload, err));
+        }
+        CK(pch_buf_putc(out, ']') < 0 ? PCH_ENOMEM : PCH_OK);
+    }
+    CK(esc_rest(d, &first, esc, src, traj_keys, NK(traj_keys)));
+    CK(pch_buf_putc(out, '}') < 0 ? PCH_ENOMEM : PCH_OK);
+#undef CK
+done:
+    if (rc == PCH_ENOMEM && (!err || err->code != PCH_ENOMEM)) pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    pch_json_parser_free(d->jp[0]);
+    pch_json_parser_free(d->jp[1]);
+    pch_buf_dispose(&d->scratch);
+    return rc;
+}
+
+/* §15: offsets of one level agree across lanes, kinds in range, token/logprob lengths. */
+size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload)
+{
+    size_t n = 0;
+    char msg[256];
+    const pch_vx_array *sid = r->l[PJ_STEPS_STEP_ID];
+    if (!sid) return 0;
+    for (int l = 0; l < PJ_L_N; l++) {
+        const pch_vx_array *a = r->l[l];
+        if (pj_lane_group[l] < PJ_G_STEPS || !a) continue;
+        if (a->len != sid->len || memcmp(a->offsets, sid->offsets, (size_t)(a->len + 1) * 8) != 0) {
+            snprintf(msg, sizeof msg, "lane %s.%s: step offsets disagree with steps.step_id",
+                     pj_group_names[pj_lane_group[l]], pj_lane_names[l]);
+            cb(file, msg, payload);
+            n++;
+        }
+    }
+    /* second level: tool-call lanes share offsets, result lanes share offsets */
+    {
+        static const int groups[3][2] = { { PJ_TOOLS_CALL_ID, PJ_TOOLS_CALL_ESCAPE },
+                                          { PJ_TOOLS_RES_CALL, PJ_TOOLS_RES_ESCAPE },
+                                          { PJ_MESSAGE_PART_KIND, PJ_MESSAGE_PART_ASSET } };
+        for (int g = 0; g < 3; g++) {
+            const pch_vx_array *first = items(r->l[groups[g][0]]);
+            if (!first) continue;
+            for (int l = groups[g][0] + 1; l <= groups[g][1]; l++) {
+                const pch_vx_array *a = items(r->l[l]);
+                if (!a) continue;
+                if (a->len != first->len || memcmp(a->offsets, first->offsets, (size_t)(a->len + 1) * 8) != 0) {
+                    snprintf(msg, sizeof msg, "lane %s: item offsets disagree with %s", pj_lane_names[l], pj_lane_names[groups[g][0]]);
+                    cb(file, msg, payload);
+                    n++;
+                }
+            }
+        }
+    }
+    /* token / logprob relation: logprobs align with completion ids unless flagged */
+    {
+        const pch_vx_array *ci = r->l[PJ_TOKENS_COMPLETION_IDS], *l32 = r->l[PJ_TOKENS_LOGPROBS32],
+                           *l64 = r->l[PJ_TOKENS_LOGPROBS64], *w = r->l[PJ_ID_WARNINGS];
+        if (ci && l32 && l64 && w && sid) {
+            for (uint64_t t = 0; t < sid->len; t++) {
+                bool flagged = (load_u(w, t) & PJ_W_LOGPROB_LENGTH) != 0;
+                for (int64_t s = sid->offsets[t]; s < sid->offsets[t + 1]; s++) {
+                    const pch_vx_array *lp = ok(items(l32), (uint64_t)s) ? items(l32) : ok(items(l64), (uint64_t)s) ? items(l64) : NULL;
+                    const pch_vx_array *c = items(ci);
+                    if (!lp || !ok(c, (uint64_t)s)) continue;
+                    if (lp->offsets[s + 1] - lp->offsets[s] != c->offsets[s + 1] - c->offsets[s] && !flagged) {
+                        snprintf(msg, sizeof msg, "trajectory row %" PRIu64 " step %" PRId64 ": logprobs and completion_token_ids differ in length without the warning flag",
+                                 t, s - sid->offsets[t]);
+                        cb(file, msg, payload);
+                        n++;
+                    }
+                }
+            }
+        }
+    }
+    return n;
+}

@@ -1,0 +1,473 @@
+/* Reading a snapshot (RFC-0006 §13.4, §13.6): open pins CURRENT → manifest (digest checked)
+** → trajectory directory (digests checked) once; data-file footers are opened on first use
+** and kept, and the last decoded cluster is kept, so later point reads of the same snapshot
+** never re-read CURRENT or a footer. A point read decodes one cluster's lanes and rebuilds
+** the ATIF document, re-nesting subagents through the directory (§5.3). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atif/atif.h"
+#include "projection/pj_int.h"
+
+enum { D_SOURCE, D_RUN, D_TRAJ, D_HASH, D_SESSION, D_PRUN, D_PTRAJ, D_DOC, D_ROOT, D_FILE, D_CLUSTER, D_ROW,
+       D_REVISION, D_DELETED, D_LOGICAL, D_STEPS, D_CALLS, D_MIN_TS, D_MAX_TS, D_N };
+static const char *const dir_names[D_N] = {
+    "source_id", "run_key", "trajectory_key", "key_hash", "session_id", "parent_run_key", "parent_trajectory_key",
+    "doc_path", "is_root", "file_id", "cluster", "row", "revision", "deleted", "logical_bytes", "step_count",
+    "tool_call_count", "min_timestamp_ms", "max_timestamp_ms" };
+
+typedef struct entry {
+    const char *s, *r, *t, *session, *doc;
+    bool root;
+    uint32_t file, cluster;
+    uint64_t row;
+} entry;
+
+typedef struct dataf {
+    char id[33];
+    char path[160];
+    uint64_t rows;
+    pch_vx_file *f;
+    uint64_t *cluster_begin;   /* first row of each cluster; cluster_begin[n] = rows */
+    uint32_t n_clusters;
+} dataf;
+
+struct pch_vxp_snapshot {
+    pch_ctx *ctx;
+    char *root;
+    pj_current cur;
+    pch_buf mtext;
+    pch_json_parser *mp;
+    const pch_json_value *m;
+    pch_vx_array **shard;
+    pch_vx_dtype **shard_dt;
+    size_t n_shards;
+    entry *e;
+    uint64_t n;
+    dataf *files;
+    size_t n_files;
+    pj_blobs *blobs;
+    bool blobs_loaded;
+    /* last decoded cluster */
+    int64_t c_file;
+    uint32_t c_cluster;
+    pch_vx_array *c_arr;
+    pch_vx_dtype *c_dt;
+    pj_rows c_rows;
+    pch_vxp_query_stats st;
+    unsigned depth;
+};
+
+static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->n_shards; i++) { pch_vx_array_free(s->shard[i]); pch_vx_dtype_free(s->shard_dt[i]); }
+    for (size_t i = 0; i < s->n_files; i++) { pch_vx_file_free(s->files[i].f); pch_free(s->ctx, s->files[i].cluster_begin); }
+    pch_vx_array_free(s->c_arr);
+    pch_vx_dtype_free(s->c_dt);
+    pj_blobs_free(s->blobs);
+    pch_free(s->ctx, s->shard);
+    pch_free(s->ctx, s->shard_dt);
+    pch_free(s->ctx, s->e);
+    pch_free(s->ctx, s->files);
+    pch_json_parser_free(s->mp);
+    pch_buf_dispose(&s->mtext);
+    free(s->root);
+    pch_free(s->ctx, s);
+}
+
+const char *pch_vxp_snapshot_id(const pch_vxp_snapshot *s) { return s->cur.snapshot_id; }
+uint64_t pch_vxp_snapshot_trajectories(const pch_vxp_snapshot *s) { return s->n; }
+void pch_vxp_snapshot_stats(const pch_vxp_snapshot *s, pch_vxp_query_stats *out)
+{
+    pch_vxp_query_stats t = s->st;
+    for (size_t i = 0; i < s->n_files; i++) {
+        pch_vx_io_stats io;
+        if (!s->files[i].f) continue;
+        pch_vx_file_io_stats(s->files[i].f, &io);
+        t.segments_read += io.segments_read;
+        t.read_requests += io.requests;
+        t.bytes_read += io.bytes_read;
+        t.cache_hits += io.cache_hits;
+    }
+    *out = t;
+}
+
+static bool str_at(const pch_vx_array *a, uint64_t i, const char **p)
+{
+    if (!pch_vx_array_is_valid(a, i)) return false;
+    *p = (const char *)a->data + a->offsets[i];
+    return true;
+}
+
+/* Strings of a directory shard are NUL-free (checked) so entries can point at them:
+** each value is copied to a NUL-terminated arena below. */
+static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
+{
+    const pch_json_value *td = pj_json_member(s->m, "trajectory_directory", PCH_JSON_ARRAY);
+    const pch_json_value *df = pj_json_member(s->m, "data_files", PCH_JSON_ARRAY);
+    uint64_t total = 0;
+    pch_buf path;
+    int rc = PCH_OK;
+    if (!td || !df) return pch_error_set(err, PCH_ECORRUPT, "%s: no trajectory_directory or data_files", s->cur.manifest);
+    if (!(s->files = pch_calloc(s->ctx, df->n ? df->n : 1, sizeof *s->files))) return nomem(err);
+    s->n_files = df->n;
+    for (uint32_t i = 0; i < df->n; i++) {
+        dataf *f = &s->files[i];
+        if (!pj_json_str(&df->u.items[i], "file_id", f->id, sizeof f->id) || strlen(f->id) != 32 ||
+            !pj_json_str(&df->u.items[i], "path", f->path, sizeof f->path) || !pj_json_u64(&df->u.items[i], "rows", &f->rows))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%u] lacks file_id, path or rows", s->cur.manifest, i);
+        PCH_TRY(pj_path_check(f->path, strlen(f->path), err));
+        if (strncmp(f->path, "data/", 5) != 0 || !strstr(f->path, f->id))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: data file path '%s' does not name its file id", s->cur.manifest, f->path);
+    }
+    if (!(s->shard = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->shard)) ||
+        !(s->shard_dt = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->shard_dt)))
+        return nomem(err);
+    pch_buf_init(&path, s->ctx);
+    for (uint32_t i = 0; i < td->n && rc == PCH_OK; i++) {
+        char rel[160], want[80], got[80];
+        uint64_t rows, bytes;
+        pch_vx_file *f = NULL;
+        if (!pj_json_str(&td->u.items[i], "path", rel, sizeof rel) || !pj_json_str(&td->u.items[i], "digest", want, sizeof want) ||
+            !pj_json_u64(&td->u.items[i], "rows", &rows))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: trajectory_directory[%u] lacks path, digest or rows", s->cur.manifest, i);
+        PCH_TRY(pj_path_check(rel, strlen(rel), err));
+        pch_buf_clear(&path);
+        pch_buf_printf(&path, "%s/%s", s->root, rel);
+        if (path.oom) { rc = nomem(err); break; }
+        if ((rc = pj_file_digest((const char *)path.data, got, &bytes, err)) < 0) break;
+        if (strcmp(got, want) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, want); break; }
+        if ((rc = pch_vx_file_open(&f, s->ctx, (const char *)path.data, err)) < 0) break;
+        if (pch_vx_file_row_count(f) != rows) rc = pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, rel, pch_vx_file_row_count(f), rows);
+        else rc = pch_vx_file_scan(f, NULL, &s->shard[i], &s->shard_dt[i], err);
+        pch_vx_file_free(f);
+        if (rc < 0) { pch_error_prefix(err, "%s", rel); break; }
+        s->n_shards++;
+        {
+            const pch_vx_dtype *d = s->shard_dt[i];
+            bool okd = d->n_fields == D_N;
+            for (int k = 0; okd && k < D_N; k++) okd = strcmp(d->names[k], dir_names[k]) == 0;
+            if (!okd) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a trajectory directory (columns)", rel); break; }
+        }
+        total += rows;
+    }
+    pch_buf_dispose(&path);
+    PCH_TRY(rc);
+    if (total > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "directory of %" PRIu64 " trajectories", total);
+    if (!(s->e = pch_calloc(s->ctx, total ? (size_t)total : 1, sizeof *s->e))) return nomem(err);
+    for (size_t i = 0; i < s->n_shards; i++) {
+        const pch_vx_array *a = s->shard[i];
+        for (uint64_t r = 0; r < a->len; r++) {
+            entry *e = &s->e[s->n];
+            const char *fid;
+            const pch_vx_array *c = NULL;
+            for (int k = 0; k < D_N; k++) {
+                c = a->children[k];
+                if ((k == D_SOURCE || k == D_RUN || k == D_TRAJ || k == D_DOC || k == D_FILE || k == D_SESSION || k == D_PRUN || k == D_PTRAJ) &&
+                    pch_vx_array_is_valid(c, r) && memchr(c->data + c->offsets[r], 0, (size_t)(c->offsets[r + 1] - c->offsets[r])))
+                    return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": NUL inside a key", s->n);
+            }
+#define DUP(k, out) do { const char *p_; if (str_at(a->children[k], r, &p_)) { size_t n_ = (size_t)(a->children[k]->offsets[r + 1] - a->children[k]->offsets[r]); \
+            if (!((out) = pch_arena_memdup(ar, p_, n_))) return nomem(err); } } while (0)
+            DUP(D_SOURCE, e->s); DUP(D_RUN, e->r); DUP(D_TRAJ, e->t); DUP(D_SESSION, e->session); DUP(D_DOC, e->doc);
+#undef DUP
+            if (!e->s || !e->r || !e->t || !e->doc) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": null key", s->n);
+            e->root = (a->children[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
+            e->cluster = pch_load_le32(a->children[D_CLUSTER]->data + 4 * r);
+            e->row = pch_load_le64(a->children[D_ROW]->data + 8 * r);
+            if (!str_at(a->children[D_FILE], r, &fid) || a->children[D_FILE]->offsets[r + 1] - a->children[D_FILE]->offsets[r] != 32)
+                return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": bad file id", s->n);
+            e->file = UINT32_MAX;
+            for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
+            if (e->file == UINT32_MAX) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": file %.32s not in the manifest", s->n, fid);
+            if (e->row >= s->files[e->file].rows) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": row %" PRIu64 " past the end of its file", s->n, e->row);
+            if (s->n) {
+                const entry *p = &s->e[s->n - 1];
+                int cmp = strcmp(p->s, e->s);
+                if (!cmp) cmp = strcmp(p->r, e->r);
+                if (!cmp) cmp = strcmp(p->t, e->t);
+                if (cmp >= 0) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: keys not sorted and unique at row %" PRIu64, s->n);
+            }
+            s->n++;
+        }
+    }
+    /* cluster row ranges per file: clusters are consecutive row ranges in order */
+    for (size_t f = 0; f < s->n_files; f++) {
+        dataf *d = &s->files[f];
+        uint32_t maxc = 0;
+        for (uint64_t i = 0; i < s->n; i++) if (s->e[i].file == f && s->e[i].cluster + 1 > maxc) maxc = s->e[i].cluster + 1;
+        if (maxc > d->rows + 1) return pch_error_set(err, PCH_ECORRUPT, "%s: more clusters than rows", d->path);
+        if (!(d->cluster_begin = pch_malloc(s->ctx, ((size_t)maxc + 1) * 8))) return nomem(err);
+        for (uint32_t c = 0; c <= maxc; c++) d->cluster_begin[c] = d->rows;
+        for (uint64_t i = 0; i < s->n; i++)
+            if (s->e[i].file == f && s->e[i].row < d->cluster_begin[s->e[i].cluster]) d->cluster_begin[s->e[i].cluster] = s->e[i].row;
+        d->n_clusters = maxc;
+        for (uint32_t c = 1; c <= maxc; c++)
+            if (d->cluster_begin[c] < d->cluster_begin[c - 1]) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u starts before cluster %u", d->path, c, c - 1);
+    }
+    return PCH_OK;
+}
+
+struct snap_arena { pch_arena a; };
+
+int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, pch_error *err)
+{
+    pch_vxp_snapshot *s;
+    pch_arena *ar;
+    int rc;
+    *out = NULL;
+    if (!(s = pch_calloc(ctx, 1, sizeof *s + sizeof(pch_arena)))) return nomem(err);
+    s->ctx = ctx;
+    s->c_file = -1;
+    ar = (pch_arena *)(s + 1);
+    pch_arena_init(ar, ctx, 64 * 1024);
+    pch_buf_init(&s->mtext, ctx);
+    if (!(s->root = strdup(root))) { rc = nomem(err); goto fail; }
+    if ((rc = pj_current_read(ctx, root, &s->cur, NULL, err)) < 0) goto fail;
+    if ((rc = pj_manifest_load(ctx, root, &s->cur, &s->mp, &s->mtext, &s->m, err)) < 0) goto fail;
+    if ((rc = load_directory(s, ar, err)) < 0) goto fail;
+    *out = s;
+    return PCH_OK;
+fail:
+    pch_arena_dispose(ar);
+    pch_vxp_snapshot_free(s);
+    return rc;
+}
+
+int pch_vxp_entry(const pch_vxp_snapshot *s, uint64_t idx, const char **source_id, const char **run_key,
+                  const char **trajectory_key, const char **doc_path, bool *is_root)
+{
+    if (idx >= s->n) return PCH_EINVAL;
+    if (source_id) *source_id = s->e[idx].s;
+    if (run_key) *run_key = s->e[idx].r;
+    if (trajectory_key) *trajectory_key = s->e[idx].t;
+    if (doc_path) *doc_path = s->e[idx].doc;
+    if (is_root) *is_root = s->e[idx].root;
+    return PCH_OK;
+}
+
+int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap, size_t *n_out, pch_error *err)
+{
+    size_t n = 0;
+    /* every trajectory whose key is KEY, and every document root whose run key or producer
+    ** session id is KEY: a session id shared by several runs gives all of them (§13.4) */
+    for (uint64_t i = 0; i < s->n; i++) {
+        const entry *e = &s->e[i];
+        bool hit = strcmp(e->t, key) == 0 ||
+                   (e->root && (strcmp(e->r, key) == 0 || (e->session && strcmp(e->session, key) == 0)));
+        if (!hit) continue;
+        if (n < cap) idx[n] = i;
+        n++;
+    }
+    *n_out = n;
+    if (!n) return pch_error_set(err, PCH_ENOTFOUND, "no trajectory, run or session '%s' in snapshot %s", key, s->cur.snapshot_id);
+    return PCH_OK;
+}
+
+static int64_t find_key(const pch_vxp_snapshot *s, const char *src, const char *run, size_t rn, const char *traj, size_t tn)
+{
+    uint64_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const entry *e = &s->e[mid];
+        int c = strcmp(e->s, src);
+        if (!c) { size_t l = strlen(e->r); c = memcmp(e->r, run, l < rn ? l : rn); if (!c) c = l < rn ? -1 : l > rn; }
+        if (!c) { size_t l = strlen(e->t); c = memcmp(e->t, traj, l < tn ? l : tn); if (!c) c = l < tn ? -1 : l > tn; }
+        if (c == 0) return (int64_t)mid;
+        if (c < 0) lo = mid + 1; else hi = mid;
+    }
+    return -1;
+}
+
+static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
+{
+    pch_buf p;
+    int rc;
+    if (d->f) { s->st.footer_cache_hits++; return PCH_OK; }
+    pch_buf_init(&p, s->ctx);
+    pch_buf_printf(&p, "%s/%s", s->root, d->path);
+    if (p.oom) return nomem(err);
+    rc = pch_vx_file_open(&d->f, s->ctx, (const char *)p.data, err);
+    pch_buf_dispose(&p);
+    if (rc < 0) return pch_error_prefix(err, "%s", d->path);
+    if (pch_vx_file_row_count(d->f) != d->rows) {
+        pch_vx_file_free(d->f);
+        d->f = NULL;
+        return pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, d->path, pch_vx_file_row_count(d->f), d->rows);
+    }
+    s->st.files_opened++;
+    return PCH_OK;
+}
+
+/* Decode (or reuse) the cluster holding entry e; *base = its first row. */
+static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch_error *err)
+{
+    dataf *d = &s->files[e->file];
+    pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+    if (s->c_file == (int64_t)e->file && s->c_cluster == e->cluster) {
+        *base = d->cluster_begin[e->cluster];
+        return PCH_OK;
+    }
+    PCH_TRY(open_file(s, d, err));
+    pch_vx_array_free(s->c_arr);
+    pch_vx_dtype_free(s->c_dt);
+    s->c_arr = NULL;
+    s->c_dt = NULL;
+    s->c_file = -1;
+    so.row_begin = d->cluster_begin[e->cluster];
+    so.row_end = d->cluster_begin[e->cluster + 1];
+    if (so.row_end <= so.row_begin || e->row < so.row_begin || e->row >= so.row_end)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, e->cluster);
+    if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
+    PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
+    s->c_file = e->file;
+    s->c_cluster = e->cluster;
+    s->st.clusters_read++;
+    *base = so.row_begin;
+    return PCH_OK;
+}
+
+typedef struct getctx {
+    pch_vxp_snapshot *s;
+    pch_vxp_hydration mode;
+    const char *source;
+    unsigned nodes;
+} getctx;
+
+static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err);
+
+static int child_cb(pch_buf *out, const char *run, size_t rn, const char *traj, size_t tn, void *payload, pch_error *err)
+{
+    getctx *g = payload;
+    int64_t k = find_key(g->s, g->source, run, rn, traj, tn);
+    if (k < 0) return pch_error_set(err, PCH_ECORRUPT, "subagent (%.*s, %.*s) is not in the trajectory directory", (int)rn, run, (int)tn, traj);
+    return write_entry(g, out, (uint64_t)k, err);
+}
+
+static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
+{
+    pch_vxp_snapshot *s = g->s;
+    const entry *e = &s->e[idx];
+    uint64_t base = 0;
+    int rc;
+    if (s->depth >= 64) return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than 64 (cyclic?)");
+    if (++g->nodes > 100000) return pch_error_set(err, PCH_ELIMIT, "more than 100,000 subagent trajectories under one document");
+    if (!s->blobs_loaded && g->mode == PCH_VXP_FULL) {
+        PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, (const char *)s->mtext.data, err));
+        s->blobs_loaded = true;
+    }
+    PCH_TRY(load_cluster(s, e, &base, err));
+    {
+        /* the cluster stays decoded while children (usually in it) are written */
+        pj_rows rows = s->c_rows;
+        pch_vx_array *keep = s->c_arr;
+        pch_vx_dtype *keep_dt = s->c_dt;
+        s->depth++;
+        s->c_arr = NULL; s->c_dt = NULL; s->c_file = -1;   /* detach: children may load others */
+        rc = pj_model_write_json(out, &rows, e->row - base, s->blobs, g->mode, &s->st, child_cb, g, err);
+        s->depth--;
+        if (s->c_arr) { pch_vx_array_free(keep); pch_vx_dtype_free(keep_dt); }
+        else { s->c_arr = keep; s->c_dt = keep_dt; s->c_file = e->file; s->c_cluster = e->cluster; s->c_rows = rows; }
+    }
+    return rc;
+}
+
+int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, char **out,
+                size_t *len_out, pch_error *err)
+{
+    pch_buf b;
+    getctx g;
+    int rc;
+    *out = NULL;
+    if (idx >= s->n) return pch_error_set(err, PCH_EINVAL, "projection: directory row %" PRIu64 " out of range", idx);
+    g.s = s;
+    g.mode = mode;
+    g.source = s->e[idx].s;
+    g.nodes = 0;
+    pch_buf_init(&b, s->ctx);
+    rc = write_entry(&g, &b, idx, err);
+    if (rc == PCH_OK && pretty) {
+        pch_buf p;
+        pch_buf_init(&p, s->ctx);
+        if (pch_atif__pretty(&p, (const char *)b.data, b.len) < 0 || pch_buf_putc(&p, '\n') < 0) rc = nomem(err);
+        pch_buf_dispose(&b);
+        pch_buf_move(&p, &b);
+    }
+    if (rc == PCH_OK && pch_buf_reserve(&b, 0) < 0) rc = nomem(err);
+    if (rc < 0) { pch_buf_dispose(&b); return rc; }
+    *out = (char *)pch_buf_detach(&b, len_out);
+    return PCH_OK;
+}
+
+static int cmp_loc(const void *a, const void *b, void *arg)
+{
+    const entry *e = arg;
+    const entry *x = &e[*(const uint64_t *)a], *y = &e[*(const uint64_t *)b];
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs, pch_error *err)
+{
+    pch_buf stage, path;
+    uint64_t *order = NULL, n = 0;
+    char id[17];
+    struct stat st;
+    int rc = PCH_OK;
+    *n_docs = 0;
+    if (stat(dir, &st) == 0) return pch_error_set(err, PCH_EEXISTS, "%s already exists (export writes a new directory)", dir);
+    PCH_TRY(pj_random_id(id, 8, err));
+    pch_buf_init(&stage, s->ctx);
+    pch_buf_init(&path, s->ctx);
+    pch_buf_printf(&stage, "%s.partial-%s", dir, id);
+    if (stage.oom) return nomem(err);
+    if (!(order = pch_malloc(s->ctx, (size_t)(s->n ? s->n : 1) * 8))) { rc = nomem(err); goto done; }
+    for (uint64_t i = 0; i < s->n; i++) if (s->e[i].root) order[n++] = i;
+    qsort_r(order, (size_t)n, 8, cmp_loc, s->e);   /* cluster order: each cluster decoded once */
+    if ((rc = pch_mkdirs((const char *)stage.data, err)) < 0) goto done;
+    for (uint64_t i = 0; i < n; i++) {
+        const entry *e = &s->e[order[i]];
+        char *doc = NULL, *slash;
+        size_t len;
+        if ((rc = pch_atif_path_check(e->doc, strlen(e->doc), err)) < 0) { pch_error_prefix(err, "document path in the directory"); goto done; }
+        if ((rc = pch_vxp_get(s, order[i], PCH_VXP_FULL, true, &doc, &len, err)) < 0) goto done;
+        pch_buf_clear(&path);
+        pch_buf_printf(&path, "%s/%s", (const char *)stage.data, e->doc);
+        if (path.oom) { pch_free(s->ctx, doc); rc = nomem(err); goto done; }
+        slash = strrchr((char *)path.data, '/');
+        *slash = 0;
+        rc = pch_mkdirs((const char *)path.data, err);
+        *slash = '/';
+        if (rc == PCH_OK) {
+            FILE *f = fopen((const char *)path.data, "wx");
+            if (!f) rc = pch_error_set_sys(err, errno == EEXIST ? PCH_EEXISTS : PCH_EIO, errno, "create %s", e->doc);
+            else {
+                if (fwrite(doc, 1, len, f) != len) rc = pch_error_set_sys(err, PCH_EIO, errno, "write %s", e->doc);
+                if (fflush(f) != 0 || fsync(fileno(f)) != 0) rc = rc ? rc : pch_error_set_sys(err, PCH_EIO, errno, "sync %s", e->doc);
+                fclose(f);
+            }
+        }
+        pch_free(s->ctx, doc);
+        if (rc < 0) goto done;
+    }
+    if (rename((const char *)stage.data, dir) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "rename to %s", dir); goto done; }
+    {
+        char *d = strdup(dir), *sl;
+        if (d && (sl = strrchr(d, '/'))) { *sl = 0; pch_fsync_dir(d[0] ? d : "/", NULL); }
+        else pch_fsync_dir(".", NULL);
+        free(d);
+    }
+    *n_docs = n;
+done:
+    if (rc < 0) pch_remove_tree((const char *)stage.data, NULL);
+    pch_free(s->ctx, order);
+    pch_buf_dispose(&stage);
+    pch_buf_dispose(&path);
+    return rc;
+}

@@ -1,0 +1,189 @@
+/* The dataset root (RFC-0006 §10): CURRENT (§10.2), immutable manifests (§10.3), the path
+** rules of §16.2 (relative to the root, no traversal, only the dataset's directories),
+** file digests. Everything read here is untrusted and validated before use. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "projection/pj_int.h"
+
+const pch_json_value *pj_json_member(const pch_json_value *o, const char *key, pch_json_kind kind)
+{
+    const pch_json_value *v = o ? pch_json_get(o, key, strlen(key)) : NULL;
+    return v && v->kind == kind ? v : NULL;
+}
+
+bool pj_json_u64(const pch_json_value *o, const char *key, uint64_t *out)
+{
+    const pch_json_value *v = pj_json_member(o, key, PCH_JSON_NUMBER);
+    if (!v || !(v->num_flags & PCH_JSON_NUM_U64)) return false;
+    *out = v->u.num.u;
+    return true;
+}
+
+bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap)
+{
+    const pch_json_value *v = pj_json_member(o, key, PCH_JSON_STRING);
+    if (!v || v->u.str.len >= cap || memchr(v->u.str.ptr, 0, v->u.str.len)) return false;
+    memcpy(out, v->u.str.ptr, v->u.str.len);
+    out[v->u.str.len] = 0;
+    return true;
+}
+
+int pj_path_check(const char *p, size_t n, pch_error *err)
+{
+    static const char *const dirs[] = { "manifests/", "inventories/", "directories/trajectory/",
+                                        "directories/content/", "data/", "blobs/" };
+    bool under = false;
+    size_t seg = 0;
+    if (n == 0 || n > 512) return pch_error_set(err, PCH_ECORRUPT, "path of %zu bytes in the dataset metadata", n);
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (n > strlen(dirs[i]) && memcmp(p, dirs[i], strlen(dirs[i])) == 0) under = true;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && (p[i] == 0 || p[i] == '\\' || (uint8_t)p[i] < 0x20))
+            return pch_error_set(err, PCH_ECORRUPT, "path '%.*s' has a forbidden byte", (int)n, p);
+        if (i == n || p[i] == '/') {
+            size_t l = i - seg;
+            if (l == 0 || (l == 1 && p[seg] == '.') || (l == 2 && p[seg] == '.' && p[seg + 1] == '.'))
+                return pch_error_set(err, PCH_ECORRUPT, "path '%.*s' leaves the dataset root (empty, '.' or '..' segment, or absolute)", (int)n, p);
+            seg = i + 1;
+        }
+    }
+    if (!under) return pch_error_set(err, PCH_ECORRUPT, "path '%.*s' is outside the dataset's directories", (int)n, p);
+    return PCH_OK;
+}
+
+int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err)
+{
+    pch_blake3 h;
+    uint8_t d[32];
+    char hex[65];
+    uint8_t *buf;
+    uint64_t total = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
+    if (!(buf = malloc(1 << 20))) { close(fd); return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+    pch_blake3_init(&h);
+    for (;;) {
+        ssize_t r = read(fd, buf, 1 << 20);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) { int e = errno; free(buf); close(fd); return pch_error_set_sys(err, PCH_EIO, e, "read %s", path); }
+        if (r == 0) break;
+        pch_blake3_update(&h, buf, (size_t)r);
+        total += (uint64_t)r;
+    }
+    free(buf);
+    close(fd);
+    pch_blake3_final(&h, d, 32);
+    pch_hex_encode(hex, d, 32);
+    snprintf(out, 80, "blake3:%s", hex);
+    if (bytes_out) *bytes_out = total;
+    return PCH_OK;
+}
+
+int pj_random_id(char *out, size_t n, pch_error *err)
+{
+    uint8_t b[32];
+    if (n > sizeof b) n = sizeof b;
+    PCH_TRY(pch_random_bytes(b, n, err));
+    pch_hex_encode(out, b, n);
+    return PCH_OK;
+}
+
+static bool snapshot_id_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 8 || n > 48) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == '-')) return false;
+    return true;
+}
+
+int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err)
+{
+    pch_buf path, text;
+    pch_json_parser *p = NULL;
+    const pch_json_value *v;
+    char fmt[64], want[160];
+    int rc;
+    memset(cur, 0, sizeof *cur);
+    pch_buf_init(&path, ctx);
+    pch_buf_init(&text, ctx);
+    pch_buf_printf(&path, "%s/CURRENT", root);
+    if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    if (access((const char *)path.data, F_OK) != 0 && errno == ENOENT) {
+        pch_buf_dispose(&path);
+        return pch_error_set(err, PCH_ENOTFOUND, "%s: no CURRENT (not a pchronicle-vortex dataset root, or never published)", root);
+    }
+    rc = pch_file_read_all(&text, (const char *)path.data, 64 * 1024, err);
+    pch_buf_dispose(&path);
+    if (rc < 0) { pch_buf_dispose(&text); return pch_error_prefix(err, "CURRENT"); }
+    if ((rc = pch_json_parser_new(&p, ctx, NULL, err)) < 0) goto done;
+    if ((rc = pch_json_parser_parse(p, text.data ? (const char *)text.data : "", text.len, &v, err)) < 0) {
+        pch_error_prefix(err, "CURRENT is not valid JSON");
+        rc = err ? (err->code = PCH_ECORRUPT) : PCH_ECORRUPT;
+        goto done;
+    }
+    rc = PCH_ECORRUPT;
+    if (v->kind != PCH_JSON_OBJECT || !pj_json_str(v, "format", fmt, sizeof fmt)) { pch_error_set(err, rc, "CURRENT: not an object with a format"); goto done; }
+    if (strcmp(fmt, PJ_CURRENT_FORMAT) != 0) { pch_error_set(err, PCH_EUNSUPPORTED, "CURRENT: unknown format '%s' (want %s)", fmt, PJ_CURRENT_FORMAT); rc = PCH_EUNSUPPORTED; goto done; }
+    if (!pj_json_str(v, "snapshot_id", cur->snapshot_id, sizeof cur->snapshot_id) || !snapshot_id_ok(cur->snapshot_id) ||
+        !pj_json_str(v, "manifest", cur->manifest, sizeof cur->manifest) ||
+        !pj_json_str(v, "manifest_digest", cur->digest, sizeof cur->digest) || strncmp(cur->digest, "blake3:", 7) != 0 ||
+        strlen(cur->digest) != 71) {
+        pch_error_set(err, rc, "CURRENT: snapshot_id, manifest and manifest_digest (blake3:<64 hex>) are required");
+        goto done;
+    }
+    snprintf(want, sizeof want, "manifests/%s.json", cur->snapshot_id);
+    if (strcmp(want, cur->manifest) != 0) { pch_error_set(err, rc, "CURRENT: manifest '%s' is not %s", cur->manifest, want); goto done; }
+    if ((rc = pj_path_check(cur->manifest, strlen(cur->manifest), err)) < 0) goto done;
+    if (raw) pch_buf_append(raw, text.data, text.len);
+    rc = PCH_OK;
+done:
+    pch_json_parser_free(p);
+    pch_buf_dispose(&text);
+    return rc;
+}
+
+int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_json_parser **parser,
+                     pch_buf *text, const pch_json_value **m, pch_error *err)
+{
+    pch_buf path;
+    char digest[80], hex[65], fmt[64], sid[64];
+    uint8_t d[32];
+    int rc;
+    *m = NULL;
+    *parser = NULL;
+    pch_buf_init(&path, ctx);
+    pch_buf_printf(&path, "%s/%s", root, cur->manifest);
+    if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    rc = pch_file_read_all(text, (const char *)path.data, 256u << 20, err);
+    pch_buf_dispose(&path);
+    if (rc < 0) return pch_error_prefix(err, "%s", cur->manifest);
+    pch_blake3_hash(d, text->data, text->len);
+    pch_hex_encode(hex, d, 32);
+    snprintf(digest, sizeof digest, "blake3:%s", hex);
+    if (strcmp(digest, cur->digest) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: digest %s does not match CURRENT's %s", cur->manifest, digest, cur->digest);
+    PCH_TRY(pch_json_parser_new(parser, ctx, NULL, err));
+    if (pch_json_parser_parse(*parser, text->data ? (const char *)text->data : "", text->len, m, err) < 0 ||
+        (*m)->kind != PCH_JSON_OBJECT)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: not a JSON object", cur->manifest);
+    if (!pj_json_str(*m, "format", fmt, sizeof fmt)) return pch_error_set(err, PCH_ECORRUPT, "%s: no format", cur->manifest);
+    if (strcmp(fmt, PJ_MANIFEST_FORMAT) != 0)
+        return pch_error_set(err, PCH_EUNSUPPORTED, "%s: unknown manifest format '%s' (want %s)", cur->manifest, fmt, PJ_MANIFEST_FORMAT);
+    if (!pj_json_str(*m, "snapshot_id", sid, sizeof sid) || strcmp(sid, cur->snapshot_id) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: snapshot_id does not match CURRENT", cur->manifest);
+    {
+        const pch_json_value *vx = pj_json_member(*m, "vortex", PCH_JSON_OBJECT), *ids;
+        uint64_t fv;
+        if (!vx || !pj_json_u64(vx, "file_format_version", &fv) || fv != 1)
+            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: Vortex file format version missing or not 1", cur->manifest);
+        ids = pj_json_member(vx, "custom_registry_ids", PCH_JSON_ARRAY);
+        if (!ids || ids->n != 0)
+            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: needs custom Vortex registry ids this reader does not have", cur->manifest);
+    }
+    return PCH_OK;
+}

@@ -1,0 +1,268 @@
+/* verify (RFC-0006 §15) and inspect (§20.1). verify walks CURRENT → manifest → directories →
+** data files and blob packs: every digest and size, every Vortex footer and segment (full
+** decode), directory order/uniqueness/row bounds, offsets of every lane level, token/logprob
+** relations, every trajectory rebuilt with content hydrated (hash, raw length, codec), every
+** blob of the content directory, and the manifest's counts against what is stored. Each
+** problem is one finding; nothing stops at the first. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "projection/pj_int.h"
+
+typedef struct vctx {
+    pch_ctx *ctx;
+    const char *root;
+    pch_vxp_finding_cb cb;
+    void *payload;
+    size_t n;
+} vctx;
+
+static void finding(vctx *v, const char *file, const char *fmt, ...) PCH_PRINTF(3, 4);
+static void finding(vctx *v, const char *file, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    v->cb(file, msg, v->payload);
+    v->n++;
+}
+static void finding_cb(const char *file, const char *msg, void *payload)
+{
+    vctx *v = payload;
+    v->cb(file, msg, v->payload);
+    v->n++;
+}
+
+/* Digest, size and a full decode of one listed file; returns the opened file or NULL. */
+static pch_vx_file *check_file(vctx *v, const pch_json_value *item, const char *list, char *rel, size_t cap)
+{
+    char want[80], got[80], full[1024];
+    uint64_t bytes_want, bytes, rows;
+    pch_vx_file *f = NULL;
+    pch_error e;
+    pch_error_clear(&e);
+    if (!pj_json_str(item, "path", rel, cap) || !pj_json_str(item, "digest", want, sizeof want)) {
+        finding(v, "", "manifest: an entry of %s lacks path or digest", list);
+        return NULL;
+    }
+    if (pj_path_check(rel, strlen(rel), &e) < 0) { finding(v, rel, "%s", e.msg); return NULL; }
+    snprintf(full, sizeof full, "%s/%s", v->root, rel);
+    if (pj_file_digest(full, got, &bytes, &e) < 0) { finding(v, rel, "missing or unreadable: %s", e.msg); return NULL; }
+    if (pj_json_u64(item, "bytes", &bytes_want) && bytes_want != bytes)
+        finding(v, rel, "size %" PRIu64 " bytes, manifest says %" PRIu64 " (truncated or replaced)", bytes, bytes_want);
+    if (strcmp(got, want) != 0) finding(v, rel, "digest %s, manifest says %s", got, want);
+    if (pch_vx_file_open(&f, v->ctx, full, &e) < 0) { finding(v, rel, "not a readable Vortex file: %s", e.msg); return NULL; }
+    if (pch_vx_file_check(f, &e) < 0) finding(v, rel, "Vortex decode failed: %s", e.msg);
+    if (pj_json_u64(item, "rows", &rows) && rows != pch_vx_file_row_count(f))
+        finding(v, rel, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), rows);
+    return f;
+}
+
+static int skip_child(pch_buf *out, const char *r, size_t rn, const char *t, size_t tn, void *payload, pch_error *err)
+{
+    (void)r; (void)rn; (void)t; (void)tn; (void)payload; (void)err;
+    return pch_buf_append(out, "null", 4) < 0 ? PCH_ENOMEM : PCH_OK;
+}
+
+/* Rebuild every trajectory of a data file cluster by cluster; count steps and calls. */
+static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs, uint64_t *steps, uint64_t *calls)
+{
+    uint64_t rows = pch_vx_file_row_count(f), chunk = 256;
+    pch_buf out;
+    pch_buf_init(&out, v->ctx);
+    for (uint64_t b = 0; b < rows; b += chunk) {
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        pch_vx_array *a = NULL;
+        pch_vx_dtype *dt = NULL;
+        pj_rows r;
+        pch_error e;
+        pch_error_clear(&e);
+        so.row_begin = b;
+        so.row_end = b + chunk < rows ? b + chunk : rows;
+        if (pch_vx_file_scan(f, &so, &a, &dt, &e) < 0 || pj_rows_bind(&r, a, &e) < 0) {
+            finding(v, rel, "rows %" PRIu64 "..%" PRIu64 ": %s", so.row_begin, so.row_end, e.msg);
+            pch_vx_array_free(a);
+            pch_vx_dtype_free(dt);
+            continue;
+        }
+        pj_model_check(&r, rel, finding_cb, v);
+        for (uint64_t i = 0; i < a->len; i++) {
+            pch_buf_clear(&out);
+            if (pj_model_write_json(&out, &r, i, blobs, PCH_VXP_FULL, NULL, skip_child, NULL, &e) < 0)
+                finding(v, rel, "trajectory row %" PRIu64 ": %s", so.row_begin + i, e.msg);
+            else if (pch_json_validate(NULL, (const char *)out.data, out.len, NULL, NULL, NULL, &e) < 0)
+                finding(v, rel, "trajectory row %" PRIu64 " rebuilds to invalid JSON: %s", so.row_begin + i, e.msg);
+        }
+        if (r.l[PJ_STEPS_STEP_ID]) *steps += (uint64_t)r.l[PJ_STEPS_STEP_ID]->offsets[r.l[PJ_STEPS_STEP_ID]->len];
+        if (r.l[PJ_TOOLS_FUNCTION]) {
+            const pch_vx_array *l = r.l[PJ_TOOLS_FUNCTION]->children[0];
+            *calls += (uint64_t)l->offsets[l->len];
+        }
+        pch_vx_array_free(a);
+        pch_vx_dtype_free(dt);
+    }
+    pch_buf_dispose(&out);
+}
+
+int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *payload, size_t *n_findings,
+                   pch_error *err)
+{
+    vctx v = { ctx, root, cb, payload, 0 };
+    pj_current cur;
+    pch_json_parser *mp = NULL;
+    pch_buf mtext;
+    const pch_json_value *m = NULL, *lst;
+    pj_blobs *blobs = NULL;
+    pch_vxp_snapshot *snap = NULL;
+    pch_error e;
+    uint64_t steps = 0, calls = 0, rows_total = 0, want;
+    char rel[256];
+    int rc;
+    *n_findings = 0;
+    pch_buf_init(&mtext, ctx);
+    pch_error_clear(&e);
+    rc = pj_current_read(ctx, root, &cur, NULL, &e);
+    if (rc < 0) {
+        finding(&v, "CURRENT", "%s", e.msg);
+        *n_findings = v.n;
+        return rc == PCH_ENOTFOUND ? pch_error_set(err, rc, "%s", e.msg) : PCH_OK;
+    }
+    if (pj_manifest_load(ctx, root, &cur, &mp, &mtext, &m, &e) < 0) {
+        finding(&v, cur.manifest, "%s", e.msg);
+        goto done;
+    }
+    /* every listed file: digest, size, footer, full decode */
+    if ((lst = pj_json_member(m, "blob_packs", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "blob_packs", rel, sizeof rel));
+    if ((lst = pj_json_member(m, "content_directory", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "content_directory", rel, sizeof rel));
+    if ((lst = pj_json_member(m, "trajectory_directory", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "trajectory_directory", rel, sizeof rel));
+    /* directory structure (sorted, unique, row bounds, files known) */
+    if (pch_vxp_snapshot_open(&snap, ctx, root, &e) < 0) finding(&v, "directories/trajectory", "%s", e.msg);
+    if (pj_blobs_open(&blobs, ctx, root, m, (const char *)mtext.data, &e) < 0) {
+        finding(&v, "directories/content", "%s", e.msg);
+        blobs = NULL;
+    } else {
+        pj_blobs_check_all(blobs, finding_cb, &v, &v.n, &e);
+    }
+    if ((lst = pj_json_member(m, "data_files", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) {
+            pch_vx_file *f = check_file(&v, &lst->u.items[i], "data_files", rel, sizeof rel);
+            if (!f) continue;
+            rows_total += pch_vx_file_row_count(f);
+            check_data(&v, f, rel, blobs, &steps, &calls);
+            pch_vx_file_free(f);
+        }
+    else finding(&v, cur.manifest, "no data_files list");
+    /* counts in the manifest against what is stored */
+    {
+        const pch_json_value *c = pj_json_member(m, "counts", PCH_JSON_OBJECT);
+        if (!c) finding(&v, cur.manifest, "no counts");
+        else {
+            if (!pj_json_u64(c, "trajectories", &want) || want != rows_total)
+                finding(&v, cur.manifest, "counts.trajectories %" PRIu64 ", data files hold %" PRIu64, want, rows_total);
+            if (snap && pch_vxp_snapshot_trajectories(snap) != rows_total)
+                finding(&v, "directories/trajectory", "directory has %" PRIu64 " trajectories, data files hold %" PRIu64,
+                        pch_vxp_snapshot_trajectories(snap), rows_total);
+            if (!pj_json_u64(c, "steps", &want) || want != steps)
+                finding(&v, cur.manifest, "counts.steps %" PRIu64 ", data files hold %" PRIu64, want, steps);
+            if (!pj_json_u64(c, "tool_calls", &want) || want != calls)
+                finding(&v, cur.manifest, "counts.tool_calls %" PRIu64 ", data files hold %" PRIu64, want, calls);
+            if (!pj_json_u64(c, "blobs", &want) || want != pj_blobs_count(blobs))
+                finding(&v, cur.manifest, "counts.blobs %" PRIu64 ", content directory holds %" PRIu64, want, pj_blobs_count(blobs));
+        }
+    }
+done:
+    pch_vxp_snapshot_free(snap);
+    pj_blobs_free(blobs);
+    pch_json_parser_free(mp);
+    pch_buf_dispose(&mtext);
+    *n_findings = v.n;
+    return PCH_OK;
+}
+
+static void print_str(FILE *out, const pch_json_value *o, const char *k)
+{
+    char b[256];
+    fprintf(out, "%s", pj_json_str(o, k, b, sizeof b) ? b : "-");
+}
+
+int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
+{
+    pj_current cur;
+    pch_json_parser *mp = NULL;
+    pch_buf mtext;
+    const pch_json_value *m, *o, *lst;
+    int rc;
+    pch_buf_init(&mtext, ctx);
+    PCH_TRY(pj_current_read(ctx, root, &cur, NULL, err));
+    if ((rc = pj_manifest_load(ctx, root, &cur, &mp, &mtext, &m, err)) < 0) goto done;
+    fprintf(out, "snapshot %s (manifest %s, %s)\n", cur.snapshot_id, cur.manifest, cur.digest);
+    fprintf(out, "parent   ");
+    print_str(out, m, "parent_snapshot_id");
+    fprintf(out, "\ncreated  ");
+    print_str(out, m, "created_at");
+    if ((o = pj_json_member(m, "layout", PCH_JSON_OBJECT))) {
+        uint64_t cb = 0, fb = 0, hot = 0, cold = 0;
+        pj_json_u64(o, "cluster_bytes", &cb); pj_json_u64(o, "file_bytes", &fb);
+        pj_json_u64(o, "hot_max_bytes", &hot); pj_json_u64(o, "cold_max_bytes", &cold);
+        fprintf(out, "\nlayout   profile ");
+        print_str(out, o, "profile");
+        fprintf(out, ", cluster %" PRIu64 " B, file %" PRIu64 " B, hot < %" PRIu64 " B, cold < %" PRIu64 " B, assets ", cb, fb, hot, cold);
+        print_str(out, o, "assets");
+    }
+    fputc('\n', out);
+    if ((o = pj_json_member(m, "counts", PCH_JSON_OBJECT))) {
+        fprintf(out, "counts  ");
+        for (uint32_t i = 0; i < o->n; i++)
+            fprintf(out, " %.*s=%" PRIu64, (int)o->u.members[i].key_len, o->u.members[i].key, o->u.members[i].value.u.num.u);
+        fputc('\n', out);
+    }
+    if ((o = pj_json_member(m, "bytes", PCH_JSON_OBJECT))) {
+        fprintf(out, "bytes   ");
+        for (uint32_t i = 0; i < o->n; i++)
+            fprintf(out, " %.*s=%" PRIu64, (int)o->u.members[i].key_len, o->u.members[i].key, o->u.members[i].value.u.num.u);
+        fputc('\n', out);
+    }
+    static const char *const lists[] = { "data_files", "blob_packs", "content_directory", "trajectory_directory" };
+    for (size_t k = 0; k < 4; k++) {
+        if (!(lst = pj_json_member(m, lists[k], PCH_JSON_ARRAY))) continue;
+        fprintf(out, "%s (%u)\n", lists[k], lst->n);
+        for (uint32_t i = 0; i < lst->n; i++) {
+            uint64_t bytes = 0, rows = 0, cl = 0, bl = 0;
+            const pch_json_value *it = &lst->u.items[i];
+            pj_json_u64(it, "bytes", &bytes); pj_json_u64(it, "rows", &rows); pj_json_u64(it, "clusters", &cl); pj_json_u64(it, "blobs", &bl);
+            fprintf(out, "  ");
+            print_str(out, it, "path");
+            fprintf(out, "  bytes=%" PRIu64, bytes);
+            if (pj_json_member(it, "rows", PCH_JSON_NUMBER)) fprintf(out, " rows=%" PRIu64, rows);
+            if (pj_json_member(it, "clusters", PCH_JSON_NUMBER)) fprintf(out, " clusters=%" PRIu64, cl);
+            if (pj_json_member(it, "blobs", PCH_JSON_NUMBER)) fprintf(out, " blobs=%" PRIu64, bl);
+            fputc('\n', out);
+        }
+    }
+    if ((lst = pj_json_member(m, "lanes", PCH_JSON_ARRAY))) {
+        uint64_t tl = 0, ts = 0;
+        fprintf(out, "lanes (%u): path  logical  stored  ratio  encode_s  encodings\n", lst->n);
+        for (uint32_t i = 0; i < lst->n; i++) {
+            const pch_json_value *it = &lst->u.items[i], *sec = pj_json_member(it, "encode_seconds", PCH_JSON_NUMBER);
+            uint64_t lg = 0, sd = 0;
+            pj_json_u64(it, "logical_bytes", &lg); pj_json_u64(it, "stored_bytes", &sd);
+            tl += lg; ts += sd;
+            fprintf(out, "  ");
+            print_str(out, it, "path");
+            fprintf(out, "  %" PRIu64 "  %" PRIu64 "  %.2f  %.3f  ", lg, sd, sd ? (double)lg / (double)sd : 0.0, sec ? sec->u.num.d : 0.0);
+            print_str(out, it, "encodings");
+            fputc('\n', out);
+        }
+        fprintf(out, "  total  %" PRIu64 "  %" PRIu64 "  %.2f\n", tl, ts, ts ? (double)tl / (double)ts : 0.0);
+    }
+    rc = PCH_OK;
+done:
+    pch_json_parser_free(mp);
+    pch_buf_dispose(&mtext);
+    return rc;
+}

@@ -1,0 +1,312 @@
+/* pchronicle-vortex build / get / export / verify / inspect ROOT: the Vortex trajectory
+** projection (RFC-0006 §5–§16; docs/vortex-projection.md). Public headers only. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pchronicle/atif.h"
+#include "pchronicle/compact_jsonl.h"
+#include "pchronicle/storyline.h"
+#include "pchronicle-vortex/projection.h"
+#include "vx_cli.h"
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+    if (!s || !*s || *s == '-') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    if (*end == 'K' || *end == 'k') { v <<= 10; end++; }
+    else if (*end == 'M' || *end == 'm') { v <<= 20; end++; }
+    else if (*end == 'G' || *end == 'g') { v <<= 30; end++; }
+    if (*end == 'i' && end[1] == 'B') end += 2;
+    else if (*end == 'B') end++;
+    if (*end) return -1;
+    *out = v;
+    return 0;
+}
+
+static void print_stats(pch_vxp_snapshot *s)
+{
+    pch_vxp_query_stats q;
+    pch_vxp_snapshot_stats(s, &q);
+    fprintf(stderr, "stats: files_opened=%" PRIu64 " footer_cache_hits=%" PRIu64 " clusters_read=%" PRIu64
+                    " segments_read=%" PRIu64 " read_requests=%" PRIu64 " bytes_read=%" PRIu64 " bytes_decoded=%" PRIu64
+                    " cache_hits=%" PRIu64 " blobs_hydrated=%" PRIu64 " blob_bytes=%" PRIu64 "\n",
+            q.files_opened, q.footer_cache_hits, q.clusters_read, q.segments_read, q.read_requests, q.bytes_read,
+            q.bytes_decoded, q.cache_hits, q.blobs_hydrated, q.blob_bytes);
+}
+
+/* ------------------------------------------------------------------ build */
+
+typedef struct build_st {
+    pch_vxp_builder *b;
+    pch_error *err;
+    size_t findings;
+    int quiet;
+} build_st;
+
+static int on_doc(pch_atif_doc *doc, void *payload)
+{
+    build_st *s = payload;
+    const pch_atif_trajectory *t = pch_atif_doc_get(doc, 0);
+    (void)t;
+    return pch_vxp_builder_add_doc(s->b, doc, 0, s->err) < 0 ? -1 : 0;
+}
+
+static int on_finding(const pch_atif_finding *f, void *payload)
+{
+    build_st *s = payload;
+    if (f->severity == PCH_ATIF_ERROR) {
+        s->findings++;
+        if (s->findings <= 20) fprintf(stderr, "pchronicle-vortex: rejected %s:%s: %s\n", f->file, f->pointer, f->message);
+    }
+    return 0;
+}
+
+static const char build_usage[] =
+    "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
+    "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
+    "         [--file-bytes BYTES] [--pack-bytes BYTES] [--shard-rows N] [--source-id ID] [--partition NAME]\n"
+    "         [--quiet]\n"
+    "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
+    "  Sizes take K/M/G suffixes. Defaults: hot < 8K, cold < 256K (larger content goes to blob\n"
+    "  packs), cluster 4M logical bytes, file 256M, pack 256M, 65536 directory rows per shard.\n";
+
+int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
+{
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
+    pch_vxp_build_stats st;
+    pch_atif_dir_stats ds;
+    const char *from = NULL, *to = NULL;
+    char tmpdir[] = "/tmp/pchronicle-vortex-build-XXXXXX";
+    const char *input = NULL;
+    bool made_tmp = false;
+    build_st bs;
+    pch_error err;
+    int rc, quiet = 0;
+    memset(&bs, 0, sizeof bs);
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t *sz = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(build_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
+        if (!v) { fprintf(stderr, "pchronicle-vortex build: %s needs a value\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
+        i++;
+        if (strcmp(a, "--from") == 0) from = v;
+        else if (strcmp(a, "--to") == 0) to = v;
+        else if (strcmp(a, "--assets") == 0) {
+            if (strcmp(v, "embed") == 0) o.assets = PCH_VXP_ASSETS_EMBED;
+            else if (strcmp(v, "reference") == 0) o.assets = PCH_VXP_ASSETS_REFERENCE;
+            else { fprintf(stderr, "pchronicle-vortex build: --assets takes embed or reference\n"); return VX_EXIT_USAGE; }
+        } else if (strcmp(a, "--hot-max") == 0) sz = &o.hot_max_bytes;
+        else if (strcmp(a, "--cold-max") == 0) sz = &o.cold_max_bytes;
+        else if (strcmp(a, "--cluster-bytes") == 0) sz = &o.cluster_bytes;
+        else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
+        else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
+        else if (strcmp(a, "--shard-rows") == 0) sz = &o.directory_shard_rows;
+        else if (strcmp(a, "--source-id") == 0) o.source_id = v;
+        else if (strcmp(a, "--partition") == 0) o.partition = v;
+        else { fprintf(stderr, "pchronicle-vortex build: unknown option %s\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
+        if (sz && parse_size(v, sz) < 0) { fprintf(stderr, "pchronicle-vortex build: %s: '%s' is not a size\n", a, v); return VX_EXIT_USAGE; }
+    }
+    if (!from || !to) { fprintf(stderr, "pchronicle-vortex build: --from and --to are required\n"); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
+    input = from;
+    /* a Storyline root or a Compact JSONL dataset: restore its documents first */
+    {
+        struct stat sb;
+        char vers[4096];
+        snprintf(vers, sizeof vers, "%s/_versions", from);
+        if (pch_storyline_is_root(from) || stat(vers, &sb) == 0) {
+            size_t n = 0;
+            if (!mkdtemp(tmpdir)) { fprintf(stderr, "pchronicle-vortex build: temporary directory: %s\n", strerror(errno)); return VX_EXIT_FAIL; }
+            made_tmp = true;
+            rmdir(tmpdir);
+            if (pch_storyline_is_root(from)) rc = pch_storyline_export(ctx, from, tmpdir, NULL, &n, &err);
+            else rc = pch_cj_export(ctx, from, tmpdir, NULL, NULL, &err);
+            if (rc < 0) { vx_fail(from, &err); rc = VX_EXIT_FAIL; goto out; }
+            input = tmpdir;
+        }
+    }
+    o.assets_root = input;
+    o.source_uri = from;
+    o.progress = !quiet && isatty(2);
+    ao.source_id = o.source_id;
+    ao.source_fingerprint = from;
+    if (pch_vxp_builder_open(&bs.b, ctx, to, &o, &err) < 0) { rc = vx_fail(to, &err); goto out; }
+    bs.err = &err;
+    memset(&ds, 0, sizeof ds);
+    rc = pch_atif_dir_import(ctx, input, &ao, on_doc, NULL, on_finding, &bs, &ds, &err);
+    if (rc == PCH_OK && ds.documents - ds.rejected == 0) {
+        pch_error_set(&err, PCH_EINVAL, "no valid ATIF document under %s (%zu rejected)", from, ds.rejected);
+        rc = PCH_EINVAL;
+    }
+    if (rc == PCH_OK) rc = pch_vxp_builder_commit(bs.b, &st, &err);
+    if (rc < 0) { vx_fail("build", &err); rc = VX_EXIT_FAIL; goto out; }
+    st.input_bytes = ds.bytes;
+    if (!quiet)
+        fprintf(stderr, "built snapshot %s: %" PRIu64 " documents (%zu rejected), %" PRIu64 " trajectories, %" PRIu64 " steps, %" PRIu64
+                        " tool calls; %.1f MiB ATIF -> %.1f MiB (data %.1f, blobs %.1f, directories %.2f); %" PRIu64
+                        " data files, %" PRIu64 " clusters, %" PRIu64 " blobs (%" PRIu64 " dedup hits); %.2f s\n",
+                st.snapshot_id, st.documents, ds.rejected, st.trajectories, st.steps, st.tool_calls, (double)ds.bytes / 1048576.0,
+                (double)(st.data_bytes + st.blob_bytes + st.directory_bytes + st.manifest_bytes) / 1048576.0,
+                (double)st.data_bytes / 1048576.0, (double)st.blob_bytes / 1048576.0, (double)st.directory_bytes / 1048576.0,
+                st.data_files, st.clusters, st.blobs, st.dedup_hits, st.seconds);
+    rc = VX_EXIT_OK;
+out:
+    pch_vxp_builder_free(bs.b);
+    if (made_tmp) {
+        /* the restored copy is scratch: remove it whatever happened */
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "pchronicle-vortex build: could not remove %s\n", tmpdir);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ get */
+
+static const char get_usage[] =
+    "usage: pchronicle-vortex get ROOT KEY [--preview] [--compact] [--stats]\n"
+    "  Prints the ATIF document of KEY (a trajectory key, or the document roots whose run key or\n"
+    "  producer session id is KEY), subagents nested again. Several candidates:\n"
+    "  all of them (one document each) and exit status 3. --preview does not read blob packs and\n"
+    "  cuts cold content to a marked preview (RFC-0006 §13.6).\n";
+
+int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
+{
+    const char *root = NULL, *key = NULL;
+    bool preview = false, compact = false, stats = false;
+    pch_vxp_snapshot *s = NULL;
+    uint64_t idx[64];
+    size_t n = 0;
+    pch_error err;
+    int rc = VX_EXIT_OK;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(get_usage, stdout); return VX_EXIT_OK; }
+        else if (strcmp(argv[i], "--preview") == 0) preview = true;
+        else if (strcmp(argv[i], "--compact") == 0) compact = true;
+        else if (strcmp(argv[i], "--stats") == 0) stats = true;
+        else if (argv[i][0] == '-' && argv[i][1] == '-') { fprintf(stderr, "pchronicle-vortex get: unknown option %s\n", argv[i]); fputs(get_usage, stderr); return VX_EXIT_USAGE; }
+        else if (!root) root = argv[i];
+        else if (!key) key = argv[i];
+        else { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
+    }
+    if (!root || !key) { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) return vx_fail(root, &err);
+    if (pch_vxp_lookup(s, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
+    for (size_t i = 0; i < n && i < 64; i++) {
+        char *doc = NULL;
+        size_t len;
+        if (pch_vxp_get(s, idx[i], preview ? PCH_VXP_PREVIEW : PCH_VXP_FULL, !compact, &doc, &len, &err) < 0) {
+            rc = vx_fail("get", &err);
+            goto out;
+        }
+        fwrite(doc, 1, len, stdout);
+        if (compact) fputc('\n', stdout);
+        pch_free(ctx, doc);
+    }
+    if (n > 1) {
+        fprintf(stderr, "pchronicle-vortex get: '%s' matches %zu trajectories (printed %zu); name one by its trajectory key\n",
+                key, n, n < 64 ? n : (size_t)64);
+        for (size_t i = 0; i < n && i < 64; i++) {
+            const char *sid, *rk, *tk, *doc;
+            pch_vxp_entry(s, idx[i], &sid, &rk, &tk, &doc, NULL);
+            fprintf(stderr, "  candidate: run_key=%s trajectory_key=%s document=%s\n", rk, tk, doc);
+        }
+        rc = 3;
+    }
+out:
+    if (stats && s) print_stats(s);
+    pch_vxp_snapshot_free(s);
+    if (fflush(stdout) != 0) return VX_EXIT_FAIL;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ export */
+
+static const char export_usage[] =
+    "usage: pchronicle-vortex export --from ROOT --output-format atif --to DIR [--stats]\n"
+    "  Writes every document of the snapshot as ATIF (pretty JSON) at its original relative path\n"
+    "  under DIR (a new directory, published by rename when complete).\n";
+
+int vx_cmd_export(pch_ctx *ctx, int argc, char **argv)
+{
+    const char *from = NULL, *to = NULL, *fmt = NULL;
+    bool stats = false;
+    pch_vxp_snapshot *s = NULL;
+    uint64_t n = 0;
+    pch_error err;
+    int rc = VX_EXIT_OK;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(export_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--stats") == 0) { stats = true; continue; }
+        if (!v) { fputs(export_usage, stderr); return VX_EXIT_USAGE; }
+        i++;
+        if (strcmp(a, "--from") == 0) from = v;
+        else if (strcmp(a, "--to") == 0) to = v;
+        else if (strcmp(a, "--output-format") == 0) fmt = v;
+        else { fprintf(stderr, "pchronicle-vortex export: unknown option %s\n", a); fputs(export_usage, stderr); return VX_EXIT_USAGE; }
+    }
+    if (!from || !to) { fputs(export_usage, stderr); return VX_EXIT_USAGE; }
+    if (fmt && strcmp(fmt, "atif") != 0) { fprintf(stderr, "pchronicle-vortex export: --output-format %s: only atif is supported\n", fmt); return VX_EXIT_USAGE; }
+    if (pch_vxp_snapshot_open(&s, ctx, from, &err) < 0) return vx_fail(from, &err);
+    if (pch_vxp_export(s, to, &n, &err) < 0) rc = vx_fail("export", &err);
+    else fprintf(stderr, "exported %" PRIu64 " documents of snapshot %s to %s\n", n, pch_vxp_snapshot_id(s), to);
+    if (stats) print_stats(s);
+    pch_vxp_snapshot_free(s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ verify */
+
+static void on_verify_finding(const char *file, const char *message, void *payload)
+{
+    (void)payload;
+    printf("%s%s%s\n", file && *file ? file : "", file && *file ? ": " : "", message);
+}
+
+int vx_cmd_verify(pch_ctx *ctx, int argc, char **argv)
+{
+    size_t n = 0;
+    pch_error err;
+    pch_error_clear(&err);
+    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        fputs("usage: pchronicle-vortex verify ROOT\n  Checks every file, digest, reference and count of the current snapshot (RFC-0006 §15);\n"
+              "  prints one line per finding; exit 0 healthy, 1 findings.\n", stdout);
+        return VX_EXIT_OK;
+    }
+    if (argc != 1 || argv[0][0] == '-') { fputs("usage: pchronicle-vortex verify ROOT\n", stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_verify(ctx, argv[0], on_verify_finding, NULL, &n, &err) < 0 && n == 0) return vx_fail(argv[0], &err);
+    if (fflush(stdout) != 0) return VX_EXIT_FAIL;
+    if (n) { fprintf(stderr, "pchronicle-vortex verify: %s: %zu finding%s: not healthy\n", argv[0], n, n == 1 ? "" : "s"); return VX_EXIT_FAIL; }
+    fprintf(stderr, "pchronicle-vortex verify: %s: healthy\n", argv[0]);
+    return VX_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ inspect ROOT */
+
+bool vx_is_projection_root(const char *path)
+{
+    char p[4096];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/CURRENT", path);
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && stat(p, &sb) == 0;
+}
+
+int vx_cmd_inspect_root(pch_ctx *ctx, const char *root)
+{
+    pch_error err;
+    pch_error_clear(&err);
+    if (pch_vxp_inspect(ctx, root, stdout, &err) < 0) return vx_fail(root, &err);
+    return VX_EXIT_OK;
+}
