@@ -160,19 +160,25 @@ typedef struct cand { uint64_t sym; uint64_t gain; uint8_t len; } cand;
 
 static uint64_t fsst_hash(uint64_t v) { return (v * 2971215073u) ^ (v >> 15); }
 
-static int cand_by_sym(const void *x, const void *y)
-{
-    const cand *a = x, *b = y;
-    if (a->len != b->len) return a->len < b->len ? -1 : 1;
-    return a->sym < b->sym ? -1 : a->sym > b->sym;
-}
-
 static int cand_by_gain(const void *x, const void *y)
 {
     const cand *a = x, *b = y;
     if (a->gain != b->gain) return a->gain > b->gain ? -1 : 1;
     if (a->len != b->len) return a->len > b->len ? -1 : 1;
     return a->sym < b->sym ? -1 : a->sym > b->sym;
+}
+
+/* Sift down in a heap whose root is the candidate that sorts last by cand_by_gain. */
+static void heap_down(cand *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && cand_by_gain(&h[l], &h[w]) > 0) w = l;
+        if (r < n && cand_by_gain(&h[r], &h[w]) > 0) w = r;
+        if (w == i) return;
+        cand t = h[i]; h[i] = h[w]; h[w] = t;
+        i = w;
+    }
 }
 
 /* Class of a symbol in the stored order: 2-byte (no longer symbol shares its first two
@@ -268,36 +274,42 @@ int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a
         }
     }
     c1 = pch_malloc(ctx, FSST_CODES * sizeof *c1);
-    c2 = pch_malloc(ctx, (size_t)FSST_CODES * FSST_CODES * sizeof *c2);
+    c2 = pch_calloc(ctx, (size_t)FSST_CODES * FSST_CODES, sizeof *c2);
     if (!c1 || !c2) goto oom;
     for (unsigned g = 0; g < 5; g++) {
         unsigned frac = gens[g], min_count = 5 * frac / 128;
         size_t nc = 0, m = 0;
-        memset(c1, 0, FSST_CODES * sizeof *c1);
-        memset(c2, 0, (size_t)FSST_CODES * FSST_CODES * sizeof *c2);
+        unsigned act[FSST_CODES], n_act = 0;
+        memset(c1, 0, FSST_CODES * sizeof *c1);   /* c2 is all zero here (cleared below) */
         for (size_t i = 0; i < npcs; i++) {
             if (frac < 128 && (fsst_hash(i) & 127) > frac) continue;
             count_piece(t, &pcs[i], c1, c2);
         }
+        /* codes seen: a pair (x, y) is only counted when y is counted too, so the pair scans
+        ** below visit seen codes only (not 511 x 511 cells per generation) */
+        for (unsigned x = 0; x < FSST_CODES; x++) if (c1[x]) act[n_act++] = x;
         /* candidates: every counted code, plus pair concatenations before the last round */
-        for (unsigned x = 0; x < FSST_CODES; x++) {
-            if (!c1[x] || c1[x] < min_count) continue;
+        for (unsigned ix = 0; ix < n_act; ix++) {
+            unsigned x = act[ix];
+            if (c1[x] < min_count) continue;
             nc++;
             if (frac < 128)
-                for (unsigned y = 0; y < FSST_CODES; y++) nc += c2[x * FSST_CODES + y] != 0;
+                for (unsigned iy = 0; iy < n_act; iy++) nc += c2[x * FSST_CODES + act[iy]] != 0;
         }
         pch_free(ctx, cs);
         if (!(cs = pch_malloc(ctx, (nc ? nc : 1) * sizeof *cs))) goto oom;
-        for (unsigned x = 0; x < FSST_CODES; x++) {
+        for (unsigned ix = 0; ix < n_act; ix++) {
+            unsigned x = act[ix];
             uint64_t s1;
             unsigned l1;
-            if (!c1[x] || c1[x] < min_count) continue;
+            if (c1[x] < min_count) continue;
             code_sym(t, x, &s1, &l1);
             cs[m].sym = s1;
             cs[m].len = (uint8_t)l1;
             cs[m++].gain = (uint64_t)c1[x] * l1 * (l1 == 1 ? 8 : 1);
             if (frac >= 128 || l1 == 8) continue;
-            for (unsigned y = 0; y < FSST_CODES; y++) {
+            for (unsigned iy = 0; iy < n_act; iy++) {
+                unsigned y = act[iy];
                 uint32_t k = c2[x * FSST_CODES + y];
                 uint64_t s2;
                 unsigned l2;
@@ -309,15 +321,35 @@ int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a
                 cs[m++].gain = (uint64_t)k * (l1 + l2);
             }
         }
-        /* merge duplicates, then keep the 255 of highest gain */
+        for (unsigned ix = 0; ix < n_act; ix++)
+            for (unsigned iy = 0; iy < n_act; iy++) c2[act[ix] * FSST_CODES + act[iy]] = 0;
+        /* merge duplicates (hash on symbol and length), then keep the 255 of highest gain
+        ** (a bounded heap, O(m log 255): a full sort of ~65k pair candidates dominated
+        ** training); the same total order as cand_by_gain, so the table is unchanged */
         if (m) {
-            size_t u = 0;
-            qsort(cs, m, sizeof *cs, cand_by_sym);
-            for (size_t i = 1; i < m; i++) {
-                if (cs[i].len == cs[u].len && cs[i].sym == cs[u].sym) cs[u].gain += cs[i].gain;
-                else cs[++u] = cs[i];
+            size_t ns = 1, u = 0;
+            uint32_t *slot;
+            while (ns < 2 * m) ns <<= 1;
+            if (!(slot = pch_calloc(ctx, ns, sizeof *slot))) goto oom;
+            for (size_t i = 0; i < m; i++) {
+                uint64_t h = fsst_hash(cs[i].sym ^ ((uint64_t)cs[i].len << 59)) * 0x9e3779b97f4a7c15ull;
+                size_t k = (size_t)(h >> 32) & (ns - 1);
+                for (;; k = (k + 1) & (ns - 1)) {
+                    uint32_t v = slot[k];
+                    if (!v) { cs[u] = cs[i]; slot[k] = (uint32_t)++u; break; }
+                    if (cs[v - 1].sym == cs[i].sym && cs[v - 1].len == cs[i].len) { cs[v - 1].gain += cs[i].gain; break; }
+                }
             }
-            m = u + 1;
+            pch_free(ctx, slot);
+            m = u;
+            if (m > 255) {
+                /* min-heap (by cand_by_gain: the worst kept candidate at the top) */
+                size_t hn = 255;
+                for (size_t i = hn / 2; i-- > 0;) heap_down(cs, hn, i);
+                for (size_t i = hn; i < m; i++)
+                    if (cand_by_gain(&cs[i], &cs[0]) < 0) { cs[0] = cs[i]; heap_down(cs, hn, 0); }
+                m = hn;
+            }
             qsort(cs, m, sizeof *cs, cand_by_gain);
         }
         t->n = m < 255 ? (uint32_t)m : 255;
