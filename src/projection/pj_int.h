@@ -70,6 +70,9 @@
     X(STEPS, LLM_CALL_COUNT, "llm_call_count", "list<i64?>") \
     X(STEPS, COPIED, "is_copied_context", "list<bool?>") \
     X(STEPS, ESCAPE, "escape", "list<utf8?>") \
+    /* assets embedded from message parts and result content (--assets embed, §9.6) */ \
+    X(STEPS, ASSET_ID, "asset_content_id", "list<list<binary>>") \
+    X(STEPS, ASSET_PATH, "asset_path", "list<list<utf8>>") \
     /* message and reasoning content (§6.4, §9): kind + hot / cold / external lanes */ \
     X(MESSAGE, KIND, "message_kind", "list<u8>") \
     X(MESSAGE, HOT, "message_hot", "list<utf8?>") \
@@ -80,7 +83,6 @@
     X(MESSAGE, PART_COLD, "part_text_cold", "list<list<utf8?>>") \
     X(MESSAGE, PART_REF, "part_text_ref", "list<list<binary?>>") \
     X(MESSAGE, PART_ESCAPE, "part_escape", "list<list<utf8?>>") \
-    X(MESSAGE, PART_ASSET, "part_asset", "list<list<binary?>>") \
     X(MESSAGE, RKIND, "reasoning_kind", "list<u8>") \
     X(MESSAGE, RHOT, "reasoning_hot", "list<utf8?>") \
     X(MESSAGE, RCOLD, "reasoning_cold", "list<utf8?>") \
@@ -193,6 +195,15 @@ typedef struct pj_current {
     char digest[80];     /* "blake3:<64 hex>" */
 } pj_current;
 
+/* Parse and validate CURRENT's bytes (§10.2). */
+int pj_current_parse(pch_ctx *ctx, const char *text, size_t len, pj_current *cur, pch_error *err);
+/* Parse and validate a manifest's bytes (format, version, registry ids, every file list:
+** checked relative paths under their directory, blake3 digests, sizes). */
+int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, size_t len,
+                      pch_json_parser **parser, const pch_json_value **m, pch_error *err);
+/* Decode a trajectory directory shard held in memory (fuzzing: every file id it names is
+** taken as known). */
+int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err);
 /* Read and validate ROOT/CURRENT. PCH_ENOTFOUND when there is none. raw (may be NULL)
 ** receives the file's bytes (for the stale check). */
 int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw,
@@ -252,6 +263,11 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
 /* Structural checks of a decoded cluster (§15: offsets agree across lanes of one level,
 ** token/logprob length relations, kinds in range). Findings via cb; returns the count. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload);
+
+/* Embedded assets of trajectory row `row`: cb(content_id, relative path) for each. */
+int pj_model_assets(const pj_rows *r, uint64_t row,
+                    int (*cb)(const uint8_t id[32], const char *path, size_t path_len, void *payload),
+                    void *payload, pch_error *err);
 
 /* Shortest text of a float32 that reads back as the same double (or 0 if none). */
 size_t pj_fmt_f32(char out[32], float f);

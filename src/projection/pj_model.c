@@ -226,27 +226,32 @@ static int put_value(app *a, const pch_atif_raw *r, pch_vx_builder *kind, pch_vx
     return put_content(a, hot, cold, ref, r->ptr, r->len, PJ_CK_JSON);
 }
 
-/* Read an asset confined to the input root (§9.6, §16.2) and store it externally. */
-static int embed_asset(app *a, const pch_json_value *part, const char *src, uint8_t id[32], bool *has)
+/* Per-step value builder of a step lane (list<X>), and the item builder of a
+** list<list<X>> lane (its per-step list is S(l)). */
+#define S(l) elem(B(l))
+#define S2(l) elem(S(l))
+
+/* Read an asset confined to the input root (§9.6, §16.2), store it externally and record
+** its content id and path on the step. Parts without a source path are left alone. */
+static int embed_asset(app *a, const pch_json_value *part)
 {
     const pch_json_value *source = pch_json_get(part, "source", 6), *path, *mt;
     pch_buf file, full;
     pj_tier tier;
+    uint8_t id[32];
     char media[128] = "";
     char *slash;
     int rc;
-    *has = false;
-    (void)src;
-    if (!source || source->kind != PCH_JSON_OBJECT) return PCH_OK;
+    if (part->kind != PCH_JSON_OBJECT || !source || source->kind != PCH_JSON_OBJECT) return PCH_OK;
     path = pch_json_get(source, "path", 4);
     mt = pch_json_get(source, "media_type", 10);
     if (!path || path->kind != PCH_JSON_STRING) return PCH_OK;
-    if (mt && mt->kind == PCH_JSON_STRING && mt->u.str.len < sizeof media) {
+    if (mt && mt->kind == PCH_JSON_STRING && mt->u.str.len < sizeof media && !memchr(mt->u.str.ptr, 0, mt->u.str.len)) {
         memcpy(media, mt->u.str.ptr, mt->u.str.len);
         media[mt->u.str.len] = 0;
     }
     if (pch_atif_path_check(path->u.str.ptr, path->u.str.len, a->err) < 0)
-        return pch_error_prefix(a->err, "asset of %s", a->doc_path);
+        return pch_error_prefix(a->err, "embed-assets: asset of %s", a->doc_path);
     pch_buf_init(&full, NULL);
     pch_buf_init(&file, NULL);
     pch_buf_append_str(&full, a->o->assets_root ? a->o->assets_root : ".");
@@ -259,32 +264,37 @@ static int embed_asset(app *a, const pch_json_value *part, const char *src, uint
     if (full.oom) { pch_buf_dispose(&full); return oom(a); }
     rc = pch_file_read_all(&file, (const char *)full.data, (size_t)1 << 31, a->err);
     if (rc < 0) {
-        pch_error_prefix(a->err, "embed-assets: %s (referenced by %s)", (const char *)full.data, a->doc_path);
+        pch_error_prefix(a->err, "embed-assets: asset '%.*s' of %s", (int)path->u.str.len, path->u.str.ptr, a->doc_path);
         pch_buf_dispose(&full);
         return rc;
     }
     pch_buf_dispose(&full);
-    /* assets are always external (§9.3: image/audio → external/identity) */
+    /* assets are always external (§9.3: image/audio → external, identity unless zstd pays) */
     rc = pj_content_put(a->content, file.data, file.len, PJ_CK_PARTS, media, &tier, id, a->err);
     pch_buf_dispose(&file);
     TRY(rc);
-    *has = true;
     a->external = true;
-    return PCH_OK;
+    TRY(pch_vx_builder_append_bytes(elem(elem(a->lane[PJ_STEPS_ASSET_ID])), id, 32, a->err));
+    return pch_vx_builder_append_bytes(elem(elem(a->lane[PJ_STEPS_ASSET_PATH])), path->u.str.ptr, path->u.str.len, a->err);
 }
 
-/* Per-step value builder of a step lane (list<X>), and the item builder of a
-** list<list<X>> lane (its per-step list is S(l)). */
-#define S(l) elem(B(l))
-#define S2(l) elem(S(l))
+/* Assets of a parts array given as raw JSON (observation result content). */
+static int embed_parts(app *a, const pch_atif_raw *r)
+{
+    const pch_json_value *v;
+    if (a->o->assets != PCH_VXP_ASSETS_EMBED || !r->ptr || r->ptr[0] != '[') return PCH_OK;
+    if (pch_json_parser_parse(a->jp, r->ptr, r->len, &v, a->err) < 0) return a->err->code;
+    for (uint32_t i = 0; i < v->n; i++) TRY(embed_asset(a, &v->u.items[i]));
+    return PCH_OK;
+}
 
 /* message: string → TEXT; array → PARTS (typed text parts, other parts as JSON); else JSON. */
 static int put_message(app *a, const pch_atif_raw *r)
 {
     static const int part_lanes[] = { PJ_MESSAGE_PART_KIND, PJ_MESSAGE_PART_HOT, PJ_MESSAGE_PART_COLD,
-                                      PJ_MESSAGE_PART_REF, PJ_MESSAGE_PART_ESCAPE, PJ_MESSAGE_PART_ASSET };
+                                      PJ_MESSAGE_PART_REF, PJ_MESSAGE_PART_ESCAPE };
     pch_vx_builder *pk = S2(MESSAGE_PART_KIND), *ph = S2(MESSAGE_PART_HOT), *pc = S2(MESSAGE_PART_COLD),
-                   *pr = S2(MESSAGE_PART_REF), *pe = S2(MESSAGE_PART_ESCAPE), *pa = S2(MESSAGE_PART_ASSET);
+                   *pr = S2(MESSAGE_PART_REF), *pe = S2(MESSAGE_PART_ESCAPE);
     if (!r->ptr || r->ptr[0] != '[') {
         TRY(put_value(a, r, S(MESSAGE_KIND), S(MESSAGE_HOT), S(MESSAGE_COLD), S(MESSAGE_REF)));
     } else {
@@ -305,16 +315,11 @@ static int put_message(app *a, const pch_atif_raw *r)
                 TRY(pch_vx_builder_append_uint(pk, PJ_PK_TEXT, a->err));
                 TRY(put_content(a, ph, pc, pr, tx->u.str.ptr, tx->u.str.len, PJ_CK_TEXT));
                 TRY(put_null(a, pe));
-                TRY(put_null(a, pa));
             } else {
-                uint8_t id[32];
-                bool has = false;
                 TRY(pch_vx_builder_append_uint(pk, PJ_PK_OTHER, a->err));
                 TRY(put_no_content(a, ph, pc, pr));
                 TRY(put_str(a, pe, r->ptr + part->span_off, part->span_len));
-                if (a->o->assets == PCH_VXP_ASSETS_EMBED && part->kind == PCH_JSON_OBJECT)
-                    TRY(embed_asset(a, part, r->ptr, id, &has));
-                TRY(has ? pch_vx_builder_append_bytes(pa, id, 32, a->err) : put_null(a, pa));
+                if (a->o->assets == PCH_VXP_ASSETS_EMBED) TRY(embed_asset(a, part));
             }
         }
     }
@@ -383,6 +388,7 @@ static int put_results(app *a, const pch_atif_step *s)
         TRY(pch_vx_builder_append_uint(S2(TOOLS_RES_ORIGIN), (uint64_t)r->origin, a->err));
         TRY(put_value(a, &r->f[PCH_ATIF_R_CONTENT], S2(TOOLS_RES_KIND), S2(TOOLS_RES_HOT), S2(TOOLS_RES_COLD),
                       S2(TOOLS_RES_REF)));
+        TRY(embed_parts(a, &r->f[PCH_ATIF_R_CONTENT]));
         esc_begin(a);
         if (!implied) TRY(esc_raw(a, "source_call_id", sc));
         TRY(esc_raw(a, "subagent_trajectory_ref", &r->f[PCH_ATIF_R_SUBAGENT_TRAJECTORY_REF]));
@@ -580,6 +586,8 @@ static int put_step(app *a, const pch_atif_step *s, pj_traj_info *info, uint8_t 
     TRY(esc_raw(a, "extra", &f[PCH_ATIF_S_EXTRA]));
     TRY(esc_unknown(a, s->unknown, s->n_unknown));
     TRY(esc_end(a, S(STEPS_ESCAPE)));
+    TRY(pch_vx_builder_append_valid(S(STEPS_ASSET_ID), a->err));
+    TRY(pch_vx_builder_append_valid(S(STEPS_ASSET_PATH), a->err));
     info->calls += s->n_calls;
     info->results += s->n_results;
     return PCH_OK;
@@ -942,7 +950,7 @@ static int write_parts(rd *d, uint64_t s)
 {
     uint64_t b, e;
     PCH_TRY(range(d, L1(MESSAGE_PART_KIND), s, &b, &e));
-    for (int l = PJ_MESSAGE_PART_HOT; l <= PJ_MESSAGE_PART_ASSET; l++) PCH_TRY(sub(d, l, s, b, e));
+    for (int l = PJ_MESSAGE_PART_HOT; l <= PJ_MESSAGE_PART_ESCAPE; l++) PCH_TRY(sub(d, l, s, b, e));
     OUT(pch_buf_putc(d->out, '['));
     for (uint64_t q = b; q < e; q++) {
         const pch_vx_array *pk = L2(MESSAGE_PART_KIND);
@@ -1314,7 +1322,7 @@ size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb,
     {
         static const int groups[3][2] = { { PJ_TOOLS_CALL_ID, PJ_TOOLS_CALL_ESCAPE },
                                           { PJ_TOOLS_RES_CALL, PJ_TOOLS_RES_ESCAPE },
-                                          { PJ_MESSAGE_PART_KIND, PJ_MESSAGE_PART_ASSET } };
+                                          { PJ_MESSAGE_PART_KIND, PJ_MESSAGE_PART_ESCAPE } };
         for (int g = 0; g < 3; g++) {
             const pch_vx_array *first = items(r->l[groups[g][0]]);
             if (!first) continue;
@@ -1351,4 +1359,25 @@ size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb,
         }
     }
     return n;
+}
+
+int pj_model_assets(const pj_rows *r, uint64_t row,
+                    int (*cb)(const uint8_t id[32], const char *path, size_t path_len, void *payload),
+                    void *payload, pch_error *err)
+{
+    const pch_vx_array *ids = r->l[PJ_STEPS_ASSET_ID], *paths = r->l[PJ_STEPS_ASSET_PATH];
+    if (!ids || !paths || row >= ids->len || row >= paths->len) return pch_error_set(err, PCH_EINVAL, "projection: asset lanes not read");
+    if (ids->offsets[row] != paths->offsets[row] || ids->offsets[row + 1] != paths->offsets[row + 1])
+        return pch_error_set(err, PCH_ECORRUPT, "projection: asset lanes disagree on their steps");
+    for (int64_t s = ids->offsets[row]; s < ids->offsets[row + 1]; s++) {
+        const pch_vx_array *il = ids->children[0], *pl = paths->children[0];
+        if (il->offsets[s] != pl->offsets[s] || il->offsets[s + 1] != pl->offsets[s + 1])
+            return pch_error_set(err, PCH_ECORRUPT, "projection: asset lanes disagree on their items");
+        for (int64_t k = il->offsets[s]; k < il->offsets[s + 1]; k++) {
+            const pch_vx_array *iv = il->children[0], *pv = pl->children[0];
+            if (iv->offsets[k + 1] - iv->offsets[k] != 32) return pch_error_set(err, PCH_ECORRUPT, "projection: asset content id is not 32 bytes");
+            PCH_TRY(cb(iv->data + iv->offsets[k], (const char *)pv->data + pv->offsets[k], (size_t)(pv->offsets[k + 1] - pv->offsets[k]), payload));
+        }
+    }
+    return PCH_OK;
 }

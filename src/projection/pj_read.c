@@ -105,8 +105,82 @@ static bool str_at(const pch_vx_array *a, uint64_t i, const char **p)
     return true;
 }
 
+/* Row range of every cluster of every data file, from the directory: clusters are
+** consecutive row ranges in order. */
+static int cluster_ranges(pch_vxp_snapshot *s, pch_error *err)
+{
+    for (size_t f = 0; f < s->n_files; f++) {
+        dataf *d = &s->files[f];
+        uint32_t maxc = 0;
+        for (uint64_t i = 0; i < s->n; i++) if (s->e[i].file == f && s->e[i].cluster + 1 > maxc) maxc = s->e[i].cluster + 1;
+        if (maxc > d->rows + 1) return pch_error_set(err, PCH_ECORRUPT, "%s: more clusters than rows", d->path);
+        if (!(d->cluster_begin = pch_malloc(s->ctx, ((size_t)maxc + 1) * 8))) return nomem(err);
+        for (uint32_t c = 0; c <= maxc; c++) d->cluster_begin[c] = d->rows;
+        for (uint64_t i = 0; i < s->n; i++)
+            if (s->e[i].file == f && s->e[i].row < d->cluster_begin[s->e[i].cluster]) d->cluster_begin[s->e[i].cluster] = s->e[i].row;
+        d->n_clusters = maxc;
+        for (uint32_t c = 1; c <= maxc; c++)
+            if (d->cluster_begin[c] < d->cluster_begin[c - 1]) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u starts before cluster %u", d->path, c, c - 1);
+    }
+    return PCH_OK;
+}
+
 /* Strings of a directory shard are NUL-free (checked) so entries can point at them:
 ** each value is copied to a NUL-terminated arena below. */
+/* Entries of one decoded directory shard, checked: column types, NUL-free keys, file ids
+** known to the manifest, rows inside their file, keys sorted and unique across shards. */
+static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *ar, pch_error *err)
+{
+    static const uint8_t kinds[D_N] = { PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_PRIMITIVE, PCH_VX_UTF8, PCH_VX_UTF8,
+                                        PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_BOOL, PCH_VX_UTF8, PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE,
+                                        PCH_VX_PRIMITIVE, PCH_VX_BOOL, PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE,
+                                        PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE };
+    static const uint8_t ptypes[D_N] = { 0, 0, 0, PCH_VX_U64, 0, 0, 0, 0, 0, 0, PCH_VX_U32, PCH_VX_U64, PCH_VX_U64, 0,
+                                         PCH_VX_U64, PCH_VX_U32, PCH_VX_U32, PCH_VX_I64, PCH_VX_I64 };
+    if (!a->dtype || a->dtype->kind != PCH_VX_STRUCT || a->n_children != D_N)
+        return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: not a directory shard");
+    for (int k = 0; k < D_N; k++) {
+        const pch_vx_dtype *d = a->children[k]->dtype;
+        if (strcmp(a->dtype->names[k], dir_names[k]) != 0 || d->kind != kinds[k] || (kinds[k] == PCH_VX_PRIMITIVE && d->ptype != ptypes[k]))
+            return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: column %d is not %s of the expected type", k, dir_names[k]);
+    }
+    if (s->n + a->len > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "trajectory directory too large");
+    for (uint64_t r = 0; r < a->len; r++) {
+        entry *e = &s->e[s->n];
+        const char *fid;
+        const pch_vx_array *c = NULL;
+        for (int k = 0; k < D_N; k++) {
+            c = a->children[k];
+            if ((k == D_SOURCE || k == D_RUN || k == D_TRAJ || k == D_DOC || k == D_FILE || k == D_SESSION || k == D_PRUN || k == D_PTRAJ) &&
+                pch_vx_array_is_valid(c, r) && memchr(c->data + c->offsets[r], 0, (size_t)(c->offsets[r + 1] - c->offsets[r])))
+                return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": NUL inside a key", s->n);
+        }
+#define DUP(k, out) do { const char *p_; if (str_at(a->children[k], r, &p_)) { size_t n_ = (size_t)(a->children[k]->offsets[r + 1] - a->children[k]->offsets[r]); \
+        if (!((out) = pch_arena_memdup(ar, p_, n_))) return nomem(err); } } while (0)
+        DUP(D_SOURCE, e->s); DUP(D_RUN, e->r); DUP(D_TRAJ, e->t); DUP(D_SESSION, e->session); DUP(D_DOC, e->doc);
+#undef DUP
+        if (!e->s || !e->r || !e->t || !e->doc) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": null key", s->n);
+        e->root = (a->children[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
+        e->cluster = pch_load_le32(a->children[D_CLUSTER]->data + 4 * r);
+        e->row = pch_load_le64(a->children[D_ROW]->data + 8 * r);
+        if (!str_at(a->children[D_FILE], r, &fid) || a->children[D_FILE]->offsets[r + 1] - a->children[D_FILE]->offsets[r] != 32)
+            return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": bad file id", s->n);
+        e->file = UINT32_MAX;
+        for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
+        if (e->file == UINT32_MAX) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": file %.32s not in the manifest", s->n, fid);
+        if (e->row >= s->files[e->file].rows) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": row %" PRIu64 " past the end of its file", s->n, e->row);
+        if (s->n) {
+            const entry *p = &s->e[s->n - 1];
+            int cmp = strcmp(p->s, e->s);
+            if (!cmp) cmp = strcmp(p->r, e->r);
+            if (!cmp) cmp = strcmp(p->t, e->t);
+            if (cmp >= 0) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: keys not sorted and unique at row %" PRIu64, s->n);
+        }
+        s->n++;
+    }
+    return PCH_OK;
+}
+
 static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
 {
     const pch_json_value *td = pj_json_member(s->m, "trajectory_directory", PCH_JSON_ARRAY);
@@ -161,60 +235,10 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
     PCH_TRY(rc);
     if (total > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "directory of %" PRIu64 " trajectories", total);
     if (!(s->e = pch_calloc(s->ctx, total ? (size_t)total : 1, sizeof *s->e))) return nomem(err);
-    for (size_t i = 0; i < s->n_shards; i++) {
-        const pch_vx_array *a = s->shard[i];
-        for (uint64_t r = 0; r < a->len; r++) {
-            entry *e = &s->e[s->n];
-            const char *fid;
-            const pch_vx_array *c = NULL;
-            for (int k = 0; k < D_N; k++) {
-                c = a->children[k];
-                if ((k == D_SOURCE || k == D_RUN || k == D_TRAJ || k == D_DOC || k == D_FILE || k == D_SESSION || k == D_PRUN || k == D_PTRAJ) &&
-                    pch_vx_array_is_valid(c, r) && memchr(c->data + c->offsets[r], 0, (size_t)(c->offsets[r + 1] - c->offsets[r])))
-                    return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": NUL inside a key", s->n);
-            }
-#define DUP(k, out) do { const char *p_; if (str_at(a->children[k], r, &p_)) { size_t n_ = (size_t)(a->children[k]->offsets[r + 1] - a->children[k]->offsets[r]); \
-            if (!((out) = pch_arena_memdup(ar, p_, n_))) return nomem(err); } } while (0)
-            DUP(D_SOURCE, e->s); DUP(D_RUN, e->r); DUP(D_TRAJ, e->t); DUP(D_SESSION, e->session); DUP(D_DOC, e->doc);
-#undef DUP
-            if (!e->s || !e->r || !e->t || !e->doc) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": null key", s->n);
-            e->root = (a->children[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
-            e->cluster = pch_load_le32(a->children[D_CLUSTER]->data + 4 * r);
-            e->row = pch_load_le64(a->children[D_ROW]->data + 8 * r);
-            if (!str_at(a->children[D_FILE], r, &fid) || a->children[D_FILE]->offsets[r + 1] - a->children[D_FILE]->offsets[r] != 32)
-                return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": bad file id", s->n);
-            e->file = UINT32_MAX;
-            for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
-            if (e->file == UINT32_MAX) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": file %.32s not in the manifest", s->n, fid);
-            if (e->row >= s->files[e->file].rows) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": row %" PRIu64 " past the end of its file", s->n, e->row);
-            if (s->n) {
-                const entry *p = &s->e[s->n - 1];
-                int cmp = strcmp(p->s, e->s);
-                if (!cmp) cmp = strcmp(p->r, e->r);
-                if (!cmp) cmp = strcmp(p->t, e->t);
-                if (cmp >= 0) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: keys not sorted and unique at row %" PRIu64, s->n);
-            }
-            s->n++;
-        }
-    }
-    /* cluster row ranges per file: clusters are consecutive row ranges in order */
-    for (size_t f = 0; f < s->n_files; f++) {
-        dataf *d = &s->files[f];
-        uint32_t maxc = 0;
-        for (uint64_t i = 0; i < s->n; i++) if (s->e[i].file == f && s->e[i].cluster + 1 > maxc) maxc = s->e[i].cluster + 1;
-        if (maxc > d->rows + 1) return pch_error_set(err, PCH_ECORRUPT, "%s: more clusters than rows", d->path);
-        if (!(d->cluster_begin = pch_malloc(s->ctx, ((size_t)maxc + 1) * 8))) return nomem(err);
-        for (uint32_t c = 0; c <= maxc; c++) d->cluster_begin[c] = d->rows;
-        for (uint64_t i = 0; i < s->n; i++)
-            if (s->e[i].file == f && s->e[i].row < d->cluster_begin[s->e[i].cluster]) d->cluster_begin[s->e[i].cluster] = s->e[i].row;
-        d->n_clusters = maxc;
-        for (uint32_t c = 1; c <= maxc; c++)
-            if (d->cluster_begin[c] < d->cluster_begin[c - 1]) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u starts before cluster %u", d->path, c, c - 1);
-    }
-    return PCH_OK;
+    for (size_t i = 0; i < s->n_shards; i++) PCH_TRY(decode_shard(s, s->shard[i], ar, err));
+    return cluster_ranges(s, err);
 }
 
-struct snap_arena { pch_arena a; };
 
 int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, pch_error *err)
 {
@@ -333,6 +357,14 @@ static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch
     return PCH_OK;
 }
 
+static int ensure_blobs(pch_vxp_snapshot *s, pch_error *err)
+{
+    if (s->blobs_loaded) return PCH_OK;
+    PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, (const char *)s->mtext.data, err));
+    s->blobs_loaded = true;
+    return PCH_OK;
+}
+
 typedef struct getctx {
     pch_vxp_snapshot *s;
     pch_vxp_hydration mode;
@@ -358,10 +390,7 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
     int rc;
     if (s->depth >= 64) return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than 64 (cyclic?)");
     if (++g->nodes > 100000) return pch_error_set(err, PCH_ELIMIT, "more than 100,000 subagent trajectories under one document");
-    if (!s->blobs_loaded && g->mode == PCH_VXP_FULL) {
-        PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, (const char *)s->mtext.data, err));
-        s->blobs_loaded = true;
-    }
+    if (g->mode == PCH_VXP_FULL) PCH_TRY(ensure_blobs(s, err));
     PCH_TRY(load_cluster(s, e, &base, err));
     {
         /* the cluster stays decoded while children (usually in it) are written */
@@ -405,6 +434,44 @@ int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool 
     return PCH_OK;
 }
 
+typedef struct restore {
+    pch_vxp_snapshot *s;
+    const char *stage;
+    const char *doc;
+    pch_buf path, bytes;
+    pch_error *err;
+} restore;
+
+/* Write one embedded asset beside its document (§9.6), once per path. */
+static int restore_asset(const uint8_t id[32], const char *p, size_t n, void *payload)
+{
+    restore *r = payload;
+    const char *slash = strrchr(r->doc, '/');
+    struct stat st;
+    char *dirend;
+    int rc;
+    if (pch_atif_path_check(p, n, r->err) < 0) return pch_error_prefix(r->err, "asset path in %s", r->doc);
+    pch_buf_clear(&r->path);
+    pch_buf_printf(&r->path, "%s/%.*s%.*s", r->stage, slash ? (int)(slash - r->doc + 1) : 0, r->doc, (int)n, p);
+    if (r->path.oom) return nomem(r->err);
+    if (stat((const char *)r->path.data, &st) == 0) return PCH_OK;   /* shared by several documents */
+    pch_buf_clear(&r->bytes);
+    PCH_TRY(pj_blobs_get(r->s->blobs, id, &r->bytes, &r->s->st, r->err));
+    dirend = strrchr((char *)r->path.data, '/');
+    *dirend = 0;
+    rc = pch_mkdirs((const char *)r->path.data, r->err);
+    *dirend = '/';
+    PCH_TRY(rc);
+    {
+        FILE *f = fopen((const char *)r->path.data, "wx");
+        if (!f) return pch_error_set_sys(r->err, PCH_EIO, errno, "create asset %.*s", (int)n, p);
+        rc = fwrite(r->bytes.data, 1, r->bytes.len, f) == r->bytes.len && fflush(f) == 0 && fsync(fileno(f)) == 0 ? PCH_OK
+             : pch_error_set_sys(r->err, PCH_EIO, errno, "write asset %.*s", (int)n, p);
+        fclose(f);
+    }
+    return rc;
+}
+
 static int cmp_loc(const void *a, const void *b, void *arg)
 {
     const entry *e = arg;
@@ -428,14 +495,28 @@ int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs, pch_e
     pch_buf_printf(&stage, "%s.partial-%s", dir, id);
     if (stage.oom) return nomem(err);
     if (!(order = pch_malloc(s->ctx, (size_t)(s->n ? s->n : 1) * 8))) { rc = nomem(err); goto done; }
-    for (uint64_t i = 0; i < s->n; i++) if (s->e[i].root) order[n++] = i;
-    qsort_r(order, (size_t)n, 8, cmp_loc, s->e);   /* cluster order: each cluster decoded once */
-    if ((rc = pch_mkdirs((const char *)stage.data, err)) < 0) goto done;
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < s->n; i++) order[i] = i;
+    qsort_r(order, (size_t)s->n, 8, cmp_loc, s->e);   /* cluster order: each cluster decoded once */
+    if ((rc = pch_mkdirs((const char *)stage.data, err)) < 0 || (rc = ensure_blobs(s, err)) < 0) goto done;
+    for (uint64_t i = 0; i < s->n; i++) {
         const entry *e = &s->e[order[i]];
         char *doc = NULL, *slash;
         size_t len;
+        uint64_t base;
         if ((rc = pch_atif_path_check(e->doc, strlen(e->doc), err)) < 0) { pch_error_prefix(err, "document path in the directory"); goto done; }
+        if (pj_blobs_count(s->blobs)) {
+            /* assets embedded from this trajectory (any depth) go back beside its document */
+            restore r = { s, (const char *)stage.data, e->doc, { 0 }, { 0 }, err };
+            pch_buf_init(&r.path, s->ctx);
+            pch_buf_init(&r.bytes, s->ctx);
+            rc = load_cluster(s, e, &base, err);
+            if (rc == PCH_OK) rc = pj_model_assets(&s->c_rows, e->row - base, restore_asset, &r, err);
+            pch_buf_dispose(&r.path);
+            pch_buf_dispose(&r.bytes);
+            if (rc < 0) goto done;
+        }
+        if (!e->root) continue;
+        n++;
         if ((rc = pch_vxp_get(s, order[i], PCH_VXP_FULL, true, &doc, &len, err)) < 0) goto done;
         pch_buf_clear(&path);
         pch_buf_printf(&path, "%s/%s", (const char *)stage.data, e->doc);
@@ -469,5 +550,45 @@ done:
     pch_free(s->ctx, order);
     pch_buf_dispose(&stage);
     pch_buf_dispose(&path);
+    return rc;
+}
+
+int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err)
+{
+    pch_vxp_snapshot *s;
+    pch_vx_file *f = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_dtype *dt = NULL;
+    pch_arena ar;
+    int rc;
+    if (!(s = pch_calloc(ctx, 1, sizeof *s))) return nomem(err);
+    s->ctx = ctx;
+    pch_arena_init(&ar, ctx, 4096);
+    rc = pch_vx_file_open_mem(&f, ctx, data, len, err);
+    if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
+    if (rc == PCH_OK && a->n_children == D_N && a->children[D_FILE]->dtype->kind == PCH_VX_UTF8 && a->len < 100000) {
+        /* every file id the shard names is a known file of unbounded rows */
+        const pch_vx_array *c = a->children[D_FILE];
+        if (!(s->files = pch_calloc(ctx, (size_t)a->len + 1, sizeof *s->files))) rc = nomem(err);
+        for (uint64_t r = 0; rc == PCH_OK && r < a->len; r++) {
+            size_t n = (size_t)(c->offsets[r + 1] - c->offsets[r]);
+            bool seen = false;
+            if (n != 32 || !pch_vx_array_is_valid(c, r)) continue;
+            for (size_t k = 0; k < s->n_files; k++) seen |= memcmp(s->files[k].id, c->data + c->offsets[r], 32) == 0;
+            if (seen) continue;
+            memcpy(s->files[s->n_files].id, c->data + c->offsets[r], 32);
+            s->files[s->n_files++].rows = (uint64_t)1 << 40;
+        }
+        if (rc == PCH_OK && !(s->e = pch_calloc(ctx, (size_t)a->len + 1, sizeof *s->e))) rc = nomem(err);
+        if (rc == PCH_OK) rc = decode_shard(s, a, &ar, err);
+        if (rc == PCH_OK) rc = cluster_ranges(s, err);
+    } else if (rc == PCH_OK) {
+        rc = pch_error_set(err, PCH_ECORRUPT, "not a directory shard");
+    }
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+    pch_vx_file_free(f);
+    pch_arena_dispose(&ar);
+    pch_vxp_snapshot_free(s);
     return rc;
 }

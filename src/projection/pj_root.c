@@ -92,6 +92,13 @@ int pj_random_id(char *out, size_t n, pch_error *err)
     return PCH_OK;
 }
 
+static bool digest_ok(const char *d)
+{
+    if (strlen(d) != 71 || strncmp(d, "blake3:", 7) != 0) return false;
+    for (size_t i = 7; i < 71; i++) if (!((d[i] >= '0' && d[i] <= '9') || (d[i] >= 'a' && d[i] <= 'f'))) return false;
+    return true;
+}
+
 static bool snapshot_id_ok(const char *s)
 {
     size_t n = strlen(s);
@@ -101,12 +108,39 @@ static bool snapshot_id_ok(const char *s)
     return true;
 }
 
-int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err)
+int pj_current_parse(pch_ctx *ctx, const char *text, size_t len, pj_current *cur, pch_error *err)
 {
-    pch_buf path, text;
     pch_json_parser *p = NULL;
     const pch_json_value *v;
     char fmt[64], want[160];
+    int rc;
+    memset(cur, 0, sizeof *cur);
+    PCH_TRY(pch_json_parser_new(&p, ctx, NULL, err));
+    rc = PCH_ECORRUPT;
+    if (pch_json_parser_parse(p, text ? text : "", len, &v, err) < 0) {
+        pch_error_prefix(err, "CURRENT is not valid JSON");
+        if (err) err->code = PCH_ECORRUPT;
+        goto done;
+    }
+    if (v->kind != PCH_JSON_OBJECT || !pj_json_str(v, "format", fmt, sizeof fmt)) { pch_error_set(err, rc, "CURRENT: not an object with a format"); goto done; }
+    if (strcmp(fmt, PJ_CURRENT_FORMAT) != 0) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "CURRENT: unknown format '%s' (want %s)", fmt, PJ_CURRENT_FORMAT); goto done; }
+    if (!pj_json_str(v, "snapshot_id", cur->snapshot_id, sizeof cur->snapshot_id) || !snapshot_id_ok(cur->snapshot_id) ||
+        !pj_json_str(v, "manifest", cur->manifest, sizeof cur->manifest) ||
+        !pj_json_str(v, "manifest_digest", cur->digest, sizeof cur->digest) || !digest_ok(cur->digest)) {
+        pch_error_set(err, rc, "CURRENT: snapshot_id, manifest and manifest_digest (blake3:<64 hex>) are required");
+        goto done;
+    }
+    snprintf(want, sizeof want, "manifests/%s.json", cur->snapshot_id);
+    if (strcmp(want, cur->manifest) != 0) { pch_error_set(err, rc, "CURRENT: manifest '%s' is not %s", cur->manifest, want); goto done; }
+    rc = pj_path_check(cur->manifest, strlen(cur->manifest), err);
+done:
+    pch_json_parser_free(p);
+    return rc;
+}
+
+int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err)
+{
+    pch_buf path, text;
     int rc;
     memset(cur, 0, sizeof *cur);
     pch_buf_init(&path, ctx);
@@ -120,38 +154,80 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
     rc = pch_file_read_all(&text, (const char *)path.data, 64 * 1024, err);
     pch_buf_dispose(&path);
     if (rc < 0) { pch_buf_dispose(&text); return pch_error_prefix(err, "CURRENT"); }
-    if ((rc = pch_json_parser_new(&p, ctx, NULL, err)) < 0) goto done;
-    if ((rc = pch_json_parser_parse(p, text.data ? (const char *)text.data : "", text.len, &v, err)) < 0) {
-        pch_error_prefix(err, "CURRENT is not valid JSON");
-        rc = err ? (err->code = PCH_ECORRUPT) : PCH_ECORRUPT;
-        goto done;
-    }
-    rc = PCH_ECORRUPT;
-    if (v->kind != PCH_JSON_OBJECT || !pj_json_str(v, "format", fmt, sizeof fmt)) { pch_error_set(err, rc, "CURRENT: not an object with a format"); goto done; }
-    if (strcmp(fmt, PJ_CURRENT_FORMAT) != 0) { pch_error_set(err, PCH_EUNSUPPORTED, "CURRENT: unknown format '%s' (want %s)", fmt, PJ_CURRENT_FORMAT); rc = PCH_EUNSUPPORTED; goto done; }
-    if (!pj_json_str(v, "snapshot_id", cur->snapshot_id, sizeof cur->snapshot_id) || !snapshot_id_ok(cur->snapshot_id) ||
-        !pj_json_str(v, "manifest", cur->manifest, sizeof cur->manifest) ||
-        !pj_json_str(v, "manifest_digest", cur->digest, sizeof cur->digest) || strncmp(cur->digest, "blake3:", 7) != 0 ||
-        strlen(cur->digest) != 71) {
-        pch_error_set(err, rc, "CURRENT: snapshot_id, manifest and manifest_digest (blake3:<64 hex>) are required");
-        goto done;
-    }
-    snprintf(want, sizeof want, "manifests/%s.json", cur->snapshot_id);
-    if (strcmp(want, cur->manifest) != 0) { pch_error_set(err, rc, "CURRENT: manifest '%s' is not %s", cur->manifest, want); goto done; }
-    if ((rc = pj_path_check(cur->manifest, strlen(cur->manifest), err)) < 0) goto done;
-    if (raw) pch_buf_append(raw, text.data, text.len);
-    rc = PCH_OK;
-done:
-    pch_json_parser_free(p);
+    rc = pj_current_parse(ctx, (const char *)text.data, text.len, cur, err);
+    if (rc == PCH_OK && raw && pch_buf_append(raw, text.data, text.len) < 0) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     pch_buf_dispose(&text);
     return rc;
+}
+
+/* Every list of the manifest: entries with a checked path, a blake3 digest and sizes. */
+static int check_list(const pch_json_value *m, const char *name, const char *prefix, bool need_rows, const char *mname,
+                      pch_error *err)
+{
+    const pch_json_value *l = pj_json_member(m, name, PCH_JSON_ARRAY);
+    if (!l) return pch_error_set(err, PCH_ECORRUPT, "%s: no %s list", mname, name);
+    if (l->n > 1000000) return pch_error_set(err, PCH_ELIMIT, "%s: %u entries in %s", mname, l->n, name);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const pch_json_value *it = &l->u.items[i];
+        char path[256], digest[80];
+        uint64_t v;
+        if (it->kind != PCH_JSON_OBJECT || !pj_json_str(it, "path", path, sizeof path) ||
+            !pj_json_str(it, "digest", digest, sizeof digest) || !digest_ok(digest) || !pj_json_u64(it, "bytes", &v) ||
+            (need_rows && !pj_json_u64(it, "rows", &v)))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: %s[%u] needs path, digest (blake3:<hex>), bytes%s", mname, name, i,
+                                 need_rows ? " and rows" : "");
+        PCH_TRY(pj_path_check(path, strlen(path), err));
+        if (strncmp(path, prefix, strlen(prefix)) != 0 || strcmp(path + strlen(path) - 7, ".vortex") != 0)
+            return pch_error_set(err, PCH_ECORRUPT, "%s: %s[%u] path '%s' is not %s*.vortex", mname, name, i, path, prefix);
+    }
+    return PCH_OK;
+}
+
+int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, size_t len, pch_json_parser **parser,
+                      const pch_json_value **m, pch_error *err)
+{
+    char fmt[64], sid[64];
+    *m = NULL;
+    PCH_TRY(pch_json_parser_new(parser, ctx, NULL, err));
+    if (pch_json_parser_parse(*parser, text ? text : "", len, m, err) < 0 || (*m)->kind != PCH_JSON_OBJECT) {
+        *m = NULL;
+        return pch_error_set(err, PCH_ECORRUPT, "%s: not a JSON object", cur->manifest);
+    }
+    if (!pj_json_str(*m, "format", fmt, sizeof fmt)) return pch_error_set(err, PCH_ECORRUPT, "%s: no format", cur->manifest);
+    if (strcmp(fmt, PJ_MANIFEST_FORMAT) != 0)
+        return pch_error_set(err, PCH_EUNSUPPORTED, "%s: unknown manifest format '%s' (want %s)", cur->manifest, fmt, PJ_MANIFEST_FORMAT);
+    if (!pj_json_str(*m, "snapshot_id", sid, sizeof sid) || strcmp(sid, cur->snapshot_id) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: snapshot_id does not match CURRENT", cur->manifest);
+    {
+        const pch_json_value *vx = pj_json_member(*m, "vortex", PCH_JSON_OBJECT), *ids;
+        uint64_t fv;
+        if (!vx || !pj_json_u64(vx, "file_format_version", &fv) || fv != 1)
+            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: Vortex file format version missing or not 1", cur->manifest);
+        ids = pj_json_member(vx, "custom_registry_ids", PCH_JSON_ARRAY);
+        if (!ids || ids->n != 0)
+            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: needs custom Vortex registry ids this reader does not have", cur->manifest);
+    }
+    PCH_TRY(check_list(*m, "data_files", "data/", true, cur->manifest, err));
+    PCH_TRY(check_list(*m, "trajectory_directory", "directories/trajectory/", true, cur->manifest, err));
+    PCH_TRY(check_list(*m, "content_directory", "directories/content/", true, cur->manifest, err));
+    PCH_TRY(check_list(*m, "blob_packs", "blobs/", false, cur->manifest, err));
+    {
+        const pch_json_value *cd = pj_json_member(*m, "content_directory", PCH_JSON_ARRAY);
+        const pch_json_value *df = pj_json_member(*m, "data_files", PCH_JSON_ARRAY);
+        char id[40];
+        if (cd->n > 1) return pch_error_set(err, PCH_EUNSUPPORTED, "%s: %u content directory shards (one supported)", cur->manifest, cd->n);
+        for (uint32_t i = 0; i < df->n; i++)
+            if (!pj_json_str(&df->u.items[i], "file_id", id, sizeof id) || strlen(id) != 32)
+                return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%u] has no 32-character file_id", cur->manifest, i);
+    }
+    return PCH_OK;
 }
 
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_json_parser **parser,
                      pch_buf *text, const pch_json_value **m, pch_error *err)
 {
     pch_buf path;
-    char digest[80], hex[65], fmt[64], sid[64];
+    char digest[80], hex[65];
     uint8_t d[32];
     int rc;
     *m = NULL;
@@ -167,23 +243,5 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     snprintf(digest, sizeof digest, "blake3:%s", hex);
     if (strcmp(digest, cur->digest) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: digest %s does not match CURRENT's %s", cur->manifest, digest, cur->digest);
-    PCH_TRY(pch_json_parser_new(parser, ctx, NULL, err));
-    if (pch_json_parser_parse(*parser, text->data ? (const char *)text->data : "", text->len, m, err) < 0 ||
-        (*m)->kind != PCH_JSON_OBJECT)
-        return pch_error_set(err, PCH_ECORRUPT, "%s: not a JSON object", cur->manifest);
-    if (!pj_json_str(*m, "format", fmt, sizeof fmt)) return pch_error_set(err, PCH_ECORRUPT, "%s: no format", cur->manifest);
-    if (strcmp(fmt, PJ_MANIFEST_FORMAT) != 0)
-        return pch_error_set(err, PCH_EUNSUPPORTED, "%s: unknown manifest format '%s' (want %s)", cur->manifest, fmt, PJ_MANIFEST_FORMAT);
-    if (!pj_json_str(*m, "snapshot_id", sid, sizeof sid) || strcmp(sid, cur->snapshot_id) != 0)
-        return pch_error_set(err, PCH_ECORRUPT, "%s: snapshot_id does not match CURRENT", cur->manifest);
-    {
-        const pch_json_value *vx = pj_json_member(*m, "vortex", PCH_JSON_OBJECT), *ids;
-        uint64_t fv;
-        if (!vx || !pj_json_u64(vx, "file_format_version", &fv) || fv != 1)
-            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: Vortex file format version missing or not 1", cur->manifest);
-        ids = pj_json_member(vx, "custom_registry_ids", PCH_JSON_ARRAY);
-        if (!ids || ids->n != 0)
-            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: needs custom Vortex registry ids this reader does not have", cur->manifest);
-    }
-    return PCH_OK;
+    return pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err);
 }

@@ -45,7 +45,8 @@ static void print_stats(pch_vxp_snapshot *s)
 
 typedef struct build_st {
     pch_vxp_builder *b;
-    pch_error *err;
+    pch_error doc_err;          /* why the builder refused a document */
+    bool doc_failed;
     size_t findings;
     int quiet;
 } build_st;
@@ -53,9 +54,11 @@ typedef struct build_st {
 static int on_doc(pch_atif_doc *doc, void *payload)
 {
     build_st *s = payload;
-    const pch_atif_trajectory *t = pch_atif_doc_get(doc, 0);
-    (void)t;
-    return pch_vxp_builder_add_doc(s->b, doc, 0, s->err) < 0 ? -1 : 0;
+    if (pch_vxp_builder_add_doc(s->b, doc, 0, &s->doc_err) < 0) {
+        s->doc_failed = true;
+        return -1;
+    }
+    return 0;
 }
 
 static int on_finding(const pch_atif_finding *f, void *payload)
@@ -140,9 +143,10 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     ao.source_id = o.source_id;
     ao.source_fingerprint = from;
     if (pch_vxp_builder_open(&bs.b, ctx, to, &o, &err) < 0) { rc = vx_fail(to, &err); goto out; }
-    bs.err = &err;
+    pch_error_clear(&bs.doc_err);
     memset(&ds, 0, sizeof ds);
     rc = pch_atif_dir_import(ctx, input, &ao, on_doc, NULL, on_finding, &bs, &ds, &err);
+    if (rc < 0 && bs.doc_failed) err = bs.doc_err;
     if (rc == PCH_OK && ds.documents - ds.rejected == 0) {
         pch_error_set(&err, PCH_EINVAL, "no valid ATIF document under %s (%zu rejected)", from, ds.rejected);
         rc = PCH_EINVAL;
