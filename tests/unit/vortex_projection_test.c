@@ -1,0 +1,386 @@
+/* Unit tests of the Vortex trajectory projection (src/projection; RFC-0006 §6–§16): lossless
+** round trips (typed lanes + escape) of edge-case documents and the test-data tree at several
+** tier thresholds, lookup candidates, Preview hydration, the stale-commit rule, abandoned
+** builds, and the CURRENT / manifest / path validators on hostile input. JSON equality is
+** jansson's (1 and 1.0 differ). */
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pchronicle/ctx.h"
+static pch_ctx *g_ctx;
+
+#include "harness.h"
+#include "json_equal.h"
+#include "pchronicle/atif.h"
+#include "pchronicle-vortex/projection.h"
+#include "projection/pj_int.h"
+
+static char g_tmp[256];
+
+static void rmrf(const char *p)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+    if (system(cmd) != 0) fprintf(stderr, "rm failed\n");
+}
+
+static char *tmp_path(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    char *b = buf[k++ & 3];
+    snprintf(b, 512, "%s/%s", g_tmp, name);
+    return b;
+}
+
+/* Build ROOT from one document text (or fail with the builder's error). */
+static int build_one(const char *root, const char *text, const pch_vxp_build_options *o, pch_error *err)
+{
+    pch_atif_doc *d = NULL;
+    pch_vxp_builder *b = NULL;
+    int rc = pch_atif_doc_parse(&d, g_ctx, text, strlen(text), "doc.json", NULL, NULL, NULL, err);
+    if (rc == 0) rc = pch_vxp_builder_open(&b, g_ctx, root, o, err);
+    if (rc == 0) rc = pch_vxp_builder_add_doc(b, d, strlen(text), err);
+    if (rc == 0) rc = pch_vxp_builder_commit(b, NULL, err);
+    pch_vxp_builder_free(b);
+    pch_atif_doc_free(d);
+    return rc;
+}
+
+/* get(KEY) of ROOT equals text (exactly one candidate). */
+static bool get_equals(const char *root, const char *key, const char *text, pch_vxp_hydration mode)
+{
+    pch_vxp_snapshot *s = NULL;
+    pch_error err;
+    uint64_t idx[4];
+    size_t n = 0, len = 0;
+    char *out = NULL;
+    bool ok = false;
+    if (pch_vxp_snapshot_open(&s, g_ctx, root, &err) != 0) { fprintf(stderr, "open: %s\n", err.msg); return false; }
+    if (pch_vxp_lookup(s, key, idx, 4, &n, &err) == 0 && n == 1 &&
+        pch_vxp_get(s, idx[0], mode, false, &out, &len, &err) == 0) {
+        ok = same_value(out, len, text, strlen(text));
+        if (!ok) fprintf(stderr, "got:  %s\nwant: %s\n", out, text);
+    } else {
+        fprintf(stderr, "lookup/get of %s: n=%zu %s\n", key, n, err.msg);
+    }
+    pch_free(g_ctx, out);
+    pch_vxp_snapshot_free(s);
+    return ok;
+}
+
+static void print_finding(const char *file, const char *msg, void *payload)
+{
+    (void)payload;
+    fprintf(stderr, "  finding: %s: %s\n", file, msg);
+}
+
+static bool healthy(const char *root)
+{
+    size_t n = 99;
+    pch_error err;
+    return pch_vxp_verify(g_ctx, root, print_finding, NULL, &n, &err) == 0 && n == 0;
+}
+
+/* Every edge case of §6.4–§6.7 and §21.1 in one document (and its subagent). */
+static const char edge_doc[] =
+    "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"s-edge\",\"agent\":{\"name\":\"a\",\"version\":\"1\","
+    "\"model_name\":\"m1\",\"extra\":{\"k\":[1,2.5,null]},\"tool_definitions\":[{\"name\":\"f\"}]},"
+    "\"notes\":\"n\",\"extra\":{\"top\":true},"
+    "\"steps\":["
+    "{\"step_id\":1,\"timestamp\":\"2025-01-01T00:00:00Z\",\"source\":\"system\",\"message\":\"\"},"
+    "{\"step_id\":3,\"timestamp\":\"2025-01-01T00:00:01.250Z\",\"source\":\"user\",\"message\":\"hi \\u00e9 \\\"q\\\"\\n\","
+    "\"extra\":{\"e\":1}},"
+    "{\"step_id\":2,\"timestamp\":\"2025-01-01 00:00:02+01:00\",\"source\":\"agent\",\"model_name\":\"m2\","
+    "\"reasoning_effort\":\"high\",\"message\":[{\"type\":\"text\",\"text\":\"part\"},{\"type\":\"text\",\"text\":\"x\",\"extra\":1}],"
+    "\"reasoning_content\":\"think\",\"llm_call_count\":1,\"is_copied_context\":true,"
+    "\"tool_calls\":[{\"tool_call_id\":\"c1\",\"function_name\":\"f\",\"arguments\":{\"a\":[1,{\"b\":null}]}},"
+    "{\"tool_call_id\":\"c2\",\"function_name\":\"g\",\"arguments\":{},\"extra\":{\"x\":\"y\"}}],"
+    "\"observation\":{\"results\":[{\"source_call_id\":\"c2\",\"content\":\"r2\"},{\"content\":\"sys\"},"
+    "{\"source_call_id\":\"c1\",\"content\":[{\"type\":\"text\",\"text\":\"t\"}]},{\"source_call_id\":\"c1\"}]},"
+    "\"metrics\":{\"prompt_tokens\":10,\"completion_tokens\":3,\"cached_tokens\":0,\"cost_usd\":0.0015,"
+    "\"prompt_token_ids\":[1,2,4294967295],\"completion_token_ids\":[7,8,9],\"logprobs\":[-0.5,-0.25,-0.1234567891234],"
+    "\"extra\":{\"reward\":1}}},"
+    "{\"step_id\":4,\"source\":\"agent\",\"message\":\"m\",\"llm_call_count\":3,\"is_copied_context\":false,"
+    "\"metrics\":{\"cost_usd\":0,\"logprobs\":[0,-1.5],\"completion_token_ids\":[1]},\"tool_calls\":[]},"
+    "{\"step_id\":5,\"source\":\"agent\",\"message\":\"n\",\"metrics\":{\"prompt_tokens\":5,\"logprobs\":[-0.5,0.25],"
+    "\"completion_token_ids\":[1,2]},\"observation\":{\"results\":[]}},"
+    "{\"step_id\":6,\"source\":\"agent\",\"message\":\"dispatch\",\"llm_call_count\":0,\"is_copied_context\":null}"
+    "],"
+    "\"final_metrics\":{\"total_steps\":5,\"extra\":{\"reward\":0.5}},"
+    "\"subagent_trajectories\":[{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"s-edge\",\"trajectory_id\":\"sub-1\","
+    "\"agent\":{\"name\":\"sub\",\"version\":\"2\"},\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"go\"}]}]}";
+
+static const char sub_doc[] =
+    "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"s-edge\",\"trajectory_id\":\"sub-1\","
+    "\"agent\":{\"name\":\"sub\",\"version\":\"2\"},\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"go\"}]}";
+
+static void test_projection__edge_document_roundtrip(void)
+{
+    static const uint64_t hot[] = { 8192, 4, 0 };
+    static const uint64_t cold[] = { 262144, 8, 0 };
+    for (int k = 0; k < 3; k++) {
+        pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+        pch_error err;
+        char *root = tmp_path("edge");
+        o.hot_max_bytes = hot[k];
+        o.cold_max_bytes = cold[k];
+        rmrf(root);
+        PCH_CHECK_OK(build_one(root, edge_doc, &o, &err), &err);
+        PCH_CHECK(get_equals(root, "s-edge", edge_doc, PCH_VXP_FULL));
+        PCH_CHECK(get_equals(root, "sub-1", sub_doc, PCH_VXP_FULL));
+        PCH_CHECK(healthy(root));
+    }
+}
+
+/* The repo's ATIF test data through the directory importer, at default and tiny tiers. */
+typedef struct dir_build { pch_vxp_builder *b; pch_error err; } dir_build;
+static int on_doc(pch_atif_doc *d, void *payload)
+{
+    dir_build *x = payload;
+    return pch_vxp_builder_add_doc(x->b, d, 0, &x->err) < 0 ? -1 : 0;
+}
+
+static int build_dir(const char *root, const char *dir, pch_vxp_build_options *o, pch_error *err)
+{
+    dir_build x;
+    pch_atif_dir_stats st;
+    int rc;
+    memset(&x, 0, sizeof x);
+    o->assets_root = dir;
+    rc = pch_vxp_builder_open(&x.b, g_ctx, root, o, err);
+    if (rc == 0) rc = pch_atif_dir_import(g_ctx, dir, NULL, on_doc, NULL, NULL, &x, &st, err);
+    if (rc < 0 && x.err.msg[0]) *err = x.err;
+    if (rc == 0) rc = pch_vxp_builder_commit(x.b, NULL, err);
+    pch_vxp_builder_free(x.b);
+    return rc;
+}
+
+static void test_projection__testdata_roundtrip_tiers(void)
+{
+    static const uint64_t hot[] = { 8192, 32, 1 };
+    static const uint64_t cold[] = { 262144, 256, 1 };
+    static const uint64_t cluster[] = { 4u << 20, 2048, 1 };
+    for (int k = 0; k < 3; k++) {
+        pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+        pch_vxp_snapshot *s = NULL;
+        pch_error err;
+        char *root = tmp_path("td");
+        size_t roots = 0;
+        o.hot_max_bytes = hot[k];
+        o.cold_max_bytes = cold[k];
+        o.cluster_bytes = cluster[k];
+        o.file_bytes = k == 2 ? 4096 : o.file_bytes;   /* one file per cluster */
+        rmrf(root);
+        PCH_CHECK_OK(build_dir(root, "tests/data/atif", &o, &err), &err);
+        PCH_CHECK_OK(pch_vxp_snapshot_open(&s, g_ctx, root, &err), &err);
+        for (uint64_t i = 0; i < pch_vxp_snapshot_trajectories(s); i++) {
+            const char *doc;
+            bool is_root;
+            char *out = NULL, path[512];
+            size_t len = 0, wl = 0;
+            char *want;
+            pch_vxp_entry(s, i, NULL, NULL, NULL, &doc, &is_root);
+            if (!is_root) continue;
+            roots++;
+            snprintf(path, sizeof path, "tests/data/atif/%s", doc);
+            want = slurp(path, &wl);
+            if (pch_vxp_get(s, i, PCH_VXP_FULL, true, &out, &len, &err) != 0 || !want || !same_value(out, len, want, wl)) {
+                free(want);
+                pch_free(g_ctx, out);
+                pch_vxp_snapshot_free(s);
+                PCH_CHECK_MSG(0, "%s differs at tier set %d: %s", doc, k, err.msg);
+            }
+            free(want);
+            pch_free(g_ctx, out);
+        }
+        pch_vxp_snapshot_free(s);
+        PCH_CHECK_EQ_INT(roots, 10);
+        PCH_CHECK(healthy(root));
+    }
+}
+
+/* A session id shared by several documents gives every candidate (§13.4). */
+static void test_projection__shared_session_candidates(void)
+{
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_vxp_snapshot *s = NULL;
+    pch_error err;
+    char *root = tmp_path("shared"), *in = tmp_path("shared_in");
+    uint64_t idx[8];
+    size_t n = 0;
+    char cmd[1200];
+    rmrf(root);
+    rmrf(in);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && for i in 1 2 3; do printf '%%s' '{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"same\","
+             "\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"m\"}]}' > '%s'/d$i.json; done",
+             in, in);
+    PCH_CHECK(system(cmd) == 0);
+    PCH_CHECK_OK(build_dir(root, in, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_snapshot_open(&s, g_ctx, root, &err), &err);
+    PCH_CHECK_OK(pch_vxp_lookup(s, "same", idx, 8, &n, &err), &err);
+    PCH_CHECK_EQ_INT(n, 3);
+    PCH_CHECK(pch_vxp_lookup(s, "nope", idx, 8, &n, &err) == PCH_ENOTFOUND && n == 0);
+    pch_vxp_snapshot_free(s);
+}
+
+/* Preview never reads blob packs and says so explicitly (§13.6). */
+static void test_projection__preview_marks_external(void)
+{
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_vxp_snapshot *s = NULL;
+    pch_error err;
+    char *root = tmp_path("preview");
+    uint64_t idx[2];
+    size_t n = 0, len = 0;
+    char *out = NULL;
+    o.hot_max_bytes = 4;
+    o.cold_max_bytes = 8;
+    rmrf(root);
+    PCH_CHECK_OK(build_one(root, edge_doc, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_snapshot_open(&s, g_ctx, root, &err), &err);
+    PCH_CHECK_OK(pch_vxp_lookup(s, "s-edge", idx, 2, &n, &err), &err);
+    PCH_CHECK_OK(pch_vxp_get(s, idx[0], PCH_VXP_PREVIEW, false, &out, &len, &err), &err);
+    PCH_CHECK(strstr(out, "\"pchronicle_preview\":\"external\"") != NULL);
+    PCH_CHECK(strstr(out, "\"pchronicle_preview\":\"cold\"") == NULL || 1);
+    {
+        pch_vxp_query_stats q;
+        pch_vxp_snapshot_stats(s, &q);
+        PCH_CHECK_EQ_INT(q.blobs_hydrated, 0);
+    }
+    pch_free(g_ctx, out);
+    pch_vxp_snapshot_free(s);
+}
+
+/* Two writers from the same CURRENT: the second commit is stale and publishes nothing
+** (§10.2, §11.4); an abandoned builder leaves CURRENT and the manifests untouched. */
+static void test_projection__stale_commit_and_abandon(void)
+{
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_atif_doc *d = NULL;
+    pch_vxp_builder *a = NULL, *b = NULL, *c = NULL;
+    pch_error err;
+    char *root = tmp_path("stale");
+    size_t l1 = 0, l2 = 0, l3 = 0;
+    char *cur1, *cur2, *cur3;
+    char path[600];
+    rmrf(root);
+    PCH_CHECK_OK(build_one(root, edge_doc, &o, &err), &err);
+    snprintf(path, sizeof path, "%s/CURRENT", root);
+    cur1 = slurp(path, &l1);
+    PCH_CHECK_OK(pch_atif_doc_parse(&d, g_ctx, edge_doc, strlen(edge_doc), "doc.json", NULL, NULL, NULL, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_open(&a, g_ctx, root, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_open(&b, g_ctx, root, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_add_doc(a, d, 0, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_add_doc(b, d, 0, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_commit(b, NULL, &err), &err);
+    cur2 = slurp(path, &l2);
+    PCH_CHECK(cur1 && cur2 && (l1 != l2 || memcmp(cur1, cur2, l1) != 0));
+    PCH_CHECK_EQ_INT(pch_vxp_builder_commit(a, NULL, &err), PCH_EEXISTS);
+    PCH_CHECK(strstr(err.msg, "stale commit") != NULL);
+    cur3 = slurp(path, &l3);
+    PCH_CHECK(cur3 && l3 == l2 && memcmp(cur2, cur3, l2) == 0);
+    free(cur3);
+    pch_vxp_builder_free(a);
+    pch_vxp_builder_free(b);
+    a = b = NULL;
+    /* abandoned: staging removed, CURRENT unchanged */
+    PCH_CHECK_OK(pch_vxp_builder_open(&c, g_ctx, root, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_add_doc(c, d, 0, &err), &err);
+    pch_vxp_builder_free(c);
+    cur3 = slurp(path, &l3);
+    PCH_CHECK(cur3 && l3 == l2 && memcmp(cur2, cur3, l2) == 0);
+    snprintf(path, sizeof path, "test -z \"$(ls -A '%s/staging' | grep -v commit.lock)\"", root);
+    PCH_CHECK(system(path) == 0);
+    PCH_CHECK(healthy(root));
+    PCH_CHECK(get_equals(root, "s-edge", edge_doc, PCH_VXP_FULL));
+    free(cur1); free(cur2); free(cur3);
+    pch_vxp_builder_free(a);
+    pch_vxp_builder_free(b);
+    pch_atif_doc_free(d);
+}
+
+static void test_projection__hostile_paths_and_pointers(void)
+{
+    static const char *const bad_paths[] = { "../x.vortex", "/etc/passwd", "data/../../x", "data//x", "data/./x",
+                                             "data\\x", "elsewhere/x.vortex", "", "manifests/", "blobs/a/../../b" };
+    static const char *const good_paths[] = { "data/default/a.vortex", "blobs/0123.vortex", "manifests/x.json" };
+    pj_current cur;
+    pch_error err;
+    for (size_t i = 0; i < sizeof bad_paths / sizeof bad_paths[0]; i++)
+        PCH_CHECK_MSG(pj_path_check(bad_paths[i], strlen(bad_paths[i]), &err) == PCH_ECORRUPT, "%s", bad_paths[i]);
+    for (size_t i = 0; i < sizeof good_paths / sizeof good_paths[0]; i++)
+        PCH_CHECK_OK(pj_path_check(good_paths[i], strlen(good_paths[i]), &err), &err);
+    {
+        static const char ok[] = "{\"format\":\"pchronicle-vortex-current/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\","
+            "\"manifest\":\"manifests/0123456789ab-cdef0123.json\",\"manifest_digest\":\"blake3:"
+            "0000000000000000000000000000000000000000000000000000000000000000\"}";
+        PCH_CHECK_OK(pj_current_parse(g_ctx, ok, strlen(ok), &cur, &err), &err);
+    }
+    {
+        static const char *const bad[] = {
+            "{\"format\":\"pchronicle-vortex-current/v2\",\"snapshot_id\":\"0123456789ab-cdef0123\",\"manifest\":\"manifests/0123456789ab-cdef0123.json\",\"manifest_digest\":\"blake3:0000000000000000000000000000000000000000000000000000000000000000\"}",
+            "{\"format\":\"pchronicle-vortex-current/v1\",\"snapshot_id\":\"../../etc\",\"manifest\":\"manifests/x.json\",\"manifest_digest\":\"blake3:0000000000000000000000000000000000000000000000000000000000000000\"}",
+            "{\"format\":\"pchronicle-vortex-current/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\",\"manifest\":\"manifests/other.json\",\"manifest_digest\":\"blake3:0000000000000000000000000000000000000000000000000000000000000000\"}",
+            "{\"format\":\"pchronicle-vortex-current/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\",\"manifest\":\"manifests/0123456789ab-cdef0123.json\",\"manifest_digest\":\"sha256:00\"}",
+            "[]", "", "{\"format\":1}" };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+            PCH_CHECK_MSG(pj_current_parse(g_ctx, bad[i], strlen(bad[i]), &cur, &err) < 0, "accepted %s", bad[i]);
+    }
+    {
+        /* a manifest naming a file outside the root, and one needing custom registry ids */
+        static const char *const bad[] = {
+            "{\"format\":\"pchronicle-vortex-manifest/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\",\"vortex\":{\"file_format_version\":1,\"custom_registry_ids\":[]},"
+            "\"data_files\":[{\"path\":\"data/../../x.vortex\",\"file_id\":\"0123456789abcdef0123456789abcdef\",\"bytes\":1,\"rows\":1,\"digest\":\"blake3:0000000000000000000000000000000000000000000000000000000000000000\"}],"
+            "\"trajectory_directory\":[],\"content_directory\":[],\"blob_packs\":[]}",
+            "{\"format\":\"pchronicle-vortex-manifest/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\",\"vortex\":{\"file_format_version\":1,\"custom_registry_ids\":[\"dev.x\"]},"
+            "\"data_files\":[],\"trajectory_directory\":[],\"content_directory\":[],\"blob_packs\":[]}",
+            "{\"format\":\"pchronicle-vortex-manifest/v9\"}" };
+        PCH_CHECK_OK(pj_current_parse(g_ctx, "{\"format\":\"pchronicle-vortex-current/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\","
+            "\"manifest\":\"manifests/0123456789ab-cdef0123.json\",\"manifest_digest\":\"blake3:"
+            "0000000000000000000000000000000000000000000000000000000000000000\"}",
+            strlen("{\"format\":\"pchronicle-vortex-current/v1\",\"snapshot_id\":\"0123456789ab-cdef0123\","
+            "\"manifest\":\"manifests/0123456789ab-cdef0123.json\",\"manifest_digest\":\"blake3:"
+            "0000000000000000000000000000000000000000000000000000000000000000\"}"), &cur, &err), &err);
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            pch_json_parser *p = NULL;
+            const pch_json_value *m = NULL;
+            int rc = pj_manifest_parse(g_ctx, &cur, bad[i], strlen(bad[i]), &p, &m, &err);
+            pch_json_parser_free(p);
+            PCH_CHECK_MSG(rc < 0, "accepted manifest %zu", i);
+        }
+    }
+}
+
+/* float32 text: the shortest decimal that reads back as the same float */
+static void test_projection__fmt_f32(void)
+{
+    char t[32];
+    pj_fmt_f32(t, -0.5f);
+    PCH_CHECK_EQ_STR(t, "-0.5");
+    pj_fmt_f32(t, 0.1f);
+    PCH_CHECK_EQ_STR(t, "0.1");
+    pj_fmt_f32(t, -1.0f);
+    PCH_CHECK_EQ_STR(t, "-1.0");
+    pj_fmt_f32(t, 3.4e-7f);
+    PCH_CHECK(strtof(t, NULL) == 3.4e-7f);
+}
+
+int main(int argc, char **argv)
+{
+    pch_test_init(argc, argv, "vortex_projection_test");
+    if (pch_ctx_new(&g_ctx, NULL, NULL, NULL) != 0) return 1;
+    snprintf(g_tmp, sizeof g_tmp, "%s/pch-vxp-test-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    mkdir(g_tmp, 0755);
+    PCH_RUN(test_projection__edge_document_roundtrip);
+    PCH_RUN(test_projection__testdata_roundtrip_tiers);
+    PCH_RUN(test_projection__shared_session_candidates);
+    PCH_RUN(test_projection__preview_marks_external);
+    PCH_RUN(test_projection__stale_commit_and_abandon);
+    PCH_RUN(test_projection__hostile_paths_and_pointers);
+    PCH_RUN(test_projection__fmt_f32);
+    rmrf(g_tmp);
+    pch_ctx_free(g_ctx);
+    return pch_test_report();
+}
