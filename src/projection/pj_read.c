@@ -59,6 +59,7 @@ struct pch_vxp_snapshot {
     pj_rows c_rows;
     pch_vxp_query_stats st;
     unsigned depth;
+    pch_arena strings;          /* directory keys (NUL-terminated copies) */
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
@@ -77,6 +78,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
     pch_free(s->ctx, s->files);
     pch_json_parser_free(s->mp);
     pch_buf_dispose(&s->mtext);
+    pch_arena_dispose(&s->strings);
     free(s->root);
     pch_free(s->ctx, s);
 }
@@ -243,23 +245,20 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
 int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, pch_error *err)
 {
     pch_vxp_snapshot *s;
-    pch_arena *ar;
     int rc;
     *out = NULL;
-    if (!(s = pch_calloc(ctx, 1, sizeof *s + sizeof(pch_arena)))) return nomem(err);
+    if (!(s = pch_calloc(ctx, 1, sizeof *s))) return nomem(err);
     s->ctx = ctx;
     s->c_file = -1;
-    ar = (pch_arena *)(s + 1);
-    pch_arena_init(ar, ctx, 64 * 1024);
+    pch_arena_init(&s->strings, ctx, 64 * 1024);
     pch_buf_init(&s->mtext, ctx);
     if (!(s->root = strdup(root))) { rc = nomem(err); goto fail; }
     if ((rc = pj_current_read(ctx, root, &s->cur, NULL, err)) < 0) goto fail;
     if ((rc = pj_manifest_load(ctx, root, &s->cur, &s->mp, &s->mtext, &s->m, err)) < 0) goto fail;
-    if ((rc = load_directory(s, ar, err)) < 0) goto fail;
+    if ((rc = load_directory(s, &s->strings, err)) < 0) goto fail;
     *out = s;
     return PCH_OK;
 fail:
-    pch_arena_dispose(ar);
     pch_vxp_snapshot_free(s);
     return rc;
 }
@@ -563,6 +562,7 @@ int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err
     int rc;
     if (!(s = pch_calloc(ctx, 1, sizeof *s))) return nomem(err);
     s->ctx = ctx;
+    pch_arena_init(&s->strings, ctx, 4096);
     pch_arena_init(&ar, ctx, 4096);
     rc = pch_vx_file_open_mem(&f, ctx, data, len, err);
     if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
