@@ -46,11 +46,13 @@ typedef struct pch_vxp_build_options {
     const char *source_uri;        /* lineage: where the input came from (text) */
     const char *partition;         /* data/<partition>/, default "default" */
     int progress;                  /* 1: progress lines on stderr */
+    uint32_t threads;              /* lane-encoding threads; 0 = the online CPUs (at most 8).
+                                   ** Files are byte-identical for every value. */
 } pch_vxp_build_options;
 #define PCH_VXP_BUILD_OPTIONS_VERSION 1
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 256u << 20, 256u << 20, 65536, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0 }
+        NULL, 0, 0 }
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {

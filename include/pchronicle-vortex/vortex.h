@@ -144,9 +144,12 @@ typedef struct pch_vx_write_options {
     int split_structs;         /* 1 (default): non-nullable nested structs become struct
                                ** layouts, so each leaf is its own lane (lane groups) */
     uint32_t sample_rows;      /* compressor sample size (default 1024 rows) */
+    uint32_t threads;          /* lanes of one chunk encoded by this many threads (options
+                               ** version 2; 0 or 1 = the calling thread). The file is
+                               ** byte-identical for every value. */
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 1
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 2
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1 }
 
 /* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */
 typedef struct pch_vx_lane_report {

@@ -9,6 +9,7 @@
 ** nothing a reader can see. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -24,8 +25,9 @@
 
 typedef struct dentry {
     char *source_id, *run_key, *traj_key, *session_id, *parent_run, *parent_traj, *doc_path;
-    uint32_t file, cluster;
-    uint64_t row, logical;
+    uint32_t file, cluster;       /* known after the flusher wrote the cluster */
+    uint64_t row, logical;        /* row: first row of the cluster + row_in_cluster */
+    uint64_t seq, row_in_cluster;
     uint32_t steps, calls;
     bool has_ts;
     int64_t min_ts, max_ts;
@@ -38,6 +40,11 @@ typedef struct dfile {
     uint64_t bytes;
     char digest[80];
 } dfile;
+
+typedef struct cplace {
+    uint32_t file, cluster;
+    uint64_t first_row;
+} cplace;
 
 typedef struct lane_acc {
     char *path;
@@ -69,9 +76,25 @@ struct pch_vxp_builder {
     pch_vxp_build_stats st;
     double t0, last_progress;
     bool committed;
+    bool sync_ready;              /* mu/cv initialised */
+    /* clusters are encoded on a flusher thread while the next one is built (§11.5: at most
+    ** one cluster queued and one being encoded); placement is known only once written */
+    pthread_t flusher;
+    bool flusher_running;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pch_vx_array *queued;         /* next cluster for the flusher, or NULL */
+    uint64_t queued_seq;
+    bool stop;
+    int flush_rc;                 /* first flusher failure */
+    pch_error flush_err;
+    uint64_t seq;                 /* clusters handed to the flusher */
+    cplace *place;                /* per cluster sequence: file, cluster in file, first row */
+    size_t cap_place;
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+static void *flusher_main(void *arg);
 
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
@@ -104,6 +127,10 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
     b->ctx = ctx;
     b->o = *opts;
     if (!b->o.partition) b->o.partition = "default";
+    if (!b->o.threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        b->o.threads = n < 1 ? 1 : n > 8 ? 8 : (uint32_t)n;
+    }
     b->t0 = pch_time_mono();
     pch_buf_init(&b->cur_raw, ctx);
     pch_buf_init(&p, ctx);
@@ -136,6 +163,11 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
     CK(pch_vx_builder_new(&b->rows, ctx, b->dt, err));
     CK(pch_json_parser_new(&b->jp, ctx, NULL, err));
     CK(pj_content_new(&b->content, ctx, b->stage, &b->o, err));
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    b->sync_ready = true;
+    if (pthread_create(&b->flusher, NULL, flusher_main, b) != 0) { rc = pch_error_set(err, PCH_ENOMEM, "projection: cannot start the flusher thread"); goto fail; }
+    b->flusher_running = true;
 #undef CK
     pch_buf_dispose(&p);
     snprintf(b->st.snapshot_id, sizeof b->st.snapshot_id, "%s", b->snapshot_id);
@@ -150,6 +182,17 @@ fail:
 void pch_vxp_builder_free(pch_vxp_builder *b)
 {
     if (!b) return;
+    if (b->flusher_running) {
+        pthread_mutex_lock(&b->mu);
+        b->flush_rc = b->flush_rc ? b->flush_rc : PCH_ECANCELED;   /* drop queued work */
+        b->stop = true;
+        pthread_cond_broadcast(&b->cv);
+        pthread_mutex_unlock(&b->mu);
+        pthread_join(b->flusher, NULL);
+    }
+    pch_vx_array_free(b->queued);
+    if (b->sync_ready) { pthread_mutex_destroy(&b->mu); pthread_cond_destroy(&b->cv); }
+    free(b->place);
     pch_vx_writer_free(b->w);
     pj_content_free(b->content);
     pch_vx_builder_free(b->rows);
@@ -188,6 +231,7 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     memset(f, 0, sizeof *f);
     PCH_TRY(pj_random_id(f->id, 16, err));
     wo.zone_len = 256;   /* zone statistics every 256 trajectories on every scalar lane (§14.1) */
+    wo.threads = b->o.threads;
     pch_buf_init(&p, b->ctx);
     pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
     if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
@@ -245,30 +289,103 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     return rc;
 }
 
+/* Flusher thread side: write one cluster as one chunk of every lane, roll files. */
+static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, pch_error *err)
+{
+    int rc;
+    if (!b->w) PCH_TRY(file_open(b, err));
+    if (seq >= b->cap_place) {
+        size_t nc = b->cap_place ? b->cap_place * 2 : 256;
+        cplace *np = realloc(b->place, nc * sizeof *np);
+        if (!np) return nomem(err);
+        b->place = np;
+        b->cap_place = nc;
+    }
+    b->place[seq].file = (uint32_t)(b->n_files - 1);
+    b->place[seq].cluster = b->files[b->n_files - 1].clusters;
+    b->place[seq].first_row = b->files[b->n_files - 1].rows;
+    rc = pch_vx_writer_write(b->w, a, err);
+    PCH_TRY(rc);
+    b->files[b->n_files - 1].rows += a->len;
+    b->files[b->n_files - 1].clusters++;
+    b->st.clusters++;
+    if (pch_vx_writer_file_bytes(b->w) >= b->o.file_bytes) PCH_TRY(file_seal(b, err));
+    return PCH_OK;
+}
+
+static void *flusher_main(void *arg)
+{
+    pch_vxp_builder *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        pch_vx_array *a;
+        uint64_t seq;
+        while (!b->queued && !b->stop) pthread_cond_wait(&b->cv, &b->mu);
+        if (!b->queued) break;
+        a = b->queued;
+        seq = b->queued_seq;
+        pthread_mutex_unlock(&b->mu);
+        {
+            pch_error e;
+            int rc;
+            pch_error_clear(&e);
+            rc = b->flush_rc ? b->flush_rc : write_cluster(b, a, seq, &e);
+            pch_vx_array_free(a);
+            pthread_mutex_lock(&b->mu);
+            if (rc < 0 && !b->flush_rc) { b->flush_rc = rc; b->flush_err = e; }
+            b->queued = NULL;
+            pthread_cond_broadcast(&b->cv);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+/* Hand the built rows to the flusher (waits while it still has the previous one queued). */
 static int cluster_flush(pch_vxp_builder *b, pch_error *err)
 {
     pch_vx_array *a = NULL;
     int rc;
     if (!b->cluster_rows) return PCH_OK;
-    if (!b->w) PCH_TRY(file_open(b, err));
     PCH_TRY(pch_vx_builder_finish(b->rows, &a, err));
-    rc = pch_vx_writer_write(b->w, a, err);
-    pch_vx_array_free(a);
-    PCH_TRY(rc);
-    b->files[b->n_files - 1].rows += b->cluster_rows;
-    b->files[b->n_files - 1].clusters++;
-    b->st.clusters++;
+    pthread_mutex_lock(&b->mu);
+    while (b->queued && !b->flush_rc) pthread_cond_wait(&b->cv, &b->mu);
+    rc = b->flush_rc;
+    if (rc < 0) {
+        if (err) *err = b->flush_err;
+        pthread_mutex_unlock(&b->mu);
+        pch_vx_array_free(a);
+        return rc;
+    }
+    b->queued = a;
+    b->queued_seq = b->seq++;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
     b->cluster_rows = 0;
     b->cluster_logical = 0;
-    if (pch_vx_writer_file_bytes(b->w) >= b->o.file_bytes) PCH_TRY(file_seal(b, err));
     return PCH_OK;
+}
+
+/* Wait until the flusher has written everything queued; stop it. */
+static int flusher_stop(pch_vxp_builder *b, pch_error *err)
+{
+    int rc;
+    if (!b->flusher_running) return PCH_OK;
+    pthread_mutex_lock(&b->mu);
+    b->stop = true;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->flusher, NULL);
+    b->flusher_running = false;
+    rc = b->flush_rc;
+    if (rc < 0 && err) *err = b->flush_err;
+    return rc;
 }
 
 int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t input_bytes, pch_error *err)
 {
     size_t n = pch_atif_doc_count(doc);
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
-    if (!b->w && b->cluster_rows == 0) PCH_TRY(file_open(b, err));
     for (size_t i = 0; i < n; i++) {
         const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
         pj_traj_info info;
@@ -296,9 +413,8 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
             if (!e->parent_run || !e->parent_traj) return nomem(err);
         }
         if (!e->source_id || !e->run_key || !e->traj_key || !e->doc_path || (t->session_id && !e->session_id)) return nomem(err);
-        e->file = (uint32_t)(b->n_files - 1);
-        e->cluster = b->files[b->n_files - 1].clusters;
-        e->row = b->files[b->n_files - 1].rows + b->cluster_rows;
+        e->seq = b->seq;
+        e->row_in_cluster = b->cluster_rows;
         e->logical = info.logical_bytes;
         e->steps = info.steps;
         e->calls = info.calls;
@@ -477,7 +593,15 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx); pch_buf_init(&cur, b->ctx); pch_buf_init(&now_raw, b->ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     CK(cluster_flush(b, err));
+    CK(flusher_stop(b, err));
     CK(file_seal(b, err));
+    for (size_t i = 0; i < b->n_d; i++) {   /* placement of every trajectory, now known */
+        dentry *e = &b->d[i];
+        if (e->seq >= b->seq) { rc = pch_error_set(err, PCH_EINVAL, "projection: cluster of a trajectory was never written"); goto done; }
+        e->file = b->place[e->seq].file;
+        e->cluster = b->place[e->seq].cluster;
+        e->row = b->place[e->seq].first_row + e->row_in_cluster;
+    }
     CK(pj_content_finish(b->content, b->snapshot_id, &packs, &cdir, &b->st, err));
     CK(write_directory(b, &tdir, err));
     b->st.data_files = b->n_files;

@@ -15,6 +15,9 @@
 ** staging file, renames it over the target and fsyncs the directory, STYLE.md §8). Offsets
 ** and alignment padding are computed on the absolute file position, so both outputs are
 ** byte-identical. A streamed writer freed before finish removes its staging file. */
+#include <pthread.h>
+#include <stddef.h>
+
 #include "vortex/vortex_int.h"
 
 #include <errno.h>
@@ -180,12 +183,17 @@ static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
     uint32_t steps[32];
     int rc;
     *out = NULL;
-    if (opts && opts->version != PCH_VX_WRITE_OPTIONS_VERSION)
+    if (opts && opts->version != PCH_VX_WRITE_OPTIONS_VERSION && opts->version != 1)
         return pch_error_set(err, PCH_EINVAL, "vortex writer: options version %u", opts->version);
     if (!(w = pch_calloc(ctx, 1, sizeof(*w)))) return OOM();
     w->ctx = ctx;
     w->fd = -1;
-    w->opts = opts ? *opts : defaults;
+    w->opts = defaults;
+    if (opts && opts->version == 1) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, threads));
+    else if (opts) w->opts = *opts;
+    w->opts.version = PCH_VX_WRITE_OPTIONS_VERSION;
+    if (w->opts.threads == 0) w->opts.threads = 1;
+    if (w->opts.threads > 64) w->opts.threads = 64;
     pch_buf_init(&w->file, ctx);
     pch_arena_init(&w->arena, ctx, 1 << 20);
     if ((rc = pch_vx_dtype_clone(&w->dt, dt, err))) goto fail;
@@ -590,90 +598,167 @@ static int push_ref(pch_vx_writer *w, chunk_ref **v, size_t *n, size_t *cap, uin
     return PCH_OK;
 }
 
-static int write_dict_chunk(pch_vx_writer *w, lane *l, const pch_vx_array *a, pch_error *err)
-{
-    pch_vx_dtype cdt;
-    pch_vx_array codes;
-    uint32_t seg;
+/* ------------------------------------------------------------------ write */
+
+/* One lane of one chunk: everything that depends only on the lane (zone statistics, the
+** dictionary decision and codes, the sampling compressor) runs in phase 1, possibly on
+** another thread with its own arena; phase 2 (serialize, segment, encoding ids) runs in lane
+** order on the calling thread, so the file is the same for any number of threads. */
+typedef struct lane_job {
+    pch_vx_writer *w;
+    lane *l;
+    const pch_vx_array *a;
+    pch_vx_array codes;       /* dict lanes: u32 codes of this chunk */
+    pch_vx_dtype codes_dt;
+    pch_vx_enode *root;
+    pch_arena arena;
+    double seconds;
     int rc;
-    memset(&cdt, 0, sizeof cdt);
-    cdt.kind = PCH_VX_PRIMITIVE;
-    cdt.ptype = PCH_VX_U32;
-    cdt.nullable = l->dt->nullable;
-    memset(&codes, 0, sizeof codes);
-    codes.ctx = w->ctx;
-    codes.dtype = &cdt;
-    codes.len = a->len;
-    codes.validity = a->validity;
-    if (!(codes.data = pch_malloc(w->ctx, (size_t)(a->len ? a->len : 1) * 4))) return OOM();
-    codes.data_len = (size_t)a->len * 4;
-    for (uint64_t i = 0; i < a->len; i++) {
-        uint32_t c = 0;
-        if (pch_vx_array_is_valid(a, i) &&
-            (rc = dict_code(w, l, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), &c))) {
-            pch_free(w->ctx, codes.data);
-            return rc == PCH_ELIMIT ? pch_error_set(err, PCH_ELIMIT, "vortex writer: dictionary too large") : OOM();
+    pch_error err;
+} lane_job;
+
+static void lane_prepare(lane_job *j)
+{
+    pch_vx_writer *w = j->w;
+    lane *l = j->l;
+    const pch_vx_array *a = j->a;
+    pch_error *err = &j->err;
+    pch_vx_encoder e;
+    double t0 = pch_time_mono();
+    int rc = PCH_OK;
+    l->logical += pch_vx__array_nbytes(a);
+    if (l->zoned && (rc = zone_add(w, l, a, err))) goto done;
+    if (l->dict && !l->dict_decided) {
+        /* decide on the first chunk: few distinct values relative to rows */
+        l->dict_decided = 1;
+        for (uint64_t i = 0; i < a->len && l->dn * 4 <= a->len + 4; i++) {
+            uint32_t c;
+            if (pch_vx_array_is_valid(a, i) &&
+                dict_code(w, l, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), &c)) { rc = OOM(); goto done; }
         }
-        pch_store_le32(codes.data + 4 * i, c);
+        /* no distinct value yet (all null): a dict layout would have empty values
+        ** under null codes, which readers refuse */
+        if (l->dn == 0 || l->dn * 4 > a->len + 4 || a->len < 64) {
+            l->dict = 0;
+            pch_free(w->ctx, l->dh_hash); l->dh_hash = NULL;
+            pch_free(w->ctx, l->dh_code); l->dh_code = NULL;
+            l->dh_cap = 0; l->dn = 0;
+            pch_buf_clear(&l->dvals);
+            pch_buf_clear(&l->doffs);
+        }
     }
-    l->codes_nullable = l->dt->nullable;
-    rc = write_array(w, l, &codes, w->opts.compress, &seg, err);
-    pch_free(w->ctx, codes.data);
-    if (rc) return rc;
-    return push_ref(w, &l->codes, &l->n_codes, &l->cap_codes, a->len, seg) ? OOM() : PCH_OK;
+    if (l->dict) {
+        memset(&j->codes_dt, 0, sizeof j->codes_dt);
+        j->codes_dt.kind = PCH_VX_PRIMITIVE;
+        j->codes_dt.ptype = PCH_VX_U32;
+        j->codes_dt.nullable = l->dt->nullable;
+        j->codes.ctx = w->ctx;
+        j->codes.dtype = &j->codes_dt;
+        j->codes.len = a->len;
+        j->codes.validity = a->validity;
+        if (!(j->codes.data = pch_malloc(w->ctx, (size_t)(a->len ? a->len : 1) * 4))) { rc = OOM(); goto done; }
+        j->codes.data_len = (size_t)a->len * 4;
+        for (uint64_t i = 0; i < a->len; i++) {
+            uint32_t c = 0;
+            if (pch_vx_array_is_valid(a, i) &&
+                (rc = dict_code(w, l, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), &c))) {
+                rc = rc == PCH_ELIMIT ? pch_error_set(err, PCH_ELIMIT, "vortex writer: dictionary too large") : OOM();
+                goto done;
+            }
+            pch_store_le32(j->codes.data + 4 * i, c);
+        }
+        l->codes_nullable = l->dt->nullable;
+    }
+    e.ctx = w->ctx;
+    e.arena = &j->arena;
+    e.compress = w->opts.compress;
+    e.sample_rows = w->opts.sample_rows;
+    rc = pch_vx__encode(&e, l->dict ? &j->codes : a, &j->root, err);
+done:
+    j->seconds = pch_time_mono() - t0;
+    j->rc = rc;
 }
 
-/* ------------------------------------------------------------------ write */
+typedef struct job_pool {
+    lane_job *jobs;
+    size_t n;
+    size_t next;              /* next job to take (under mu) */
+    pthread_mutex_t mu;
+} job_pool;
+
+static void *pool_worker(void *arg)
+{
+    job_pool *p = arg;
+    for (;;) {
+        size_t i;
+        pthread_mutex_lock(&p->mu);
+        i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->n) return NULL;
+        lane_prepare(&p->jobs[i]);
+    }
+}
 
 int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *err)
 {
+    lane_job *jobs;
+    int rc = PCH_OK;
     if (w->finished) return pch_error_set(err, PCH_EINVAL, "vortex writer: already finished");
     if (!pch_vx_dtype_equal(chunk->dtype, w->dt))
         return pch_error_set(err, PCH_EINVAL, "vortex writer: chunk dtype differs from the file dtype");
     if (chunk->len == 0) return PCH_OK;
     PCH_TRY(pch_vx__array_validate(chunk, w->dt, err));
+    if (!(jobs = pch_calloc(w->ctx, w->n_lanes ? w->n_lanes : 1, sizeof *jobs))) return OOM();
     for (size_t li = 0; li < w->n_lanes; li++) {
-        lane *l = &w->lanes[li];
+        lane_job *j = &jobs[li];
         const pch_vx_array *a = chunk;
-        double t0 = pch_time_mono();
-        uint32_t seg;
-        for (uint32_t s = 0; s < l->n_steps; s++) a = a->children[l->steps[s]];
-        l->logical += pch_vx__array_nbytes(a);
-        if (l->zoned) PCH_TRY(zone_add(w, l, a, err));
-        if (l->dict && !l->dict_decided) {
-            /* decide on the first chunk: few distinct values relative to rows */
-            uint64_t before = l->dn;
-            pch_vx_array probe = *a;
-            (void)before;
-            l->dict_decided = 1;
-            for (uint64_t i = 0; i < probe.len && l->dn * 4 <= probe.len + 4; i++) {
-                uint32_t c;
-                if (pch_vx_array_is_valid(a, i) &&
-                    dict_code(w, l, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), &c))
-                    return OOM();
-            }
-            /* no distinct value yet (all null): a dict layout would have empty values
-            ** under null codes, which readers refuse */
-            if (l->dn == 0 || l->dn * 4 > a->len + 4 || a->len < 64) {
-                l->dict = 0;
-                pch_free(w->ctx, l->dh_hash); l->dh_hash = NULL;
-                pch_free(w->ctx, l->dh_code); l->dh_code = NULL;
-                l->dh_cap = 0; l->dn = 0;
-                pch_buf_clear(&l->dvals);
-                pch_buf_clear(&l->doffs);
-            }
-        }
-        if (l->dict) {
-            PCH_TRY(write_dict_chunk(w, l, a, err));
-        } else {
-            PCH_TRY(write_array(w, l, a, w->opts.compress, &seg, err));
-            if (push_ref(w, &l->chunks, &l->n_chunks, &l->cap_chunks, a->len, seg)) return OOM();
-        }
-        l->rows += a->len;
-        l->seconds += pch_time_mono() - t0;
+        for (uint32_t s = 0; s < w->lanes[li].n_steps; s++) a = a->children[w->lanes[li].steps[s]];
+        j->w = w;
+        j->l = &w->lanes[li];
+        j->a = a;
+        pch_arena_init(&j->arena, w->ctx, 1 << 16);
+        pch_error_clear(&j->err);
     }
-    w->rows += chunk->len;
-    return PCH_OK;
+    /* phase 1: lanes in parallel (the calling thread works too) */
+    {
+        job_pool pool = { jobs, w->n_lanes, 0, PTHREAD_MUTEX_INITIALIZER };
+        pthread_t th[64];
+        uint32_t nt = 0, want = w->opts.threads > w->n_lanes ? (uint32_t)w->n_lanes : w->opts.threads;
+        for (uint32_t t = 1; t < want; t++)
+            if (pthread_create(&th[nt], NULL, pool_worker, &pool) == 0) nt++;
+        pool_worker(&pool);
+        for (uint32_t t = 0; t < nt; t++) pthread_join(th[t], NULL);
+        pthread_mutex_destroy(&pool.mu);
+    }
+    /* phase 2: segments in lane order */
+    for (size_t li = 0; li < w->n_lanes && rc == PCH_OK; li++) {
+        lane_job *j = &jobs[li];
+        lane *l = j->l;
+        pch_buf seg;
+        uint8_t ae;
+        uint32_t id;
+        double t0 = pch_time_mono();
+        if (j->rc) { rc = j->rc; if (err) *err = j->err; break; }
+        pch_buf_init(&seg, w->ctx);
+        assign_encs(w, j->root);
+        if (note_encoding(w, l, j->root)) rc = OOM();
+        if (!rc) rc = pch_vx__serialize(&seg, j->root, w->enc_map, w->enc_used, &ae, err);
+        if (!rc) rc = write_segment(w, &seg, ae, &id, err);
+        l->stored += seg.len;
+        pch_buf_dispose(&seg);
+        if (!rc && (l->dict ? push_ref(w, &l->codes, &l->n_codes, &l->cap_codes, j->a->len, id)
+                            : push_ref(w, &l->chunks, &l->n_chunks, &l->cap_chunks, j->a->len, id)))
+            rc = OOM();
+        l->rows += j->a->len;
+        l->seconds += j->seconds + (pch_time_mono() - t0);
+    }
+    for (size_t li = 0; li < w->n_lanes; li++) {
+        pch_free(w->ctx, jobs[li].codes.data);
+        pch_arena_dispose(&jobs[li].arena);
+    }
+    pch_free(w->ctx, jobs);
+    if (rc == PCH_OK) w->rows += chunk->len;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ footer */

@@ -630,7 +630,7 @@ start_build() {
 kill_build() {
     start_build /dev/null
     sleep "$1"
-    kill -9 $bg 2>/dev/null; wait $bg; krc=$?; bg=""
+    { kill -9 $bg; wait $bg; } 2>/dev/null; krc=$?; bg=""
 }
 kill_build 0.3
 [ "$krc" = 137 ] && ok || bad "kill: the build was not killed while running (exit $krc): input too small?"
@@ -683,7 +683,7 @@ run usage-missing-from 2 "$VX" build --to "$T/u"
 run usage-bad-size 2 "$VX" build --from "$G" --to "$T/u" --hot-max 12Q
 run usage-fraction-size 2 "$VX" build --from "$G" --to "$T/u" --cold-max 1.5K
 run usage-negative-size 2 "$VX" build --from "$G" --to "$T/u" --cluster-bytes -1
-run usage-overflow-size 2 "$VX" build --from "$G" --to "$T/u" --hot-max 18014398509481985K
+run usage-overflow-size 2 "$VX" build --from "$G" --to "$T/u-overflow" --hot-max 18014398509481985K   # 2^64 + 1K
 run usage-bad-assets 2 "$VX" build --from "$G" --to "$T/u" --assets bogus
 [ ! -e "$T/u/CURRENT" ] && ok || bad "a build with bad options published CURRENT"
 for o in "--cluster-bytes 0" "--shard-rows 0" "--hot-max 1M --cold-max 1K"; do

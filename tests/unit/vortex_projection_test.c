@@ -201,6 +201,25 @@ static void test_projection__testdata_roundtrip_tiers(void)
     }
 }
 
+/* Lane-encoding threads and the flusher thread never change a byte of a data file. */
+static void test_projection__threads_byte_identical(void)
+{
+    char cmd[1400];
+    for (uint32_t t = 1; t <= 3; t += 2) {
+        pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+        pch_error err;
+        char name[16];
+        snprintf(name, sizeof name, "thr%u", t);
+        o.threads = t;
+        o.cluster_bytes = 8192;   /* several clusters in flight */
+        rmrf(tmp_path(name));
+        PCH_CHECK_OK(build_dir(tmp_path(name), "tests/data/atif", &o, &err), &err);
+    }
+    snprintf(cmd, sizeof cmd, "cmp -s \"$(ls '%s'/data/default/*.vortex)\" \"$(ls '%s'/data/default/*.vortex)\"",
+             tmp_path("thr1"), tmp_path("thr3"));
+    PCH_CHECK(system(cmd) == 0);
+}
+
 /* A session id shared by several documents gives every candidate (§13.4). */
 static void test_projection__shared_session_candidates(void)
 {
@@ -375,6 +394,7 @@ int main(int argc, char **argv)
     mkdir(g_tmp, 0755);
     PCH_RUN(test_projection__edge_document_roundtrip);
     PCH_RUN(test_projection__testdata_roundtrip_tiers);
+    PCH_RUN(test_projection__threads_byte_identical);
     PCH_RUN(test_projection__shared_session_candidates);
     PCH_RUN(test_projection__preview_marks_external);
     PCH_RUN(test_projection__stale_commit_and_abandon);

@@ -75,10 +75,11 @@ static const char build_usage[] =
     "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
     "         [--file-bytes BYTES] [--pack-bytes BYTES] [--shard-rows N] [--source-id ID] [--partition NAME]\n"
-    "         [--quiet]\n"
+    "         [--threads N] [--quiet]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
     "  Sizes take K/M/G suffixes. Defaults: hot < 8K, cold < 256K (larger content goes to blob\n"
-    "  packs), cluster 4M logical bytes, file 256M, pack 256M, 65536 directory rows per shard.\n";
+    "  packs), cluster 4M logical bytes, file 256M, pack 256M, 65536 directory rows per shard,\n"
+    "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n";
 
 int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
 {
@@ -114,6 +115,11 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
         else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
         else if (strcmp(a, "--shard-rows") == 0) sz = &o.directory_shard_rows;
+        else if (strcmp(a, "--threads") == 0) {
+            uint64_t t;
+            if (parse_size(v, &t) < 0 || t > 64) { fprintf(stderr, "pchronicle-vortex build: --threads takes 0..64\n"); return VX_EXIT_USAGE; }
+            o.threads = (uint32_t)t;
+        }
         else if (strcmp(a, "--source-id") == 0) o.source_id = v;
         else if (strcmp(a, "--partition") == 0) o.partition = v;
         else { fprintf(stderr, "pchronicle-vortex build: unknown option %s\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
