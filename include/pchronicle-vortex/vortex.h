@@ -129,6 +129,12 @@ PCH_API int pch_vx_builder_append_bytes(pch_vx_builder *b, const void *p, size_t
 /* Decimal: little-endian two's complement, any length up to 32 (sign-extended). */
 PCH_API int pch_vx_builder_append_decimal(pch_vx_builder *b, const uint8_t *le, size_t n,
                                           pch_error *err);
+/* Append n non-null values to a primitive builder at once: u32 values (for u8..u64 and
+** i8..i64 columns, range-checked) or doubles (f32/f64 columns). Errors as the single forms. */
+PCH_API int pch_vx_builder_append_u32s(pch_vx_builder *b, const uint32_t *v, size_t n,
+                                       pch_error *err);
+PCH_API int pch_vx_builder_append_doubles(pch_vx_builder *b, const double *v, size_t n,
+                                          pch_error *err);
 PCH_API uint64_t pch_vx_builder_len(const pch_vx_builder *b);
 /* Move the built rows out (*out owned by the caller); the builder restarts empty. */
 PCH_API int pch_vx_builder_finish(pch_vx_builder *b, pch_vx_array **out, pch_error *err);

@@ -269,7 +269,5 @@ int pj_model_assets(const pj_rows *r, uint64_t row,
                     int (*cb)(const uint8_t id[32], const char *path, size_t path_len, void *payload),
                     void *payload, pch_error *err);
 
-/* Shortest text of a float32 that reads back as the same double (or 0 if none). */
-size_t pj_fmt_f32(char out[32], float f);
 
 #endif

@@ -57,19 +57,6 @@ int pj_data_dtype(pch_ctx *ctx, pch_vx_dtype **out, pch_error *err)
 
 /* ------------------------------------------------------------------ numbers */
 
-size_t pj_fmt_f32(char out[32], float f)
-{
-    /* shortest decimal that reads back as the same float; rendered like the double path */
-    char tmp[48];
-    int prec;
-    if (!isfinite(f)) { out[0] = 0; return 0; }
-    for (prec = 1; prec < 10; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, (double)f);
-        if (strtof(tmp, NULL) == f) break;
-    }
-    return pch_json__fmt_double(out, strtod(tmp, NULL));
-}
-
 /* The JSON text is an integer in canonical form (what "%lld" prints). */
 static bool int_text(const char *p, size_t n, int64_t *v)
 {
@@ -401,40 +388,53 @@ static int put_results(app *a, const pch_atif_step *s)
     return PCH_OK;
 }
 
-/* An array of canonical non-negative integers below 2^32. */
-static bool u32_array(const pch_json_value *v, const char *src)
+/* An array of non-negative integers below 2^32. JSON integers have no leading zeros or
+** '+', so an integer token that is not negative is written back exactly by "%u". */
+static bool u32_array(const pch_json_value *v)
 {
     if (v->kind != PCH_JSON_ARRAY) return false;
     for (uint32_t i = 0; i < v->n; i++) {
         const pch_json_value *x = &v->u.items[i];
-        int64_t t;
-        if (x->kind != PCH_JSON_NUMBER || !(x->num_flags & PCH_JSON_NUM_I64) || x->u.num.i < 0 ||
-            x->u.num.i > 0xffffffffll || !int_text(src + x->span_off, x->span_len, &t))
+        if (x->kind != PCH_JSON_NUMBER || (x->num_flags & (PCH_JSON_NUM_INT | PCH_JSON_NUM_NEG | PCH_JSON_NUM_U64)) !=
+                                              (PCH_JSON_NUM_INT | PCH_JSON_NUM_U64) || x->u.num.u > 0xffffffffull)
             return false;
     }
     return true;
 }
 
-/* 0 = not a typed logprob array, 32 = every value float32-exact, 64 = float64 */
-static int real_array(const pch_json_value *v, const char *src)
+/* 0 = not a typed logprob array (an integer token or a non-finite value: those keep their
+** JSON text), 32 = every value is exactly a float32 (the f32 lane writes the same double
+** back), 64 = float64. */
+static int real_array(const pch_json_value *v)
 {
     int w = 32;
     if (v->kind != PCH_JSON_ARRAY) return 0;
     for (uint32_t i = 0; i < v->n; i++) {
         const pch_json_value *x = &v->u.items[i];
         double d;
-        char t[32];
-        if (x->kind != PCH_JSON_NUMBER || !real_text(src + x->span_off, x->span_len, &d)) return 0;
-        if (w == 32 && (fabs(d) > 3.4e38 || !pj_fmt_f32(t, (float)d) || strtod(t, NULL) != d)) w = 64;
+        if (x->kind != PCH_JSON_NUMBER || (x->num_flags & PCH_JSON_NUM_INT)) return 0;
+        d = x->u.num.d;
+        if (!isfinite(d)) return 0;
+        if (w == 32 && (fabs(d) > 3.4e38 || (double)(float)d != d)) w = 64;
     }
     return w;
 }
 
+/* Scratch of n values of `size` bytes (app->tmp). */
+static void *scratch(app *a, size_t n, size_t size)
+{
+    pch_buf_clear(&a->tmp);
+    if (pch_buf_reserve(&a->tmp, n * size + 8) < 0) return NULL;
+    return a->tmp.data;
+}
+
 static int put_ids(app *a, pch_vx_builder *lane, const pch_json_value *v)
 {
-    pch_vx_builder *it = elem(lane);
+    uint32_t *t;
     if (!v) return put_null(a, lane);
-    for (uint32_t i = 0; i < v->n; i++) TRY(pch_vx_builder_append_uint(it, (uint64_t)v->u.items[i].u.num.i, a->err));
+    if (!(t = scratch(a, v->n, 4))) return oom(a);
+    for (uint32_t i = 0; i < v->n; i++) t[i] = (uint32_t)v->u.items[i].u.num.u;
+    TRY(pch_vx_builder_append_u32s(elem(lane), t, v->n, a->err));
     a->logical += 4ull * v->n;
     return pch_vx_builder_append_valid(lane, a->err);
 }
@@ -467,9 +467,9 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
         if (k >= 0 && x->kind == PCH_JSON_NUMBER && int_text(xt, x->span_len, &tok[k])) { has_tok[k] = true; continue; }
         if (mb->key_len == 8 && memcmp(mb->key, "cost_usd", 8) == 0 && x->kind == PCH_JSON_NUMBER &&
             real_text(xt, x->span_len, &cost)) { has_cost = true; continue; }
-        if (mb->key_len == 16 && memcmp(mb->key, "prompt_token_ids", 16) == 0 && u32_array(x, m->ptr)) { ids[0] = x; continue; }
-        if (mb->key_len == 20 && memcmp(mb->key, "completion_token_ids", 20) == 0 && u32_array(x, m->ptr)) { ids[1] = x; continue; }
-        if (mb->key_len == 8 && memcmp(mb->key, "logprobs", 8) == 0 && (lpw = real_array(x, m->ptr)) != 0) { lp = x; continue; }
+        if (mb->key_len == 16 && memcmp(mb->key, "prompt_token_ids", 16) == 0 && u32_array(x)) { ids[0] = x; continue; }
+        if (mb->key_len == 20 && memcmp(mb->key, "completion_token_ids", 20) == 0 && u32_array(x)) { ids[1] = x; continue; }
+        if (mb->key_len == 8 && memcmp(mb->key, "logprobs", 8) == 0 && (lpw = real_array(x)) != 0) { lp = x; continue; }
         TRY(esc_add(a, mb->key, mb->key_len, xt, x->span_len));
         if (mb->key_len == 5 && memcmp(mb->key, "extra", 5) == 0 && x->kind == PCH_JSON_OBJECT &&
             pch_json_get(x, "reward", 6))
@@ -487,11 +487,10 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     if (ids[0] || ids[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
     if (lp) {
         pch_vx_builder *l = lpw == 32 ? S(TOKENS_LOGPROBS32) : S(TOKENS_LOGPROBS64);
-        for (uint32_t i = 0; i < lp->n; i++) {
-            double d;
-            real_text(m->ptr + lp->u.items[i].span_off, lp->u.items[i].span_len, &d);
-            TRY(pch_vx_builder_append_float(elem(l), d, a->err));
-        }
+        double *t = scratch(a, lp->n, 8);
+        if (!t) return oom(a);
+        for (uint32_t i = 0; i < lp->n; i++) t[i] = lp->u.items[i].u.num.d;
+        TRY(pch_vx_builder_append_doubles(elem(l), t, lp->n, a->err));
         a->logical += (uint64_t)lp->n * (lpw / 8);
         TRY(pch_vx_builder_append_valid(l, a->err));
         TRY(put_null(a, lpw == 32 ? S(TOKENS_LOGPROBS64) : S(TOKENS_LOGPROBS32)));
@@ -1066,7 +1065,6 @@ static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
 {
     uint64_t b, e;
     const pch_vx_array *it = items(lane);
-    bool f32 = it->dtype->ptype == PCH_VX_F32;
     char t[32];
     PCH_TRY(range(d, lane, s, &b, &e));
     OUT(pch_buf_putc(d->out, '['));
@@ -1074,7 +1072,7 @@ static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
         double v = load_f(it, i);
         size_t n;
         if (!isfinite(v)) return corrupt(d, "non-finite logprob");
-        n = f32 ? pj_fmt_f32(t, (float)v) : pch_json__fmt_double(t, v);
+        n = pch_json__fmt_double(t, v);   /* f32 values are exact: the same double */
         if (i > b) OUT(pch_buf_putc(d->out, ','));
         OUT(pch_buf_append(d->out, t, n));
     }

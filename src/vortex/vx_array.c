@@ -700,6 +700,77 @@ int pch_vx_builder_append_uint(pch_vx_builder *b, uint64_t v, pch_error *err)
     return put_prim(b, v, err);
 }
 
+/* Mark n appended rows valid (validity bits of a bulk append). */
+static int b_rows_valid(pch_vx_builder *b, size_t n)
+{
+    uint64_t end = b->len + n;
+    size_t need = (size_t)((end + 7) / 8);
+    if (need > b->valid.len) PCH_TRY(pch_buf_zero(&b->valid, need - b->valid.len));
+    for (uint64_t i = b->len; i < end && (i & 7); i++) b->valid.data[i >> 3] |= (uint8_t)(1u << (i & 7));
+    {
+        uint64_t i = (b->len + 7) & ~(uint64_t)7;
+        if (i < end) {
+            uint64_t full = (end - i) / 8;
+            memset(b->valid.data + (i >> 3), 0xff, (size_t)full);
+            for (i += full * 8; i < end; i++) b->valid.data[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
+    }
+    b->len = end;
+    return PCH_OK;
+}
+
+int pch_vx_builder_append_u32s(pch_vx_builder *b, const uint32_t *v, size_t n, pch_error *err)
+{
+    unsigned p, w;
+    uint8_t *d;
+    PCH_TRY(b_need(b, PCH_VX_PRIMITIVE, err));
+    p = b->dt->ptype;
+    if (p >= PCH_VX_F16 || !n) {
+        for (size_t i = 0; i < n; i++) PCH_TRY(pch_vx_builder_append_uint(b, v[i], err));
+        return PCH_OK;
+    }
+    w = pch_vx_ptype_width(p);
+    if (w < 4)
+        for (size_t i = 0; i < n; i++)
+            if (v[i] >> (8 * w - (pch_vx__is_signed(p) ? 1 : 0)))
+                return pch_error_set(err, PCH_EINVAL, "vortex builder: %u out of range for %s", v[i], pch_vx_ptype_name(p));
+    if (w == 4 && pch_vx__is_signed(p))
+        for (size_t i = 0; i < n; i++)
+            if (v[i] > 0x7fffffffu) return pch_error_set(err, PCH_EINVAL, "vortex builder: %u out of range for %s", v[i], pch_vx_ptype_name(p));
+    if (pch_buf_reserve(&b->data, n * w) < 0) goto oom;
+    d = b->data.data + b->data.len;
+    if (w == 4) memcpy(d, v, n * 4);
+    else for (size_t i = 0; i < n; i++) { uint8_t t[8]; pch_store_le64(t, v[i]); memcpy(d + i * w, t, w); }
+    b->data.len += n * w;
+    if (b_rows_valid(b, n)) goto oom;
+    return PCH_OK;
+oom:
+    return pch_error_set(err, PCH_ENOMEM, "vortex builder: out of memory");
+}
+
+int pch_vx_builder_append_doubles(pch_vx_builder *b, const double *v, size_t n, pch_error *err)
+{
+    uint8_t *d;
+    PCH_TRY(b_need(b, PCH_VX_PRIMITIVE, err));
+    if ((b->dt->ptype != PCH_VX_F32 && b->dt->ptype != PCH_VX_F64) || !n) {
+        for (size_t i = 0; i < n; i++) PCH_TRY(pch_vx_builder_append_float(b, v[i], err));
+        return PCH_OK;
+    }
+    if (pch_buf_reserve(&b->data, n * 8) < 0) goto oom;
+    d = b->data.data + b->data.len;
+    if (b->dt->ptype == PCH_VX_F64) {
+        memcpy(d, v, n * 8);
+        b->data.len += n * 8;
+    } else {
+        for (size_t i = 0; i < n; i++) { float f = (float)v[i]; memcpy(d + 4 * i, &f, 4); }
+        b->data.len += n * 4;
+    }
+    if (b_rows_valid(b, n)) goto oom;
+    return PCH_OK;
+oom:
+    return pch_error_set(err, PCH_ENOMEM, "vortex builder: out of memory");
+}
+
 int pch_vx_builder_append_bytes(pch_vx_builder *b, const void *p, size_t n, pch_error *err)
 {
     int64_t end;

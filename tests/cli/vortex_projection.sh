@@ -39,6 +39,7 @@ done
 [ -x "$VX" ] || { echo "FAIL: $VX not built"; exit 1; }
 [ -d "$G" ] || { echo "FAIL: $G missing"; exit 1; }
 
+full() { [ "$VG" != 1 ]; }   # not in the valgrind pass (it must stay within a few minutes)
 ok() { n=$((n + 1)); }
 bad() { n=$((n + 1)); fail=$((fail + 1)); echo "FAIL $*"; }
 # run NAME RC CMD...: stdout to $T/NAME.out, stderr to $T/NAME.err; the exit status must be RC
@@ -417,7 +418,7 @@ build atif "$T/atif" --from tests/data/atif --quiet && {
     roundtrip atif "$T/atif" tests/data/atif 10
     verify_ok atif "$T/atif"
 }
-build atif-tiers "$T/atif-tiers" --from tests/data/atif --hot-max 64 --cold-max 1024 --quiet &&
+full && build atif-tiers "$T/atif-tiers" --from tests/data/atif --hot-max 64 --cold-max 1024 --quiet &&
     roundtrip atif-tiers "$T/atif-tiers" tests/data/atif 10
 run atif-embed-missing 1 "$VX" build --from tests/data/atif --to "$T/atif-embed" --assets embed --quiet
 has atif-embed-missing "$T/atif-embed-missing.err" 'images/workspace\.png'
@@ -427,7 +428,9 @@ build atif-mm "$T/atif-mm" --from tests/data/atif/multimodal --assets embed --qu
     [ "$(mval "$T/atif-mm" /counts/blobs)" = 2 ] && ok || bad "atif-mm: expected 2 blobs (a.png, hello.wav), manifest says $(mval "$T/atif-mm" /counts/blobs)"
 }
 # a Storyline root and a Compact JSONL dataset as input
-if [ -x "$CLI" ]; then
+if ! full; then
+    :
+elif [ -x "$CLI" ]; then
     if "$CLI" import --input-format atif --output-format storyline --from tests/data/atif --to "$T/story" >/dev/null 2>&1 &&
        "$CLI" import --output-format compact-jsonl --from tests/data/atif --to "$T/cj" >/dev/null 2>&1; then
         ok
@@ -473,6 +476,7 @@ build base "$R" --from "$T/in-tiers" --assets embed --hot-max 64 --cold-max 1024
 }
 # get: every key form (§13.4): trajectory key, run key, embedded subagents, shared session
 while read -r key spec; do
+    full || case $key in vp-nulls|vp-metrics|vp-multimodal|vp-sub-run|vp-sub-child-2|vp-tiers) ;; *) continue ;; esac
     run "get-$key" 0 "$VX" get "$R" "$key" --compact && chk "get $key" vp get "$T/get-$key.out" "$spec"
 done <<EOF
 vp-empty $G/empty-values.json
@@ -527,7 +531,7 @@ while read -r name msg; do
     has "asset-$name" "$T/asset-$name.err" "$msg"
     cmp -s "$R/CURRENT" "$T/base.CURRENT" && ok || bad "asset-$name: CURRENT changed"
     # preserve-reference keeps such paths as written
-    build "asset-$name-reference" "$T/ref-$name" --from "$T/in-$name/run" --assets reference --quiet &&
+    { full || [ $name = escape ]; } && build "asset-$name-reference" "$T/ref-$name" --from "$T/in-$name/run" --assets reference --quiet &&
         roundtrip "asset-$name-reference" "$T/ref-$name" "$T/in-$name/run" 1
 done <<'EOF'
 escape \.\./x\.png.*(leaves|outside).*root|root.*\.\./x\.png
@@ -637,7 +641,7 @@ kill_build 0.3
 cmp -s "$K/CURRENT" "$T/kill.CURRENT" && ok || bad "kill -9 during a build changed CURRENT"
 verify_ok kill-after "$K"
 run kill-get 0 "$VX" get "$K" vp-metrics --compact && chk "get after kill" vp get "$T/kill-get.out" "$G/metrics.json"
-if [ "$VG" != 1 ]; then
+if full; then
     # later kills may hit the commit: CURRENT is then the old snapshot or a complete new one
     for delay in 0.9 1.3; do
         kill_build $delay
@@ -652,10 +656,10 @@ fi
 build kill-next "$K" --from "$G" --quiet && {
     [ "$(mval "$K" /parent_snapshot_id)" = "$snap" ] && ok || bad "kill-next: parent_snapshot_id is not $snap"
     verify_ok kill-next "$K"
-    roundtrip kill-next "$K" "$G" "$ngolden"
+    full && roundtrip kill-next "$K" "$G" "$ngolden"
 }
 # two writers: the one that started first and commits last fails as a stale commit (§10.2)
-if [ "$VG" != 1 ]; then
+if full; then
     cp "$K/CURRENT" "$T/stale.CURRENT"
     start_build "$T/stale-a.err"
     build stale-b "$K" --from tests/data/atif --quiet

@@ -803,6 +803,46 @@ static void test_vortex_file__alloc_failures(void)
     PCH_CHECK(succeeded);
 }
 
+/* Bulk appends build the same arrays as one value at a time, at any bit offset, with
+** nulls around them; out-of-range values are refused. */
+static void test_vortex_file__bulk_append(void)
+{
+    static const char *const types[] = { "u32?", "i64?", "u16?", "f32?", "f64?" };
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        pch_vx_dtype *dt = NULL;
+        pch_vx_builder *a = NULL, *b = NULL;
+        pch_vx_array *x = NULL, *y = NULL;
+        pch_error err;
+        uint32_t u[37];
+        double d[37];
+        bool is_float = types[t][0] == 'f';
+        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, types[t], &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&a, NULL, dt, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+        for (int round = 0; round < 5; round++) {
+            size_t n = (size_t)(round * 9) % 37;
+            for (size_t i = 0; i < n; i++) { u[i] = (uint32_t)(i * 1000 + (size_t)round); d[i] = -0.25 * (double)i; }
+            for (size_t i = 0; i < n; i++)
+                PCH_CHECK_OK(is_float ? pch_vx_builder_append_float(a, d[i], &err) : pch_vx_builder_append_uint(a, u[i], &err), &err);
+            PCH_CHECK_OK(is_float ? pch_vx_builder_append_doubles(b, d, n, &err) : pch_vx_builder_append_u32s(b, u, n, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_null(a, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_null(b, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(a, &x, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &y, &err), &err);
+        PCH_CHECK(pch_vx_array_equal(x, y));
+        if (strcmp(types[t], "u16?") == 0) {
+            uint32_t big = 70000;
+            PCH_CHECK(pch_vx_builder_append_u32s(b, &big, 1, &err) == PCH_EINVAL);
+        }
+        pch_vx_array_free(x);
+        pch_vx_array_free(y);
+        pch_vx_builder_free(a);
+        pch_vx_builder_free(b);
+        pch_vx_dtype_free(dt);
+    }
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_file_test");
@@ -817,6 +857,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__corruption);
     PCH_RUN(test_vortex_file__alloc_failures);
     PCH_RUN(test_vortex_file__streamed_publish);
+    PCH_RUN(test_vortex_file__bulk_append);
     PCH_RUN(test_vortex_file__all_null_dict_lane);
     rmdir(g_tmpdir);
     return pch_test_report();

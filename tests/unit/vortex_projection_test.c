@@ -372,20 +372,6 @@ static void test_projection__hostile_paths_and_pointers(void)
     }
 }
 
-/* float32 text: the shortest decimal that reads back as the same float */
-static void test_projection__fmt_f32(void)
-{
-    char t[32];
-    pj_fmt_f32(t, -0.5f);
-    PCH_CHECK_EQ_STR(t, "-0.5");
-    pj_fmt_f32(t, 0.1f);
-    PCH_CHECK_EQ_STR(t, "0.1");
-    pj_fmt_f32(t, -1.0f);
-    PCH_CHECK_EQ_STR(t, "-1.0");
-    pj_fmt_f32(t, 3.4e-7f);
-    PCH_CHECK(strtof(t, NULL) == 3.4e-7f);
-}
-
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_projection_test");
@@ -399,7 +385,6 @@ int main(int argc, char **argv)
     PCH_RUN(test_projection__preview_marks_external);
     PCH_RUN(test_projection__stale_commit_and_abandon);
     PCH_RUN(test_projection__hostile_paths_and_pointers);
-    PCH_RUN(test_projection__fmt_f32);
     rmrf(g_tmp);
     pch_ctx_free(g_ctx);
     return pch_test_report();
