@@ -49,9 +49,12 @@ typedef struct pch_atif_options {
     bool strict;               /* producer deviations are errors (Harbor-equivalent) */
     const char *source_id;     /* TrajectoryKey.source_id ("" if NULL) */
     const char *source_fingerprint; /* seeds generated keys ("" if NULL) */
+    unsigned threads;          /* version 2: pch_atif_dir_import parses up to this many
+                               ** documents ahead on worker threads (0/1: none); callbacks
+                               ** still run on the calling thread, in path order */
 } pch_atif_options;
-#define PCH_ATIF_OPTIONS_VERSION 1
-#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL }
+#define PCH_ATIF_OPTIONS_VERSION 2
+#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1 }
 
 /* ---- normalised model (read-only views; lifetime: until pch_atif_doc_free) ---- */
 

@@ -6,6 +6,7 @@
 ** uniqueness) and its pending file references. After the walk, trajectory_path and
 ** continued_trajectory_ref are resolved against the documents seen — inside the root
 ** only: a reference that is absolute, a URL, or climbs with ".." is never followed. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "atif/atif_int.h"
@@ -160,27 +161,11 @@ static int ref_paths(dir_state *s, const char *doc, const pch_atif_trajectory *t
     return rc;
 }
 
-static int on_file(const char *path, void *payload)
+/* Accept one parsed document (calling thread, path order): keys made unique within the
+** source, references remembered, the document handed to on_doc. */
+static int accept_doc(dir_state *s, const char *rel, pch_atif_doc *d)
 {
-    dir_state *s = payload;
-    pch_buf data;
-    pch_atif_doc *d = NULL;
-    pch_error e;
-    const char *rel = path + s->root_len;
-    int rc;
-    while (*rel == '/') rel++;
-    pch_buf_init(&data, s->ctx);
-    rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, s->err);
-    if (rc < 0) { pch_buf_dispose(&data); return rc; }
-    s->st->bytes += data.len;
-    s->st->documents++;
-    pch_error_clear(&e);
-    rc = pch_atif_doc_parse(&d, s->ctx, data.data ? (const char *)data.data : "", data.len, rel,
-                            s->opts, s->findings, s->payload, &e);
-    pch_buf_dispose(&data);
-    if (rc == PCH_EINVAL) { s->st->rejected++; return PCH_OK; }
-    if (rc < 0) return pch_error_set(s->err, rc, "%s", e.msg);
-
+    int rc = PCH_OK;
     /* keys unique within the source: the first claimant keeps a producer id */
     for (size_t i = 0; i < d->n_traj; i++) {
         pch_atif_trajectory *t = &d->traj[i];
@@ -244,6 +229,213 @@ static int on_file(const char *path, void *payload)
     return PCH_OK;
 }
 
+
+static int on_file(const char *path, void *payload)
+{
+    dir_state *s = payload;
+    pch_buf data;
+    pch_atif_doc *d = NULL;
+    pch_error e;
+    const char *rel = path + s->root_len;
+    int rc;
+    while (*rel == '/') rel++;
+    pch_buf_init(&data, s->ctx);
+    rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, s->err);
+    if (rc < 0) { pch_buf_dispose(&data); return rc; }
+    s->st->bytes += data.len;
+    s->st->documents++;
+    pch_error_clear(&e);
+    rc = pch_atif_doc_parse(&d, s->ctx, data.data ? (const char *)data.data : "", data.len, rel,
+                            s->opts, s->findings, s->payload, &e);
+    pch_buf_dispose(&data);
+    if (rc == PCH_EINVAL) { s->st->rejected++; return PCH_OK; }
+    if (rc < 0) return pch_error_set(s->err, rc, "%s", e.msg);
+    return accept_doc(s, rel, d);
+}
+
+/* ---- parsing ahead on worker threads (options version 2, threads > 1) ----
+** The walk collects the paths; workers read and parse documents at most `window` ahead of
+** the calling thread, which replays each document's findings and accepts it in path order,
+** so callbacks, keys and output are exactly those of the sequential walk. */
+
+typedef struct kept_finding {
+    pch_atif_severity severity;
+    char *code, *file, *pointer, *message;
+} kept_finding;
+
+typedef struct ahead_slot {
+    int state;                    /* 0 empty, 1 parsing, 2 ready */
+    size_t idx;
+    pch_atif_doc *doc;
+    int rc;
+    size_t bytes;
+    pch_error err;
+    kept_finding *f;
+    size_t n_f, cap_f;
+} ahead_slot;
+
+typedef struct ahead {
+    dir_state *s;
+    char **paths;
+    size_t n_paths, cap_paths;
+    ahead_slot *slot;
+    size_t window, next, consumed;
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} ahead;
+
+static int collect_path(const char *path, void *payload)
+{
+    ahead *a = payload;
+    if (a->n_paths == a->cap_paths) {
+        size_t nc = a->cap_paths ? a->cap_paths * 2 : 256;
+        char **np = pch_realloc(a->s->ctx, a->paths, nc * sizeof *np);
+        if (!np) return pch_error_set(a->s->err, PCH_ENOMEM, "atif: out of memory");
+        a->paths = np;
+        a->cap_paths = nc;
+    }
+    if (!(a->paths[a->n_paths] = xdup(a->s->ctx, path))) return pch_error_set(a->s->err, PCH_ENOMEM, "atif: out of memory");
+    a->n_paths++;
+    return PCH_OK;
+}
+
+static int keep_finding(const pch_atif_finding *f, void *payload)
+{
+    ahead_slot *sl = payload;
+    kept_finding *k;
+    if (sl->n_f == sl->cap_f) {
+        size_t nc = sl->cap_f ? sl->cap_f * 2 : 8;
+        kept_finding *nf = realloc(sl->f, nc * sizeof *nf);
+        if (!nf) return 1;
+        sl->f = nf;
+        sl->cap_f = nc;
+    }
+    k = &sl->f[sl->n_f];
+    k->severity = f->severity;
+    k->code = strdup(f->code ? f->code : "");
+    k->file = strdup(f->file ? f->file : "");
+    k->pointer = strdup(f->pointer ? f->pointer : "");
+    k->message = strdup(f->message ? f->message : "");
+    if (!k->code || !k->file || !k->pointer || !k->message) {
+        free(k->code); free(k->file); free(k->pointer); free(k->message);
+        return 1;
+    }
+    sl->n_f++;
+    return 0;
+}
+
+static void slot_clear(ahead_slot *sl)
+{
+    for (size_t i = 0; i < sl->n_f; i++) {
+        free(sl->f[i].code); free(sl->f[i].file); free(sl->f[i].pointer); free(sl->f[i].message);
+    }
+    sl->n_f = 0;
+    if (sl->doc) pch_atif_doc_free(sl->doc);
+    sl->doc = NULL;
+    sl->state = 0;
+}
+
+static void *ahead_worker(void *arg)
+{
+    ahead *a = arg;
+    dir_state *s = a->s;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        size_t idx;
+        ahead_slot *sl;
+        while (!a->stop && a->next < a->n_paths && a->next >= a->consumed + a->window) pthread_cond_wait(&a->cv, &a->mu);
+        if (a->stop || a->next >= a->n_paths) break;
+        idx = a->next++;
+        sl = &a->slot[idx % a->window];
+        sl->state = 1;
+        sl->idx = idx;
+        pthread_mutex_unlock(&a->mu);
+        {
+            const char *path = a->paths[idx], *rel = path + s->root_len;
+            pch_buf data;
+            while (*rel == '/') rel++;
+            pch_buf_init(&data, s->ctx);
+            pch_error_clear(&sl->err);
+            sl->rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, &sl->err);
+            sl->bytes = data.len;
+            if (sl->rc == PCH_OK)
+                sl->rc = pch_atif_doc_parse(&sl->doc, s->ctx, data.data ? (const char *)data.data : "", data.len, rel,
+                                            s->opts, s->findings ? keep_finding : NULL, sl, &sl->err);
+            pch_buf_dispose(&data);
+        }
+        pthread_mutex_lock(&a->mu);
+        sl->state = 2;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+static int walk_ahead(dir_state *s, unsigned threads)
+{
+    ahead a;
+    pthread_t th[16];
+    unsigned nt = 0;
+    int rc;
+    memset(&a, 0, sizeof a);
+    a.s = s;
+    rc = pch_atif__walk(s->ctx, s->root, collect_path, &a, s->err);
+    if (threads > 16) threads = 16;
+    a.window = 2 * (size_t)threads;
+    if (rc == PCH_OK && !(a.slot = calloc(a.window, sizeof *a.slot))) rc = pch_error_set(s->err, PCH_ENOMEM, "atif: out of memory");
+    if (rc == PCH_OK) {
+        pthread_mutex_init(&a.mu, NULL);
+        pthread_cond_init(&a.cv, NULL);
+        for (unsigned t = 0; t < threads; t++)
+            if (pthread_create(&th[nt], NULL, ahead_worker, &a) == 0) nt++;
+        if (!nt) rc = pch_error_set(s->err, PCH_ENOMEM, "atif: cannot start parsing threads");
+        for (size_t i = 0; i < a.n_paths && rc == PCH_OK; i++) {
+            ahead_slot *sl = &a.slot[i % a.window];
+            const char *rel = a.paths[i] + s->root_len;
+            pch_atif_doc *d;
+            while (*rel == '/') rel++;
+            pthread_mutex_lock(&a.mu);
+            while (!(sl->state == 2 && sl->idx == i)) pthread_cond_wait(&a.cv, &a.mu);
+            pthread_mutex_unlock(&a.mu);
+            for (size_t k = 0; k < sl->n_f && rc == PCH_OK; k++) {
+                pch_atif_finding f = { sl->f[k].severity, sl->f[k].code, sl->f[k].file, sl->f[k].pointer, sl->f[k].message };
+                if (s->findings(&f, s->payload) != 0) rc = pch_error_set(s->err, PCH_ECANCELED, "atif: stopped by the findings callback");
+            }
+            if (rc == PCH_OK && sl->rc == PCH_OK) {
+                s->st->bytes += sl->bytes;
+                s->st->documents++;
+                d = sl->doc;
+                sl->doc = NULL;
+                rc = accept_doc(s, rel, d);
+            } else if (rc == PCH_OK && sl->rc == PCH_EINVAL) {
+                s->st->bytes += sl->bytes;
+                s->st->documents++;
+                s->st->rejected++;
+            } else if (rc == PCH_OK) {
+                rc = pch_error_set(s->err, sl->rc, "%s", sl->err.msg);
+            }
+            pthread_mutex_lock(&a.mu);
+            slot_clear(sl);
+            a.consumed = i + 1;
+            pthread_cond_broadcast(&a.cv);
+            pthread_mutex_unlock(&a.mu);
+        }
+        pthread_mutex_lock(&a.mu);
+        a.stop = true;
+        pthread_cond_broadcast(&a.cv);
+        pthread_mutex_unlock(&a.mu);
+        for (unsigned t = 0; t < nt; t++) pthread_join(th[t], NULL);
+        for (size_t k = 0; k < a.window; k++) { slot_clear(&a.slot[k]); free(a.slot[k].f); }
+        pthread_mutex_destroy(&a.mu);
+        pthread_cond_destroy(&a.cv);
+    }
+    for (size_t i = 0; i < a.n_paths; i++) pch_free(s->ctx, a.paths[i]);
+    pch_free(s->ctx, a.paths);
+    free(a.slot);
+    return rc;
+}
+
 static int cmp_doc(const void *a, const void *b)
 {
     return strcmp(((const docmap *)a)->path, ((const docmap *)b)->path);
@@ -271,7 +463,8 @@ int pch_atif_dir_import(pch_ctx *ctx, const char *root, const pch_atif_options *
     s.st = stats ? stats : &local;
     memset(s.st, 0, sizeof *s.st);
     s.err = err;
-    rc = pch_atif__walk(ctx, root, on_file, &s, err);
+    if (opts && opts->version >= 2 && opts->threads > 1) rc = walk_ahead(&s, opts->threads);
+    else rc = pch_atif__walk(ctx, root, on_file, &s, err);
     if (rc == PCH_OK && s.n_docs > 1) qsort(s.docs, s.n_docs, sizeof(*s.docs), cmp_doc);
     for (size_t i = 0; i < s.n_pend && rc == PCH_OK; i++) {
         pending *p = &s.pend[i];

@@ -11,6 +11,9 @@
 #include "pchronicle/atif.h"
 #include "pchronicle/json.h"
 
+#include <unistd.h>
+#include "core/core.h"
+
 static pch_ctx *g_ctx;
 static int n_docs, n_rejected, n_mismatch;
 
@@ -266,6 +269,47 @@ static void test_atif__dir_import_links(void)
     PCH_CHECK(ls.collisions >= 1);              /* cont-1 shares the session_id */
 }
 
+/* Parsing ahead on worker threads changes nothing a caller sees: the same documents with
+** the same keys in the same order, the same findings, the same statistics. */
+typedef struct trace { pch_buf t; } trace;
+static int trace_doc(pch_atif_doc *d, void *payload)
+{
+    trace *x = payload;
+    for (size_t i = 0; i < pch_atif_doc_count(d); i++) {
+        const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
+        pch_buf_printf(&x->t, "doc %s %s %s %u\n", t->doc_path, t->run_key, t->trajectory_key, t->warnings);
+    }
+    return 0;
+}
+static int trace_finding(const pch_atif_finding *f, void *payload)
+{
+    trace *x = payload;
+    pch_buf_printf(&x->t, "finding %s %s %s\n", f->file, f->pointer, f->code);
+    return 0;
+}
+
+static void test_atif__dir_import_threads_same(void)
+{
+    static const char *const roots[] = { "tests/data/atif", "../shared/corpus/atif" };
+    for (size_t r = 0; r < 2; r++) {
+        trace a, b;
+        pch_atif_dir_stats sa, sb;
+        pch_error e;
+        pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+        if (r == 1 && access(roots[r], F_OK) != 0) continue;   /* the corpus beside the repo */
+        pch_buf_init(&a.t, NULL);
+        pch_buf_init(&b.t, NULL);
+        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, roots[r], &o, trace_doc, NULL, trace_finding, &a, &sa, &e), &e);
+        o.threads = 3;
+        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, roots[r], &o, trace_doc, NULL, trace_finding, &b, &sb, &e), &e);
+        PCH_CHECK(a.t.len > 0 && a.t.len == b.t.len && memcmp(a.t.data, b.t.data, a.t.len) == 0);
+        PCH_CHECK(sa.documents == sb.documents && sa.rejected == sb.rejected && sa.bytes == sb.bytes &&
+                  sa.trajectories == sb.trajectories && sa.links == sb.links);
+        pch_buf_dispose(&a.t);
+        pch_buf_dispose(&b.t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "atif_roundtrip_test");
@@ -278,6 +322,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_atif__multimodal_and_token_ids);
     PCH_RUN(test_atif__non_monotonic_preserved);
     PCH_RUN(test_atif__dir_import_links);
+    PCH_RUN(test_atif__dir_import_threads_same);
     pch_ctx_free(g_ctx);
     return pch_test_report();
 }

@@ -148,6 +148,11 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     o.progress = !quiet && isatty(2);
     ao.source_id = o.source_id;
     ao.source_fingerprint = from;
+    {
+        /* documents are parsed ahead on worker threads (callbacks stay in path order) */
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        ao.threads = o.threads ? o.threads : cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
+    }
     if (pch_vxp_builder_open(&bs.b, ctx, to, &o, &err) < 0) { rc = vx_fail(to, &err); goto out; }
     pch_error_clear(&bs.doc_err);
     memset(&ds, 0, sizeof ds);
