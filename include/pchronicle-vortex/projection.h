@@ -39,7 +39,8 @@ typedef struct pch_vxp_build_options {
     uint64_t cluster_bytes;        /* logical bytes per trajectory cluster, default 4 MiB */
     uint64_t file_bytes;           /* roll data files at this size, default 256 MiB */
     uint64_t pack_bytes;           /* roll blob packs at this size, default 256 MiB */
-    uint64_t directory_shard_rows; /* trajectory directory rows per shard, default 65,536 */
+    uint64_t directory_shard_rows; /* trajectory directory rows per shard, default 4,096 (a
+                                   ** point read decodes one shard, found by fence keys) */
     pch_vxp_assets assets;
     const char *assets_root;       /* input root that asset paths are confined to (§16.2) */
     const char *source_id;         /* TrajectoryKey.source_id ("" if NULL) */
@@ -51,7 +52,7 @@ typedef struct pch_vxp_build_options {
 } pch_vxp_build_options;
 #define PCH_VXP_BUILD_OPTIONS_VERSION 1
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
-        4u << 20, 256u << 20, 256u << 20, 65536, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
+        4u << 20, 256u << 20, 256u << 20, 4096, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
         NULL, 0, 0 }
 
 /* Write metrics of a build (§20.1). */
@@ -117,10 +118,11 @@ PCH_API int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, 
 ** the ctx allocator (pch_free), NUL-terminated; pretty = 2-space indentation. */
 PCH_API int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode,
                         bool pretty, char **out, size_t *len_out, pch_error *err);
-/* Directory row → key parts and document path (borrowed until the snapshot is freed). */
-PCH_API int pch_vxp_entry(const pch_vxp_snapshot *s, uint64_t idx, const char **source_id,
+/* Directory row (0 .. pch_vxp_snapshot_trajectories - 1, in key order) → key parts and
+** document path (borrowed until the snapshot is freed; reads the row's shard if needed). */
+PCH_API int pch_vxp_entry(pch_vxp_snapshot *s, uint64_t idx, const char **source_id,
                           const char **run_key, const char **trajectory_key,
-                          const char **doc_path, bool *is_root);
+                          const char **doc_path, bool *is_root, pch_error *err);
 
 /* Write every document root as DIR/<document path> (ATIF, pretty), atomically: into a
 ** staging directory beside dir, renamed to dir when complete (dir must not exist). */

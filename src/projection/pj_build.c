@@ -35,6 +35,7 @@ typedef struct dentry {
 
 typedef struct dfile {
     char id[33];
+    uint64_t *crows;              /* rows of each cluster (manifest "cluster_rows") */
     uint64_t rows;
     uint32_t clusters;
     uint64_t bytes;
@@ -207,6 +208,7 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     for (size_t i = 0; i < b->n_lanes; i++) { free(b->lanes[i].path); pch_buf_dispose(&b->lanes[i].enc); }
     free(b->lanes);
     pch_free(b->ctx, b->d);
+    for (size_t i = 0; i < b->n_files; i++) free(b->files[i].crows);
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
     free(b->stage);
@@ -306,6 +308,13 @@ static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, pch_
     b->place[seq].first_row = b->files[b->n_files - 1].rows;
     rc = pch_vx_writer_write(b->w, a, err);
     PCH_TRY(rc);
+    {
+        dfile *f = &b->files[b->n_files - 1];
+        uint64_t *nc = realloc(f->crows, ((size_t)f->clusters + 1) * sizeof *nc);
+        if (!nc) return nomem(err);
+        f->crows = nc;
+        f->crows[f->clusters] = a->len;
+    }
     b->files[b->n_files - 1].rows += a->len;
     b->files[b->n_files - 1].clusters++;
     b->st.clusters++;
@@ -634,10 +643,13 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
                    b->st.logical_bytes, b->st.data_bytes, b->st.blob_bytes, b->st.directory_bytes, b->st.hot_bytes,
                    b->st.cold_bytes, b->st.external_bytes, b->st.dedup_hits);
     pch_buf_append_str(&m, "\"data_files\":[");
-    for (size_t i = 0; i < b->n_files; i++)
-        pch_buf_printf(&m, "%s\n {\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u}",
+    for (size_t i = 0; i < b->n_files; i++) {
+        pch_buf_printf(&m, "%s\n {\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u,\"cluster_rows\":[",
                        i ? "," : "", b->o.partition, b->files[i].id, b->files[i].id, b->files[i].bytes, b->files[i].digest,
                        b->files[i].rows, b->files[i].clusters);
+        for (uint32_t c = 0; c < b->files[i].clusters; c++) pch_buf_printf(&m, "%s%" PRIu64, c ? "," : "", b->files[i].crows[c]);
+        pch_buf_append_str(&m, "]}");
+    }
     pch_buf_append_str(&m, "],\n\"blob_packs\":[");
     pch_buf_append(&m, packs.data, packs.len);
     pch_buf_append_str(&m, "],\n\"content_directory\":[");

@@ -201,6 +201,8 @@ int pj_current_parse(pch_ctx *ctx, const char *text, size_t len, pj_current *cur
 ** checked relative paths under their directory, blake3 digests, sizes). */
 int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, size_t len,
                       pch_json_parser **parser, const pch_json_value **m, pch_error *err);
+/* Read every trajectory directory shard of a snapshot (export, verify). */
+int pj_snapshot_load_all(pch_vxp_snapshot *s, pch_error *err);
 /* Decode a trajectory directory shard held in memory (fuzzing: every file id it names is
 ** taken as known). */
 int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err);

@@ -26,6 +26,13 @@ typedef struct entry {
     uint64_t row;
 } entry;
 
+typedef struct shardm {
+    char rel[160], digest[80];
+    uint64_t rows, base;
+    const char *first[3], *last[3];   /* fence keys (source, run, trajectory) */
+    bool loaded;
+} shardm;
+
 typedef struct dataf {
     char id[33];
     char path[160];
@@ -42,10 +49,9 @@ struct pch_vxp_snapshot {
     pch_buf mtext;
     pch_json_parser *mp;
     const pch_json_value *m;
-    pch_vx_array **shard;
-    pch_vx_dtype **shard_dt;
+    shardm *sh;                 /* directory shards: fences from the manifest, loaded lazily */
     size_t n_shards;
-    entry *e;
+    entry *e;                   /* every trajectory; a shard's rows start at sh[i].base */
     uint64_t n;
     dataf *files;
     size_t n_files;
@@ -67,13 +73,11 @@ static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projec
 void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n_shards; i++) { pch_vx_array_free(s->shard[i]); pch_vx_dtype_free(s->shard_dt[i]); }
     for (size_t i = 0; i < s->n_files; i++) { pch_vx_file_free(s->files[i].f); pch_free(s->ctx, s->files[i].cluster_begin); }
     pch_vx_array_free(s->c_arr);
     pch_vx_dtype_free(s->c_dt);
     pj_blobs_free(s->blobs);
-    pch_free(s->ctx, s->shard);
-    pch_free(s->ctx, s->shard_dt);
+    pch_free(s->ctx, s->sh);
     pch_free(s->ctx, s->e);
     pch_free(s->ctx, s->files);
     pch_json_parser_free(s->mp);
@@ -109,20 +113,26 @@ static bool str_at(const pch_vx_array *a, uint64_t i, const char **p)
 
 /* Row range of every cluster of every data file, from the directory: clusters are
 ** consecutive row ranges in order. */
-static int cluster_ranges(pch_vxp_snapshot *s, pch_error *err)
+/* Row range of every cluster of every data file: the manifest lists the rows of each
+** cluster ("cluster_rows"); they must add up to the file's rows. */
+static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_error *err)
 {
     for (size_t f = 0; f < s->n_files; f++) {
         dataf *d = &s->files[f];
-        uint32_t maxc = 0;
-        for (uint64_t i = 0; i < s->n; i++) if (s->e[i].file == f && s->e[i].cluster + 1 > maxc) maxc = s->e[i].cluster + 1;
-        if (maxc > d->rows + 1) return pch_error_set(err, PCH_ECORRUPT, "%s: more clusters than rows", d->path);
-        if (!(d->cluster_begin = pch_malloc(s->ctx, ((size_t)maxc + 1) * 8))) return nomem(err);
-        for (uint32_t c = 0; c <= maxc; c++) d->cluster_begin[c] = d->rows;
-        for (uint64_t i = 0; i < s->n; i++)
-            if (s->e[i].file == f && s->e[i].row < d->cluster_begin[s->e[i].cluster]) d->cluster_begin[s->e[i].cluster] = s->e[i].row;
-        d->n_clusters = maxc;
-        for (uint32_t c = 1; c <= maxc; c++)
-            if (d->cluster_begin[c] < d->cluster_begin[c - 1]) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u starts before cluster %u", d->path, c, c - 1);
+        const pch_json_value *cr = pj_json_member(&df->u.items[f], "cluster_rows", PCH_JSON_ARRAY);
+        uint64_t at = 0;
+        if (!cr || cr->n > d->rows + 1) return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%zu] has no valid cluster_rows", s->cur.manifest, f);
+        if (!(d->cluster_begin = pch_malloc(s->ctx, ((size_t)cr->n + 1) * 8))) return nomem(err);
+        for (uint32_t c = 0; c < cr->n; c++) {
+            const pch_json_value *v = &cr->u.items[c];
+            d->cluster_begin[c] = at;
+            if (v->kind != PCH_JSON_NUMBER || !(v->num_flags & PCH_JSON_NUM_U64) || v->u.num.u == 0 || v->u.num.u > d->rows - at)
+                return pch_error_set(err, PCH_ECORRUPT, "%s: cluster_rows of %s do not add up to its %" PRIu64 " rows", s->cur.manifest, d->path, d->rows);
+            at += v->u.num.u;
+        }
+        if (at != d->rows) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster_rows of %s add up to %" PRIu64 ", not %" PRIu64, s->cur.manifest, d->path, at, d->rows);
+        d->cluster_begin[cr->n] = at;
+        d->n_clusters = cr->n;
     }
     return PCH_OK;
 }
@@ -133,6 +143,7 @@ static int cluster_ranges(pch_vxp_snapshot *s, pch_error *err)
 ** known to the manifest, rows inside their file, keys sorted and unique across shards. */
 static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *ar, pch_error *err)
 {
+    uint64_t first = s->n;
     static const uint8_t kinds[D_N] = { PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_PRIMITIVE, PCH_VX_UTF8, PCH_VX_UTF8,
                                         PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_BOOL, PCH_VX_UTF8, PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE,
                                         PCH_VX_PRIMITIVE, PCH_VX_BOOL, PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE,
@@ -171,7 +182,7 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
         for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
         if (e->file == UINT32_MAX) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": file %.32s not in the manifest", s->n, fid);
         if (e->row >= s->files[e->file].rows) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": row %" PRIu64 " past the end of its file", s->n, e->row);
-        if (s->n) {
+        if (s->n > first) {
             const entry *p = &s->e[s->n - 1];
             int cmp = strcmp(p->s, e->s);
             if (!cmp) cmp = strcmp(p->r, e->r);
@@ -183,13 +194,22 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
     return PCH_OK;
 }
 
+static int key_cmp3(const char *const a[3], const char *const b[3])
+{
+    for (int k = 0; k < 3; k++) {
+        int c = strcmp(a[k], b[k]);
+        if (c) return c;
+    }
+    return 0;
+}
+
+/* The manifest's data files and directory shards (with their fence keys); no shard is
+** read yet. */
 static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
 {
     const pch_json_value *td = pj_json_member(s->m, "trajectory_directory", PCH_JSON_ARRAY);
     const pch_json_value *df = pj_json_member(s->m, "data_files", PCH_JSON_ARRAY);
     uint64_t total = 0;
-    pch_buf path;
-    int rc = PCH_OK;
     if (!td || !df) return pch_error_set(err, PCH_ECORRUPT, "%s: no trajectory_directory or data_files", s->cur.manifest);
     if (!(s->files = pch_calloc(s->ctx, df->n ? df->n : 1, sizeof *s->files))) return nomem(err);
     s->n_files = df->n;
@@ -202,45 +222,89 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
         if (strncmp(f->path, "data/", 5) != 0 || !strstr(f->path, f->id))
             return pch_error_set(err, PCH_ECORRUPT, "%s: data file path '%s' does not name its file id", s->cur.manifest, f->path);
     }
-    if (!(s->shard = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->shard)) ||
-        !(s->shard_dt = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->shard_dt)))
-        return nomem(err);
-    pch_buf_init(&path, s->ctx);
-    for (uint32_t i = 0; i < td->n && rc == PCH_OK; i++) {
-        char rel[160], want[80], got[80];
-        uint64_t rows, bytes;
-        pch_vx_file *f = NULL;
-        if (!pj_json_str(&td->u.items[i], "path", rel, sizeof rel) || !pj_json_str(&td->u.items[i], "digest", want, sizeof want) ||
-            !pj_json_u64(&td->u.items[i], "rows", &rows))
+    PCH_TRY(cluster_ranges(s, df, err));
+    if (!(s->sh = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->sh))) return nomem(err);
+    for (uint32_t i = 0; i < td->n; i++) {
+        shardm *m = &s->sh[i];
+        const pch_json_value *it = &td->u.items[i];
+        const pch_json_value *fk = pj_json_member(it, "first_key", PCH_JSON_ARRAY), *lk = pj_json_member(it, "last_key", PCH_JSON_ARRAY);
+        if (!pj_json_str(it, "path", m->rel, sizeof m->rel) || !pj_json_str(it, "digest", m->digest, sizeof m->digest) ||
+            !pj_json_u64(it, "rows", &m->rows))
             return pch_error_set(err, PCH_ECORRUPT, "%s: trajectory_directory[%u] lacks path, digest or rows", s->cur.manifest, i);
-        PCH_TRY(pj_path_check(rel, strlen(rel), err));
-        pch_buf_clear(&path);
-        pch_buf_printf(&path, "%s/%s", s->root, rel);
-        if (path.oom) { rc = nomem(err); break; }
-        if ((rc = pj_file_digest((const char *)path.data, got, &bytes, err)) < 0) break;
-        if (strcmp(got, want) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, want); break; }
-        if ((rc = pch_vx_file_open(&f, s->ctx, (const char *)path.data, err)) < 0) break;
-        if (pch_vx_file_row_count(f) != rows) rc = pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, rel, pch_vx_file_row_count(f), rows);
-        else rc = pch_vx_file_scan(f, NULL, &s->shard[i], &s->shard_dt[i], err);
-        pch_vx_file_free(f);
-        if (rc < 0) { pch_error_prefix(err, "%s", rel); break; }
-        s->n_shards++;
-        {
-            const pch_vx_dtype *d = s->shard_dt[i];
-            bool okd = d->n_fields == D_N;
-            for (int k = 0; okd && k < D_N; k++) okd = strcmp(d->names[k], dir_names[k]) == 0;
-            if (!okd) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a trajectory directory (columns)", rel); break; }
+        PCH_TRY(pj_path_check(m->rel, strlen(m->rel), err));
+        if (m->rows) {
+            if (!fk || !lk || fk->n != 3 || lk->n != 3)
+                return pch_error_set(err, PCH_ECORRUPT, "%s: trajectory_directory[%u] lacks its fence keys", s->cur.manifest, i);
+            for (int k = 0; k < 3; k++) {
+                const pch_json_value *a = &fk->u.items[k], *b = &lk->u.items[k];
+                if (a->kind != PCH_JSON_STRING || b->kind != PCH_JSON_STRING || memchr(a->u.str.ptr, 0, a->u.str.len) ||
+                    memchr(b->u.str.ptr, 0, b->u.str.len))
+                    return pch_error_set(err, PCH_ECORRUPT, "%s: trajectory_directory[%u] fence keys are not strings", s->cur.manifest, i);
+                if (!(m->first[k] = pch_arena_memdup(ar, a->u.str.ptr, a->u.str.len)) ||
+                    !(m->last[k] = pch_arena_memdup(ar, b->u.str.ptr, b->u.str.len)))
+                    return nomem(err);
+            }
+            if (key_cmp3(m->first, m->last) > 0 || (i && s->sh[i - 1].rows && key_cmp3(s->sh[i - 1].last, m->first) >= 0))
+                return pch_error_set(err, PCH_ECORRUPT, "%s: trajectory directory fence keys are not in order", s->cur.manifest);
         }
-        total += rows;
+        m->base = total;
+        total += m->rows;
+        s->n_shards++;
     }
-    pch_buf_dispose(&path);
-    PCH_TRY(rc);
     if (total > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "directory of %" PRIu64 " trajectories", total);
     if (!(s->e = pch_calloc(s->ctx, total ? (size_t)total : 1, sizeof *s->e))) return nomem(err);
-    for (size_t i = 0; i < s->n_shards; i++) PCH_TRY(decode_shard(s, s->shard[i], ar, err));
-    return cluster_ranges(s, err);
+    s->n = total;
+    return PCH_OK;
 }
 
+/* Read one directory shard (digest checked against the manifest) into its entries; its
+** keys must be sorted and lie within its fence keys. */
+static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
+{
+    shardm *m = &s->sh[i];
+    pch_vx_file *f = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_dtype *dt = NULL;
+    pch_buf path;
+    char got[80];
+    uint64_t bytes, save = s->n;
+    int rc;
+    if (m->loaded) return PCH_OK;
+    pch_buf_init(&path, s->ctx);
+    pch_buf_printf(&path, "%s/%s", s->root, m->rel);
+    if (path.oom) return nomem(err);
+    rc = pj_file_digest((const char *)path.data, got, &bytes, err);
+    if (rc == PCH_OK && strcmp(got, m->digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, m->digest);
+    if (rc == PCH_OK) rc = pch_vx_file_open(&f, s->ctx, (const char *)path.data, err);
+    if (rc == PCH_OK && pch_vx_file_row_count(f) != m->rows)
+        rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), m->rows);
+    if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
+    if (rc == PCH_OK) {
+        s->n = m->base;              /* decode_shard appends at s->n */
+        rc = decode_shard(s, a, &s->strings, err);
+        s->n = save;
+    }
+    if (rc == PCH_OK && m->rows) {
+        const entry *lo = &s->e[m->base], *hi = &s->e[m->base + m->rows - 1];
+        const char *lk[3] = { lo->s, lo->r, lo->t }, *hk[3] = { hi->s, hi->r, hi->t };
+        if (key_cmp3(lk, m->first) != 0 || key_cmp3(hk, m->last) != 0)
+            rc = pch_error_set(err, PCH_ECORRUPT, "keys do not match the manifest's fence keys");
+    }
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+    pch_vx_file_free(f);
+    pch_buf_dispose(&path);
+    if (rc < 0) return pch_error_prefix(err, "%s", m->rel);
+    m->loaded = true;
+    s->st.segments_read += 0;
+    return PCH_OK;
+}
+
+int pj_snapshot_load_all(pch_vxp_snapshot *s, pch_error *err)
+{
+    for (size_t i = 0; i < s->n_shards; i++) PCH_TRY(load_shard(s, i, err));
+    return PCH_OK;
+}
 
 int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, pch_error *err)
 {
@@ -263,10 +327,19 @@ fail:
     return rc;
 }
 
-int pch_vxp_entry(const pch_vxp_snapshot *s, uint64_t idx, const char **source_id, const char **run_key,
-                  const char **trajectory_key, const char **doc_path, bool *is_root)
+static int ensure_row(pch_vxp_snapshot *s, uint64_t idx, pch_error *err)
 {
-    if (idx >= s->n) return PCH_EINVAL;
+    if (idx >= s->n) return pch_error_set(err, PCH_EINVAL, "projection: directory row %" PRIu64 " out of range", idx);
+    if (!s->e[idx].s)   /* a row of a shard not read yet */
+        for (size_t i = 0; i < s->n_shards; i++)
+            if (idx >= s->sh[i].base && idx < s->sh[i].base + s->sh[i].rows) PCH_TRY(load_shard(s, i, err));
+    return PCH_OK;
+}
+
+int pch_vxp_entry(pch_vxp_snapshot *s, uint64_t idx, const char **source_id, const char **run_key,
+                  const char **trajectory_key, const char **doc_path, bool *is_root, pch_error *err)
+{
+    PCH_TRY(ensure_row(s, idx, err));
     if (source_id) *source_id = s->e[idx].s;
     if (run_key) *run_key = s->e[idx].r;
     if (trajectory_key) *trajectory_key = s->e[idx].t;
@@ -275,37 +348,76 @@ int pch_vxp_entry(const pch_vxp_snapshot *s, uint64_t idx, const char **source_i
     return PCH_OK;
 }
 
+/* Could shard m hold a key whose run key is `run` (any trajectory key)? */
+static bool shard_may_hold_run(const shardm *m, const char *run)
+{
+    if (!m->rows) return false;
+    if (strcmp(m->first[0], m->last[0]) != 0) return true;   /* spans sources: cannot tell */
+    return strcmp(m->first[1], run) <= 0 && strcmp(run, m->last[1]) <= 0;
+}
+
 int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap, size_t *n_out, pch_error *err)
 {
     size_t n = 0;
     /* every trajectory whose key is KEY, and every document root whose run key or producer
-    ** session id is KEY: a session id shared by several runs gives all of them (§13.4) */
-    for (uint64_t i = 0; i < s->n; i++) {
-        const entry *e = &s->e[i];
-        bool hit = strcmp(e->t, key) == 0 ||
-                   (e->root && (strcmp(e->r, key) == 0 || (e->session && strcmp(e->session, key) == 0)));
-        if (!hit) continue;
-        if (n < cap) idx[n] = i;
-        n++;
-    }
+    ** session id is KEY (a shared session id gives every candidate, never an arbitrary
+    ** one, §13.4). A run key is found through the fence keys in the shards that can hold
+    ** it; only when those have no match are all shards read. */
+    for (int pass = 0; pass < 2 && n == 0; pass++)
+        for (size_t i = 0; i < s->n_shards; i++) {
+            const shardm *m = &s->sh[i];
+            if (pass == 0 && !shard_may_hold_run(m, key)) continue;
+            if (pass == 1 && !m->rows) continue;
+            PCH_TRY(load_shard(s, i, err));
+            for (uint64_t r = m->base; r < m->base + m->rows; r++) {
+                const entry *e = &s->e[r];
+                bool hit = strcmp(e->t, key) == 0 ||
+                           (e->root && (strcmp(e->r, key) == 0 || (e->session && strcmp(e->session, key) == 0)));
+                if (!hit) continue;
+                if (n < cap) idx[n] = r;
+                n++;
+            }
+        }
     *n_out = n;
     if (!n) return pch_error_set(err, PCH_ENOTFOUND, "no trajectory, run or session '%s' in snapshot %s", key, s->cur.snapshot_id);
     return PCH_OK;
 }
 
-static int64_t find_key(const pch_vxp_snapshot *s, const char *src, const char *run, size_t rn, const char *traj, size_t tn)
+static int cmp_parts(const entry *e, const char *src, const char *run, size_t rn, const char *traj, size_t tn)
 {
-    uint64_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        const entry *e = &s->e[mid];
-        int c = strcmp(e->s, src);
-        if (!c) { size_t l = strlen(e->r); c = memcmp(e->r, run, l < rn ? l : rn); if (!c) c = l < rn ? -1 : l > rn; }
-        if (!c) { size_t l = strlen(e->t); c = memcmp(e->t, traj, l < tn ? l : tn); if (!c) c = l < tn ? -1 : l > tn; }
-        if (c == 0) return (int64_t)mid;
-        if (c < 0) lo = mid + 1; else hi = mid;
+    int c = strcmp(e->s, src);
+    if (!c) { size_t l = strlen(e->r); c = memcmp(e->r, run, l < rn ? l : rn); if (!c) c = l < rn ? -1 : l > rn; }
+    if (!c) { size_t l = strlen(e->t); c = memcmp(e->t, traj, l < tn ? l : tn); if (!c) c = l < tn ? -1 : l > tn; }
+    return c;
+}
+
+/* Directory row of an exact key: the shard is chosen by its fence keys, then searched. */
+static int find_key(pch_vxp_snapshot *s, const char *src, const char *run, size_t rn, const char *traj, size_t tn,
+                    int64_t *out, pch_error *err)
+{
+    *out = -1;
+    for (size_t i = 0; i < s->n_shards; i++) {
+        const shardm *m = &s->sh[i];
+        entry lo, hi;
+        uint64_t a, b;
+        if (!m->rows) continue;
+        memset(&lo, 0, sizeof lo);
+        lo.s = m->first[0]; lo.r = m->first[1]; lo.t = m->first[2];
+        hi = lo;
+        hi.s = m->last[0]; hi.r = m->last[1]; hi.t = m->last[2];
+        if (cmp_parts(&lo, src, run, rn, traj, tn) > 0 || cmp_parts(&hi, src, run, rn, traj, tn) < 0) continue;
+        PCH_TRY(load_shard(s, i, err));
+        a = m->base;
+        b = m->base + m->rows;
+        while (a < b) {
+            uint64_t mid = a + (b - a) / 2;
+            int c = cmp_parts(&s->e[mid], src, run, rn, traj, tn);
+            if (c == 0) { *out = (int64_t)mid; return PCH_OK; }
+            if (c < 0) a = mid + 1; else b = mid;
+        }
+        return PCH_OK;
     }
-    return -1;
+    return PCH_OK;
 }
 
 static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
@@ -376,7 +488,8 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err);
 static int child_cb(pch_buf *out, const char *run, size_t rn, const char *traj, size_t tn, void *payload, pch_error *err)
 {
     getctx *g = payload;
-    int64_t k = find_key(g->s, g->source, run, rn, traj, tn);
+    int64_t k;
+    PCH_TRY(find_key(g->s, g->source, run, rn, traj, tn, &k, err));
     if (k < 0) return pch_error_set(err, PCH_ECORRUPT, "subagent (%.*s, %.*s) is not in the trajectory directory", (int)rn, run, (int)tn, traj);
     return write_entry(g, out, (uint64_t)k, err);
 }
@@ -413,7 +526,7 @@ int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool 
     getctx g;
     int rc;
     *out = NULL;
-    if (idx >= s->n) return pch_error_set(err, PCH_EINVAL, "projection: directory row %" PRIu64 " out of range", idx);
+    PCH_TRY(ensure_row(s, idx, err));
     g.s = s;
     g.mode = mode;
     g.source = s->e[idx].s;
@@ -488,6 +601,7 @@ int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs, pch_e
     int rc = PCH_OK;
     *n_docs = 0;
     if (stat(dir, &st) == 0) return pch_error_set(err, PCH_EEXISTS, "%s already exists (export writes a new directory)", dir);
+    PCH_TRY(pj_snapshot_load_all(s, err));
     PCH_TRY(pj_random_id(id, 8, err));
     pch_buf_init(&stage, s->ctx);
     pch_buf_init(&path, s->ctx);
@@ -581,7 +695,6 @@ int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err
         }
         if (rc == PCH_OK && !(s->e = pch_calloc(ctx, (size_t)a->len + 1, sizeof *s->e))) rc = nomem(err);
         if (rc == PCH_OK) rc = decode_shard(s, a, &ar, err);
-        if (rc == PCH_OK) rc = cluster_ranges(s, err);
     } else if (rc == PCH_OK) {
         rc = pch_error_set(err, PCH_ECORRUPT, "not a directory shard");
     }

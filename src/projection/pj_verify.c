@@ -141,7 +141,11 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
     if ((lst = pj_json_member(m, "trajectory_directory", PCH_JSON_ARRAY)))
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "trajectory_directory", rel, sizeof rel));
     /* directory structure (sorted, unique, row bounds, files known) */
-    if (pch_vxp_snapshot_open(&snap, ctx, root, &e) < 0) finding(&v, "directories/trajectory", "%s", e.msg);
+    if (pch_vxp_snapshot_open(&snap, ctx, root, &e) < 0 || pj_snapshot_load_all(snap, &e) < 0) {
+        finding(&v, "directories/trajectory", "%s", e.msg);
+        pch_vxp_snapshot_free(snap);
+        snap = NULL;
+    }
     if (pj_blobs_open(&blobs, ctx, root, m, (const char *)mtext.data, &e) < 0) {
         finding(&v, "directories/content", "%s", e.msg);
         blobs = NULL;

@@ -126,6 +126,7 @@ static void test_projection__edge_document_roundtrip(void)
         char *root = tmp_path("edge");
         o.hot_max_bytes = hot[k];
         o.cold_max_bytes = cold[k];
+        o.directory_shard_rows = k == 1 ? 1 : 4096;   /* root and subagent in two shards */
         rmrf(root);
         PCH_CHECK_OK(build_one(root, edge_doc, &o, &err), &err);
         PCH_CHECK(get_equals(root, "s-edge", edge_doc, PCH_VXP_FULL));
@@ -172,6 +173,7 @@ static void test_projection__testdata_roundtrip_tiers(void)
         o.cold_max_bytes = cold[k];
         o.cluster_bytes = cluster[k];
         o.file_bytes = k == 2 ? 4096 : o.file_bytes;   /* one file per cluster */
+        o.directory_shard_rows = k == 2 ? 2 : 4096;      /* many shards: fences and lazy loads */
         rmrf(root);
         PCH_CHECK_OK(build_dir(root, "tests/data/atif", &o, &err), &err);
         PCH_CHECK_OK(pch_vxp_snapshot_open(&s, g_ctx, root, &err), &err);
@@ -181,7 +183,7 @@ static void test_projection__testdata_roundtrip_tiers(void)
             char *out = NULL, path[512];
             size_t len = 0, wl = 0;
             char *want;
-            pch_vxp_entry(s, i, NULL, NULL, NULL, &doc, &is_root);
+            PCH_CHECK_OK(pch_vxp_entry(s, i, NULL, NULL, NULL, &doc, &is_root, &err), &err);
             if (!is_root) continue;
             roots++;
             snprintf(path, sizeof path, "tests/data/atif/%s", doc);
@@ -230,6 +232,7 @@ static void test_projection__shared_session_candidates(void)
     uint64_t idx[8];
     size_t n = 0;
     char cmd[1200];
+    o.directory_shard_rows = 1;   /* the three candidates live in three shards */
     rmrf(root);
     rmrf(in);
     snprintf(cmd, sizeof cmd, "mkdir -p '%s' && for i in 1 2 3; do printf '%%s' '{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"same\","

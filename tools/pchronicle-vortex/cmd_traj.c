@@ -78,7 +78,7 @@ static const char build_usage[] =
     "         [--threads N] [--quiet]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
     "  Sizes take K/M/G suffixes. Defaults: hot < 8K, cold < 256K (larger content goes to blob\n"
-    "  packs), cluster 4M logical bytes, file 256M, pack 256M, 65536 directory rows per shard,\n"
+    "  packs), cluster 4M logical bytes, file 256M, pack 256M, 4096 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n";
 
 int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
@@ -233,7 +233,7 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
                 key, n, n < 64 ? n : (size_t)64);
         for (size_t i = 0; i < n && i < 64; i++) {
             const char *sid, *rk, *tk, *doc;
-            pch_vxp_entry(s, idx[i], &sid, &rk, &tk, &doc, NULL);
+            if (pch_vxp_entry(s, idx[i], &sid, &rk, &tk, &doc, NULL, &err) < 0) continue;
             fprintf(stderr, "  candidate: run_key=%s trajectory_key=%s document=%s\n", rk, tk, doc);
         }
         rc = 3;
