@@ -49,11 +49,16 @@ typedef struct pch_vxp_build_options {
     int progress;                  /* 1: progress lines on stderr */
     uint32_t threads;              /* lane-encoding threads; 0 = the online CPUs (at most 8).
                                    ** Files are byte-identical for every value. */
+    uint64_t dedup_min_bytes;      /* a value of at least this size that repeats an earlier
+                                   ** one goes external, stored once (§9.3); 0 = off (the
+                                   ** default: measured larger on the scaled corpus, where
+                                   ** zstd inside a cluster already finds most repeats) */
+    uint64_t dedup_index_bytes;    /* memory for the ids of values seen once, default 64 MiB */
 } pch_vxp_build_options;
 #define PCH_VXP_BUILD_OPTIONS_VERSION 1
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 256u << 20, 256u << 20, 4096, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0 }
+        NULL, 0, 0, 0, 64u << 20 }
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {

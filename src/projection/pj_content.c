@@ -13,7 +13,7 @@
 #define PACK_SCHEMA "content_id:binary,logical_type:u8,media_type:utf8?,codec:u8,raw_length:u64," \
                     "stored_length:u64,preview:utf8?,payload:binary"
 #define DIR_SCHEMA "content_id:binary,pack_id:utf8,row:u64,raw_length:u64"
-#define PACK_CHUNK_BYTES (8u << 20)   /* payload bytes per pack chunk (streamed) */
+#define PACK_CHUNK_BYTES (512u << 10) /* payload bytes per pack chunk: a hydration decodes one */
 enum { CODEC_IDENTITY = 0, CODEC_ZSTD = 1 };
 
 typedef struct centry {
@@ -37,6 +37,9 @@ struct pj_content {
     size_t n, cap;
     uint32_t *slots;                  /* open-addressing set over e (index + 1) */
     size_t n_slots;
+    uint8_t (*seen)[32];              /* ids of values seen once (repeat detection, §9.3) */
+    size_t n_seen, cap_seen;          /* open addressing; capacity bounded by dedup_index_bytes */
+    bool seen_full;
     char **files;                     /* staged files to publish, relative to root */
     size_t n_files;
     pch_vxp_build_stats st;           /* hot/cold/external bytes, dedup hits, blobs */
@@ -74,6 +77,7 @@ void pj_content_free(pj_content *c)
     pch_free(c->ctx, c->pack_ids);
     pch_free(c->ctx, c->e);
     pch_free(c->ctx, c->slots);
+    pch_free(c->ctx, c->seen);
     pch_free(c->ctx, c);
 }
 
@@ -229,16 +233,65 @@ done:
     return rc;
 }
 
+/* Remember that id was seen; true if it had been seen before. The set stops growing at
+** dedup_index_bytes (values first seen after that are simply not deduplicated). */
+static bool seen_before(pj_content *c, const uint8_t id[32])
+{
+    size_t mask, k;
+    if (!c->cap_seen) {
+        size_t cap = 4096;
+        if (c->seen_full || !(c->seen = pch_calloc(c->ctx, cap, 32))) { c->seen_full = true; return false; }
+        c->cap_seen = cap;
+    }
+    mask = c->cap_seen - 1;
+    for (k = (size_t)(pch_load_le64(id) & mask);; k = (k + 1) & mask) {
+        static const uint8_t zero[32];
+        if (memcmp(c->seen[k], zero, 32) == 0) break;
+        if (memcmp(c->seen[k], id, 32) == 0) return true;
+    }
+    if (c->seen_full) return false;
+    memcpy(c->seen[k], id, 32);
+    if (++c->n_seen * 2 > c->cap_seen) {
+        size_t nc = c->cap_seen * 2;
+        uint8_t (*ns)[32];
+        if (nc * 32 > c->o->dedup_index_bytes || !(ns = pch_calloc(c->ctx, nc, 32))) { c->seen_full = true; return false; }
+        for (size_t i = 0; i < c->cap_seen; i++) {
+            static const uint8_t zero[32];
+            if (memcmp(c->seen[i], zero, 32) == 0) continue;
+            for (size_t j = (size_t)(pch_load_le64(c->seen[i]) & (nc - 1));; j = (j + 1) & (nc - 1))
+                if (memcmp(ns[j], zero, 32) == 0) { memcpy(ns[j], c->seen[i], 32); break; }
+        }
+        pch_free(c->ctx, c->seen);
+        c->seen = ns;
+        c->cap_seen = nc;
+    }
+    return false;
+}
+
 int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type, const char *media_type,
                    pj_tier *tier, uint8_t id[32], pch_error *err)
 {
-    /* §9.3: assets (logical type PARTS here) are always external; text by size */
-    if (logical_type != PJ_CK_PARTS && n < c->o->hot_max_bytes) { *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK; }
-    if (logical_type != PJ_CK_PARTS && n < c->o->cold_max_bytes) { *tier = PJ_TIER_COLD; c->st.cold_bytes += n; return PCH_OK; }
+    bool asset = logical_type == PJ_CK_PARTS;
+    bool repeat = false;
+    /* §9.3: assets are always external; a value that repeats an earlier one (at least
+    ** dedup_min_bytes) is external too, stored once; everything else by size */
+    if (!asset && n < c->o->hot_max_bytes && (!c->o->dedup_min_bytes || n < c->o->dedup_min_bytes)) {
+        *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK;
+    }
+    if (asset || n >= c->o->cold_max_bytes || (c->o->dedup_min_bytes && n >= c->o->dedup_min_bytes)) {
+        pch_blake3_hash(id, p, n);
+        if (find(c, id) >= 0) {
+            *tier = PJ_TIER_EXTERNAL;
+            c->st.external_bytes += n;
+            c->st.dedup_hits++;
+            return PCH_OK;
+        }
+        if (!asset && n < c->o->cold_max_bytes) repeat = seen_before(c, id);
+    }
+    if (!asset && !repeat && n < c->o->hot_max_bytes) { *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK; }
+    if (!asset && !repeat && n < c->o->cold_max_bytes) { *tier = PJ_TIER_COLD; c->st.cold_bytes += n; return PCH_OK; }
     *tier = PJ_TIER_EXTERNAL;
-    pch_blake3_hash(id, p, n);
     c->st.external_bytes += n;
-    if (find(c, id) >= 0) { c->st.dedup_hits++; return PCH_OK; }
     return store(c, id, p, n, logical_type, media_type, err);
 }
 

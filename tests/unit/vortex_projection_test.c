@@ -275,6 +275,39 @@ static void test_projection__preview_marks_external(void)
     pch_vxp_snapshot_free(s);
 }
 
+/* --dedup-min: a repeated value is stored once in a blob pack and still reads back. */
+static void test_projection__dedup_repeats(void)
+{
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_vxp_build_stats st;
+    pch_atif_doc *d = NULL;
+    pch_vxp_builder *b = NULL;
+    pch_error err;
+    char *root = tmp_path("dedup");
+    char big[2100], *doc;
+    size_t dl;
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    dl = 3 * sizeof big + 600;
+    doc = malloc(dl);
+    snprintf(doc, dl, "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"dd\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
+             "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"%s\"},{\"step_id\":2,\"source\":\"user\",\"message\":\"%s\"},"
+             "{\"step_id\":3,\"source\":\"user\",\"message\":\"%s\"}]}", big, big, big);
+    o.dedup_min_bytes = 1024;
+    rmrf(root);
+    PCH_CHECK_OK(pch_atif_doc_parse(&d, g_ctx, doc, strlen(doc), "doc.json", NULL, NULL, NULL, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_open(&b, g_ctx, root, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_add_doc(b, d, 0, &err), &err);
+    PCH_CHECK_OK(pch_vxp_builder_commit(b, &st, &err), &err);
+    PCH_CHECK_EQ_INT(st.blobs, 1);        /* the second occurrence stored it, the third reused it */
+    PCH_CHECK_EQ_INT(st.dedup_hits, 1);
+    PCH_CHECK(get_equals(root, "dd", doc, PCH_VXP_FULL));
+    PCH_CHECK(healthy(root));
+    pch_vxp_builder_free(b);
+    pch_atif_doc_free(d);
+    free(doc);
+}
+
 /* Two writers from the same CURRENT: the second commit is stale and publishes nothing
 ** (§10.2, §11.4); an abandoned builder leaves CURRENT and the manifests untouched. */
 static void test_projection__stale_commit_and_abandon(void)
@@ -386,6 +419,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_projection__threads_byte_identical);
     PCH_RUN(test_projection__shared_session_candidates);
     PCH_RUN(test_projection__preview_marks_external);
+    PCH_RUN(test_projection__dedup_repeats);
     PCH_RUN(test_projection__stale_commit_and_abandon);
     PCH_RUN(test_projection__hostile_paths_and_pointers);
     rmrf(g_tmp);

@@ -74,11 +74,14 @@ static int on_finding(const pch_atif_finding *f, void *payload)
 static const char build_usage[] =
     "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
-    "         [--file-bytes BYTES] [--pack-bytes BYTES] [--shard-rows N] [--source-id ID] [--partition NAME]\n"
+    "         [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
+    "         [--shard-rows N] [--source-id ID] [--partition NAME]\n"
     "         [--threads N] [--quiet]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
     "  Sizes take K/M/G suffixes. Defaults: hot < 8K, cold < 256K (larger content goes to blob\n"
-    "  packs), cluster 4M logical bytes, file 256M, pack 256M, 4096 directory rows per shard,\n"
+    "  packs; --dedup-min N also sends a value of N bytes or more that repeats an earlier one\n"
+    "  there, stored once), cluster 4M logical bytes, file 256M, pack 256M,\n"
+    "  4096 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n";
 
 int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
@@ -114,6 +117,8 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--cluster-bytes") == 0) sz = &o.cluster_bytes;
         else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
         else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
+        else if (strcmp(a, "--dedup-min") == 0) sz = &o.dedup_min_bytes;
+        else if (strcmp(a, "--dedup-index-bytes") == 0) sz = &o.dedup_index_bytes;
         else if (strcmp(a, "--shard-rows") == 0) sz = &o.directory_shard_rows;
         else if (strcmp(a, "--threads") == 0) {
             uint64_t t;

@@ -1,0 +1,733 @@
+#!/usr/bin/env bash
+# pchronicle-vortex trajectory projection (RFC-0006 §9, §10, §13.4, §15, §21.1) end to end:
+#   1. round trips: the shared corpus (../shared/corpus/atif, required) and tests/data/atif,
+#      built at the default tiers, with --hot-max 64 --cold-max 1024 (cold lane and blob
+#      packs) and with tiny cluster/file/pack/shard sizes; every exported document and every
+#      `get` is JSON-equal to its input, integers and floats kept apart (1 is not 1.0);
+#   2. the golden fixtures of tests/data/vortex-projection (README.md there): empty/null/
+#      absent values, observations without source_call_id, multimodal parts with an embedded
+#      or referenced PNG, token ids and logprobs, llm_call_count, is_copied_context, unknown
+#      members, non-monotonic step ids, a shared session id (exit 3), embedded subagents,
+#      rejected documents, asset paths that escape or are missing; a generated huge
+#      trajectory (3,000 steps, a 2 MiB message) for the cold and external tiers and preview;
+#   3. verify (and get/export) on injected corruption, each on a fresh copy of a good root;
+#   4. atomicity: kill -9 of a build, a stale concurrent commit, export into an existing
+#      directory;
+#   5. usage errors and exit codes (0 ok, 1 failure, 2 usage, 3 several candidates);
+#   6. the independent flatc structure check (tests/vortex/structure_check.py) of the data,
+#      directory and blob files of the built roots.
+# PCH_VALGRIND=1 (the valgrind pass of scripts/run-tests.sh): the shared corpus is skipped
+# and the generated inputs are small.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${PCH_BUILD:-build}
+VX=${PCH_VORTEX_CLI:-$PWD/$BUILD/pchronicle-vortex}   # run-tests.sh sets it to a valgrind wrapper
+CLI=${PCH_CLI:-$PWD/$BUILD/pchronicle}
+VG=${PCH_VALGRIND:-0}
+D=tests/data/vortex-projection
+G=$D/golden
+CORPUS=../shared/corpus/atif
+T=$(mktemp -d "${TMPDIR:-/tmp}/pch-vxp.XXXXXX") || exit 1
+bg=""
+trap "" EXIT; echo TMP=$T
+n=0; fail=0
+started=$SECONDS
+
+for tool in python3 flatc b3sum; do
+    command -v $tool >/dev/null || { echo "FAIL: $tool is required (scripts/bootstrap.sh installs it)"; exit 1; }
+done
+[ -x "$VX" ] || { echo "FAIL: $VX not built"; exit 1; }
+[ -d "$G" ] || { echo "FAIL: $G missing"; exit 1; }
+
+full() { [ "$VG" != 1 ]; }   # not in the valgrind pass (it must stay within a few minutes)
+ok() { n=$((n + 1)); }
+bad() { n=$((n + 1)); fail=$((fail + 1)); echo "FAIL $*"; }
+# run NAME RC CMD...: stdout to $T/NAME.out, stderr to $T/NAME.err; the exit status must be RC
+run() {
+    local name=$1 want=$2 rc; shift 2
+    "$@" <"$T/empty" >"$T/$name.out" 2>"$T/$name.err"; rc=$?
+    if [ "$rc" = "$want" ]; then ok; return 0; fi
+    bad "$name: exit $rc, expected $want"; head -n 5 "$T/$name.err" | sed 's/^/    /'; return 1
+}
+# chk NAME CMD...: CMD must succeed (its output is shown when it does not)
+chk() {
+    local name=$1 out; shift
+    if out=$("$@" 2>&1); then ok; else bad "$name"; printf '%s\n' "$out" | head -n 8 | sed 's/^/    /'; fi
+}
+# has NAME FILE REGEX: FILE has a line matching REGEX (grep -E); hasf: a fixed string
+has() {
+    if grep -Eq -- "$3" "$2"; then ok; else bad "$1: no line matching /$3/ in:"; head -n 8 "$2" | cut -c1-300 | sed 's/^/    /'; fi
+}
+hasf() {
+    if grep -Fq -- "$3" "$2"; then ok; else bad "$1: no line containing '$3' in:"; head -n 8 "$2" | cut -c1-300 | sed 's/^/    /'; fi
+}
+: >"$T/empty"
+
+# ---------------------------------------------------------------- python helpers
+cat >"$T/vp.py" <<'PY'
+"""Helpers of tests/cli/vortex_projection.sh. JSON values are compared with numbers tagged
+by their JSON form: an integer is never equal to a float (1 vs 1.0), floats by value and sign."""
+import json, math, os, sys
+
+
+def loads(b):
+    return json.loads(b.decode("utf-8") if isinstance(b, bytes) else b,
+                      parse_int=lambda s: ("i", int(s)), parse_float=lambda s: ("f", float(s)))
+
+
+def load(path):
+    with open(path, "rb") as f:
+        return loads(f.read())
+
+
+def at(v, pointer):
+    for p in [x for x in pointer.split("/") if x != ""]:
+        v = v[int(p)] if isinstance(v, list) else v[p]
+    return v
+
+
+def diff(a, b, ptr=""):
+    """First difference as 'pointer: what', or None."""
+    where = ptr or "/"
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        if not (isinstance(a, tuple) and isinstance(b, tuple)):
+            return "%s: %r vs %r" % (where, a, b)
+        if a[0] != b[0]:
+            kind = {"i": "int", "f": "float"}
+            return "%s: %s %r vs %s %r" % (where, kind[a[0]], a[1], kind[b[0]], b[1])
+        if a[1] != b[1] or (a[0] == "f" and math.copysign(1, a[1]) != math.copysign(1, b[1])):
+            return "%s: %r vs %r" % (where, a[1], b[1])
+        return None
+    if type(a) is not type(b):
+        return "%s: %s vs %s" % (where, type(a).__name__, type(b).__name__)
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            return "%s: members only in the input %s, only in the output %s" % (where, sorted(set(a) - set(b)), sorted(set(b) - set(a)))
+        for k in a:
+            d = diff(a[k], b[k], ptr + "/" + k.replace("~", "~0").replace("/", "~1"))
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return "%s: %d vs %d items" % (where, len(a), len(b))
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = diff(x, y, "%s/%d" % (ptr, i))
+            if d:
+                return d
+        return None
+    return None if a == b else "%s: %r vs %r" % (where, a, b)
+
+
+def source(spec):
+    """FILE or FILE#/json/pointer"""
+    path, _, ptr = spec.partition("#")
+    return at(load(path), ptr)
+
+
+def cmd_tree(src, out, want):
+    """every *.json under src is JSON-equal to out/<same path>; want = expected count or -"""
+    n = bad = 0
+    for d, dirs, files in os.walk(src):
+        dirs.sort()
+        for f in sorted(files):
+            if not f.endswith(".json"):
+                continue
+            a = os.path.join(d, f)
+            b = os.path.join(out, os.path.relpath(a, src))
+            n += 1
+            if not os.path.exists(b):
+                print("missing from the export:", os.path.relpath(a, src)); bad += 1; continue
+            dd = diff(load(a), load(b))
+            if dd:
+                print("differs:", os.path.relpath(a, src), dd); bad += 1
+    extra = sum(1 for d, _, fs in os.walk(out) for f in fs if f.endswith(".json")) - n
+    if extra:
+        print("%d documents in the export that are not in the input" % extra); bad += 1
+    if want != "-" and n != int(want):
+        print("%d documents compared, expected %s" % (n, want)); bad += 1
+    return bad == 0
+
+
+def cmd_get(out, *specs):
+    """out: `get --compact` output, one document a line; equal (as a multiset) to the specs"""
+    docs = [loads(l) for l in open(out, "rb").read().splitlines() if l.strip()]
+    want = [source(s) for s in specs]
+    if len(docs) != len(want):
+        print("%d documents printed, expected %d" % (len(docs), len(want))); return False
+    for s, w in zip(specs, want):
+        for i, d in enumerate(docs):
+            if d is not None and diff(w, d) is None:
+                docs[i] = None; break
+        else:
+            near = [diff(w, d) for d in docs if d is not None]
+            print("no printed document equals %s (%s)" % (s, near[0] if near else "")); return False
+    return True
+
+
+def cmd_flip(path, where):
+    """flip one byte: at an offset, at 'mid', or inside the first of 'text:MARKER|MARKER...'
+    found stored as is (exit 2: none is)"""
+    b = bytearray(open(path, "rb").read())
+    if where.startswith("text:"):
+        for marker in where[5:].split("|"):
+            i = b.find(marker.encode())
+            if i >= 0:
+                break
+        else:
+            return 2
+        i += len(marker) // 2
+        b[i] ^= 0x01
+    else:
+        i = len(b) // 2 if where == "mid" else int(where)
+        b[i] ^= 0xff
+    open(path, "wb").write(b)
+    return 0
+
+
+def cmd_json(path, ptr):
+    v = at(load(path), ptr)
+    print(v[1] if isinstance(v, tuple) else (json.dumps(v) if isinstance(v, (dict, list)) else v))
+
+
+def cmd_huge(out, nsteps, big):
+    """a huge trajectory (and a second document sharing its big message) under out/in;
+    raw content values in out/*.txt for b3sum"""
+    nsteps, big = int(nsteps), int(big)
+    os.makedirs(os.path.join(out, "in", "huge"), exist_ok=True)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "\u00e9t\u00e9", "\u4e2d\u6587"]
+    msg = "".join("%06d %s\n" % (i, words[i % 7] * (1 + i % 5)) for i in range(big // 16))
+    while len(msg.encode()) < big:
+        msg += "x"
+    cold = "cold lane content " * 1200            # 21,600 bytes: 8 KiB <= n < 256 KiB
+    result = "R" * 300000 + "\n"                    # external tool result
+    reasoning = "\u00fc" * 50000                    # 100,000 bytes of UTF-8: cold
+    ntok = max(1000, nsteps * 20)
+    steps = [{"step_id": 1, "source": "user", "message": msg},
+             {"step_id": 2, "source": "agent", "message": cold, "reasoning_content": reasoning,
+              "tool_calls": [{"tool_call_id": "big", "function_name": "dump", "arguments": {"n": 1}}],
+              "observation": {"results": [{"source_call_id": "big", "content": result}]},
+              "metrics": {"prompt_tokens": ntok, "completion_tokens": ntok,
+                          "prompt_token_ids": [(i * 7919) % 200003 for i in range(ntok)],
+                          "completion_token_ids": [(i * 104729) % 150001 for i in range(ntok)],
+                          "logprobs": [-(i % 97) / 64.0 if i % 3 else -((i % 89) * 0.0123456789) for i in range(ntok)]},
+              "llm_call_count": 1}]
+    for i in range(3, nsteps + 1):
+        s = {"step_id": i, "source": "agent" if i % 3 else "user",
+             "timestamp": "2026-03-%02dT%02d:%02d:%02d.%03dZ" % (1 + i % 28, i % 24, i % 60, (i * 7) % 60, i % 1000),
+             "message": "step %d: %s" % (i, words[i % 7] * (i % 9))}
+        if i % 3:
+            s["tool_calls"] = [{"tool_call_id": "c%d" % i, "function_name": "tool_%d" % (i % 4), "arguments": {"i": i, "f": i / 8.0}},
+                               {"tool_call_id": "d%d" % i, "function_name": "shell", "arguments": {"cmd": "echo %d" % i}}]
+            s["observation"] = {"results": [{"source_call_id": "d%d" % i, "content": "out %d" % i},
+                                            {"source_call_id": "c%d" % i, "content": [{"type": "text", "text": "part %d" % i}]},
+                                            {"content": "system note %d" % i}]}
+            s["metrics"] = {"prompt_tokens": i, "completion_tokens": 3, "cost_usd": i * 1e-6,
+                            "completion_token_ids": [i, i + 1, i + 2], "logprobs": [-0.5, -0.25 * (i % 4), -1.0 / (i + 1)]}
+            s["llm_call_count"] = i % 4
+            if i % 4 == 0:
+                del s["metrics"]
+        steps.append(s)
+    doc = {"schema_version": "ATIF-v1.7", "session_id": "vp-huge", "agent": {"name": "generated", "version": "1"},
+           "steps": steps, "final_metrics": {"total_steps": nsteps}}
+    with open(os.path.join(out, "in", "huge", "trajectory.json"), "w") as f:
+        f.write(json.dumps(doc, ensure_ascii=False))
+    dup = {"schema_version": "ATIF-v1.7", "session_id": "vp-huge-dup", "agent": {"name": "generated", "version": "1"},
+           "steps": [{"step_id": 1, "source": "user", "message": msg}]}
+    with open(os.path.join(out, "in", "dup.json"), "w") as f:
+        f.write(json.dumps(dup))
+    for name, text in (("msg", msg), ("cold", cold), ("result", result), ("reasoning", reasoning)):
+        with open(os.path.join(out, name + ".txt"), "wb") as f:
+            f.write(text.encode())
+
+
+def cmd_preview(out, src, msg_id, result_id):
+    """get --preview of the huge trajectory: external and cold values are marked previews,
+    everything else equals the input"""
+    got, want = load(out), load(src)
+    s0, s1 = got["steps"][0], got["steps"][1]
+    checks = [
+        (s0["message"], {"pchronicle_preview": "external", "content_id": "blake3:" + msg_id}),
+        (s1["observation"]["results"][0]["content"], {"pchronicle_preview": "external", "content_id": "blake3:" + result_id}),
+    ]
+    for g, w in checks:
+        if g != w:
+            print("external preview", g, "expected", w); return False
+    for g, w, name in ((s1["message"], want["steps"][1]["message"], "cold message"),
+                       (s1["reasoning_content"], want["steps"][1]["reasoning_content"], "cold reasoning")):
+        if not (isinstance(g, dict) and set(g) == {"pchronicle_preview", "bytes", "preview"} and g["pchronicle_preview"] == "cold"
+                and g["bytes"] == ("i", len(w.encode())) and isinstance(g["preview"], str) and g["preview"] and w.startswith(g["preview"])
+                and len(g["preview"].encode()) < len(w.encode())):
+            print(name, "preview is", str(g)[:200]); return False
+    # the rest is the input
+    s0["message"] = want["steps"][0]["message"]
+    s1["message"] = want["steps"][1]["message"]
+    s1["reasoning_content"] = want["steps"][1]["reasoning_content"]
+    s1["observation"]["results"][0]["content"] = want["steps"][1]["observation"]["results"][0]["content"]
+    d = diff(want, got)
+    if d:
+        print("preview differs beyond the previews:", d); return False
+    return True
+
+
+def cmd_tiers(out):
+    """three values in each tier for the corruption and deleted-pack checks (64 / 1024)"""
+    os.makedirs(out, exist_ok=True)
+    doc = {"schema_version": "ATIF-v1.7", "session_id": "vp-tiers", "agent": {"name": "generated", "version": "1"},
+           "steps": [{"step_id": 1, "source": "user", "message": "hot"},
+                     {"step_id": 2, "source": "agent", "message": "cold " * 100},
+                     {"step_id": 3, "source": "agent", "message": "external " * 600,
+                      "reasoning_content": "external reasoning " * 300}]}
+    with open(os.path.join(out, "tiers.json"), "w") as f:
+        f.write(json.dumps(doc))
+
+
+def cmd_bulk(out, ndocs, nsteps):
+    """many similar documents: input big enough for a build to be killed while it runs"""
+    os.makedirs(out, exist_ok=True)
+    ndocs, nsteps = int(ndocs), int(nsteps)
+    for d in range(ndocs):
+        steps = []
+        for i in range(1, nsteps + 1):
+            s = {"step_id": i, "source": "agent" if i % 2 else "user", "message": "doc %d step %d %s" % (d, i, "lorem ipsum " * (i % 23))}
+            if i % 2:
+                s["tool_calls"] = [{"tool_call_id": "c%d" % i, "function_name": "f%d" % (i % 5), "arguments": {"n": i, "x": i / 3.0}}]
+                s["observation"] = {"results": [{"source_call_id": "c%d" % i, "content": "r%d " % i * (i % 40)}]}
+                s["metrics"] = {"prompt_tokens": i, "completion_tokens": 8, "completion_token_ids": list(range(i, i + 8)),
+                                "logprobs": [-(k + i % 7) / 16.0 for k in range(8)]}
+            steps.append(s)
+        with open(os.path.join(out, "doc-%04d.json" % d), "w") as f:
+            f.write(json.dumps({"schema_version": "ATIF-v1.7", "session_id": "bulk-%04d" % d, "agent": {"name": "gen", "version": "1"}, "steps": steps}))
+
+
+def cmd_keys(corpus, count):
+    """document-root keys of the corpus that name exactly one document: KEY<TAB>PATH"""
+    docs = []
+    for d, dirs, files in os.walk(corpus):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".json"):
+                p = os.path.join(d, f)
+                docs.append((os.path.relpath(p, corpus).encode(), p, json.load(open(p, "rb"))))
+    docs.sort()
+    seen = {}
+    def ids(t, root):
+        out = []
+        if isinstance(t.get("trajectory_id"), str): out.append(t["trajectory_id"])
+        if root and isinstance(t.get("session_id"), str): out.append(t["session_id"])
+        for c in t.get("subagent_trajectories") or []:
+            out += ids(c, False)
+        return out
+    for _, p, t in docs:
+        for k in set(ids(t, True)):
+            seen[k] = seen.get(k, 0) + 1
+    picks = []
+    for _, p, t in docs:
+        key = t.get("trajectory_id") if isinstance(t.get("trajectory_id"), str) else t.get("session_id")
+        if isinstance(key, str) and seen.get(key) == 1 and ids(t, True).count(key) == (2 if t.get("session_id") == t.get("trajectory_id") else 1):
+            picks.append((key, p))
+    step = max(1, len(picks) // int(count))
+    for key, p in picks[::step][:int(count)]:
+        print("%s\t%s" % (key, p))
+
+
+def cmd_sizes(path):
+    """ROOT/manifests/<snap>.json: 'data_files blob_packs trajectory_shards content_shards'"""
+    m = json.load(open(path))
+    print(len(m["data_files"]), len(m["blob_packs"]), len(m["trajectory_directory"]), len(m["content_directory"]))
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "cmp":
+        d = diff(source(args[0]), load(args[1]))
+        if d:
+            print("differs:", d)
+        sys.exit(1 if d else 0)
+    if cmd == "tree":
+        sys.exit(0 if cmd_tree(*args) else 1)
+    if cmd == "get":
+        sys.exit(0 if cmd_get(*args) else 1)
+    if cmd == "flip":
+        sys.exit(cmd_flip(*args))
+    if cmd == "json":
+        cmd_json(*args); sys.exit(0)
+    if cmd == "preview":
+        sys.exit(0 if cmd_preview(*args) else 1)
+    globals()["cmd_" + cmd](*args)
+PY
+PY=$(python3 -c 'import sys; print(sys.executable)')   # the interpreter itself: no wrapper per call
+vp() { "$PY" "$T/vp.py" "$@"; }
+manifest() { echo "$1/$(vp json "$1/CURRENT" /manifest)"; }   # manifest ROOT: path of its live manifest
+mval() { vp json "$(manifest "$1")" "$2"; }                      # mval ROOT /json/pointer
+b3() { b3sum --no-names "$1"; }
+
+# build NAME ROOT ARGS...: a build that must succeed and reject nothing
+build() {
+    local name=$1 root=$2; shift 2
+    run "$name" 0 "$VX" build --to "$root" "$@" || return 1
+    if grep -q 'rejected' "$T/$name.err" && ! grep -q '(0 rejected)' "$T/$name.err"; then
+        bad "$name: documents were rejected"; grep rejected "$T/$name.err" | head -5; return 1
+    fi
+    return 0
+}
+# roundtrip NAME ROOT SRC COUNT: export ROOT and compare every document with SRC
+roundtrip() {
+    local name=$1 root=$2 src=$3 count=$4
+    rm -rf "$T/$name.export"
+    run "$name-export" 0 "$VX" export --from "$root" --output-format atif --to "$T/$name.export" || return 1
+    chk "$name: export JSON-equal to the input" vp tree "$src" "$T/$name.export" "$count"
+}
+verify_ok() {  # verify_ok NAME ROOT
+    run "$1-verify" 0 "$VX" verify "$2" && [ ! -s "$T/$1-verify.out" ] && return 0
+    [ -s "$T/$1-verify.out" ] && { bad "$1: verify printed findings"; head -5 "$T/$1-verify.out"; }
+    return 1
+}
+
+# ================================================================ 1. round trips
+if [ "$VG" = 1 ]; then
+    echo "valgrind pass: the shared corpus round trip is skipped"
+elif [ ! -d "$CORPUS" ]; then
+    bad "the shared corpus $CORPUS is missing (it is checked out beside the repository)"
+else
+    ncorpus=$(find "$CORPUS" -name '*.json' | wc -l)
+    build corpus "$T/corpus" --from "$CORPUS" && {
+        roundtrip corpus "$T/corpus" "$CORPUS" "$ncorpus"
+        verify_ok corpus "$T/corpus"
+    }
+    build corpus-tiers "$T/corpus-tiers" --from "$CORPUS" --hot-max 64 --cold-max 1024 --quiet && {
+        roundtrip corpus-tiers "$T/corpus-tiers" "$CORPUS" "$ncorpus"
+        verify_ok corpus-tiers "$T/corpus-tiers"
+        [ "$(mval "$T/corpus-tiers" /counts/blob_packs)" -ge 1 ] && [ "$(mval "$T/corpus-tiers" /bytes/cold)" -gt 0 ] &&
+            [ "$(mval "$T/corpus-tiers" /bytes/external)" -gt 0 ] && ok || bad "corpus-tiers: no cold or external content in the manifest"
+        # get of a handful of document keys equals the source document
+        vp keys "$CORPUS" 8 >"$T/corpus.keys"
+        [ "$(wc -l <"$T/corpus.keys")" -ge 5 ] && ok || bad "corpus: fewer than 5 unique keys found"
+        while IFS=$'\t' read -r key path; do
+            run "corpus-get" 0 "$VX" get "$T/corpus-tiers" "$key" --compact &&
+                chk "corpus get $key" vp get "$T/corpus-get.out" "$path"
+        done <"$T/corpus.keys"
+    }
+    # tiny clusters, files, packs and directory shards: several of each, same documents
+    build corpus-small "$T/corpus-small" --from "$CORPUS" --hot-max 64 --cold-max 1024 --cluster-bytes 256K \
+        --file-bytes 1M --pack-bytes 1M --shard-rows 64 --quiet && {
+        roundtrip corpus-small "$T/corpus-small" "$CORPUS" "$ncorpus"
+        verify_ok corpus-small "$T/corpus-small"
+        read -r nd np ns nc <<<"$(vp sizes "$(manifest "$T/corpus-small")")"
+        [ "$nd" -gt 1 ] && [ "$np" -gt 1 ] && [ "$ns" -gt 1 ] && ok ||
+            bad "corpus-small: expected several data files ($nd), blob packs ($np) and directory shards ($ns)"
+    }
+fi
+# the repository's ATIF fixtures (one references a missing image: embed fails, reference works)
+build atif "$T/atif" --from tests/data/atif --quiet && {
+    roundtrip atif "$T/atif" tests/data/atif 10
+    verify_ok atif "$T/atif"
+}
+full && build atif-tiers "$T/atif-tiers" --from tests/data/atif --hot-max 64 --cold-max 1024 --quiet &&
+    roundtrip atif-tiers "$T/atif-tiers" tests/data/atif 10
+run atif-embed-missing 1 "$VX" build --from tests/data/atif --to "$T/atif-embed" --assets embed --quiet
+has atif-embed-missing "$T/atif-embed-missing.err" 'images/workspace\.png'
+[ ! -e "$T/atif-embed/CURRENT" ] && ok || bad "atif-embed: a failed build published CURRENT"
+build atif-mm "$T/atif-mm" --from tests/data/atif/multimodal --assets embed --quiet && {
+    roundtrip atif-mm "$T/atif-mm" tests/data/atif/multimodal 1
+    [ "$(mval "$T/atif-mm" /counts/blobs)" = 2 ] && ok || bad "atif-mm: expected 2 blobs (a.png, hello.wav), manifest says $(mval "$T/atif-mm" /counts/blobs)"
+}
+# a Storyline root and a Compact JSONL dataset as input
+if ! full; then
+    :
+elif [ -x "$CLI" ]; then
+    if "$CLI" import --input-format atif --output-format storyline --from tests/data/atif --to "$T/story" >/dev/null 2>&1 &&
+       "$CLI" import --output-format compact-jsonl --from tests/data/atif --to "$T/cj" >/dev/null 2>&1; then
+        ok
+        build from-storyline "$T/from-story" --from "$T/story" --quiet && roundtrip from-storyline "$T/from-story" tests/data/atif 10
+        build from-cj "$T/from-cj" --from "$T/cj" --quiet && roundtrip from-cj "$T/from-cj" tests/data/atif 10
+    else
+        bad "pchronicle import (storyline / compact-jsonl) of tests/data/atif"
+    fi
+else
+    bad "$CLI not built (needed for the Storyline and Compact JSONL inputs)"
+fi
+
+# ================================================================ 2. golden fixtures
+ngolden=$(find "$G" -name '*.json' | wc -l)
+build golden "$T/golden" --from "$G" && {
+    has golden-not-rejected "$T/golden.err" "^built snapshot .*: $ngolden documents \\(0 rejected\\)"
+    roundtrip golden "$T/golden" "$G" "$ngolden"
+    verify_ok golden "$T/golden"
+    [ "$(mval "$T/golden" /layout/assets)" = reference ] && [ "$(mval "$T/golden" /counts/blobs)" = 0 ] && ok ||
+        bad "golden (--assets reference): expected no blobs"
+}
+# the same fixtures with the image embedded and the cold and external tiers in use
+cp -r "$G" "$T/in-tiers"; vp tiers "$T/in-tiers/generated"
+ntiers=$((ngolden + 1))
+R=$T/base
+build base "$R" --from "$T/in-tiers" --assets embed --hot-max 64 --cold-max 1024 && {
+    roundtrip base "$R" "$T/in-tiers" "$ntiers"
+    verify_ok base "$R"
+    run base-inspect 0 "$VX" inspect "$R"
+    has base-inspect "$T/base-inspect.out" 'assets embed'
+    has base-inspect "$T/base-inspect.out" 'blob_packs=1 blobs=[0-9]+'
+    # the PNG is stored once (three references, content addressed), under its BLAKE3
+    png=$G/multimodal/images/dot.png
+    [ "$(mval "$R" /layout/assets)" = embed ] && ok || bad "base: manifest layout.assets is not embed"
+    [ "$(mval "$R" /counts/blobs)" = 3 ] && ok || bad "base: expected 3 blobs (the PNG and two external texts), manifest says $(mval "$R" /counts/blobs)"
+    [ "$(mval "$R" /bytes/dedup_hits)" = 2 ] && ok || bad "base: the PNG is referenced three times: expected 2 dedup hits, manifest says $(mval "$R" /bytes/dedup_hits)"
+    [ "$(mval "$R" /bytes/cold)" -gt 0 ] && ok || bad "base: no cold content"
+    run base-dump-content 0 "$VX" dump "$(ls "$R"/directories/content/*.vortex | head -n 1)" --columns content_id
+    id=$("$PY" -c 'import base64, sys; print(base64.b64encode(bytes.fromhex(sys.argv[1])).decode())' "$(b3 "$png")")
+    hasf base-png-in-content-directory "$T/base-dump-content.out" "{\"content_id\":{\"base64\":\"$id\"}}"
+    run base-dump-pack 0 "$VX" dump "$(ls "$R"/blobs/*.vortex | head -n 1)" --columns content_id,media_type,raw_length
+    hasf base-png-in-pack "$T/base-dump-pack.out" "{\"content_id\":{\"base64\":\"$id\"},\"media_type\":\"image/png\",\"raw_length\":$(stat -c %s "$png")}"
+}
+# get: every key form (§13.4): trajectory key, run key, embedded subagents, shared session
+while read -r key spec; do
+    full || case $key in vp-nulls|vp-metrics|vp-multimodal|vp-sub-run|vp-sub-child-2|vp-tiers) ;; *) continue ;; esac
+    run "get-$key" 0 "$VX" get "$R" "$key" --compact && chk "get $key" vp get "$T/get-$key.out" "$spec"
+done <<EOF
+vp-empty $G/empty-values.json
+vp-nulls $G/null-members.json
+vp-observations $G/observations.json
+vp-metrics $G/metrics.json
+vp-llm-calls-main $G/llm-call-count.json
+vp-llm-calls $G/llm-call-count.json
+vp-extras-main $G/extras.json
+vp-non-monotonic $G/non-monotonic.json
+vp-multimodal $G/multimodal/trajectory.json
+vp-cont $G/continuation/trajectory.json
+vp-cont-1 $G/continuation/trajectory.cont-1.json
+vp-sub-root $G/subagents.json
+vp-sub-run $G/subagents.json
+vp-sub-child-1 $G/subagents.json#/subagent_trajectories/0
+vp-sub-child-2 $G/subagents.json#/subagent_trajectories/1
+vp-sub-grandchild $G/subagents.json#/subagent_trajectories/1/subagent_trajectories/0
+vp-shared-b $G/shared-session/b.json
+vp-tiers $T/in-tiers/generated/tiers.json
+EOF
+# pretty output (the default) is the same value
+run get-pretty 0 "$VX" get "$R" vp-sub-root && chk "get (pretty) vp-sub-root" vp cmp "$G/subagents.json" "$T/get-pretty.out"
+# a session id shared by three documents: all of them, exit 3, candidates on stderr
+if run get-shared 3 "$VX" get "$R" vp-shared --compact; then
+    chk "get vp-shared: the three documents" vp get "$T/get-shared.out" "$G/shared-session/a.json" "$G/shared-session/b.json" "$G/shared-session/c.json"
+    has get-shared "$T/get-shared.err" "'vp-shared' matches 3 trajectories"
+    gen=$(sed -n 's/.*trajectory_key=\(traj:[^ ]*\) document=shared-session\/c\.json$/\1/p' "$T/get-shared.err")
+    if [ -n "$gen" ]; then
+        ok
+        run get-generated 0 "$VX" get "$R" "$gen" --compact && chk "get $gen" vp get "$T/get-generated.out" "$G/shared-session/c.json"
+    else
+        bad "get vp-shared: no generated trajectory key for shared-session/c.json among the candidates"; cat "$T/get-shared.err"
+    fi
+fi
+run get-unknown 1 "$VX" get "$R" no-such-key
+# rejected documents are reported and skipped; only rejected documents: the build fails
+mkdir -p "$T/in-rejected"; cp "$D"/rejected/*.json "$G/metrics.json" "$T/in-rejected/"
+run rejected 0 "$VX" build --from "$T/in-rejected" --to "$T/rejected"
+for f in "$D"/rejected/*.json; do has "rejected $(basename "$f")" "$T/rejected.err" "rejected $(basename "$f"):/"; done
+has rejected "$T/rejected.err" ': 1 documents \(4 rejected\)'
+mkdir -p "$T/in-rejected-only"; cp "$D"/rejected/*.json "$T/in-rejected-only/"
+run rejected-only 1 "$VX" build --from "$T/in-rejected-only" --to "$T/rejected-only" --quiet
+[ ! -e "$T/rejected-only/CURRENT" ] && ok || bad "rejected-only: CURRENT published"
+# assets that escape the input root, absolute paths, URLs, missing files: an embed build into
+# the good root fails with exit 1 and a clear message, and the previous snapshot is served
+cp "$R/CURRENT" "$T/base.CURRENT"
+while read -r name msg; do
+    mkdir -p "$T/in-$name/run"; cp "$D/bad-assets/$name.json" "$T/in-$name/run/trajectory.json"
+    cp "$G/multimodal/images/dot.png" "$T/in-$name/x.png"   # ../x.png exists, but outside the input root
+    run "asset-$name" 1 "$VX" build --from "$T/in-$name/run" --to "$R" --assets embed --quiet
+    has "asset-$name" "$T/asset-$name.err" "$msg"
+    cmp -s "$R/CURRENT" "$T/base.CURRENT" && ok || bad "asset-$name: CURRENT changed"
+    # preserve-reference keeps such paths as written
+    { full || [ $name = escape ]; } && build "asset-$name-reference" "$T/ref-$name" --from "$T/in-$name/run" --assets reference --quiet &&
+        roundtrip "asset-$name-reference" "$T/ref-$name" "$T/in-$name/run" 1
+done <<'EOF'
+escape \.\./x\.png.*(leaves|outside).*root|root.*\.\./x\.png
+absolute /nonexistent/x\.png
+url https://example\.com/x\.png
+missing images/missing-message\.png
+missing-in-result images/missing-result\.png
+EOF
+run base-after-bad-assets 0 "$VX" get "$R" vp-multimodal --compact &&
+    chk "base after the failed builds" vp get "$T/base-after-bad-assets.out" "$G/multimodal/trajectory.json"
+verify_ok base-after-bad-assets "$R"
+
+# the huge trajectory: cold and external tiers at the default thresholds, dedup, preview
+if [ "$VG" = 1 ]; then vp huge "$T/huge" 300 300000; else vp huge "$T/huge" 3000 2097152; fi
+H=$T/huge/root
+build huge "$H" --from "$T/huge/in" --quiet && {
+    roundtrip huge "$H" "$T/huge/in" 2
+    verify_ok huge "$H"
+    [ "$(mval "$H" /counts/steps)" -ge 300 ] && [ "$(mval "$H" /counts/blobs)" = 2 ] && [ "$(mval "$H" /bytes/dedup_hits)" = 1 ] && ok ||
+        bad "huge: expected the big message and the big result as 2 blobs, the copy as 1 dedup hit: $(vp json "$(manifest "$H")" /counts) $(vp json "$(manifest "$H")" /bytes)"
+    run huge-get 0 "$VX" get "$H" vp-huge --compact --stats && chk "get vp-huge" vp get "$T/huge-get.out" "$T/huge/in/huge/trajectory.json"
+    has huge-get-stats "$T/huge-get.err" '^stats: .* blobs_hydrated=[1-9]'
+    run huge-preview 0 "$VX" get "$H" vp-huge --preview --compact --stats &&
+        chk "get --preview vp-huge" vp preview "$T/huge-preview.out" "$T/huge/in/huge/trajectory.json" "$(b3 "$T/huge/msg.txt")" "$(b3 "$T/huge/result.txt")"
+    has huge-preview-stats "$T/huge-preview.err" '^stats: .* blobs_hydrated=0 blob_bytes=0$'
+}
+
+# ================================================================ 3. corruption
+# each on a fresh copy of the good root; verify exits 1 with a finding that names the file
+corrupt() {  # corrupt NAME FILE-GLOB(relative to the root) ACTION
+    local name=$1 rel=$2 action=$3 c=$T/c-$1 f
+    rm -rf "$c"; cp -a "$R" "$c"
+    f=$(cd "$c" && ls $rel 2>/dev/null | head -n 1)
+    [ -n "$f" ] || { bad "corrupt-$name: no file $rel in the root"; return 1; }
+    case $action in
+        flip) vp flip "$c/$f" mid ;;
+        truncate) truncate -s $(($(stat -c %s "$c/$f") / 2)) "$c/$f" ;;
+        delete) rm "$c/$f" ;;
+    esac
+    run "corrupt-$name" 1 "$VX" verify "$c"
+    has "corrupt-$name finding" "$T/corrupt-$name.out" "$(printf '%s' "$f" | sed 's/[.]/\\./g')"
+}
+corrupt data-flip 'data/*/*.vortex' flip
+corrupt blob-flip 'blobs/*.vortex' flip
+corrupt trajectory-directory-flip 'directories/trajectory/*.vortex' flip
+corrupt content-directory-flip 'directories/content/*.vortex' flip
+corrupt manifest-flip "$(vp json "$R/CURRENT" /manifest)" flip
+corrupt data-truncate 'data/*/*.vortex' truncate
+corrupt data-delete 'data/*/*.vortex' delete
+corrupt blob-delete 'blobs/*.vortex' delete
+# a missing blob pack: full reads of its content fail, preview does not read packs
+c=$T/c-blob-delete
+run deleted-pack-get 1 "$VX" get "$c" vp-tiers
+run deleted-pack-export 1 "$VX" export --from "$c" --output-format atif --to "$T/c-blob-delete.export"
+[ ! -e "$T/c-blob-delete.export" ] && ok || bad "deleted-pack-export: a failed export left its directory"
+run deleted-pack-preview 0 "$VX" get "$c" vp-tiers --preview --compact
+has deleted-pack-preview "$T/deleted-pack-preview.out" '"pchronicle_preview":"external","content_id":"blake3:[0-9a-f]{64}"'
+run deleted-pack-other 0 "$VX" get "$c" vp-metrics --compact && chk "deleted pack: a document without external content" vp get "$T/deleted-pack-other.out" "$G/metrics.json"
+# CURRENT pointing at the manifest with a wrong digest: verify and readers fail closed
+c=$T/c-current; rm -rf "$c"; cp -a "$R" "$c"
+sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$G/metrics.json")\"/" "$c/CURRENT"
+grep -Eq '"manifest_digest":"blake3:[0-9a-f]{64}"' "$c/CURRENT" && ! cmp -s "$c/CURRENT" "$R/CURRENT" && ok || bad "could not rewrite the digest in CURRENT"
+run corrupt-current 1 "$VX" verify "$c"
+has "corrupt-current finding" "$T/corrupt-current.out" '(CURRENT|manifests/[^ ]*\.json).*digest|digest.*(CURRENT|manifests/)'
+run corrupt-current-get 1 "$VX" get "$c" vp-metrics
+c=$T/c-nocurrent; rm -rf "$c"; cp -a "$R" "$c"; rm "$c/CURRENT"
+run corrupt-no-current 1 "$VX" verify "$c"
+has "corrupt-no-current finding" "$T/corrupt-no-current.out" 'CURRENT'
+# a flipped byte inside text stored as is: a full read (export) fails, or returns what the
+# good root returns; never altered content (fail closed, RFC-0006 §9.5, §15)
+c=$T/c-text; rm -rf "$c"; cp -a "$R" "$c"
+f=$(ls "$c"/data/*/*.vortex | head -n 1)
+vp flip "$f" "text:What is in this picture?|member order differs from the schema order|a, b, then ls|Delegating." || {
+    echo "note: no stored text found in $(basename "$f"): flipping its middle byte"; vp flip "$f" mid; }
+if "$VX" export --from "$c" --output-format atif --to "$T/c-text.export" >/dev/null 2>"$T/c-text.err"; then
+    chk "a flipped byte in a data file: export exits 0, so it must equal the good root's" vp tree "$T/base.export" "$T/c-text.export" "$ntiers"
+else
+    ok
+fi
+
+# ================================================================ 4. atomicity
+if [ "$VG" = 1 ]; then vp bulk "$T/bulk" 3 200; else vp bulk "$T/bulk" 40 1000; fi
+K=$T/kill
+build kill-base "$K" --from "$G" --quiet
+cp "$K/CURRENT" "$T/kill.CURRENT"
+snap=$(vp json "$K/CURRENT" /snapshot_id)
+# start_build ERRFILE: a build of the bulk input into $K in the background (pid in bg), returns
+# once its staging directory exists (it has read CURRENT and is under way) or it has ended
+start_build() {
+    local before i
+    before=$(ls "$K/staging" | wc -l)
+    "$VX" build --from "$T/bulk" --to "$K" --quiet </dev/null >/dev/null 2>"$1" &
+    bg=$!
+    for i in $(seq 1200); do
+        [ "$(ls "$K/staging" | wc -l)" -gt "$before" ] && break
+        kill -0 $bg 2>/dev/null || break
+        sleep 0.05
+    done
+}
+# kill_build DELAY: start_build, sleep DELAY, kill -9; krc = its exit status (137: killed)
+kill_build() {
+    start_build /dev/null
+    sleep "$1"
+    { kill -9 $bg; wait $bg; } 2>/dev/null; krc=$?; bg=""
+}
+kill_build 0.3
+[ "$krc" = 137 ] && ok || bad "kill: the build was not killed while running (exit $krc): input too small?"
+cmp -s "$K/CURRENT" "$T/kill.CURRENT" && ok || bad "kill -9 during a build changed CURRENT"
+verify_ok kill-after "$K"
+run kill-get 0 "$VX" get "$K" vp-metrics --compact && chk "get after kill" vp get "$T/kill-get.out" "$G/metrics.json"
+if full; then
+    # later kills may hit the commit: CURRENT is then the old snapshot or a complete new one
+    for delay in 0.9 1.3; do
+        kill_build $delay
+        verify_ok "kill-$delay" "$K"
+        if cmp -s "$K/CURRENT" "$T/kill.CURRENT"; then ok; else
+            [ "$krc" = 0 ] || [ "$(mval "$K" /counts/documents)" = 40 ] && ok || bad "kill at $delay s: CURRENT changed to an incomplete snapshot"
+            cp "$K/CURRENT" "$T/kill.CURRENT"; snap=$(vp json "$K/CURRENT" /snapshot_id)
+        fi
+    done
+fi
+# the next build is not blocked by what the killed ones left, and names its parent
+build kill-next "$K" --from "$G" --quiet && {
+    [ "$(mval "$K" /parent_snapshot_id)" = "$snap" ] && ok || bad "kill-next: parent_snapshot_id is not $snap"
+    verify_ok kill-next "$K"
+    full && roundtrip kill-next "$K" "$T/golden.export" "$ngolden"   # the same as the first build's
+}
+# two writers: the one that started first and commits last fails as a stale commit (§10.2)
+if full; then
+    cp "$K/CURRENT" "$T/stale.CURRENT"
+    start_build "$T/stale-a.err"
+    build stale-b "$K" --from tests/data/atif --quiet
+    cp "$K/CURRENT" "$T/stale-b.CURRENT"
+    wait $bg; arc=$?; bg=""
+    [ "$arc" = 1 ] && grep -q 'stale' "$T/stale-a.err" && ok || { bad "stale commit: the first writer exited $arc"; head -3 "$T/stale-a.err"; }
+    cmp -s "$K/CURRENT" "$T/stale-b.CURRENT" && ok || bad "stale commit: CURRENT is not the second writer's"
+    verify_ok stale "$K"
+    roundtrip stale "$K" tests/data/atif 10
+fi
+# export into an existing directory fails and leaves it as it was
+mkdir -p "$T/exp/existing" "$T/exp/empty"; echo keep >"$T/exp/existing/marker.json"
+(cd "$T/exp" && find . -printf '%p %s %T@\n' | sort) >"$T/exp.before"
+run export-existing 1 "$VX" export --from "$R" --output-format atif --to "$T/exp/existing"
+run export-existing-empty 1 "$VX" export --from "$R" --output-format atif --to "$T/exp/empty"
+(cd "$T/exp" && find . -printf '%p %s %T@\n' | sort) >"$T/exp.after"
+cmp -s "$T/exp.before" "$T/exp.after" && ok || { bad "export into an existing directory changed it"; diff "$T/exp.before" "$T/exp.after" | head; }
+
+# ================================================================ 5. usage errors
+run usage-unknown-option 2 "$VX" build --from "$G" --to "$T/u" --frobnicate 1
+has usage-unknown-option "$T/usage-unknown-option.err" 'unknown option --frobnicate'
+run usage-unknown-flag 2 "$VX" build --from "$G" --to "$T/u" --frobnicate
+run usage-missing-to 2 "$VX" build --from "$G"
+run usage-missing-from 2 "$VX" build --to "$T/u"
+run usage-bad-size 2 "$VX" build --from "$G" --to "$T/u" --hot-max 12Q
+run usage-fraction-size 2 "$VX" build --from "$G" --to "$T/u" --cold-max 1.5K
+run usage-negative-size 2 "$VX" build --from "$G" --to "$T/u" --cluster-bytes -1
+run usage-overflow-size 2 "$VX" build --from "$G" --to "$T/u-overflow" --hot-max 18014398509481985K   # 2^64 + 1K
+run usage-bad-assets 2 "$VX" build --from "$G" --to "$T/u" --assets bogus
+[ ! -e "$T/u/CURRENT" ] && ok || bad "a build with bad options published CURRENT"
+for o in "--cluster-bytes 0" "--shard-rows 0" "--hot-max 1M --cold-max 1K"; do
+    "$VX" build --from "$G" --to "$T/u" --quiet $o >/dev/null 2>&1; rc=$?
+    [ "$rc" = 1 ] || [ "$rc" = 2 ] && ok || bad "build $o: exit $rc, expected a failure"
+done
+[ ! -e "$T/u/CURRENT" ] && ok || bad "a build with bad sizes published CURRENT"
+run usage-missing-input 1 "$VX" build --from "$T/no-such-dir" --to "$T/u" --quiet
+run usage-get-no-args 2 "$VX" get
+run usage-get-one-arg 2 "$VX" get "$R"
+run usage-get-three-args 2 "$VX" get "$R" a b
+run usage-get-option 2 "$VX" get "$R" vp-metrics --frobnicate
+run usage-get-unknown-key 1 "$VX" get "$R" no-such-key
+run usage-get-no-root 1 "$VX" get "$T/no-such-root" vp-metrics
+run usage-export-no-to 2 "$VX" export --from "$R"
+run usage-export-format 2 "$VX" export --from "$R" --output-format jsonl --to "$T/u-export"
+run usage-export-no-root 1 "$VX" export --from "$T/no-such-root" --output-format atif --to "$T/u-export"
+run usage-verify-no-args 2 "$VX" verify
+run usage-verify-two-args 2 "$VX" verify "$R" "$R"
+run usage-verify-no-root 1 "$VX" verify "$T/no-such-root"
+for verb in build get export verify inspect; do
+    run "help-$verb" 0 "$VX" $verb --help && has "help-$verb" "$T/help-$verb.out" '^usage: '
+done
+
+# ================================================================ 6. structure check
+files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*') | sort)
+kinds=$(printf '%s\n' $files | sed -n 's|.*/\(data\)/.*|\1|p; s|.*/\(blobs\)/.*|\1|p; s|.*/directories/\([a-z]*\)/.*|\1|p' | sort -u | tr '\n' ' ')
+[ "$kinds" = "blobs content data trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
+if printf '%s\n' $files | xargs -P 4 -n 2 "$PY" tests/vortex/structure_check.py >"$T/structure.log" 2>&1; then ok; else
+    bad "structure check"; grep -v '^ok' "$T/structure.log" | head -20
+fi
+checked=$(grep -c '^ok' "$T/structure.log")
+[ "$checked" = "$(printf '%s\n' $files | wc -l)" ] && ok || bad "structure check: $checked of $(printf '%s\n' $files | wc -l) files ok"
+
+echo "vortex_projection: $checked files structure-checked, $((SECONDS - started)) s"
+echo "$n checks, $fail failed"
+[ "$fail" -eq 0 ]
