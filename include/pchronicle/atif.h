@@ -125,7 +125,7 @@ typedef struct pch_atif_result {
 
 typedef struct pch_atif_step {
     uint32_t ordinal;                       /* step_ordinal: position in steps (input order) */
-    pch_atif_raw f[PCH_ATIF_S_N];           /* f[TOOL_CALLS], f[OBSERVATION] are unused */
+    pch_atif_raw f[PCH_ATIF_S_N];           /* f[TOOL_CALLS], f[OBSERVATION]: only a JSON null */
     const pch_atif_member *unknown; uint32_t n_unknown;
     int64_t step_id;                        /* 0 if absent or not an integer */
     pch_atif_source source;

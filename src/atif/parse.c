@@ -527,8 +527,8 @@ static void check_step(V *v, const pch_json_value *s, size_t idx, pch_atif_step 
     if (st && st->n_unknown) *warn |= PCH_ATIF_W_UNKNOWN_KEYS;
     if (st)
         for (int i = 0; i < PCH_ATIF_S_N; i++)
-            if (f[i] && i != PCH_ATIF_S_TOOL_CALLS && i != PCH_ATIF_S_OBSERVATION)
-                st->f[i] = raw_of(v, f[i]);
+            if (f[i] && ((i != PCH_ATIF_S_TOOL_CALLS && i != PCH_ATIF_S_OBSERVATION) || is_null(f[i])))
+                st->f[i] = raw_of(v, f[i]);   /* a null tool_calls / observation is kept as written */
 
     /* step_id: positive integer; sequence 1,2,3… in array order (§3.3, RFC-0006 §6.7). */
     if (required(v, f[PCH_ATIF_S_STEP_ID], "step_id") &&

@@ -36,6 +36,10 @@ typedef struct dentry {
 typedef struct dfile {
     char id[33];
     uint64_t *crows;              /* rows of each cluster (manifest "cluster_rows") */
+    uint64_t *coff, *clen;        /* byte range of each cluster's segments */
+    char (*cdig)[80];             /* and its BLAKE3: a point read checks what it reads */
+    uint64_t tail_off;            /* dict values, zone tables, footer: checked on open */
+    char tail_dig[80];
     uint64_t rows;
     uint32_t clusters;
     uint64_t bytes;
@@ -77,6 +81,7 @@ struct pch_vxp_builder {
     pch_vxp_build_stats st;
     double t0, last_progress;
     bool committed;
+    bool created_root;            /* ROOT did not exist: removed again if nothing is published */
     bool sync_ready;              /* mu/cv initialised */
     /* clusters are encoded on a flusher thread while the next one is built (§11.5: at most
     ** one cluster queued and one being encoded); placement is known only once written */
@@ -137,6 +142,10 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
     pch_buf_init(&p, ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto fail; } while (0)
     if (!(b->root = strdup(root))) { rc = nomem(err); goto fail; }
+    {
+        struct stat sb;
+        b->created_root = stat(root, &sb) != 0;
+    }
     CK(pch_mkdirs(root, err));
     rc = pj_current_read(ctx, root, &b->cur, &b->cur_raw, err);
     if (rc == PCH_OK) b->had_current = true;
@@ -200,6 +209,15 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     pch_vx_dtype_free(b->dt);
     pch_json_parser_free(b->jp);
     if (b->stage) pch_remove_tree(b->stage, NULL);   /* unpublished work only */
+    if (!b->committed && b->root) {
+        /* a failed first build leaves no empty root behind (rmdir fails on anything else) */
+        pch_buf p;
+        pch_buf_init(&p, b->ctx);
+        pch_buf_printf(&p, "%s/staging", b->root);
+        if (!p.oom && !b->had_current) rmdir((const char *)p.data);
+        pch_buf_dispose(&p);
+        if (b->created_root) rmdir(b->root);
+    }
     for (size_t i = 0; i < b->n_d; i++) {
         dentry *e = &b->d[i];
         free(e->source_id); free(e->run_key); free(e->traj_key); free(e->session_id);
@@ -208,7 +226,9 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     for (size_t i = 0; i < b->n_lanes; i++) { free(b->lanes[i].path); pch_buf_dispose(&b->lanes[i].enc); }
     free(b->lanes);
     pch_free(b->ctx, b->d);
-    for (size_t i = 0; i < b->n_files; i++) free(b->files[i].crows);
+    for (size_t i = 0; i < b->n_files; i++) {
+        free(b->files[i].crows); free(b->files[i].coff); free(b->files[i].clen); free(b->files[i].cdig);
+    }
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
     free(b->stage);
@@ -286,6 +306,15 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
     if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
     rc = pj_file_digest((const char *)p.data, f->digest, &f->bytes, err);
+    if (rc == PCH_OK) {
+        int fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
+        if (rc == PCH_OK && !(f->cdig = calloc(f->clusters ? f->clusters : 1, sizeof *f->cdig))) rc = nomem(err);
+        for (uint32_t c = 0; rc == PCH_OK && c < f->clusters; c++) rc = pj_range_digest(fd, f->coff[c], f->clen[c], f->cdig[c], err);
+        f->tail_off = f->clusters ? f->coff[f->clusters - 1] + f->clen[f->clusters - 1] : 4;
+        if (rc == PCH_OK) rc = pj_range_digest(fd, f->tail_off, f->bytes - f->tail_off, f->tail_dig, err);
+        if (fd >= 0) close(fd);
+    }
     pch_buf_dispose(&p);
     b->st.data_bytes += f->bytes;
     return rc;
@@ -306,14 +335,21 @@ static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, pch_
     b->place[seq].file = (uint32_t)(b->n_files - 1);
     b->place[seq].cluster = b->files[b->n_files - 1].clusters;
     b->place[seq].first_row = b->files[b->n_files - 1].rows;
-    rc = pch_vx_writer_write(b->w, a, err);
-    PCH_TRY(rc);
     {
         dfile *f = &b->files[b->n_files - 1];
+        uint64_t before = pch_vx_writer_file_bytes(b->w);
         uint64_t *nc = realloc(f->crows, ((size_t)f->clusters + 1) * sizeof *nc);
-        if (!nc) return nomem(err);
-        f->crows = nc;
+        if (nc) f->crows = nc;
+        uint64_t *no = nc ? realloc(f->coff, ((size_t)f->clusters + 1) * sizeof *no) : NULL;
+        if (no) f->coff = no;
+        uint64_t *nl = no ? realloc(f->clen, ((size_t)f->clusters + 1) * sizeof *nl) : NULL;
+        if (nl) f->clen = nl;
+        if (!nl) return nomem(err);
+        rc = pch_vx_writer_write(b->w, a, err);
+        PCH_TRY(rc);
         f->crows[f->clusters] = a->len;
+        f->coff[f->clusters] = before;
+        f->clen[f->clusters] = pch_vx_writer_file_bytes(b->w) - before;
     }
     b->files[b->n_files - 1].rows += a->len;
     b->files[b->n_files - 1].clusters++;
@@ -395,6 +431,14 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
 {
     size_t n = pch_atif_doc_count(doc);
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    for (size_t i = 0; i < n; i++) {   /* §16.1: nesting the reader can re-nest */
+        const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
+        unsigned depth = 0;
+        while (t && t->parent >= 0 && depth <= PJ_MAX_SUBAGENT_DEPTH) { t = pch_atif_doc_get(doc, (size_t)t->parent); depth++; }
+        if (depth > PJ_MAX_SUBAGENT_DEPTH)
+            return pch_error_set(err, PCH_ELIMIT, "%s: subagent trajectories nested deeper than %d levels",
+                                 pch_atif_doc_get(doc, 0)->doc_path ? pch_atif_doc_get(doc, 0)->doc_path : "document", PJ_MAX_SUBAGENT_DEPTH);
+    }
     for (size_t i = 0; i < n; i++) {
         const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
         pj_traj_info info;
@@ -647,8 +691,12 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         pch_buf_printf(&m, "%s\n {\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u,\"cluster_rows\":[",
                        i ? "," : "", b->o.partition, b->files[i].id, b->files[i].id, b->files[i].bytes, b->files[i].digest,
                        b->files[i].rows, b->files[i].clusters);
-        for (uint32_t c = 0; c < b->files[i].clusters; c++) pch_buf_printf(&m, "%s%" PRIu64, c ? "," : "", b->files[i].crows[c]);
-        pch_buf_append_str(&m, "]}");
+        const dfile *f = &b->files[i];
+        for (uint32_t c = 0; c < f->clusters; c++) pch_buf_printf(&m, "%s%" PRIu64, c ? "," : "", f->crows[c]);
+        pch_buf_append_str(&m, "],\"clusters_at\":[");
+        for (uint32_t c = 0; c < f->clusters; c++)
+            pch_buf_printf(&m, "%s[%" PRIu64 ",%" PRIu64 ",\"%s\"]", c ? "," : "", f->coff[c], f->clen[c], f->cdig[c]);
+        pch_buf_printf(&m, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"]}", f->tail_off, f->bytes - f->tail_off, f->tail_dig);
     }
     pch_buf_append_str(&m, "],\n\"blob_packs\":[");
     pch_buf_append(&m, packs.data, packs.len);

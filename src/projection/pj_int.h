@@ -140,6 +140,10 @@ enum { PJ_PK_TEXT = 1, PJ_PK_OTHER = 2 };
 /* projection_warnings beyond the ATIF ones (RFC-0006 §6.5) */
 #define PJ_W_LOGPROB_LENGTH 0x10000u
 
+/* Deepest subagent nesting a snapshot holds (§16.1): the builder refuses deeper documents,
+** the reader stops there (a cycle in a hostile directory cannot recurse further). */
+#define PJ_MAX_SUBAGENT_DEPTH 64
+
 /* Lane metadata, group of each lane, and the data-file dtype. */
 extern const char *const pj_group_names[PJ_G_N];
 extern const char *const pj_lane_names[PJ_L_N];
@@ -215,6 +219,8 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
 int pj_path_check(const char *path, size_t len, pch_error *err);
 /* "blake3:<hex>" of a whole file; bytes_out = its size. */
 int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err);
+/* "blake3:<hex>" of the byte range [off, off+len) of an open file. */
+int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
 /* Random lowercase hex id of 2*n chars. */
 int pj_random_id(char *out, size_t n, pch_error *err);
 /* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */

@@ -582,6 +582,8 @@ static int put_step(app *a, const pch_atif_step *s, pj_traj_info *info, uint8_t 
     if (f[PCH_ATIF_S_METRICS].ptr && f[PCH_ATIF_S_METRICS].ptr[0] != '{') TRY(esc_raw(a, "metrics", &f[PCH_ATIF_S_METRICS]));
     if (!llm_typed) TRY(esc_raw(a, "llm_call_count", &f[PCH_ATIF_S_LLM_CALL_COUNT]));
     if (!copied_typed) TRY(esc_raw(a, "is_copied_context", &f[PCH_ATIF_S_IS_COPIED_CONTEXT]));
+    if (!s->has_tool_calls) TRY(esc_raw(a, "tool_calls", &f[PCH_ATIF_S_TOOL_CALLS]));     /* null */
+    if (!s->has_observation) TRY(esc_raw(a, "observation", &f[PCH_ATIF_S_OBSERVATION]));
     TRY(esc_raw(a, "extra", &f[PCH_ATIF_S_EXTRA]));
     TRY(esc_unknown(a, s->unknown, s->n_unknown));
     TRY(esc_end(a, S(STEPS_ESCAPE)));
@@ -690,6 +692,9 @@ int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *
             if (rc < 0) { rc = oom(a); goto done; }
             CK(esc_add(a, "agent", 5, (const char *)a->tmp.data, a->tmp.len));
         }
+        if (!t->has_agent) CK(esc_raw(a, "agent", &t->f[PCH_ATIF_T_AGENT]));
+        if (!t->has_steps) CK(esc_raw(a, "steps", &t->f[PCH_ATIF_T_STEPS]));
+        if (!t->has_subagent_trajectories) CK(esc_raw(a, "subagent_trajectories", &t->f[PCH_ATIF_T_SUBAGENT_TRAJECTORIES]));
         CK(esc_raw(a, "notes", &t->f[PCH_ATIF_T_NOTES]));
         CK(esc_raw(a, "final_metrics", &t->f[PCH_ATIF_T_FINAL_METRICS]));
         if (t->f[PCH_ATIF_T_FINAL_METRICS].ptr && memmem(t->f[PCH_ATIF_T_FINAL_METRICS].ptr, t->f[PCH_ATIF_T_FINAL_METRICS].len, "\"reward\"", 8))
@@ -1158,6 +1163,7 @@ static int write_step(rd *d, uint64_t s)
         uint64_t cb, ce;
         PCH_TRY(range(d, L1(TOOLS_FUNCTION), s, &cb, &ce));
         if (ce != cb) return corrupt(d, "tool calls on a step without tool_calls");
+        PCH_TRY(esc_put(d, &first, esc, src, "tool_calls"));
     }
     k = load_u(L1(TOOLS_OBS_KIND), s);
     if (k > 2) return corrupt(d, "observation kind out of range");
@@ -1171,6 +1177,10 @@ static int write_step(rd *d, uint64_t s)
         PCH_TRY(escape(d, 1, L1(TOOLS_OBS_ESCAPE), s, &oe, &os));
         PCH_TRY(esc_rest(d, &of, oe, os, NULL, 0));
         OUT(pch_buf_putc(d->out, '}'));
+        /* the step escape parser may have been reused: parse it again */
+        PCH_TRY(escape(d, 0, L1(STEPS_ESCAPE), s, &esc, &src));
+    } else {
+        PCH_TRY(esc_put(d, &first, esc, src, "observation"));
     }
     k = load_u(L1(TOKENS_METRICS_KIND), s);
     if (k > 1) return corrupt(d, "metrics kind out of range");
@@ -1244,6 +1254,8 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
         }
         CK(esc_rest(d, &af, ag, src, agent_keys, NK(agent_keys)));
         CK(pch_buf_putc(out, '}') < 0 ? PCH_ENOMEM : PCH_OK);
+    } else {
+        CK(esc_put(d, &first, esc, src, "agent"));
     }
     CK(range(d, r->l[PJ_STEPS_STEP_ID], row, &sb, &se));
     for (int l = 0; l < PJ_L_N; l++) {
@@ -1263,6 +1275,8 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
     } else if (se != sb) {
         rc = corrupt(d, "steps on a trajectory without steps");
         goto done;
+    } else {
+        CK(esc_put(d, &first, esc, src, "steps"));
     }
     /* the escape parser was reused by the steps: parse the trajectory escape again */
     CK(escape(d, 0, r->l[PJ_ID_ESCAPE], row, &esc, &src));
@@ -1287,6 +1301,8 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
             CK(child_cb(out, rp, rn, tp, tn, payload, err));
         }
         CK(pch_buf_putc(out, ']') < 0 ? PCH_ENOMEM : PCH_OK);
+    } else {
+        CK(esc_put(d, &first, esc, src, "subagent_trajectories"));
     }
     CK(esc_rest(d, &first, esc, src, traj_keys, NK(traj_keys)));
     CK(pch_buf_putc(out, '}') < 0 ? PCH_ENOMEM : PCH_OK);

@@ -4,6 +4,7 @@
 ** never re-read CURRENT or a footer. A point read decodes one cluster's lanes and rebuilds
 ** the ATIF document, re-nesting subagents through the directory (§5.3). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -40,6 +41,11 @@ typedef struct dataf {
     pch_vx_file *f;
     uint64_t *cluster_begin;   /* first row of each cluster; cluster_begin[n] = rows */
     uint32_t n_clusters;
+    uint64_t *coff, *clen;     /* byte range and digest of each cluster, from the manifest */
+    const char **cdig;
+    uint64_t tail_off, tail_len;
+    char tail_dig[80];
+    int fd;                    /* for the digest checks; -1 until opened */
 } dataf;
 
 struct pch_vxp_snapshot {
@@ -73,7 +79,14 @@ static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projec
 void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n_files; i++) { pch_vx_file_free(s->files[i].f); pch_free(s->ctx, s->files[i].cluster_begin); }
+    for (size_t i = 0; i < s->n_files; i++) {
+        pch_vx_file_free(s->files[i].f);
+        pch_free(s->ctx, s->files[i].cluster_begin);
+        pch_free(s->ctx, s->files[i].coff);
+        pch_free(s->ctx, s->files[i].clen);
+        pch_free(s->ctx, s->files[i].cdig);
+        if (s->files[i].fd > 0) close(s->files[i].fd);
+    }
     pch_vx_array_free(s->c_arr);
     pch_vx_dtype_free(s->c_dt);
     pj_blobs_free(s->blobs);
@@ -133,7 +146,65 @@ static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_err
         if (at != d->rows) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster_rows of %s add up to %" PRIu64 ", not %" PRIu64, s->cur.manifest, d->path, at, d->rows);
         d->cluster_begin[cr->n] = at;
         d->n_clusters = cr->n;
+        /* where each cluster's bytes are and their digests; the tail after them */
+        {
+            const pch_json_value *ca = pj_json_member(&df->u.items[f], "clusters_at", PCH_JSON_ARRAY);
+            const pch_json_value *tl = pj_json_member(&df->u.items[f], "tail", PCH_JSON_ARRAY);
+            uint64_t bytes, prev_end = 4;
+            if (!ca || ca->n != cr->n || !tl || tl->n != 3 || !pj_json_u64(&df->u.items[f], "bytes", &bytes))
+                return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%zu] lacks clusters_at or tail", s->cur.manifest, f);
+            if (!(d->coff = pch_malloc(s->ctx, ((size_t)ca->n + 1) * 8)) || !(d->clen = pch_malloc(s->ctx, ((size_t)ca->n + 1) * 8)) ||
+                !(d->cdig = pch_malloc(s->ctx, ((size_t)ca->n + 1) * sizeof *d->cdig)))
+                return nomem(err);
+            for (uint32_t c = 0; c <= ca->n; c++) {
+                const pch_json_value *it = c < ca->n ? &ca->u.items[c] : tl;
+                const pch_json_value *o, *l, *g;
+                if (it->kind != PCH_JSON_ARRAY || it->n != 3) goto bad;
+                o = &it->u.items[0]; l = &it->u.items[1]; g = &it->u.items[2];
+                if (o->kind != PCH_JSON_NUMBER || !(o->num_flags & PCH_JSON_NUM_U64) || l->kind != PCH_JSON_NUMBER ||
+                    !(l->num_flags & PCH_JSON_NUM_U64) || g->kind != PCH_JSON_STRING || g->u.str.len != 71 ||
+                    memcmp(g->u.str.ptr, "blake3:", 7) != 0 || o->u.num.u != prev_end || l->u.num.u > bytes - o->u.num.u)
+                    goto bad;
+                prev_end = o->u.num.u + l->u.num.u;
+                if (c < ca->n) {
+                    d->coff[c] = o->u.num.u;
+                    d->clen[c] = l->u.num.u;
+                    if (!(d->cdig[c] = pch_arena_memdup(&s->strings, g->u.str.ptr, 71))) return nomem(err);
+                } else {
+                    d->tail_off = o->u.num.u;
+                    d->tail_len = l->u.num.u;
+                    memcpy(d->tail_dig, g->u.str.ptr, 71);
+                    d->tail_dig[71] = 0;
+                }
+            }
+            if (prev_end != bytes) goto bad;
+            continue;
+        bad:
+            return pch_error_set(err, PCH_ECORRUPT, "%s: clusters_at / tail of %s do not tile the file", s->cur.manifest, d->path);
+        }
     }
+    return PCH_OK;
+}
+
+/* The bytes of [off, off+len) of data file d against their recorded digest (§9.5: a read
+** never returns bytes it has not checked). */
+static int check_range(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t len, const char *want, const char *what,
+                       pch_error *err)
+{
+    char got[80];
+    if (d->fd <= 0) {
+        pch_buf p;
+        pch_buf_init(&p, s->ctx);
+        pch_buf_printf(&p, "%s/%s", s->root, d->path);
+        if (p.oom) return nomem(err);
+        d->fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
+        pch_buf_dispose(&p);
+        if (d->fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
+    }
+    PCH_TRY(pj_range_digest(d->fd, off, len, got, err));
+    if (strcmp(got, want) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
+                             d->path, what, off, off + len, got, want);
     return PCH_OK;
 }
 
@@ -425,6 +496,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
     pch_buf p;
     int rc;
     if (d->f) { s->st.footer_cache_hits++; return PCH_OK; }
+    PCH_TRY(check_range(s, d, d->tail_off, d->tail_len, d->tail_dig, "footer and dictionaries", err));
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
     if (p.oom) return nomem(err);
@@ -459,6 +531,7 @@ static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch
     so.row_end = d->cluster_begin[e->cluster + 1];
     if (so.row_end <= so.row_begin || e->row < so.row_begin || e->row >= so.row_end)
         return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, e->cluster);
+    PCH_TRY(check_range(s, d, d->coff[e->cluster], d->clen[e->cluster], d->cdig[e->cluster], "cluster", err));
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
     s->c_file = e->file;
@@ -500,7 +573,8 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
     const entry *e = &s->e[idx];
     uint64_t base = 0;
     int rc;
-    if (s->depth >= 64) return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than 64 (cyclic?)");
+    if (s->depth > PJ_MAX_SUBAGENT_DEPTH)
+        return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than %d (cyclic?)", PJ_MAX_SUBAGENT_DEPTH);
     if (++g->nodes > 100000) return pch_error_set(err, PCH_ELIMIT, "more than 100,000 subagent trajectories under one document");
     if (g->mode == PCH_VXP_FULL) PCH_TRY(ensure_blobs(s, err));
     PCH_TRY(load_cluster(s, e, &base, err));

@@ -83,6 +83,29 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
     return PCH_OK;
 }
 
+int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err)
+{
+    pch_blake3 h;
+    uint8_t d[32], *buf;
+    char hex[65];
+    uint64_t done = 0;
+    if (!(buf = malloc(1 << 20))) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    pch_blake3_init(&h);
+    while (done < len) {
+        size_t want = len - done < (1u << 20) ? (size_t)(len - done) : (1u << 20);
+        ssize_t r = pread(fd, buf, want, (off_t)(off + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { int e = errno; free(buf); return r < 0 ? pch_error_set_sys(err, PCH_EIO, e, "read") : pch_error_set(err, PCH_ECORRUPT, "file shorter than its recorded ranges"); }
+        pch_blake3_update(&h, buf, (size_t)r);
+        done += (uint64_t)r;
+    }
+    free(buf);
+    pch_blake3_final(&h, d, 32);
+    pch_hex_encode(hex, d, 32);
+    snprintf(out, 80, "blake3:%s", hex);
+    return PCH_OK;
+}
+
 int pj_random_id(char *out, size_t n, pch_error *err)
 {
     uint8_t b[32];
@@ -149,7 +172,7 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
     if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     if (access((const char *)path.data, F_OK) != 0 && errno == ENOENT) {
         pch_buf_dispose(&path);
-        return pch_error_set(err, PCH_ENOTFOUND, "%s: no CURRENT (not a pchronicle-vortex dataset root, or never published)", root);
+        return pch_error_set(err, PCH_ENOTFOUND, "no CURRENT (not a pchronicle-vortex dataset root, or never published)");
     }
     rc = pch_file_read_all(&text, (const char *)path.data, 64 * 1024, err);
     pch_buf_dispose(&path);

@@ -19,7 +19,7 @@
 # PCH_VALGRIND=1 (the valgrind pass of scripts/run-tests.sh): the shared corpus is skipped
 # and the generated inputs are small.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${PCH_BUILD:-build}
 VX=${PCH_VORTEX_CLI:-$PWD/$BUILD/pchronicle-vortex}   # run-tests.sh sets it to a valgrind wrapper
 CLI=${PCH_CLI:-$PWD/$BUILD/pchronicle}
@@ -205,7 +205,9 @@ def cmd_huge(out, nsteps, big):
     ntok = max(1000, nsteps * 20)
     steps = [{"step_id": 1, "source": "user", "message": msg},
              {"step_id": 2, "source": "agent", "message": cold, "reasoning_content": reasoning,
-              "tool_calls": [{"tool_call_id": "big", "function_name": "dump", "arguments": {"n": 1}}],
+              "tool_calls": [{"tool_call_id": "big", "function_name": "dump", "arguments": {"n": 1}},
+                             {"tool_call_id": "cold-args", "function_name": "write", "arguments": {"text": "A" * 20000, "n": 2.5}},
+                             {"tool_call_id": "big-args", "function_name": "write", "arguments": {"ids": list(range(60000))}}],
               "observation": {"results": [{"source_call_id": "big", "content": result}]},
               "metrics": {"prompt_tokens": ntok, "completion_tokens": ntok,
                           "prompt_token_ids": [(i * 7919) % 200003 for i in range(ntok)],
@@ -242,31 +244,56 @@ def cmd_huge(out, nsteps, big):
 
 
 def cmd_preview(out, src, msg_id, result_id):
-    """get --preview of the huge trajectory: external and cold values are marked previews,
-    everything else equals the input"""
+    """get --preview of the huge trajectory: exactly the cold and external values are marked
+    previews (external ones with their BLAKE3, cold ones with their size and a prefix), the
+    rest equals the input"""
     got, want = load(out), load(src)
-    s0, s1 = got["steps"][0], got["steps"][1]
-    checks = [
-        (s0["message"], {"pchronicle_preview": "external", "content_id": "blake3:" + msg_id}),
-        (s1["observation"]["results"][0]["content"], {"pchronicle_preview": "external", "content_id": "blake3:" + result_id}),
-    ]
-    for g, w in checks:
-        if g != w:
-            print("external preview", g, "expected", w); return False
-    for g, w, name in ((s1["message"], want["steps"][1]["message"], "cold message"),
-                       (s1["reasoning_content"], want["steps"][1]["reasoning_content"], "cold reasoning")):
-        if not (isinstance(g, dict) and set(g) == {"pchronicle_preview", "bytes", "preview"} and g["pchronicle_preview"] == "cold"
-                and g["bytes"] == ("i", len(w.encode())) and isinstance(g["preview"], str) and g["preview"] and w.startswith(g["preview"])
-                and len(g["preview"].encode()) < len(w.encode())):
-            print(name, "preview is", str(g)[:200]); return False
-    # the rest is the input
-    s0["message"] = want["steps"][0]["message"]
-    s1["message"] = want["steps"][1]["message"]
-    s1["reasoning_content"] = want["steps"][1]["reasoning_content"]
-    s1["observation"]["results"][0]["content"] = want["steps"][1]["observation"]["results"][0]["content"]
-    d = diff(want, got)
+    expect = {"/steps/0/message": ("external", msg_id),
+              "/steps/1/observation/results/0/content": ("external", result_id),
+              "/steps/1/tool_calls/2/arguments": ("external", None),
+              "/steps/1/message": ("cold", None),
+              "/steps/1/reasoning_content": ("cold", None),
+              "/steps/1/tool_calls/1/arguments": ("cold", None)}
+    seen = {}
+    def walk(g, w, ptr):
+        if isinstance(g, dict) and "pchronicle_preview" in g:
+            seen[ptr] = g
+            return None
+        if isinstance(g, dict) and isinstance(w, dict):
+            if set(g) != set(w):
+                return "%s: members differ" % ptr
+            for k in g:
+                d = walk(g[k], w[k], ptr + "/" + k)
+                if d:
+                    return d
+            return None
+        if isinstance(g, list) and isinstance(w, list):
+            if len(g) != len(w):
+                return "%s: lengths differ" % ptr
+            for i, (x, y) in enumerate(zip(g, w)):
+                d = walk(x, y, "%s/%d" % (ptr, i))
+                if d:
+                    return d
+            return None
+        return diff(w, g, ptr)
+    d = walk(got, want, "")
     if d:
         print("preview differs beyond the previews:", d); return False
+    if set(seen) != set(expect):
+        print("previews at", sorted(seen), "expected", sorted(expect)); return False
+    for ptr, (kind, cid) in expect.items():
+        g, w = seen[ptr], at(want, ptr)
+        if kind == "external":
+            ok = set(g) == {"pchronicle_preview", "content_id"} and g["pchronicle_preview"] == "external" and \
+                isinstance(g["content_id"], str) and len(g["content_id"]) == 71 and g["content_id"].startswith("blake3:") and \
+                (cid is None or g["content_id"] == "blake3:" + cid)
+        else:
+            ok = set(g) == {"pchronicle_preview", "bytes", "preview"} and g["pchronicle_preview"] == "cold" and \
+                isinstance(g["bytes"], tuple) and g["bytes"][0] == "i" and isinstance(g["preview"], str) and g["preview"] != ""
+            if ok and isinstance(w, str):
+                ok = g["bytes"][1] == len(w.encode()) and w.startswith(g["preview"]) and len(g["preview"]) < len(w)
+        if not ok:
+            print("%s: %s preview is %s" % (ptr, kind, str(g)[:200])); return False
     return True
 
 
@@ -329,6 +356,21 @@ def cmd_keys(corpus, count):
     step = max(1, len(picks) // int(count))
     for key, p in picks[::step][:int(count)]:
         print("%s\t%s" % (key, p))
+
+
+def cmd_deep(out, depth):
+    """one document whose embedded subagents nest depth levels deep"""
+    os.makedirs(out, exist_ok=True)
+    def node(d):
+        return {"schema_version": "ATIF-v1.7", "trajectory_id": "vp-deep-%d" % d, "agent": {"name": "generated", "version": "1"},
+                "steps": [{"step_id": 1, "source": "user", "message": "level %d" % d}]}
+    root = cur = node(0)
+    root["session_id"] = "vp-deep"
+    for d in range(1, int(depth)):
+        cur["subagent_trajectories"] = [node(d)]
+        cur = cur["subagent_trajectories"][0]
+    with open(os.path.join(out, "deep.json"), "w") as f:
+        f.write(json.dumps(root))
 
 
 def cmd_sizes(path):
@@ -413,7 +455,7 @@ else
         --file-bytes 1M --pack-bytes 1M --shard-rows 64 --quiet && {
         roundtrip corpus-small "$T/corpus-small" "$CORPUS" "$ncorpus"
         verify_ok corpus-small "$T/corpus-small"
-        read -r nd np ns nc <<<"$(vp sizes "$(manifest "$T/corpus-small")")"
+        read -r nd np ns _ <<<"$(vp sizes "$(manifest "$T/corpus-small")")"
         [ "$nd" -gt 1 ] && [ "$np" -gt 1 ] && [ "$ns" -gt 1 ] && ok ||
             bad "corpus-small: expected several data files ($nd), blob packs ($np) and directory shards ($ns)"
     }
@@ -555,14 +597,27 @@ H=$T/huge/root
 build huge "$H" --from "$T/huge/in" --quiet && {
     roundtrip huge "$H" "$T/huge/in" 2
     verify_ok huge "$H"
-    [ "$(mval "$H" /counts/steps)" -ge 300 ] && [ "$(mval "$H" /counts/blobs)" = 2 ] && [ "$(mval "$H" /bytes/dedup_hits)" = 1 ] && ok ||
-        bad "huge: expected the big message and the big result as 2 blobs, the copy as 1 dedup hit: $(vp json "$(manifest "$H")" /counts) $(vp json "$(manifest "$H")" /bytes)"
+    [ "$(mval "$H" /counts/steps)" -ge 300 ] && [ "$(mval "$H" /counts/blobs)" = 3 ] && [ "$(mval "$H" /bytes/dedup_hits)" = 1 ] && ok ||
+        bad "huge: expected the big message, result and arguments as 3 blobs, the copy as 1 dedup hit: $(vp json "$(manifest "$H")" /counts) $(vp json "$(manifest "$H")" /bytes)"
     run huge-get 0 "$VX" get "$H" vp-huge --compact --stats && chk "get vp-huge" vp get "$T/huge-get.out" "$T/huge/in/huge/trajectory.json"
     has huge-get-stats "$T/huge-get.err" '^stats: .* blobs_hydrated=[1-9]'
     run huge-preview 0 "$VX" get "$H" vp-huge --preview --compact --stats &&
         chk "get --preview vp-huge" vp preview "$T/huge-preview.out" "$T/huge/in/huge/trajectory.json" "$(b3 "$T/huge/msg.txt")" "$(b3 "$T/huge/result.txt")"
     has huge-preview-stats "$T/huge-preview.err" '^stats: .* blobs_hydrated=0 blob_bytes=0$'
 }
+
+# deeply nested subagents (§16.1 bounds recursion): a build rejects the document, or get and
+# export give it back
+vp deep "$T/deep/in" 65
+"$VX" build --from "$T/deep/in" --to "$T/deep/root" --quiet </dev/null >/dev/null 2>"$T/deep.err"; rc=$?
+if [ $rc = 0 ] && ! grep -q rejected "$T/deep.err"; then
+    run deep-export 0 "$VX" export --from "$T/deep/root" --output-format atif --to "$T/deep.export" &&
+        chk "65 nested subagents: export" vp tree "$T/deep/in" "$T/deep.export" 1
+    run deep-get 0 "$VX" get "$T/deep/root" vp-deep-1 --compact &&
+        chk "65 nested subagents: get of a child" vp get "$T/deep-get.out" "$T/deep/in/deep.json#/subagent_trajectories/0"
+else
+    ok   # refused at build time: fine
+fi
 
 # ================================================================ 3. corruption
 # each on a fresh copy of the good root; verify exits 1 with a finding that names the file
@@ -618,7 +673,7 @@ else
 fi
 
 # ================================================================ 4. atomicity
-if [ "$VG" = 1 ]; then vp bulk "$T/bulk" 3 200; else vp bulk "$T/bulk" 40 1000; fi
+if [ "$VG" = 1 ]; then vp bulk "$T/bulk" 6 300; else vp bulk "$T/bulk" 40 1000; fi   # builds for seconds
 K=$T/kill
 build kill-base "$K" --from "$G" --quiet
 cp "$K/CURRENT" "$T/kill.CURRENT"
@@ -626,11 +681,11 @@ snap=$(vp json "$K/CURRENT" /snapshot_id)
 # start_build ERRFILE: a build of the bulk input into $K in the background (pid in bg), returns
 # once its staging directory exists (it has read CURRENT and is under way) or it has ended
 start_build() {
-    local before i
+    local before _i
     before=$(ls "$K/staging" | wc -l)
     "$VX" build --from "$T/bulk" --to "$K" --quiet </dev/null >/dev/null 2>"$1" &
     bg=$!
-    for i in $(seq 1200); do
+    for _i in $(seq 1200); do
         [ "$(ls "$K/staging" | wc -l)" -gt "$before" ] && break
         kill -0 $bg 2>/dev/null || break
         sleep 0.05
@@ -642,7 +697,7 @@ kill_build() {
     sleep "$1"
     { kill -9 $bg; wait $bg; } 2>/dev/null; krc=$?; bg=""
 }
-kill_build 0.3
+kill_build 0.1
 [ "$krc" = 137 ] && ok || bad "kill: the build was not killed while running (exit $krc): input too small?"
 cmp -s "$K/CURRENT" "$T/kill.CURRENT" && ok || bad "kill -9 during a build changed CURRENT"
 verify_ok kill-after "$K"
@@ -678,10 +733,10 @@ if full; then
 fi
 # export into an existing directory fails and leaves it as it was
 mkdir -p "$T/exp/existing" "$T/exp/empty"; echo keep >"$T/exp/existing/marker.json"
-(cd "$T/exp" && find . -printf '%p %s %T@\n' | sort) >"$T/exp.before"
+(cd "$T/exp" && ls -A && find existing empty -printf '%p %s %T@\n' | sort) >"$T/exp.before"
 run export-existing 1 "$VX" export --from "$R" --output-format atif --to "$T/exp/existing"
 run export-existing-empty 1 "$VX" export --from "$R" --output-format atif --to "$T/exp/empty"
-(cd "$T/exp" && find . -printf '%p %s %T@\n' | sort) >"$T/exp.after"
+(cd "$T/exp" && ls -A && find existing empty -printf '%p %s %T@\n' | sort) >"$T/exp.after"
 cmp -s "$T/exp.before" "$T/exp.after" && ok || { bad "export into an existing directory changed it"; diff "$T/exp.before" "$T/exp.after" | head; }
 
 # ================================================================ 5. usage errors

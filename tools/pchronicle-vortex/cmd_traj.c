@@ -17,12 +17,16 @@ static int parse_size(const char *s, uint64_t *out)
     char *end;
     unsigned long long v;
     if (!s || !*s || *s == '-') return -1;
+    unsigned shift = 0;
+    if (*s < '0' || *s > '9') return -1;
     errno = 0;
     v = strtoull(s, &end, 10);
     if (errno) return -1;
-    if (*end == 'K' || *end == 'k') { v <<= 10; end++; }
-    else if (*end == 'M' || *end == 'm') { v <<= 20; end++; }
-    else if (*end == 'G' || *end == 'g') { v <<= 30; end++; }
+    if (*end == 'K' || *end == 'k') { shift = 10; end++; }
+    else if (*end == 'M' || *end == 'm') { shift = 20; end++; }
+    else if (*end == 'G' || *end == 'g') { shift = 30; end++; }
+    if (shift && v > (~0ull >> shift)) return -1;   /* the suffix would overflow */
+    v <<= shift;
     if (*end == 'i' && end[1] == 'B') end += 2;
     else if (*end == 'B') end++;
     if (*end) return -1;
@@ -84,6 +88,15 @@ static const char build_usage[] =
     "  4096 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n";
 
+static bool build_option(const char *a)
+{
+    static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
+                                         "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
+                                         "--threads", "--source-id", "--partition" };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (strcmp(a, known[i]) == 0) return true;
+    return false;
+}
+
 int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
 {
     pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
@@ -104,6 +117,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         uint64_t *sz = NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(build_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
+        if (!build_option(a)) { fprintf(stderr, "pchronicle-vortex build: unknown option %s\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
         if (!v) { fprintf(stderr, "pchronicle-vortex build: %s needs a value\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
         i++;
         if (strcmp(a, "--from") == 0) from = v;
@@ -131,6 +145,14 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         if (sz && parse_size(v, sz) < 0) { fprintf(stderr, "pchronicle-vortex build: %s: '%s' is not a size\n", a, v); return VX_EXIT_USAGE; }
     }
     if (!from || !to) { fprintf(stderr, "pchronicle-vortex build: --from and --to are required\n"); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
+    if (!o.cluster_bytes || !o.file_bytes || !o.pack_bytes || !o.directory_shard_rows) {
+        fprintf(stderr, "pchronicle-vortex build: --cluster-bytes, --file-bytes, --pack-bytes and --shard-rows must be positive\n");
+        return VX_EXIT_USAGE;
+    }
+    if (o.hot_max_bytes > o.cold_max_bytes) {
+        fprintf(stderr, "pchronicle-vortex build: --hot-max must not be above --cold-max\n");
+        return VX_EXIT_USAGE;
+    }
     input = from;
     /* a Storyline root or a Compact JSONL dataset: restore its documents first */
     {
@@ -270,7 +292,12 @@ int vx_cmd_export(pch_ctx *ctx, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(export_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--stats") == 0) { stats = true; continue; }
-        if (!v) { fputs(export_usage, stderr); return VX_EXIT_USAGE; }
+        if (strcmp(a, "--from") != 0 && strcmp(a, "--to") != 0 && strcmp(a, "--output-format") != 0) {
+            fprintf(stderr, "pchronicle-vortex export: unknown option %s\n", a);
+            fputs(export_usage, stderr);
+            return VX_EXIT_USAGE;
+        }
+        if (!v) { fprintf(stderr, "pchronicle-vortex export: %s needs a value\n", a); fputs(export_usage, stderr); return VX_EXIT_USAGE; }
         i++;
         if (strcmp(a, "--from") == 0) from = v;
         else if (strcmp(a, "--to") == 0) to = v;
@@ -317,10 +344,8 @@ int vx_cmd_verify(pch_ctx *ctx, int argc, char **argv)
 
 bool vx_is_projection_root(const char *path)
 {
-    char p[4096];
     struct stat sb;
-    snprintf(p, sizeof p, "%s/CURRENT", path);
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) && stat(p, &sb) == 0;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);   /* a directory: a dataset root */
 }
 
 int vx_cmd_inspect_root(pch_ctx *ctx, const char *root)

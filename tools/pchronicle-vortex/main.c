@@ -47,6 +47,12 @@ int main(int argc, char **argv)
     if (pch_ctx_new(&ctx, NULL, NULL, &err) < 0) return vx_fail("context", &err);
     if (strcmp(argv[1], "convert") == 0) rc = vx_cmd_convert(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "dump") == 0) rc = vx_cmd_dump(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "inspect") == 0 && argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+        fputs("usage: pchronicle-vortex inspect FILE.vortex|ROOT\n"
+              "  A Vortex file: versions, segments, layout tree, encodings and bytes per lane, zone maps.\n"
+              "  A projection root: snapshot, files, clusters, per-lane encodings and bytes (RFC-0006 §20.1).\n", stdout);
+        rc = VX_EXIT_OK;
+    }
     else if (strcmp(argv[1], "inspect") == 0 && argc == 3 && vx_is_projection_root(argv[2])) rc = vx_cmd_inspect_root(ctx, argv[2]);
     else if (strcmp(argv[1], "inspect") == 0) rc = vx_cmd_inspect(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "build") == 0) rc = vx_cmd_build(ctx, argc - 2, argv + 2);
