@@ -769,7 +769,15 @@ run usage-export-no-root 1 "$VX" export --from "$T/no-such-root" --output-format
 run usage-verify-no-args 2 "$VX" verify
 run usage-verify-two-args 2 "$VX" verify "$R" "$R"
 run usage-verify-no-root 1 "$VX" verify "$T/no-such-root"
-for verb in build get export verify inspect; do
+# bench-get: warm in-process point reads, one JSON object; an ambiguous key is an error
+printf 'vp-nulls\nvp-metrics\n' >"$T/bench.keys"
+if run bench-get 0 "$VX" bench-get "$R" --keys "$T/bench.keys" --warmup 0 --repeat 2; then
+    chk bench-get-json "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["keys"] == 2 and d["total"]["n"] == 4 and len(d["lat_ms"]) == 4 and d["bytes"] > 0, d' "$T/bench-get.out"
+fi
+printf 'vp-shared\n' >"$T/bench-amb.keys"
+run bench-get-ambiguous 1 "$VX" bench-get "$R" --keys "$T/bench-amb.keys"
+run bench-get-usage 2 "$VX" bench-get "$R"
+for verb in build get export verify inspect bench-get; do
     run "help-$verb" 0 "$VX" $verb --help && has "help-$verb" "$T/help-$verb.out" '^usage: '
 done
 

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pchronicle/atif.h"
@@ -354,4 +355,163 @@ int vx_cmd_inspect_root(pch_ctx *ctx, const char *root)
     pch_error_clear(&err);
     if (pch_vxp_inspect(ctx, root, stdout, &err) < 0) return vx_fail(root, &err);
     return VX_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ bench-get */
+
+static const char bench_get_usage[] =
+    "usage: pchronicle-vortex bench-get ROOT --keys FILE [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
+    "  Warm in-process point reads (bench/vortex_traj): opens ROOT once, then for every key of FILE\n"
+    "  (one per line, each must name exactly one trajectory) times lookup + get (compact JSON in\n"
+    "  memory). The first N keys (default 1) are read untimed. Prints one JSON object with\n"
+    "  p50/p95/p99 latencies, the query metrics and every latency; --out-dir writes the documents.\n";
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void print_summary(const char *name, const double *v, size_t n)
+{
+    double *s = malloc((n ? n : 1) * sizeof *s), sum = 0;
+    if (!s) return;
+    memcpy(s, v, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_double);
+    for (size_t i = 0; i < n; i++) sum += s[i];
+#define PCT(p) (n ? s[(size_t)((p) * (double)n + 0.999999) - 1 < n ? (size_t)((p) * (double)n + 0.999999) - 1 : n - 1] : 0)
+    printf("\"%s\":{\"n\":%zu,\"p50_ms\":%.3f,\"p95_ms\":%.3f,\"p99_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"mean_ms\":%.3f}",
+           name, n, PCT(0.50), PCT(0.95), PCT(0.99), n ? s[0] : 0, n ? s[n - 1] : 0, n ? sum / (double)n : 0);
+#undef PCT
+    free(s);
+}
+
+static double mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
+{
+    const char *root = NULL, *keys_path = NULL, *out_dir = NULL;
+    uint64_t warmup = 1, repeat = 1;
+    bool preview = false;
+    pch_vxp_snapshot *s = NULL;
+    pch_vxp_query_stats q0, q1;
+    char **keys = NULL, line[4096];
+    size_t n_keys = 0, cap = 0, n_lat = 0;
+    double *lat = NULL, *lk = NULL, *gt = NULL, t0, open_ms;
+    uint64_t bytes = 0;
+    FILE *kf;
+    pch_error err;
+    int rc = VX_EXIT_OK;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(bench_get_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--preview") == 0) { preview = true; continue; }
+        if (a[0] != '-') { if (root) { fputs(bench_get_usage, stderr); return VX_EXIT_USAGE; } root = a; continue; }
+        if (!v || (strcmp(a, "--keys") != 0 && strcmp(a, "--warmup") != 0 && strcmp(a, "--repeat") != 0 && strcmp(a, "--out-dir") != 0)) {
+            fprintf(stderr, "pchronicle-vortex bench-get: bad option %s\n", a);
+            fputs(bench_get_usage, stderr);
+            return VX_EXIT_USAGE;
+        }
+        i++;
+        if (strcmp(a, "--keys") == 0) keys_path = v;
+        else if (strcmp(a, "--out-dir") == 0) out_dir = v;
+        else if (parse_size(v, strcmp(a, "--warmup") == 0 ? &warmup : &repeat) < 0 || (strcmp(a, "--repeat") == 0 && !repeat)) {
+            fprintf(stderr, "pchronicle-vortex bench-get: %s takes a count\n", a);
+            return VX_EXIT_USAGE;
+        }
+    }
+    if (!root || !keys_path) { fputs(bench_get_usage, stderr); return VX_EXIT_USAGE; }
+    if (!(kf = fopen(keys_path, "r"))) { fprintf(stderr, "pchronicle-vortex bench-get: %s: %s\n", keys_path, strerror(errno)); return VX_EXIT_FAIL; }
+    while (fgets(line, sizeof line, kf)) {
+        size_t l = strcspn(line, "\r\n");
+        line[l] = 0;
+        if (!l) continue;
+        if (n_keys == cap) {
+            char **nk = realloc(keys, (cap = cap ? cap * 2 : 256) * sizeof *nk);
+            if (!nk) { rc = VX_EXIT_FAIL; break; }
+            keys = nk;
+        }
+        if (!(keys[n_keys] = strdup(line))) { rc = VX_EXIT_FAIL; break; }
+        n_keys++;
+    }
+    fclose(kf);
+    if (rc != VX_EXIT_OK) goto out;
+    t0 = mono_ms();
+    if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) { rc = vx_fail(root, &err); goto out; }
+    open_ms = mono_ms() - t0;
+    lat = calloc(n_keys * repeat + 1, sizeof *lat);
+    lk = calloc(n_keys * repeat + 1, sizeof *lk);
+    gt = calloc(n_keys * repeat + 1, sizeof *gt);
+    if (!lat || !lk || !gt) { rc = VX_EXIT_FAIL; goto out; }
+    memset(&q0, 0, sizeof q0);
+    for (uint64_t r = 0; r < repeat && rc == VX_EXIT_OK; r++)
+        for (size_t k = 0; k < n_keys; k++) {
+            uint64_t idx[2];
+            size_t n = 0, len = 0;
+            char *doc = NULL;
+            double a = mono_ms(), b, c;
+            if (r == 0 && k == warmup) pch_vxp_snapshot_stats(s, &q0);
+            if (pch_vxp_lookup(s, keys[k], idx, 2, &n, &err) < 0 || n != 1) {
+                fprintf(stderr, "pchronicle-vortex bench-get: line %zu '%s': %zu candidates%s%s\n", k + 1, keys[k], n,
+                        n ? "" : ": ", n ? "" : err.msg);
+                rc = VX_EXIT_FAIL;
+                break;
+            }
+            b = mono_ms();
+            if (pch_vxp_get(s, idx[0], preview ? PCH_VXP_PREVIEW : PCH_VXP_FULL, false, &doc, &len, &err) < 0) {
+                rc = vx_fail(keys[k], &err);
+                break;
+            }
+            c = mono_ms();
+            if (r > 0 || k >= warmup) {
+                lk[n_lat] = b - a;
+                gt[n_lat] = c - b;
+                lat[n_lat++] = c - a;
+                bytes += len;
+            }
+            pch_free(ctx, doc);
+        }
+    if (rc != VX_EXIT_OK) goto out;
+    pch_vxp_snapshot_stats(s, &q1);
+    printf("{\"snapshot\":\"%s\",\"keys\":%zu,\"repeat\":%" PRIu64 ",\"warmup\":%" PRIu64 ",\"open_ms\":%.3f,",
+           pch_vxp_snapshot_id(s), n_keys, repeat, warmup, open_ms);
+    print_summary("lookup", lk, n_lat);
+    putchar(',');
+    print_summary("get", gt, n_lat);
+    putchar(',');
+    print_summary("total", lat, n_lat);
+    printf(",\"bytes\":%" PRIu64 ",\"stats\":{\"files_opened\":%" PRIu64 ",\"clusters_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+           ",\"read_requests\":%" PRIu64 ",\"blobs_hydrated\":%" PRIu64 "},\"lat_ms\":[",
+           bytes, q1.files_opened - q0.files_opened, q1.clusters_read - q0.clusters_read, q1.bytes_read - q0.bytes_read,
+           q1.read_requests - q0.read_requests, q1.blobs_hydrated - q0.blobs_hydrated);
+    for (size_t i = 0; i < n_lat; i++) printf("%s%.3f", i ? "," : "", lat[i]);
+    printf("]}\n");
+    if (out_dir) {
+        if (mkdir(out_dir, 0755) != 0 && errno != EEXIST) { fprintf(stderr, "pchronicle-vortex bench-get: %s: %s\n", out_dir, strerror(errno)); rc = VX_EXIT_FAIL; goto out; }
+        for (size_t k = 0; k < n_keys; k++) {
+            uint64_t idx[2];
+            size_t n = 0, len = 0;
+            char *doc = NULL, path[4200];
+            FILE *f;
+            if (pch_vxp_lookup(s, keys[k], idx, 2, &n, &err) < 0 || n != 1 ||
+                pch_vxp_get(s, idx[0], preview ? PCH_VXP_PREVIEW : PCH_VXP_FULL, false, &doc, &len, &err) < 0) { rc = vx_fail(keys[k], &err); break; }
+            snprintf(path, sizeof path, "%s/%zu.json", out_dir, k + 1);
+            if (!(f = fopen(path, "w")) || fwrite(doc, 1, len, f) != len) rc = VX_EXIT_FAIL;
+            if (f) fclose(f);
+            pch_free(ctx, doc);
+            if (rc != VX_EXIT_OK) break;
+        }
+    }
+out:
+    for (size_t k = 0; k < n_keys; k++) free(keys[k]);
+    free(keys);
+    free(lat); free(lk); free(gt);
+    pch_vxp_snapshot_free(s);
+    return rc;
 }

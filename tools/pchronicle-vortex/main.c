@@ -19,6 +19,8 @@ static const char usage_text[] =
     "  export --from ROOT --output-format atif --to DIR [--stats]\n"
     "  verify ROOT            every check of RFC-0006 §15; exit 1 with one line per finding\n"
     "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
+    "  bench-get ROOT --keys FILE [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
+    "                         warm in-process point-read latencies (benchmarks)\n"
     "every command takes --help\n";
 
 int vx_fail(const char *what, const pch_error *err)
@@ -59,6 +61,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "get") == 0) rc = vx_cmd_get(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "export") == 0) rc = vx_cmd_export(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "verify") == 0) rc = vx_cmd_verify(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "bench-get") == 0) rc = vx_cmd_bench_get(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "check") == 0) rc = vx_cmd_check(ctx, argc - 2, argv + 2);
     else {
         fprintf(stderr, "pchronicle-vortex: unknown command '%s'\n", argv[1]);
