@@ -789,6 +789,12 @@ if printf '%s\n' $files | xargs -P 4 -n 2 "$PY" tests/vortex/structure_check.py 
     bad "structure check"; grep -v '^ok' "$T/structure.log" | head -20
 fi
 checked=$(grep -c '^ok' "$T/structure.log")
+# and every one decodes with our own dump (all rows, all lanes)
+dumped=0
+for f in $files; do
+    if "$VX" dump "$f" >/dev/null 2>"$T/dump.err"; then dumped=$((dumped + 1)); else bad "dump $f"; head -n 3 "$T/dump.err"; fi
+done
+[ "$dumped" = "$(printf '%s\n' $files | wc -l)" ] && ok || bad "dump: $dumped files decoded"
 [ "$checked" = "$(printf '%s\n' $files | wc -l)" ] && ok || bad "structure check: $checked of $(printf '%s\n' $files | wc -l) files ok"
 
 echo "vortex_projection: $checked files structure-checked, $((SECONDS - started)) s"
