@@ -1066,10 +1066,20 @@ static int write_int_list(rd *d, const pch_vx_array *lane, uint64_t s)
     return PCH_OK;
 }
 
+/* A float32 value as JSON: "%.17g" reads back as the same double (one snprintf instead of
+** the shortest-digits search, which dominated RL reads); a real keeps a '.' or exponent. */
+static size_t fmt_f32_value(char t[32], double v)
+{
+    int n = snprintf(t, 32, "%.17g", v);
+    if (n > 0 && n < 29 && !strpbrk(t, ".eEn")) { t[n++] = '.'; t[n++] = '0'; t[n] = 0; }
+    return n > 0 ? (size_t)n : 0;
+}
+
 static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
 {
     uint64_t b, e;
     const pch_vx_array *it = items(lane);
+    bool f32 = it && it->dtype->kind == PCH_VX_PRIMITIVE && it->dtype->ptype == PCH_VX_F32;
     char t[32];
     PCH_TRY(range(d, lane, s, &b, &e));
     OUT(pch_buf_putc(d->out, '['));
@@ -1077,7 +1087,7 @@ static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
         double v = load_f(it, i);
         size_t n;
         if (!isfinite(v)) return corrupt(d, "non-finite logprob");
-        n = pch_json__fmt_double(t, v);   /* f32 values are exact: the same double */
+        n = f32 ? fmt_f32_value(t, v) : pch_json__fmt_double(t, v);
         if (i > b) OUT(pch_buf_putc(d->out, ','));
         OUT(pch_buf_append(d->out, t, n));
     }
