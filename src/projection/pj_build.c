@@ -638,9 +638,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
 {
     pch_buf packs, cdir, tdir, m, p, cur, now_raw;
     char mdigest[80], created[32], rel[128];
-    uint64_t states[4] = { 0, 0, 0, 0 };
     int rc = PCH_OK, lock = -1;
-    (void)states;
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx); pch_buf_init(&cur, b->ctx); pch_buf_init(&now_raw, b->ctx);

@@ -403,8 +403,7 @@ static bool hex_id(const char *s, size_t n)
     return true;
 }
 
-int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, const char *msrc,
-                  pch_error *err)
+int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, pch_error *err)
 {
     const pch_json_value *cd = pj_json_member(manifest, "content_directory", PCH_JSON_ARRAY);
     pj_blobs *b;
@@ -413,7 +412,6 @@ int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json
     char rel[128], want[80], got[80];
     uint64_t bytes, rows;
     int rc = PCH_OK;
-    (void)msrc;
     *out = NULL;
     if (!(b = pch_calloc(ctx, 1, sizeof *b)) || !(b->root = strdup(root))) { pch_free(ctx, b); return nomem(err); }
     b->ctx = ctx;

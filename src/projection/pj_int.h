@@ -178,7 +178,7 @@ const char *pj_content_file(const pj_content *c, size_t i);
 /* Reader side: content directory loaded from a snapshot; fetches and checks values. */
 typedef struct pj_blobs pj_blobs;
 int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest,
-                  const char *msrc, pch_error *err);
+                  pch_error *err);
 void pj_blobs_free(pj_blobs *b);
 /* Hydrate one value: checks BLAKE3, raw length and codec (§9.5). out appended. */
 int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_stats *st,

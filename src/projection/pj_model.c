@@ -974,13 +974,12 @@ static int write_parts(rd *d, uint64_t s)
     return PCH_OK;
 }
 
-static int write_calls(rd *d, uint64_t s, uint64_t *cb_out)
+static int write_calls(rd *d, uint64_t s)
 {
     const pj_rows *r = d->r;
     const pch_vx_array *ids = items(r->l[PJ_TOOLS_CALL_ID]);
     uint64_t b, e;
     PCH_TRY(range(d, ids, s, &b, &e));
-    *cb_out = b;
     for (int l = PJ_TOOLS_FUNCTION; l <= PJ_TOOLS_CALL_ESCAPE; l++) {
         if (!r->l[l]) continue;
         uint64_t lb, le;
@@ -1013,7 +1012,7 @@ static int write_calls(rd *d, uint64_t s, uint64_t *cb_out)
     return PCH_OK;
 }
 
-static int write_results(rd *d, uint64_t s, uint64_t calls_b)
+static int write_results(rd *d, uint64_t s)
 {
     const pch_vx_array *ord = L1(TOOLS_RES_CALL);
     uint64_t b, e;
@@ -1035,7 +1034,6 @@ static int write_results(rd *d, uint64_t s, uint64_t calls_b)
             const char *p;
             size_t n;
             PCH_TRY(range(d, L1(TOOLS_CALL_ID), s, &cb, &ce));
-            (void)calls_b;
             if (c >= ce - cb || !str_at(L2(TOOLS_CALL_ID), cb + c, &p, &n)) return corrupt(d, "result call ordinal out of range");
             PCH_TRY(key(d, &first, "source_call_id"));
             PCH_TRY(put_json_str(d, p, n));
@@ -1133,7 +1131,7 @@ static int write_step(rd *d, uint64_t s)
     const char *src, *p;
     size_t n;
     bool first = true;
-    uint64_t k, calls_b = 0;
+    uint64_t k;
     PCH_TRY(escape(d, 0, L1(STEPS_ESCAPE), s, &esc, &src));
     OUT(pch_buf_putc(d->out, '{'));
     if (ok(L1(STEPS_STEP_ID), s)) {
@@ -1168,7 +1166,7 @@ static int write_step(rd *d, uint64_t s)
     }
     PCH_TRY(content_kind(d, &first, "reasoning_content", load_u(L1(MESSAGE_RKIND), s), L1(MESSAGE_RHOT),
                          L1(MESSAGE_RCOLD), L1(MESSAGE_RREF), s));
-    if (ok(L1(TOOLS_CALL_ID), s)) { PCH_TRY(key(d, &first, "tool_calls")); PCH_TRY(write_calls(d, s, &calls_b)); }
+    if (ok(L1(TOOLS_CALL_ID), s)) { PCH_TRY(key(d, &first, "tool_calls")); PCH_TRY(write_calls(d, s)); }
     else {
         uint64_t cb, ce;
         PCH_TRY(range(d, L1(TOOLS_FUNCTION), s, &cb, &ce));
@@ -1183,7 +1181,7 @@ static int write_step(rd *d, uint64_t s)
         bool of = true;
         PCH_TRY(key(d, &first, "observation"));
         OUT(pch_buf_putc(d->out, '{'));
-        if (k == 1) { PCH_TRY(key(d, &of, "results")); PCH_TRY(write_results(d, s, calls_b)); }
+        if (k == 1) { PCH_TRY(key(d, &of, "results")); PCH_TRY(write_results(d, s)); }
         PCH_TRY(escape(d, 1, L1(TOOLS_OBS_ESCAPE), s, &oe, &os));
         PCH_TRY(esc_rest(d, &of, oe, os, NULL, 0));
         OUT(pch_buf_putc(d->out, '}'));

@@ -367,7 +367,6 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", m->rel);
     m->loaded = true;
-    s->st.segments_read += 0;
     return PCH_OK;
 }
 
@@ -544,7 +543,7 @@ static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch
 static int ensure_blobs(pch_vxp_snapshot *s, pch_error *err)
 {
     if (s->blobs_loaded) return PCH_OK;
-    PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, (const char *)s->mtext.data, err));
+    PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, err));
     s->blobs_loaded = true;
     return PCH_OK;
 }

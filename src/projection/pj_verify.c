@@ -149,7 +149,7 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
         pch_vxp_snapshot_free(snap);
         snap = NULL;
     }
-    if (pj_blobs_open(&blobs, ctx, root, m, (const char *)mtext.data, &e) < 0) {
+    if (pj_blobs_open(&blobs, ctx, root, m, &e) < 0) {
         finding(&v, "directories/content", "%s", e.msg);
         blobs = NULL;
     } else {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,12 @@ static const char build_usage[] =
     "  4096 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n";
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path);
+}
+
 static bool build_option(const char *a)
 {
     static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
@@ -105,7 +112,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_build_stats st;
     pch_atif_dir_stats ds;
     const char *from = NULL, *to = NULL;
-    char tmpdir[] = "/tmp/pchronicle-vortex-build-XXXXXX";
+    char tmpdir[4096];
     const char *input = NULL;
     bool made_tmp = false;
     build_st bs;
@@ -162,6 +169,8 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         snprintf(vers, sizeof vers, "%s/_versions", from);
         if (pch_storyline_is_root(from) || stat(vers, &sb) == 0) {
             size_t n = 0;
+            const char *td = getenv("TMPDIR");
+            snprintf(tmpdir, sizeof tmpdir, "%s/pchronicle-vortex-build-XXXXXX", td && *td ? td : "/tmp");
             if (!mkdtemp(tmpdir)) { fprintf(stderr, "pchronicle-vortex build: temporary directory: %s\n", strerror(errno)); return VX_EXIT_FAIL; }
             made_tmp = true;
             rmdir(tmpdir);
@@ -204,12 +213,9 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     rc = VX_EXIT_OK;
 out:
     pch_vxp_builder_free(bs.b);
-    if (made_tmp) {
-        /* the restored copy is scratch: remove it whatever happened */
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) fprintf(stderr, "pchronicle-vortex build: could not remove %s\n", tmpdir);
-    }
+    /* the restored copy is scratch: remove it whatever happened */
+    if (made_tmp && nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "pchronicle-vortex build: could not remove %s\n", tmpdir);
     return rc;
 }
 
