@@ -230,27 +230,55 @@ static int accept_doc(dir_state *s, const char *rel, pch_atif_doc *d)
 }
 
 
+/* The document's path relative to the walked root. */
+static const char *rel_path(const dir_state *s, const char *path)
+{
+    const char *rel = path + s->root_len;
+    while (*rel == '/') rel++;
+    return rel;
+}
+
+/* Read and parse one document (any thread). *read_ok: the file was read (*bytes long). */
+static int read_doc(const dir_state *s, const char *path, pch_atif_doc **d, bool *read_ok, size_t *bytes,
+                    pch_atif_finding_cb findings, void *payload, pch_error *e)
+{
+    pch_buf data;
+    int rc;
+    pch_buf_init(&data, s->ctx);
+    pch_error_clear(e);
+    rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, e);
+    *read_ok = rc == PCH_OK;
+    *bytes = data.len;
+    if (rc == PCH_OK)
+        rc = pch_atif_doc_parse(d, s->ctx, data.data ? (const char *)data.data : "", data.len, rel_path(s, path),
+                                s->opts, findings, payload, e);
+    pch_buf_dispose(&data);
+    return rc;
+}
+
+/* Count a document read by read_doc and accept it (calling thread, path order); an
+** invalid document is counted as rejected and skipped. */
+static int take_doc(dir_state *s, const char *path, int rc, bool read_ok, size_t bytes, pch_atif_doc *d,
+                    const pch_error *e)
+{
+    if (read_ok) {
+        s->st->bytes += bytes;
+        s->st->documents++;
+        if (rc == PCH_EINVAL) { s->st->rejected++; return PCH_OK; }
+    }
+    if (rc < 0) return pch_error_set(s->err, rc, "%s", e->msg);
+    return accept_doc(s, rel_path(s, path), d);
+}
+
 static int on_file(const char *path, void *payload)
 {
     dir_state *s = payload;
-    pch_buf data;
     pch_atif_doc *d = NULL;
     pch_error e;
-    const char *rel = path + s->root_len;
-    int rc;
-    while (*rel == '/') rel++;
-    pch_buf_init(&data, s->ctx);
-    rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, s->err);
-    if (rc < 0) { pch_buf_dispose(&data); return rc; }
-    s->st->bytes += data.len;
-    s->st->documents++;
-    pch_error_clear(&e);
-    rc = pch_atif_doc_parse(&d, s->ctx, data.data ? (const char *)data.data : "", data.len, rel,
-                            s->opts, s->findings, s->payload, &e);
-    pch_buf_dispose(&data);
-    if (rc == PCH_EINVAL) { s->st->rejected++; return PCH_OK; }
-    if (rc < 0) return pch_error_set(s->err, rc, "%s", e.msg);
-    return accept_doc(s, rel, d);
+    bool read_ok;
+    size_t bytes;
+    int rc = read_doc(s, path, &d, &read_ok, &bytes, s->findings, s->payload, &e);
+    return take_doc(s, path, rc, read_ok, bytes, d, &e);
 }
 
 /* ---- parsing ahead on worker threads (options version 2, threads > 1) ----
@@ -268,6 +296,7 @@ typedef struct ahead_slot {
     size_t idx;
     pch_atif_doc *doc;
     int rc;
+    bool read_ok;
     size_t bytes;
     pch_error err;
     kept_finding *f;
@@ -339,7 +368,7 @@ static void slot_clear(ahead_slot *sl)
 static void *ahead_worker(void *arg)
 {
     ahead *a = arg;
-    dir_state *s = a->s;
+    const dir_state *s = a->s;
     pthread_mutex_lock(&a->mu);
     for (;;) {
         size_t idx;
@@ -351,19 +380,8 @@ static void *ahead_worker(void *arg)
         sl->state = 1;
         sl->idx = idx;
         pthread_mutex_unlock(&a->mu);
-        {
-            const char *path = a->paths[idx], *rel = path + s->root_len;
-            pch_buf data;
-            while (*rel == '/') rel++;
-            pch_buf_init(&data, s->ctx);
-            pch_error_clear(&sl->err);
-            sl->rc = pch_file_read_all(&data, path, pch_ctx_limits(s->ctx)->max_line_bytes, &sl->err);
-            sl->bytes = data.len;
-            if (sl->rc == PCH_OK)
-                sl->rc = pch_atif_doc_parse(&sl->doc, s->ctx, data.data ? (const char *)data.data : "", data.len, rel,
-                                            s->opts, s->findings ? keep_finding : NULL, sl, &sl->err);
-            pch_buf_dispose(&data);
-        }
+        sl->rc = read_doc(s, a->paths[idx], &sl->doc, &sl->read_ok, &sl->bytes, s->findings ? keep_finding : NULL, sl,
+                          &sl->err);
         pthread_mutex_lock(&a->mu);
         sl->state = 2;
         pthread_cond_broadcast(&a->cv);
@@ -392,9 +410,7 @@ static int walk_ahead(dir_state *s, unsigned threads)
         if (!nt) rc = pch_error_set(s->err, PCH_ENOMEM, "atif: cannot start parsing threads");
         for (size_t i = 0; i < a.n_paths && rc == PCH_OK; i++) {
             ahead_slot *sl = &a.slot[i % a.window];
-            const char *rel = a.paths[i] + s->root_len;
             pch_atif_doc *d;
-            while (*rel == '/') rel++;
             pthread_mutex_lock(&a.mu);
             while (!(sl->state == 2 && sl->idx == i)) pthread_cond_wait(&a.cv, &a.mu);
             pthread_mutex_unlock(&a.mu);
@@ -402,18 +418,10 @@ static int walk_ahead(dir_state *s, unsigned threads)
                 pch_atif_finding f = { sl->f[k].severity, sl->f[k].code, sl->f[k].file, sl->f[k].pointer, sl->f[k].message };
                 if (s->findings(&f, s->payload) != 0) rc = pch_error_set(s->err, PCH_ECANCELED, "atif: stopped by the findings callback");
             }
-            if (rc == PCH_OK && sl->rc == PCH_OK) {
-                s->st->bytes += sl->bytes;
-                s->st->documents++;
+            if (rc == PCH_OK) {
                 d = sl->doc;
                 sl->doc = NULL;
-                rc = accept_doc(s, rel, d);
-            } else if (rc == PCH_OK && sl->rc == PCH_EINVAL) {
-                s->st->bytes += sl->bytes;
-                s->st->documents++;
-                s->st->rejected++;
-            } else if (rc == PCH_OK) {
-                rc = pch_error_set(s->err, sl->rc, "%s", sl->err.msg);
+                rc = take_doc(s, a.paths[i], sl->rc, sl->read_ok, sl->bytes, d, &sl->err);
             }
             pthread_mutex_lock(&a.mu);
             slot_clear(sl);
