@@ -717,13 +717,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     snprintf(rel, sizeof rel, "manifests/%s.json", b->snapshot_id);
     CK(stage_path(b, &p, rel) < 0 ? nomem(err) : PCH_OK);
     CK(pch_file_publish((const char *)p.data, m.data, m.len, err));
-    {
-        char hex[65];
-        uint8_t d[32];
-        pch_blake3_hash(d, m.data, m.len);
-        pch_hex_encode(hex, d, 32);
-        snprintf(mdigest, sizeof mdigest, "blake3:%s", hex);
-    }
+    pj_bytes_digest(mdigest, m.data, m.len);
     b->st.manifest_bytes = m.len;
 
     /* publish in the §9.5 order: blob packs, content directory, data, trajectory

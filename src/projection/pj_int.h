@@ -219,6 +219,8 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
 int pj_path_check(const char *path, size_t len, pch_error *err);
 /* "blake3:<hex>" of a whole file; bytes_out = its size. */
 int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err);
+/* "blake3:<hex>" of bytes in memory. */
+void pj_bytes_digest(char out[80], const void *p, size_t n);
 /* "blake3:<hex>" of the byte range [off, off+len) of an open file. */
 int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
 /* Random lowercase hex id of 2*n chars. */

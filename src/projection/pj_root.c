@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "projection/pj_int.h"
@@ -55,31 +56,31 @@ int pj_path_check(const char *p, size_t n, pch_error *err)
     return PCH_OK;
 }
 
-int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err)
+/* "blake3:<64 hex>" of a 32-byte digest. */
+static void digest_text(char out[80], const uint8_t d[32])
 {
-    pch_blake3 h;
-    uint8_t d[32];
     char hex[65];
-    uint8_t *buf;
-    uint64_t total = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
-    if (!(buf = malloc(1 << 20))) { close(fd); return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
-    pch_blake3_init(&h);
-    for (;;) {
-        ssize_t r = read(fd, buf, 1 << 20);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) { int e = errno; free(buf); close(fd); return pch_error_set_sys(err, PCH_EIO, e, "read %s", path); }
-        if (r == 0) break;
-        pch_blake3_update(&h, buf, (size_t)r);
-        total += (uint64_t)r;
-    }
-    free(buf);
-    close(fd);
-    pch_blake3_final(&h, d, 32);
     pch_hex_encode(hex, d, 32);
     snprintf(out, 80, "blake3:%s", hex);
-    if (bytes_out) *bytes_out = total;
+}
+
+void pj_bytes_digest(char out[80], const void *p, size_t n)
+{
+    uint8_t d[32];
+    pch_blake3_hash(d, p, n);
+    digest_text(out, d);
+}
+
+int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err)
+{
+    struct stat st;
+    int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
+    if (fstat(fd, &st) != 0) { int e = errno; close(fd); return pch_error_set_sys(err, PCH_EIO, e, "stat %s", path); }
+    rc = pj_range_digest(fd, 0, (uint64_t)st.st_size, out, err);
+    close(fd);
+    if (rc < 0) return pch_error_prefix(err, "%s", path);
+    if (bytes_out) *bytes_out = (uint64_t)st.st_size;
     return PCH_OK;
 }
 
@@ -87,7 +88,6 @@ int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error 
 {
     pch_blake3 h;
     uint8_t d[32], *buf;
-    char hex[65];
     uint64_t done = 0;
     if (!(buf = malloc(1 << 20))) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     pch_blake3_init(&h);
@@ -101,8 +101,7 @@ int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error 
     }
     free(buf);
     pch_blake3_final(&h, d, 32);
-    pch_hex_encode(hex, d, 32);
-    snprintf(out, 80, "blake3:%s", hex);
+    digest_text(out, d);
     return PCH_OK;
 }
 
@@ -250,8 +249,7 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
                      pch_buf *text, const pch_json_value **m, pch_error *err)
 {
     pch_buf path;
-    char digest[80], hex[65];
-    uint8_t d[32];
+    char digest[80];
     int rc;
     *m = NULL;
     *parser = NULL;
@@ -261,9 +259,7 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     rc = pch_file_read_all(text, (const char *)path.data, 256u << 20, err);
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", cur->manifest);
-    pch_blake3_hash(d, text->data, text->len);
-    pch_hex_encode(hex, d, 32);
-    snprintf(digest, sizeof digest, "blake3:%s", hex);
+    pj_bytes_digest(digest, text->data, text->len);
     if (strcmp(digest, cur->digest) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: digest %s does not match CURRENT's %s", cur->manifest, digest, cur->digest);
     return pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err);
