@@ -393,28 +393,35 @@ static int note_encoding(pch_vx_writer *w, lane *l, const pch_vx_enode *n)
     return PCH_OK;
 }
 
+/* Serialize an encoded tree as one flat segment (encoding ids assigned in first-use order,
+** so callers must emit in file order). */
+static int emit_encoded(pch_vx_writer *w, lane *l, const pch_vx_enode *root, uint32_t *seg_id, pch_error *err)
+{
+    pch_buf seg;
+    uint8_t ae;
+    int rc;
+    pch_buf_init(&seg, w->ctx);
+    assign_encs(w, root);
+    if (l && note_encoding(w, l, root)) rc = OOM();
+    else if (!(rc = pch_vx__serialize(&seg, root, w->enc_map, w->enc_used, &ae, err)))
+        rc = write_segment(w, &seg, ae, seg_id, err);
+    if (l) l->stored += seg.len;
+    pch_buf_dispose(&seg);
+    return rc;
+}
+
 /* Encode an array into one flat segment. */
 static int write_array(pch_vx_writer *w, lane *l, const pch_vx_array *a, int compress, uint32_t *seg_id,
                        pch_error *err)
 {
     pch_vx_encoder e;
     pch_vx_enode *root;
-    pch_buf seg;
-    uint8_t ae;
     int rc;
     e.ctx = w->ctx;
     e.arena = &w->arena;
     e.compress = compress;
     e.sample_rows = w->opts.sample_rows;
-    pch_buf_init(&seg, w->ctx);
-    if ((rc = pch_vx__encode(&e, a, &root, err))) goto done;
-    assign_encs(w, root);
-    if (l && (rc = note_encoding(w, l, root))) { rc = OOM(); goto done; }
-    if ((rc = pch_vx__serialize(&seg, root, w->enc_map, w->enc_used, &ae, err))) goto done;
-    rc = write_segment(w, &seg, ae, seg_id, err);
-    if (l) l->stored += seg.len;
-done:
-    pch_buf_dispose(&seg);
+    if (!(rc = pch_vx__encode(&e, a, &root, err))) rc = emit_encoded(w, l, root, seg_id, err);
     pch_arena_reset(&w->arena);
     return rc;
 }
@@ -734,18 +741,10 @@ int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *
     for (size_t li = 0; li < w->n_lanes && rc == PCH_OK; li++) {
         lane_job *j = &jobs[li];
         lane *l = j->l;
-        pch_buf seg;
-        uint8_t ae;
         uint32_t id;
         double t0 = pch_time_mono();
         if (j->rc) { rc = j->rc; if (err) *err = j->err; break; }
-        pch_buf_init(&seg, w->ctx);
-        assign_encs(w, j->root);
-        if (note_encoding(w, l, j->root)) rc = OOM();
-        if (!rc) rc = pch_vx__serialize(&seg, j->root, w->enc_map, w->enc_used, &ae, err);
-        if (!rc) rc = write_segment(w, &seg, ae, &id, err);
-        l->stored += seg.len;
-        pch_buf_dispose(&seg);
+        rc = emit_encoded(w, l, j->root, &id, err);
         if (!rc && (l->dict ? push_ref(w, &l->codes, &l->n_codes, &l->cap_codes, j->a->len, id)
                             : push_ref(w, &l->chunks, &l->n_chunks, &l->cap_chunks, j->a->len, id)))
             rc = OOM();
