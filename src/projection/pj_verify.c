@@ -193,7 +193,7 @@ done:
 
 static void print_str(FILE *out, const pch_json_value *o, const char *k)
 {
-    char b[256];
+    char b[4096];   /* a lane's distinct encodings over all its chunks */
     fprintf(out, "%s", pj_json_str(o, k, b, sizeof b) ? b : "-");
 }
 

@@ -96,7 +96,7 @@ enum {
     PCH_VX_E_VARBINVIEW, PCH_VX_E_STRUCT, PCH_VX_E_LIST, PCH_VX_E_FSL, PCH_VX_E_EXT,
     PCH_VX_E_CHUNKED, PCH_VX_E_CONSTANT, PCH_VX_E_DICT, PCH_VX_E_FOR, PCH_VX_E_BITPACKED,
     PCH_VX_E_ZSTD, PCH_VX_E_RUNEND, PCH_VX_E_SPARSE, PCH_VX_E_ZIGZAG, PCH_VX_E_SEQUENCE,
-    PCH_VX_E_FSST, PCH_VX_E_COUNT
+    PCH_VX_E_FSST, PCH_VX_E_ALPRD, PCH_VX_E_COUNT
 };
 extern const char *const pch_vx__enc_ids[PCH_VX_E_COUNT];
 int pch_vx__enc_lookup(const char *id, size_t len);   /* -1 when unknown */

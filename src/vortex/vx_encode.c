@@ -4,7 +4,7 @@
 ** (validity first), list (elements, offsets, validity), fixed_size_list, ext.
 ** Compressed forms written, in the order of value of §9.3: constant, dict, fastlanes.for +
 ** fastlanes.bitpacked (no patches), vortex.zstd, vortex.runend, vortex.sparse, vortex.fsst
-** (legacy 2-buffer form, utf8/binary; vx_fsst.c). The compressor
+** (legacy 2-buffer form, utf8/binary; vx_fsst.c), vortex.alprd (float32/float64). The compressor
 ** encodes a sample of the chunk (whole chunk when small) with every candidate that applies,
 ** keeps the smallest, then encodes the whole chunk with it. Integer children it creates
 ** (codes, offsets, run ends, patch indices) go through a restricted integer compressor
@@ -511,6 +511,145 @@ static int sparse_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **
     return PCH_OK;
 }
 
+/* ALP-RD, "real doubles" (vortex-format.md §6.4 `vortex.alprd`; Afroozeh et al., "ALP:
+** Adaptive Lossless floating-Point Compression", SIGMOD 2024, §3.4). Each float's bit pattern
+** is cut into a left part of 1..16 bits, coded through a dictionary of at most 8 entries
+** (others become patches holding the left bits), and a right part bit-packed as is. It suits
+** float lanes with random mantissas, such as float32 logprobs (RFC-0006 §8.1): their sign and
+** exponent bits take a handful of values, which neither zstd nor FoR exploit. */
+#define ALPRD_MAX_DICT 8
+#define ALPRD_SAMPLE 4096
+
+static int u16_cmp(const void *x, const void *y)
+{
+    uint16_t a = *(const uint16_t *)x, b = *(const uint16_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The most frequent left parts at one cut (at most ALPRD_MAX_DICT; count desc, then value asc).
+** top[0..n) are the sample's top-16 bits, sorted, so the values v >> shift that share a left
+** part are adjacent. Returns how many sample values the dictionary covers. */
+static uint64_t alprd_top(const uint16_t *top, uint64_t n, unsigned shift, uint16_t *dict, unsigned *dn)
+{
+    uint64_t cnt[ALPRD_MAX_DICT], covered = 0;
+    *dn = 0;
+    for (uint64_t i = 0; i < n;) {
+        uint64_t j = i;
+        uint16_t l = (uint16_t)(top[i] >> shift);
+        unsigned k;
+        while (j < n && (top[j] >> shift) == l) j++;
+        for (k = *dn; k > 0 && cnt[k - 1] < j - i; k--) {
+            if (k < ALPRD_MAX_DICT) { cnt[k] = cnt[k - 1]; dict[k] = dict[k - 1]; }
+        }
+        if (k < ALPRD_MAX_DICT) {
+            cnt[k] = j - i;
+            dict[k] = l;
+            if (*dn < ALPRD_MAX_DICT) (*dn)++;
+        }
+        i = j;
+    }
+    for (unsigned k = 0; k < *dn; k++) covered += cnt[k];
+    return covered;
+}
+
+static unsigned alprd_code_width(unsigned dn) { unsigned w = 1; while ((1u << w) < dn) w++; return w; }
+
+static uint64_t alprd_bits(const pch_vx_array *a, unsigned wide, uint64_t i)
+{
+    return wide ? pch_load_le64(a->data + 8 * i) : pch_load_le32(a->data + 4 * i);
+}
+
+static int alprd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, int *ok, pch_error *err)
+{
+    unsigned p = a->dtype->ptype, wide = p == PCH_VX_F64, up = wide ? PCH_VX_U64 : PCH_VX_U32, bits = wide ? 64 : 32;
+    unsigned rbw = 0, dn = 0, cut;
+    uint16_t dict[ALPRD_MAX_DICT], *top, *left, *exc_val;
+    uint8_t *code_of, *right;
+    uint64_t ns = 0, stride, nexc = 0, *exc_pos, rmask;
+    double best = (double)bits - 0.5;   /* must beat plain by half a bit a value */
+    pch_vx_enode *n;
+    pch_buf meta, pm, dv;
+    ivals iv;
+    int rc;
+    *ok = 0;
+    if (a->dtype->kind != PCH_VX_PRIMITIVE || (p != PCH_VX_F32 && p != PCH_VX_F64) || a->len < 64) return PCH_OK;
+    /* choose the cut on an evenly spread sample of the valid values */
+    if (!(top = pch_malloc(e->ctx, ALPRD_SAMPLE * sizeof *top))) return OOM();
+    stride = a->len / ALPRD_SAMPLE + 1;
+    for (uint64_t i = 0; i < a->len && ns < ALPRD_SAMPLE; i += stride)
+        if (!a->validity || pch_vx__bit(a->validity, i)) top[ns++] = (uint16_t)(alprd_bits(a, wide, i) >> (bits - 16));
+    qsort(top, (size_t)ns, sizeof *top, u16_cmp);
+    for (cut = 1; ns && cut <= 16; cut++) {
+        uint16_t d[ALPRD_MAX_DICT];
+        unsigned ddn;
+        uint64_t cov = alprd_top(top, ns, 16 - cut, d, &ddn);
+        double est = (double)(bits - cut) + alprd_code_width(ddn) + (double)(ns - cov) * 32.0 / (double)ns;
+        if (est < best) { best = est; rbw = bits - cut; dn = ddn; memcpy(dict, d, sizeof d); }
+    }
+    pch_free(e->ctx, top);
+    if (!dn) return PCH_OK;
+    rmask = (((uint64_t)1) << rbw) - 1;
+    left = pch_arena_alloc(e->arena, (size_t)a->len * 2);
+    right = pch_arena_alloc(e->arena, (size_t)a->len * (bits / 8));
+    code_of = pch_malloc(e->ctx, (size_t)1 << (bits - rbw));
+    if (!left || !right || !code_of) { pch_free(e->ctx, code_of); return OOM(); }
+    memset(code_of, 0xff, (size_t)1 << (bits - rbw));
+    for (unsigned k = dn; k-- > 0;) code_of[dict[k]] = (uint8_t)k;
+    for (uint64_t i = 0; i < a->len; i++) {   /* null rows: code 0, right part 0 */
+        uint64_t v = (!a->validity || pch_vx__bit(a->validity, i)) ? alprd_bits(a, wide, i) : (uint64_t)dict[0] << rbw;
+        uint8_t k = code_of[v >> rbw];
+        nexc += k == 0xff;
+        left[i] = k == 0xff ? 0 : k;
+        if (wide) pch_store_le64(right + 8 * i, v & rmask);
+        else pch_store_le32(right + 4 * i, (uint32_t)(v & rmask));
+    }
+    exc_pos = pch_arena_alloc(e->arena, (size_t)(nexc ? nexc : 1) * 8);
+    exc_val = pch_arena_alloc(e->arena, (size_t)(nexc ? nexc : 1) * 2);
+    if (!exc_pos || !exc_val) { pch_free(e->ctx, code_of); return OOM(); }
+    nexc = 0;
+    for (uint64_t i = 0; i < a->len; i++) {
+        uint64_t l;
+        if (left[i] || (a->validity && !pch_vx__bit(a->validity, i))) continue;
+        l = alprd_bits(a, wide, i) >> rbw;
+        if (code_of[l] == 0xff) { exc_pos[nexc] = i; exc_val[nexc++] = (uint16_t)l; }
+    }
+    pch_free(e->ctx, code_of);
+    if (!(n = mk(e, PCH_VX_E_ALPRD, nexc ? 4 : 2))) return OOM();
+    iv.ptype = PCH_VX_U16; iv.len = a->len; iv.data = (const uint8_t *)left; iv.validity = a->validity;
+    PCH_TRY(int_simple(e, &iv, &n->children[0], err));
+    iv.ptype = up; iv.data = right; iv.validity = NULL;
+    PCH_TRY(int_simple(e, &iv, &n->children[1], err));
+    if (nexc) {
+        PCH_TRY(narrow(e, exc_pos, nexc, a->len, &iv, err));
+        PCH_TRY(int_simple(e, &iv, &n->children[2], err));
+    }
+    pch_buf_init(&meta, e->ctx);
+    pch_buf_init(&pm, e->ctx);
+    pch_buf_init(&dv, e->ctx);
+    pch_vx__pb_uint(&meta, 1, rbw);
+    pch_vx__pb_uint(&meta, 2, dn);
+    for (unsigned k = 0; k < dn; k++) pch_vx__pb_varint(&dv, dict[k]);
+    pch_vx__pb_bytes(&meta, 3, dv.data ? dv.data : (const uint8_t *)"", dv.len);  /* packed repeated uint32 */
+    pch_vx__pb_uint(&meta, 4, PCH_VX_U16);
+    if (nexc) {
+        pch_vx__pb_uint(&pm, 1, nexc);
+        pch_vx__pb_uint(&pm, 3, iv.ptype);
+        pch_vx__pb_bytes(&meta, 5, pm.data, pm.len);
+    }
+    rc = set_meta(e, n, &meta) || pm.oom || dv.oom ? PCH_ENOMEM : PCH_OK;
+    pch_buf_dispose(&meta);
+    pch_buf_dispose(&pm);
+    pch_buf_dispose(&dv);
+    if (rc) return OOM();
+    if (nexc) {
+        iv.ptype = PCH_VX_U16; iv.len = nexc; iv.data = (const uint8_t *)exc_val; iv.validity = NULL;
+        PCH_TRY(int_simple(e, &iv, &n->children[3], err));
+    }
+    *out = n;
+    *ok = 1;
+    return PCH_OK;
+}
+
 /* FSST (legacy wire form of §6.4, read by every version since 0.36): buffers [symbols u64 LE,
 ** symbol lengths u8], children [codes = vortex.varbin Binary with the array's nullability
 ** (its offsets + validity), uncompressed lengths (non-null unsigned)], metadata field 1 =
@@ -698,7 +837,7 @@ int pch_vx__encode_canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_en
 
 /* ------------------------------------------------------------------ sampling compressor */
 
-enum { C_CANON, C_CONST, C_DICT, C_FORBP, C_ZSTD, C_RUNEND, C_SPARSE, C_FSST, C_N };
+enum { C_CANON, C_CONST, C_DICT, C_FORBP, C_ZSTD, C_RUNEND, C_SPARSE, C_FSST, C_ALPRD, C_N };
 
 static int try_candidate(pch_vx_encoder *e, const pch_vx_array *a, int c, pch_vx_enode **out,
                          int *ok, pch_error *err)
@@ -753,6 +892,8 @@ static int try_candidate(pch_vx_encoder *e, const pch_vx_array *a, int c, pch_vx
     case C_FSST:
         if (!PCH_VX_ENABLE_FSST || (d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY)) return PCH_OK;
         return fsst_node(e, a, out, ok, err);
+    case C_ALPRD:
+        return alprd_node(e, a, out, ok, err);
     default: return PCH_OK;
     }
 }

@@ -1,6 +1,7 @@
 /* Serialized arrays (vortex-format.md §6.1) and the decoders of every encoding we read
 ** (§6.4: canonical set + constant, dict, fastlanes.for, fastlanes.bitpacked, vortex.zstd,
-** vortex.runend, vortex.sparse, vortex.zigzag, vortex.sequence, vortex.chunked, vortex.fsst).
+** vortex.runend, vortex.sparse, vortex.zigzag, vortex.sequence, vortex.chunked, vortex.fsst,
+** vortex.alprd).
 **
 ** Segment: [pad][buf0][pad][buf1]...[pad to 8][Array FB][u32 LE FB length]; buffers in
 ** pre-order; each buffer padded to its declared alignment relative to the segment start.
@@ -13,12 +14,14 @@
 #include <stdlib.h>
 #include <zstd.h>
 
+#define ALPRD_DICT_MAX 16   /* the writer uses at most 8 (vortex-format.md §6.4); accept a little more */
+
 const char *const pch_vx__enc_ids[PCH_VX_E_COUNT] = {
     "vortex.null", "vortex.bool", "vortex.primitive", "vortex.decimal", "vortex.varbin",
     "vortex.varbinview", "vortex.struct", "vortex.list", "vortex.fixed_size_list", "vortex.ext",
     "vortex.chunked", "vortex.constant", "vortex.dict", "fastlanes.for", "fastlanes.bitpacked",
     "vortex.zstd", "vortex.runend", "vortex.sparse", "vortex.zigzag", "vortex.sequence",
-    "vortex.fsst"
+    "vortex.fsst", "vortex.alprd"
 };
 
 int pch_vx__enc_lookup(const char *id, size_t len)
@@ -544,6 +547,7 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if (k != PCH_VX_PRIMITIVE && k != PCH_VX_UTF8 && k != PCH_VX_BINARY) goto dtype_bad;
         break;
     case PCH_VX_E_FSST: if (k != PCH_VX_UTF8 && k != PCH_VX_BINARY) goto dtype_bad; break;
+    case PCH_VX_E_ALPRD: if (k != PCH_VX_PRIMITIVE) goto dtype_bad; break;
     default: break;
     }
     if (k == PCH_VX_EXTENSION && n.enc != PCH_VX_E_EXT)
@@ -953,6 +957,79 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
     case PCH_VX_E_FSST:
         if ((rc = dec_fsst(ds, &n, dt, len, &a))) goto fail;
         break;
+    case PCH_VX_E_ALPRD: {
+        /* [left_parts (dict codes), right_parts, patch_indices, patch_values]: value bits =
+        ** (left << right_bit_width) | right, left = dict[code] unless a patch gives it */
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        uint64_t pm[6], dict[ALPRD_DICT_MAX], nd = 0, rbw = 0, dlen = 0, lpt = 0, *pidx = NULL;
+        unsigned p = dt->ptype, up = p == PCH_VX_F32 ? PCH_VX_U32 : PCH_VX_U64, bits = p == PCH_VX_F32 ? 32 : 64;
+        int has_patches = 0, hc = 0;
+        pch_vx_dtype ldt, rdt, pdt;
+        pch_vx_array *lp = NULL, *rp = NULL, *pv = NULL;
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+            if (f.field == 1 && f.wt == 0) rbw = f.v;
+            else if (f.field == 2 && f.wt == 0) dlen = f.v;
+            else if (f.field == 3 && f.wt == 0) { if (nd == ALPRD_DICT_MAX) return BAD("vortex alprd: dictionary above %d entries", ALPRD_DICT_MAX); dict[nd++] = f.v; }
+            else if (f.field == 3 && f.wt == 2) {
+                pch_rd dr = pch_rd_make(f.p, f.n);
+                while (pch_rd_left(&dr)) {
+                    uint64_t v;
+                    if (nd == ALPRD_DICT_MAX) return BAD("vortex alprd: dictionary above %d entries", ALPRD_DICT_MAX);
+                    if (!pch_rd_varint(&dr, &v)) return BAD("vortex alprd: bad dictionary varint");
+                    dict[nd++] = v;
+                }
+            }
+            else if (f.field == 4 && f.wt == 0) lpt = f.v;
+            else if (f.field == 5 && f.wt == 2) { PCH_TRY(patches_meta(ds, f.p, f.n, pm, &hc)); has_patches = 1; }
+        }
+        if (rc < 0) return rc;
+        if (p != PCH_VX_F32 && p != PCH_VX_F64) return BAD("vortex alprd: dtype is not float32/float64");
+        if (rbw >= bits || bits - rbw > 16) return BAD("vortex alprd: right bit width %" PRIu64 " for %u-bit floats", rbw, bits);
+        if (dlen > nd || (len && !dlen)) return BAD("vortex alprd: dictionary length %" PRIu64 " with %" PRIu64 " entries", dlen, nd);
+        for (uint64_t d = 0; d < dlen; d++)
+            if (dict[d] >> (bits - rbw)) return BAD("vortex alprd: dictionary entry %" PRIu64 " wider than %" PRIu64 " bits", dict[d], bits - rbw);
+        if (lpt > PCH_VX_U64) return BAD("vortex alprd: left parts ptype %" PRIu64 " is not unsigned", lpt);
+        if (hc) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex alprd: chunked patches");
+        if (n.bufs.n || n.kids.n != (has_patches ? 4u : 2u)) return BAD("vortex alprd: %u children", n.kids.n);
+        ldt = prim_dt((unsigned)lpt, dt->nullable);
+        rdt = prim_dt(up, 0);
+        pdt = prim_dt((unsigned)lpt, 0);
+        if ((rc = decode_child(ds, &n, 0, &ldt, len, &lp)) || (rc = decode_child(ds, &n, 1, &rdt, len, &rp))) goto alprd_done;
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * (bits / 8))) { rc = NOMEM(); goto alprd_done; }
+        a->validity = lp->validity;   /* the left parts carry the array's validity */
+        lp->validity = NULL;
+        for (uint64_t i = 0; i < len; i++) {
+            uint64_t code = lpt == PCH_VX_U16 ? pch_load_le16(lp->data + 2 * i) : pch_vx__load_uint(lp->data, (unsigned)lpt, i);
+            uint64_t right = bits == 32 ? pch_load_le32(rp->data + 4 * i) : pch_load_le64(rp->data + 8 * i), v;
+            if (a->validity && !pch_vx__bit(a->validity, i)) v = 0;
+            else if (code >= dlen) { rc = BAD("vortex alprd: code %" PRIu64 " past the %" PRIu64 "-entry dictionary at row %" PRIu64, code, dlen, i); goto alprd_done; }
+            else if (right >> rbw) { rc = BAD("vortex alprd: right part wider than %" PRIu64 " bits at row %" PRIu64, rbw, i); goto alprd_done; }
+            else v = (dict[code] << rbw) | right;
+            if (bits == 32) pch_store_le32(a->data + 4 * i, (uint32_t)v);
+            else pch_store_le64(a->data + 8 * i, v);
+        }
+        if (has_patches) {
+            uint64_t np = pm[0];
+            if (np > len) { rc = BAD("vortex alprd: %" PRIu64 " patches for %" PRIu64 " rows", np, len); goto alprd_done; }
+            if ((rc = decode_ints(ds, &n, 2, (unsigned)pm[2], np, &pidx, NULL)) || (rc = decode_child(ds, &n, 3, &pdt, np, &pv))) goto alprd_done;
+            for (uint64_t j = 0; j < np; j++) {
+                uint64_t pos = pidx[j] - pm[1], l = pch_vx__load_uint(pv->data, (unsigned)lpt, j), right;
+                if (pidx[j] < pm[1] || pos >= len || (j && pidx[j] <= pidx[j - 1])) { rc = BAD("vortex alprd: patch index %" PRIu64 " out of range or unsorted", pidx[j]); goto alprd_done; }
+                if (l >> (bits - rbw)) { rc = BAD("vortex alprd: patch value wider than %" PRIu64 " bits", bits - rbw); goto alprd_done; }
+                if (a->validity && !pch_vx__bit(a->validity, pos)) continue;
+                right = pch_vx__load_uint(rp->data, up, pos);
+                pch_vx__store_uint(a->data, up, pos, (l << rbw) | right);
+            }
+        }
+alprd_done:
+        pch_free(ds->ctx, pidx);
+        pch_vx_array_free(lp);
+        pch_vx_array_free(rp);
+        pch_vx_array_free(pv);
+        if (rc) goto fail;
+        break;
+    }
     default:
         return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex: encoding %d not decodable", n.enc);
     }

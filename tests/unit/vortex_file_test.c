@@ -519,6 +519,64 @@ static void test_vortex_file__compressor_choices(void)
     pch_vx_dtype_free(dt);
 }
 
+/* ------------------------------------------------------------------ ALP-RD float lanes */
+
+/* Float lanes with random mantissas (logprob-like float32, nullable; float64 in a narrow
+** range) become vortex.alprd with and without exceptions, round-trip bit for bit, and a
+** flipped bit anywhere in the file is an error or a value, never a crash. */
+static void test_vortex_file__alprd_floats(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *chunk = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_lane_report rep;
+    pch_bytes bytes;
+    uint8_t *copy;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "lp:f32?,d:f64,odd:f64", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (int r = 0; r < 3000; r++) {
+        float lp = -(float)((double)rndn(1u << 24) / (double)(1u << 24)) * (float)(1 + rndn(12));
+        double d = -20.0 * (double)rndn(1ull << 52) / (double)(1ull << 52) - 1.0;
+        if (r % 13 == 0) PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 0), &err), &err);
+        else PCH_CHECK_OK(pch_vx_builder_append_float(pch_vx_builder_child(b, 0), r % 997 == 5 ? -3.0e30 : lp, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_float(pch_vx_builder_child(b, 1), d, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_float(pch_vx_builder_child(b, 2), r % 50 == 7 ? 1e300 * (double)(r + 1) : d, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &chunk, &err), &err);
+    PCH_CHECK_OK(roundtrip(dt, &chunk, 1, &o, &err, &w), &err);
+    for (uint32_t lane = 0; lane < 3; lane++) {
+        PCH_CHECK_OK(pch_vx_writer_lane(w, lane, &rep), &err);
+        PCH_CHECK_MSG(strncmp(rep.encodings, "vortex.alprd", 12) == 0, "lane %u: %s", lane, rep.encodings);
+        PCH_CHECK_MSG(rep.stored_bytes < rep.logical_bytes * 9 / 10, "lane %u: %llu of %llu bytes", lane,
+                      (unsigned long long)rep.stored_bytes, (unsigned long long)rep.logical_bytes);
+    }
+    bytes = pch_vx_writer_bytes(w);
+    copy = malloc(bytes.len);
+    PCH_CHECK(copy != NULL);
+    for (size_t pos = 0; copy && pos < bytes.len; pos += 29) {
+        pch_vx_file *f = NULL;
+        pch_vx_array *out = NULL;
+        pch_vx_dtype *odt = NULL;
+        memcpy(copy, bytes.ptr, bytes.len);
+        copy[pos] ^= (uint8_t)(1u << (pos % 8));
+        if (pch_vx_file_open_mem(&f, NULL, copy, bytes.len, &err) == 0 && pch_vx_file_check(f, &err) == 0 &&
+            pch_vx_file_scan(f, NULL, &out, &odt, &err) == 0) {
+            pch_vx_array_free(out);
+            pch_vx_dtype_free(odt);
+        }
+        pch_vx_file_free(f);
+    }
+    free(copy);
+    pch_vx_writer_free(w);
+    pch_vx_array_free(chunk);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
 /* ------------------------------------------------------------------ reader features */
 
 static void test_vortex_file__scan_features(void)
@@ -853,6 +911,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__random_roundtrip);
     PCH_RUN(test_vortex_file__nested_nulls_and_big_strings);
     PCH_RUN(test_vortex_file__compressor_choices);
+    PCH_RUN(test_vortex_file__alprd_floats);
     PCH_RUN(test_vortex_file__scan_features);
     PCH_RUN(test_vortex_file__corruption);
     PCH_RUN(test_vortex_file__alloc_failures);
