@@ -28,7 +28,7 @@ typedef struct dentry {
     uint32_t file, cluster;       /* known after the flusher wrote the cluster */
     uint64_t row, logical;        /* row: first row of the cluster + row_in_cluster */
     uint64_t seq, row_in_cluster;
-    uint32_t steps, calls;
+    uint32_t steps, calls, pages;
     bool has_ts;
     int64_t min_ts, max_ts;
 } dentry;
@@ -91,6 +91,7 @@ struct pch_vxp_builder {
     pthread_cond_t cv;
     pch_vx_array *queued;         /* next cluster for the flusher, or NULL */
     uint64_t queued_seq;
+    bool queued_keep;             /* the queued cluster ends inside a paged trajectory */
     bool stop;
     int flush_rc;                 /* first flusher failure */
     pch_error flush_err;
@@ -321,7 +322,7 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
 }
 
 /* Flusher thread side: write one cluster as one chunk of every lane, roll files. */
-static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, pch_error *err)
+static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, bool keep_file, pch_error *err)
 {
     int rc;
     if (!b->w) PCH_TRY(file_open(b, err));
@@ -354,7 +355,7 @@ static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, pch_
     b->files[b->n_files - 1].rows += a->len;
     b->files[b->n_files - 1].clusters++;
     b->st.clusters++;
-    if (pch_vx_writer_file_bytes(b->w) >= b->o.file_bytes) PCH_TRY(file_seal(b, err));
+    if (!keep_file && pch_vx_writer_file_bytes(b->w) >= b->o.file_bytes) PCH_TRY(file_seal(b, err));
     return PCH_OK;
 }
 
@@ -365,16 +366,18 @@ static void *flusher_main(void *arg)
     for (;;) {
         pch_vx_array *a;
         uint64_t seq;
+        bool keep;
         while (!b->queued && !b->stop) pthread_cond_wait(&b->cv, &b->mu);
         if (!b->queued) break;
         a = b->queued;
         seq = b->queued_seq;
+        keep = b->queued_keep;
         pthread_mutex_unlock(&b->mu);
         {
             pch_error e;
             int rc;
             pch_error_clear(&e);
-            rc = b->flush_rc ? b->flush_rc : write_cluster(b, a, seq, &e);
+            rc = b->flush_rc ? b->flush_rc : write_cluster(b, a, seq, keep, &e);
             pch_vx_array_free(a);
             pthread_mutex_lock(&b->mu);
             if (rc < 0 && !b->flush_rc) { b->flush_rc = rc; b->flush_err = e; }
@@ -386,8 +389,10 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
-/* Hand the built rows to the flusher (waits while it still has the previous one queued). */
-static int cluster_flush(pch_vxp_builder *b, pch_error *err)
+/* Hand the built rows to the flusher (waits while it still has the previous one queued).
+** keep_file: the next cluster continues a paged trajectory, so the file must not roll
+** (a trajectory's pages are consecutive rows of one data file). */
+static int cluster_flush(pch_vxp_builder *b, bool keep_file, pch_error *err)
 {
     pch_vx_array *a = NULL;
     int rc;
@@ -403,6 +408,7 @@ static int cluster_flush(pch_vxp_builder *b, pch_error *err)
         return rc;
     }
     b->queued = a;
+    b->queued_keep = keep_file;
     b->queued_seq = b->seq++;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);
@@ -427,6 +433,18 @@ static int flusher_stop(pch_vxp_builder *b, pch_error *err)
     return rc;
 }
 
+/* pj_model_append's row callback: count the row into the open cluster; between two pages of
+** a huge trajectory, close the cluster once it reached its target (§7.2: the pages of one
+** trajectory are clusters of their own, so a point read decodes one page at a time). */
+static int row_done(void *payload, const pj_traj_info *page, bool more, pch_error *err)
+{
+    pch_vxp_builder *b = payload;
+    b->cluster_rows++;
+    b->cluster_logical += page->logical_bytes;
+    if (more && b->cluster_logical >= b->o.cluster_bytes) return cluster_flush(b, true, err);
+    return PCH_OK;
+}
+
 int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t input_bytes, pch_error *err)
 {
     size_t n = pch_atif_doc_count(doc);
@@ -443,7 +461,8 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
         const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
         pj_traj_info info;
         dentry *e;
-        PCH_TRY(pj_model_append(b->rows, b->content, b->jp, doc, i, &b->o, &info, err));
+        uint64_t seq0 = b->seq, row0 = b->cluster_rows;   /* where page 0 lands */
+        PCH_TRY(pj_model_append(b->rows, b->content, b->jp, doc, i, &b->o, row_done, b, &info, err));
         if (b->n_d == b->cap_d) {
             size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
             dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
@@ -466,16 +485,15 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
             if (!e->parent_run || !e->parent_traj) return nomem(err);
         }
         if (!e->source_id || !e->run_key || !e->traj_key || !e->doc_path || (t->session_id && !e->session_id)) return nomem(err);
-        e->seq = b->seq;
-        e->row_in_cluster = b->cluster_rows;
+        e->seq = seq0;
+        e->row_in_cluster = row0;
+        e->pages = info.pages;
         e->logical = info.logical_bytes;
         e->steps = info.steps;
         e->calls = info.calls;
         e->has_ts = info.has_ts;
         e->min_ts = info.min_ts;
         e->max_ts = info.max_ts;
-        b->cluster_rows++;
-        b->cluster_logical += info.logical_bytes;
         b->st.trajectories++;
         b->st.steps += info.steps;
         b->st.tool_calls += info.calls;
@@ -486,7 +504,7 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
     b->st.documents++;
     b->st.input_bytes += input_bytes;
     /* a document's tree stays in one cluster; the cluster closes at its target size */
-    if (b->cluster_logical >= b->o.cluster_bytes) PCH_TRY(cluster_flush(b, err));
+    if (b->cluster_logical >= b->o.cluster_bytes) PCH_TRY(cluster_flush(b, false, err));
     if (b->o.progress) {
         double now = pch_time_mono();
         if (now - b->last_progress >= 1.0) {
@@ -643,7 +661,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx); pch_buf_init(&cur, b->ctx); pch_buf_init(&now_raw, b->ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
-    CK(cluster_flush(b, err));
+    CK(cluster_flush(b, false, err));
     CK(flusher_stop(b, err));
     CK(file_seal(b, err));
     for (size_t i = 0; i < b->n_d; i++) {   /* placement of every trajectory, now known */
@@ -670,7 +688,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
                        ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\"},\n",
                    b->st.documents);
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
-    pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"trajectory-struct-of-lane-lists/1\",\"cluster_bytes\":%" PRIu64
+    pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
                        ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"blob_payload_compression\":\"per-value\"},\n",
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,

@@ -45,6 +45,8 @@
     X(ID, STATE, "projection_state", "u8") \
     X(ID, WARNINGS, "projection_warnings", "u32") \
     X(ID, REVISION, "revision", "u64") \
+    X(ID, PAGE_INDEX, "page_index", "u32") \
+    X(ID, PAGE_COUNT, "page_count", "u32") \
     X(ID, ESCAPE, "escape", "utf8?") \
     /* summary lanes (§14.2) */ \
     X(SUMMARY, STEP_COUNT, "step_count", "u32") \
@@ -192,6 +194,8 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
 
 #define PJ_CURRENT_FORMAT "pchronicle-vortex-current/v1"
 #define PJ_MANIFEST_FORMAT "pchronicle-vortex-manifest/v1"
+/* The lanes of a data file (this header's PJ_LANES); /2 added page_index and page_count. */
+#define PJ_DATA_MODEL "trajectory-struct-of-lane-lists/2"
 
 typedef struct pj_current {
     char snapshot_id[64];
@@ -245,12 +249,19 @@ typedef struct pj_traj_info {
     int64_t min_ts, max_ts;
     uint64_t logical_bytes;
     uint64_t tokens;
+    uint32_t pages;               /* rows the trajectory took (1 unless paged) */
 } pj_traj_info;
 
-/* Append trajectory i of doc as one row to the root builder (every group). */
+/* Called after each complete row (page) of a trajectory with the page's values; more = further
+** pages of the same trajectory follow (the builder may close the cluster there, §7.2). */
+typedef int (*pj_row_cb)(void *payload, const pj_traj_info *page, bool more, pch_error *err);
+
+/* Append trajectory i of doc to the root builder (every group): one row, or one row per page
+** when its steps hold more than o->cluster_bytes raw bytes (page_index 0..page_count-1, the
+** trajectory's own values on page 0). info receives the trajectory's totals. */
 int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *jp,
                     const pch_atif_doc *doc, size_t i, const pch_vxp_build_options *o,
-                    pj_traj_info *info, pch_error *err);
+                    pj_row_cb row_cb, void *payload, pj_traj_info *info, pch_error *err);
 /* Two bits of a 64-bit bloom for a model / function name (summary lanes, §14.2). */
 uint64_t pj_bloom_bits(const char *s, size_t n);
 
@@ -267,12 +278,27 @@ int pj_rows_bind(pj_rows *r, const pch_vx_array *root, pch_error *err);
 ** NULL for Preview). */
 typedef int (*pj_child_cb)(pch_buf *out, const char *run_key, size_t run_len,
                            const char *traj_key, size_t traj_len, void *payload, pch_error *err);
+/* A paged trajectory (page_count > 1 on its first row): page_cb appends the steps of pages
+** 1..pages-1 (pj_model_write_page on each), *first_step false once a step was written. */
+typedef int (*pj_page_cb)(pch_buf *out, const char *traj_key, size_t traj_len, uint32_t pages,
+                          bool *first_step, void *payload, pch_error *err);
 int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
                         pch_vxp_hydration mode, pch_vxp_query_stats *st, pj_child_cb child_cb,
-                        void *payload, pch_error *err);
+                        pj_page_cb page_cb, void *payload, pch_error *err);
+/* The steps of row `row`, continuation page `page` of `pages` of trajectory traj_key (checked
+** against the row's lanes), as array items after a comma unless *first. */
+int pj_model_write_page(pch_buf *out, const pj_rows *r, uint64_t row, const char *traj_key, size_t traj_len,
+                        uint32_t page, uint32_t pages, bool *first, pj_blobs *blobs, pch_vxp_hydration mode,
+                        pch_vxp_query_stats *st, pch_error *err);
 /* Structural checks of a decoded cluster (§15: offsets agree across lanes of one level,
 ** token/logprob length relations, kinds in range). Findings via cb; returns the count. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload);
+
+/* Page lanes and key of a row (lanes bound; 0 / "" where null). */
+void pj_model_page_info(const pj_rows *r, uint64_t row, uint64_t *page, uint64_t *pages, const char **key,
+                        size_t *key_len);
+/* Page count of the trajectory whose first page is row `row` (fails if it is a continuation). */
+int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *err);
 
 /* Embedded assets of trajectory row `row`: cb(content_id, relative path) for each. */
 int pj_model_assets(const pj_rows *r, uint64_t row,

@@ -1,4 +1,5 @@
-/* Physical model of a trajectory data file (RFC-0006 §6): one row per trajectory, lane
+/* Physical model of a trajectory data file (RFC-0006 §6): one row per trajectory (one per
+** page of consecutive steps for a trajectory above the cluster target, §7.2), lane
 ** groups as struct layouts (§7.1), step lanes as lists tied to the trajectory by their
 ** offsets, tool-call / result / content-part lanes as lists of lists (second-level
 ** offsets). "Typed core + JSON escape" (§6.6): a field goes to its typed lane only when the
@@ -594,20 +595,128 @@ static int put_step(app *a, const pch_atif_step *s, pj_traj_info *info, uint8_t 
     return PCH_OK;
 }
 
+/* Raw JSON bytes of a step (its members' spans): the measure of a page of a huge trajectory. */
+static uint64_t step_bytes(const pch_atif_step *s)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < PCH_ATIF_S_N; k++) n += s->f[k].len;
+    for (uint32_t k = 0; k < s->n_unknown; k++) n += s->unknown[k].key_len + s->unknown[k].value.len;
+    return n;
+}
+
+/* Pages of a trajectory (RFC-0006 §7.2: a trajectory above the cluster target is its own
+** cluster and its child lanes are paged): consecutive step ranges of at most page_bytes raw
+** step bytes each (a larger single step is a page of its own). starts[p] = first step of
+** page p; returns the number of pages (1 for an ordinary trajectory). */
+static uint32_t page_starts(const pch_atif_trajectory *t, uint64_t page_bytes, uint32_t *starts)
+{
+    uint32_t np = 1;
+    uint64_t acc = 0;
+    if (starts) starts[0] = 0;
+    for (uint32_t s = 0; s < t->n_steps; s++) {
+        uint64_t b = step_bytes(&t->steps[s]);
+        if (acc && acc + b > page_bytes) {
+            if (starts) starts[np] = s;
+            np++;
+            acc = 0;
+        }
+        acc += b;
+    }
+    return np;
+}
+
+/* Identity, run and lineage lanes of one row (§6.2). Continuation pages repeat the keys and
+** the document place, and leave the trajectory's own values to the first page. */
+static int put_identity(app *a, const pch_atif_doc *doc, const pch_atif_trajectory *t, uint32_t page,
+                        uint32_t pages, bool typed[6])
+{
+    uint8_t kf = 0;
+    const pch_atif_trajectory *par = t->parent >= 0 ? pch_atif_doc_get(doc, (size_t)t->parent) : NULL;
+    static const int str_lanes[6] = { PJ_ID_SCHEMA_VERSION, PJ_ID_SESSION_ID, PJ_ID_TRAJECTORY_ID,
+                                      PJ_ID_AGENT_NAME, PJ_ID_AGENT_VERSION, PJ_ID_AGENT_MODEL_NAME };
+    const char *strs[6] = { t->schema_version, t->session_id, t->trajectory_id, t->agent_name, t->agent_version,
+                            t->agent_model_name };
+    TRY(put_cstr(a, B(ID_SOURCE_ID), t->source_id ? t->source_id : ""));
+    TRY(put_cstr(a, B(ID_RUN_KEY), t->run_key));
+    TRY(put_cstr(a, B(ID_TRAJECTORY_KEY), t->trajectory_key));
+    if (t->run_key_generated) kf |= PJ_KEY_RUN_GENERATED;
+    if (t->trajectory_key_generated) kf |= PJ_KEY_TRAJ_GENERATED;
+    if (t->has_agent) kf |= PJ_KEY_HAS_AGENT;
+    if (t->has_steps) kf |= PJ_KEY_HAS_STEPS;
+    if (t->has_subagent_trajectories) kf |= PJ_KEY_HAS_SUBAGENTS;
+    TRY(pch_vx_builder_append_uint(B(ID_KEY_FLAGS), kf, a->err));
+    TRY(put_cstr(a, B(ID_DOC_PATH), a->doc_path));
+    TRY(pch_vx_builder_append_uint(B(ID_PREORDER), t->preorder, a->err));
+    TRY(par ? put_cstr(a, B(ID_PARENT_RUN_KEY), par->run_key) : put_null(a, B(ID_PARENT_RUN_KEY)));
+    TRY(par ? put_cstr(a, B(ID_PARENT_TRAJECTORY_KEY), par->trajectory_key) : put_null(a, B(ID_PARENT_TRAJECTORY_KEY)));
+    TRY(par ? pch_vx_builder_append_uint(B(ID_PARENT_LOCAL_ORDINAL), (uint64_t)t->parent_local_ordinal, a->err)
+            : put_null(a, B(ID_PARENT_LOCAL_ORDINAL)));
+    for (uint32_t c = 0; page == 0 && c < t->n_children; c++) {
+        const pch_atif_trajectory *ch = pch_atif_doc_get(doc, t->children[c]);
+        TRY(put_cstr(a, elem(B(ID_CHILD_RUN_KEYS)), ch->run_key));
+        TRY(put_cstr(a, elem(B(ID_CHILD_TRAJECTORY_KEYS)), ch->trajectory_key));
+    }
+    TRY(pch_vx_builder_append_valid(B(ID_CHILD_RUN_KEYS), a->err));
+    TRY(pch_vx_builder_append_valid(B(ID_CHILD_TRAJECTORY_KEYS), a->err));
+    typed[0] = is_str(&t->f[PCH_ATIF_T_SCHEMA_VERSION]) && t->schema_version;
+    typed[1] = is_str(&t->f[PCH_ATIF_T_SESSION_ID]) && t->session_id;
+    typed[2] = is_str(&t->f[PCH_ATIF_T_TRAJECTORY_ID]) && t->trajectory_id;
+    typed[3] = t->has_agent && is_str(&t->agent_f[0]) && t->agent_name;
+    typed[4] = t->has_agent && is_str(&t->agent_f[1]) && t->agent_version;
+    typed[5] = t->has_agent && is_str(&t->agent_f[2]) && t->agent_model_name;
+    for (int k = 0; k < 6; k++) TRY(put_cstr(a, a->lane[str_lanes[k]], page == 0 && typed[k] ? strs[k] : NULL));
+    TRY(pch_vx_builder_append_uint(B(ID_STATE), (uint64_t)t->state, a->err));
+    TRY(pch_vx_builder_append_uint(B(ID_PAGE_INDEX), page, a->err));
+    return pch_vx_builder_append_uint(B(ID_PAGE_COUNT), pages, a->err);
+}
+
+/* The trajectory escape (§6.4): untyped known fields, the agent's other members, unknowns. */
+static int put_traj_escape(app *a, const pch_atif_trajectory *t, const bool typed[6], uint8_t *flags)
+{
+    int rc = PCH_OK;
+    esc_begin(a);
+    if (!typed[0]) TRY(esc_raw(a, "schema_version", &t->f[PCH_ATIF_T_SCHEMA_VERSION]));
+    if (!typed[1]) TRY(esc_raw(a, "session_id", &t->f[PCH_ATIF_T_SESSION_ID]));
+    if (!typed[2]) TRY(esc_raw(a, "trajectory_id", &t->f[PCH_ATIF_T_TRAJECTORY_ID]));
+    if (t->has_agent) {
+        pch_buf saved;
+        static const char *const ak[5] = { "name", "version", "model_name", "tool_definitions", "extra" };
+        bool at[5] = { typed[3], typed[4], typed[5], false, false };
+        pch_buf_init(&saved, NULL);
+        pch_buf_move(&a->esc, &saved);         /* build the agent remainder in a->esc */
+        for (int k = 0; k < 5 && rc >= 0; k++) if (!at[k]) rc = esc_raw(a, ak[k], &t->agent_f[k]);
+        if (rc >= 0) rc = esc_unknown(a, t->agent_unknown, t->n_agent_unknown);
+        if (rc >= 0 && !a->esc.len) rc = pch_buf_append(&a->esc, "{", 1);
+        rc = rc < 0 ? rc : pch_buf_putc(&a->esc, '}');
+        pch_buf_move(&a->esc, &a->tmp);
+        pch_buf_move(&saved, &a->esc);
+        if (rc < 0) return oom(a);
+        TRY(esc_add(a, "agent", 5, (const char *)a->tmp.data, a->tmp.len));
+    }
+    if (!t->has_agent) TRY(esc_raw(a, "agent", &t->f[PCH_ATIF_T_AGENT]));
+    if (!t->has_steps) TRY(esc_raw(a, "steps", &t->f[PCH_ATIF_T_STEPS]));
+    if (!t->has_subagent_trajectories) TRY(esc_raw(a, "subagent_trajectories", &t->f[PCH_ATIF_T_SUBAGENT_TRAJECTORIES]));
+    TRY(esc_raw(a, "notes", &t->f[PCH_ATIF_T_NOTES]));
+    TRY(esc_raw(a, "final_metrics", &t->f[PCH_ATIF_T_FINAL_METRICS]));
+    if (t->f[PCH_ATIF_T_FINAL_METRICS].ptr && memmem(t->f[PCH_ATIF_T_FINAL_METRICS].ptr, t->f[PCH_ATIF_T_FINAL_METRICS].len, "\"reward\"", 8))
+        *flags |= PJ_SUM_HAS_REWARD;
+    TRY(esc_raw(a, "continued_trajectory_ref", &t->f[PCH_ATIF_T_CONTINUED_TRAJECTORY_REF]));
+    TRY(esc_raw(a, "extra", &t->f[PCH_ATIF_T_EXTRA]));
+    TRY(esc_unknown(a, t->unknown, t->n_unknown));
+    return esc_end(a, B(ID_ESCAPE));
+}
+
 int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *jp,
                     const pch_atif_doc *doc, size_t i, const pch_vxp_build_options *o,
-                    pj_traj_info *info, pch_error *err)
+                    pj_row_cb row_cb, void *payload, pj_traj_info *info, pch_error *err)
 {
     const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
     app aa, *a = &aa;
-    uint8_t mask = 0, flags = 0, kf = 0;
-    uint64_t model_bloom = 0, tool_bloom = 0, ptok = 0, ctok = 0;
-    uint32_t copied = 0, warn;
+    uint32_t np, *starts = NULL;
     int rc = PCH_OK;
     memset(a, 0, sizeof *a);
     memset(info, 0, sizeof *info);
     if (!t) return pch_error_set(err, PCH_EINVAL, "projection: no trajectory %zu", i);
-    warn = t->warnings;
     a->content = content;
     a->o = o;
     a->err = err;
@@ -617,114 +726,69 @@ int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *
     a->jp = jp;
     pch_buf_init(&a->esc, NULL);
     pch_buf_init(&a->tmp, NULL);
+    np = page_starts(t, o->cluster_bytes, NULL);
+    if (!(starts = malloc(((size_t)np + 1) * sizeof *starts))) return oom(a);
+    page_starts(t, o->cluster_bytes, starts);
+    starts[np] = t->n_steps;
 
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
-    /* identity, run, lineage */
-    CK(put_cstr(a, B(ID_SOURCE_ID), t->source_id ? t->source_id : ""));
-    CK(put_cstr(a, B(ID_RUN_KEY), t->run_key));
-    CK(put_cstr(a, B(ID_TRAJECTORY_KEY), t->trajectory_key));
-    if (t->run_key_generated) kf |= PJ_KEY_RUN_GENERATED;
-    if (t->trajectory_key_generated) kf |= PJ_KEY_TRAJ_GENERATED;
-    if (t->has_agent) kf |= PJ_KEY_HAS_AGENT;
-    if (t->has_steps) kf |= PJ_KEY_HAS_STEPS;
-    if (t->has_subagent_trajectories) kf |= PJ_KEY_HAS_SUBAGENTS;
-    CK(pch_vx_builder_append_uint(B(ID_KEY_FLAGS), kf, err));
-    CK(put_cstr(a, B(ID_DOC_PATH), a->doc_path));
-    CK(pch_vx_builder_append_uint(B(ID_PREORDER), t->preorder, err));
-    if (t->parent >= 0) {
-        const pch_atif_trajectory *p = pch_atif_doc_get(doc, (size_t)t->parent);
-        CK(put_cstr(a, B(ID_PARENT_RUN_KEY), p->run_key));
-        CK(put_cstr(a, B(ID_PARENT_TRAJECTORY_KEY), p->trajectory_key));
-        CK(pch_vx_builder_append_uint(B(ID_PARENT_LOCAL_ORDINAL), (uint64_t)t->parent_local_ordinal, err));
-    } else {
-        CK(put_null(a, B(ID_PARENT_RUN_KEY)));
-        CK(put_null(a, B(ID_PARENT_TRAJECTORY_KEY)));
-        CK(put_null(a, B(ID_PARENT_LOCAL_ORDINAL)));
-    }
-    for (uint32_t c = 0; c < t->n_children; c++) {
-        const pch_atif_trajectory *ch = pch_atif_doc_get(doc, t->children[c]);
-        CK(put_cstr(a, elem(B(ID_CHILD_RUN_KEYS)), ch->run_key));
-        CK(put_cstr(a, elem(B(ID_CHILD_TRAJECTORY_KEYS)), ch->trajectory_key));
-    }
-    CK(pch_vx_builder_append_valid(B(ID_CHILD_RUN_KEYS), err));
-    CK(pch_vx_builder_append_valid(B(ID_CHILD_TRAJECTORY_KEYS), err));
-    {
-        bool sv = is_str(&t->f[PCH_ATIF_T_SCHEMA_VERSION]) && t->schema_version;
-        bool si = is_str(&t->f[PCH_ATIF_T_SESSION_ID]) && t->session_id;
-        bool ti = is_str(&t->f[PCH_ATIF_T_TRAJECTORY_ID]) && t->trajectory_id;
-        bool an = t->has_agent && is_str(&t->agent_f[0]) && t->agent_name;
-        bool av = t->has_agent && is_str(&t->agent_f[1]) && t->agent_version;
-        bool am = t->has_agent && is_str(&t->agent_f[2]) && t->agent_model_name;
-        CK(put_cstr(a, B(ID_SCHEMA_VERSION), sv ? t->schema_version : NULL));
-        CK(put_cstr(a, B(ID_SESSION_ID), si ? t->session_id : NULL));
-        CK(put_cstr(a, B(ID_TRAJECTORY_ID), ti ? t->trajectory_id : NULL));
-        CK(put_cstr(a, B(ID_AGENT_NAME), an ? t->agent_name : NULL));
-        CK(put_cstr(a, B(ID_AGENT_VERSION), av ? t->agent_version : NULL));
-        CK(put_cstr(a, B(ID_AGENT_MODEL_NAME), am ? t->agent_model_name : NULL));
-        CK(pch_vx_builder_append_uint(B(ID_STATE), (uint64_t)t->state, err));
-
-        /* steps */
-        for (uint32_t s = 0; s < t->n_steps; s++)
-            CK(put_step(a, &t->steps[s], info, &mask, &model_bloom, &tool_bloom, &copied, &ptok, &ctok, &warn, &flags));
+    /* one row per page; every lane of a row is complete before row_cb, which may close the
+    ** cluster between two pages */
+    for (uint32_t pg = 0; pg < np; pg++) {
+        pj_traj_info pi;
+        uint8_t mask = 0, flags = 0;
+        uint64_t model_bloom = 0, tool_bloom = 0, ptok = 0, ctok = 0, logical0 = a->logical;
+        uint32_t copied = 0, warn = pg == 0 ? t->warnings : 0;
+        bool typed[6], external0 = a->external;
+        memset(&pi, 0, sizeof pi);
+        a->external = false;
+        CK(put_identity(a, doc, t, pg, np, typed));
+        for (uint32_t s = starts[pg]; s < starts[pg + 1]; s++)
+            CK(put_step(a, &t->steps[s], &pi, &mask, &model_bloom, &tool_bloom, &copied, &ptok, &ctok, &warn, &flags));
         for (int l = 0; l < PJ_L_N; l++)
             if (pj_lane_group[l] >= PJ_G_STEPS) CK(pch_vx_builder_append_valid(a->lane[l], err));
-        info->steps = t->n_steps;
+        pi.steps = starts[pg + 1] - starts[pg];
         CK(pch_vx_builder_append_uint(B(ID_WARNINGS), warn, err));
         CK(pch_vx_builder_append_uint(B(ID_REVISION), 0, err));
-
-        /* trajectory escape: untyped known fields, the agent's other members, unknowns */
-        esc_begin(a);
-        if (!sv) CK(esc_raw(a, "schema_version", &t->f[PCH_ATIF_T_SCHEMA_VERSION]));
-        if (!si) CK(esc_raw(a, "session_id", &t->f[PCH_ATIF_T_SESSION_ID]));
-        if (!ti) CK(esc_raw(a, "trajectory_id", &t->f[PCH_ATIF_T_TRAJECTORY_ID]));
-        if (t->has_agent) {
-            pch_buf saved;
-            static const char *const ak[5] = { "name", "version", "model_name", "tool_definitions", "extra" };
-            bool typed[5] = { an, av, am, false, false };
-            pch_buf_init(&saved, NULL);
-            pch_buf_move(&a->esc, &saved);         /* build the agent remainder in a->esc */
-            for (int k = 0; k < 5; k++) if (!typed[k]) CK(esc_raw(a, ak[k], &t->agent_f[k]));
-            CK(esc_unknown(a, t->agent_unknown, t->n_agent_unknown));
-            if (!a->esc.len) rc = pch_buf_append(&a->esc, "{", 1);
-            rc = rc < 0 ? rc : pch_buf_putc(&a->esc, '}');
-            pch_buf_move(&a->esc, &a->tmp);
-            pch_buf_move(&saved, &a->esc);
-            if (rc < 0) { rc = oom(a); goto done; }
-            CK(esc_add(a, "agent", 5, (const char *)a->tmp.data, a->tmp.len));
+        if (pg == 0) CK(put_traj_escape(a, t, typed, &flags));
+        else CK(put_null(a, B(ID_ESCAPE)));
+        /* summary (§14.2) of the page's steps; a trajectory's is the union of its pages' */
+        if (a->external) flags |= PJ_SUM_HAS_EXTERNAL;
+        pi.logical_bytes = a->logical - logical0;
+        pi.tokens = ptok + ctok;
+        CK(pch_vx_builder_append_uint(B(SUMMARY_STEP_COUNT), pi.steps, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_TOOL_CALL_COUNT), pi.calls, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_RESULT_COUNT), pi.results, err));
+        CK(pi.has_ts ? pch_vx_builder_append_int(B(SUMMARY_MIN_TS), pi.min_ts, err) : put_null(a, B(SUMMARY_MIN_TS)));
+        CK(pi.has_ts ? pch_vx_builder_append_int(B(SUMMARY_MAX_TS), pi.max_ts, err) : put_null(a, B(SUMMARY_MAX_TS)));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_SOURCE_MASK), mask, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_MODEL_BLOOM), model_bloom, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_TOOL_BLOOM), tool_bloom, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_COPIED_STEPS), copied, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_PROMPT_TOKENS), ptok, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_COMPLETION_TOKENS), ctok, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_FLAGS), flags, err));
+        CK(pch_vx_builder_append_uint(B(SUMMARY_LOGICAL_BYTES), pi.logical_bytes, err));
+        for (int g = 0; g < PJ_G_N; g++) CK(pch_vx_builder_append_valid(a->group[g], err));
+        CK(pch_vx_builder_append_valid(root, err));
+        a->external = a->external || external0;
+        /* the trajectory's totals for the directory */
+        info->steps += pi.steps;
+        info->calls += pi.calls;
+        info->results += pi.results;
+        info->logical_bytes += pi.logical_bytes;
+        info->tokens += pi.tokens;
+        if (pi.has_ts) {
+            if (!info->has_ts || pi.min_ts < info->min_ts) info->min_ts = pi.min_ts;
+            if (!info->has_ts || pi.max_ts > info->max_ts) info->max_ts = pi.max_ts;
+            info->has_ts = true;
         }
-        if (!t->has_agent) CK(esc_raw(a, "agent", &t->f[PCH_ATIF_T_AGENT]));
-        if (!t->has_steps) CK(esc_raw(a, "steps", &t->f[PCH_ATIF_T_STEPS]));
-        if (!t->has_subagent_trajectories) CK(esc_raw(a, "subagent_trajectories", &t->f[PCH_ATIF_T_SUBAGENT_TRAJECTORIES]));
-        CK(esc_raw(a, "notes", &t->f[PCH_ATIF_T_NOTES]));
-        CK(esc_raw(a, "final_metrics", &t->f[PCH_ATIF_T_FINAL_METRICS]));
-        if (t->f[PCH_ATIF_T_FINAL_METRICS].ptr && memmem(t->f[PCH_ATIF_T_FINAL_METRICS].ptr, t->f[PCH_ATIF_T_FINAL_METRICS].len, "\"reward\"", 8))
-            flags |= PJ_SUM_HAS_REWARD;
-        CK(esc_raw(a, "continued_trajectory_ref", &t->f[PCH_ATIF_T_CONTINUED_TRAJECTORY_REF]));
-        CK(esc_raw(a, "extra", &t->f[PCH_ATIF_T_EXTRA]));
-        CK(esc_unknown(a, t->unknown, t->n_unknown));
-        CK(esc_end(a, B(ID_ESCAPE)));
+        info->pages = np;
+        if (row_cb) CK(row_cb(payload, &pi, pg + 1 < np, err));
     }
-    /* summary (§14.2) */
-    if (a->external) flags |= PJ_SUM_HAS_EXTERNAL;
-    CK(pch_vx_builder_append_uint(B(SUMMARY_STEP_COUNT), info->steps, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_TOOL_CALL_COUNT), info->calls, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_RESULT_COUNT), info->results, err));
-    CK(info->has_ts ? pch_vx_builder_append_int(B(SUMMARY_MIN_TS), info->min_ts, err) : put_null(a, B(SUMMARY_MIN_TS)));
-    CK(info->has_ts ? pch_vx_builder_append_int(B(SUMMARY_MAX_TS), info->max_ts, err) : put_null(a, B(SUMMARY_MAX_TS)));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_SOURCE_MASK), mask, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_MODEL_BLOOM), model_bloom, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_TOOL_BLOOM), tool_bloom, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_COPIED_STEPS), copied, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_PROMPT_TOKENS), ptok, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_COMPLETION_TOKENS), ctok, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_FLAGS), flags, err));
-    CK(pch_vx_builder_append_uint(B(SUMMARY_LOGICAL_BYTES), a->logical, err));
-    for (int g = 0; g < PJ_G_N; g++) CK(pch_vx_builder_append_valid(a->group[g], err));
-    CK(pch_vx_builder_append_valid(root, err));
-    info->logical_bytes = a->logical;
-    info->tokens = ptok + ctok;
 #undef CK
 done:
+    free(starts);
     pch_buf_dispose(&a->esc);
     pch_buf_dispose(&a->tmp);
     return rc;
@@ -1211,34 +1275,94 @@ static int write_step(rd *d, uint64_t s)
     return PCH_OK;
 }
 
-int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
-                        pch_vxp_hydration mode, pch_vxp_query_stats *st, pj_child_cb child_cb,
-                        void *payload, pch_error *err)
+static void rd_close(rd *d)
 {
-    rd dd, *d = &dd;
-    const pch_json_value *esc;
-    const char *src, *p;
-    size_t n;
-    bool first = true;
-    uint64_t flags, sb, se;
-    pch_vxp_query_stats dummy;
-    int rc = PCH_OK;
+    pch_json_parser_free(d->jp[0]);
+    pch_json_parser_free(d->jp[1]);
+    pch_buf_dispose(&d->scratch);
+}
+
+static int rd_open(rd *d, pch_vxp_query_stats *dummy, pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
+                   pch_vxp_hydration mode, pch_vxp_query_stats *st, pch_error *err)
+{
     memset(d, 0, sizeof *d);
-    memset(&dummy, 0, sizeof dummy);
+    memset(dummy, 0, sizeof *dummy);
     d->r = r;
     d->out = out;
     d->blobs = blobs;
     d->mode = mode;
-    d->st = st ? st : &dummy;
+    d->st = st ? st : dummy;
     d->err = err;
     for (int l = 0; l < PJ_L_N; l++)
         if (!r->l[l]) return pch_error_set(err, PCH_EINVAL, "projection: lane %s.%s was not read", pj_group_names[pj_lane_group[l]], pj_lane_names[l]);
     if (row >= r->l[PJ_ID_RUN_KEY]->len) return pch_error_set(err, PCH_EINVAL, "projection: row %" PRIu64 " out of range", row);
     pch_buf_init(&d->scratch, NULL);
     if (pch_json_parser_new(&d->jp[0], NULL, NULL, err) < 0 || pch_json_parser_new(&d->jp[1], NULL, NULL, err) < 0) {
-        rc = PCH_ENOMEM;
-        goto done;
+        rd_close(d);
+        return PCH_ENOMEM;
     }
+    return PCH_OK;
+}
+
+/* The step range of a row; every step lane must agree with step_id on it. */
+static int step_range(rd *d, uint64_t row, uint64_t *sb, uint64_t *se)
+{
+    PCH_TRY(range(d, d->r->l[PJ_STEPS_STEP_ID], row, sb, se));
+    for (int l = 0; l < PJ_L_N; l++) {
+        uint64_t b, e;
+        if (pj_lane_group[l] < PJ_G_STEPS) continue;
+        PCH_TRY(range(d, d->r->l[l], row, &b, &e));
+        if (b != *sb || e != *se)
+            return pch_error_set(d->err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of row %" PRIu64, pj_lane_names[l], row);
+    }
+    return PCH_OK;
+}
+
+/* Steps [sb, se) as array items, each after a comma unless it is the array's first. */
+static int write_steps(rd *d, uint64_t sb, uint64_t se, bool *first)
+{
+    for (uint64_t s = sb; s < se; s++) {
+        if (!*first && pch_buf_putc(d->out, ',') < 0) return PCH_ENOMEM;
+        *first = false;
+        PCH_TRY(write_step(d, s));
+    }
+    return PCH_OK;
+}
+
+int pj_model_write_page(pch_buf *out, const pj_rows *r, uint64_t row, const char *traj_key, size_t traj_len,
+                        uint32_t page, uint32_t pages, bool *first, pj_blobs *blobs, pch_vxp_hydration mode,
+                        pch_vxp_query_stats *st, pch_error *err)
+{
+    rd dd, *d = &dd;
+    pch_vxp_query_stats dummy;
+    const char *kp;
+    size_t kn;
+    uint64_t sb, se;
+    int rc;
+    PCH_TRY(rd_open(d, &dummy, out, r, row, blobs, mode, st, err));
+    if (!str_at(r->l[PJ_ID_TRAJECTORY_KEY], row, &kp, &kn) || kn != traj_len || memcmp(kp, traj_key, kn) != 0 ||
+        load_u(r->l[PJ_ID_PAGE_INDEX], row) != page || load_u(r->l[PJ_ID_PAGE_COUNT], row) != pages)
+        rc = pch_error_set(err, PCH_ECORRUPT, "projection: row %" PRIu64 " is not page %u of %u of trajectory %.*s", row, page, pages, (int)traj_len, traj_key);
+    else if ((rc = step_range(d, row, &sb, &se)) == PCH_OK)
+        rc = write_steps(d, sb, se, first);
+    if (rc == PCH_ENOMEM && (!err || err->code != PCH_ENOMEM)) pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    rd_close(d);
+    return rc;
+}
+
+int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
+                        pch_vxp_hydration mode, pch_vxp_query_stats *st, pj_child_cb child_cb,
+                        pj_page_cb page_cb, void *payload, pch_error *err)
+{
+    rd dd, *d = &dd;
+    const pch_json_value *esc;
+    const char *src, *p;
+    size_t n;
+    bool first = true;
+    uint64_t flags, sb, se, page, pages;
+    pch_vxp_query_stats dummy;
+    int rc = PCH_OK;
+    PCH_TRY(rd_open(d, &dummy, out, r, row, blobs, mode, st, err));
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     flags = load_u(r->l[PJ_ID_KEY_FLAGS], row);
     CK(escape(d, 0, r->l[PJ_ID_ESCAPE], row, &esc, &src));
@@ -1265,22 +1389,25 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
     } else {
         CK(esc_put(d, &first, esc, src, "agent"));
     }
-    CK(range(d, r->l[PJ_STEPS_STEP_ID], row, &sb, &se));
-    for (int l = 0; l < PJ_L_N; l++) {
-        uint64_t b, e;
-        if (pj_lane_group[l] < PJ_G_STEPS) continue;
-        CK(range(d, r->l[l], row, &b, &e));
-        if (b != sb || e != se) { rc = pch_error_set(err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of row %" PRIu64, pj_lane_names[l], row); goto done; }
-    }
+    CK(step_range(d, row, &sb, &se));
+    page = load_u(r->l[PJ_ID_PAGE_INDEX], row);
+    pages = load_u(r->l[PJ_ID_PAGE_COUNT], row);
+    if (page != 0 || pages == 0 || pages > UINT32_MAX) { rc = corrupt(d, "trajectory row is not the first page of its trajectory"); goto done; }
     if (flags & PJ_KEY_HAS_STEPS) {
+        bool first_step = true;
         CK(key(d, &first, "steps"));
         CK(pch_buf_putc(out, '[') < 0 ? PCH_ENOMEM : PCH_OK);
-        for (uint64_t s = sb; s < se; s++) {
-            if (s > sb) CK(pch_buf_putc(out, ',') < 0 ? PCH_ENOMEM : PCH_OK);
-            CK(write_step(d, s));
+        CK(write_steps(d, sb, se, &first_step));
+        if (pages > 1) {
+            /* the other pages of a huge trajectory (§7.2), in later rows and clusters */
+            const char *kp;
+            size_t kn;
+            if (!page_cb) { rc = pch_error_set(err, PCH_EINVAL, "projection: a paged trajectory needs a page reader"); goto done; }
+            if (!str_at(r->l[PJ_ID_TRAJECTORY_KEY], row, &kp, &kn)) { rc = corrupt(d, "null trajectory key"); goto done; }
+            CK(page_cb(out, kp, kn, (uint32_t)pages, &first_step, payload, err));
         }
         CK(pch_buf_putc(out, ']') < 0 ? PCH_ENOMEM : PCH_OK);
-    } else if (se != sb) {
+    } else if (se != sb || pages != 1) {
         rc = corrupt(d, "steps on a trajectory without steps");
         goto done;
     } else {
@@ -1317,9 +1444,7 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
 #undef CK
 done:
     if (rc == PCH_ENOMEM && (!err || err->code != PCH_ENOMEM)) pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    pch_json_parser_free(d->jp[0]);
-    pch_json_parser_free(d->jp[1]);
-    pch_buf_dispose(&d->scratch);
+    rd_close(d);
     return rc;
 }
 
@@ -1381,6 +1506,23 @@ size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb,
         }
     }
     return n;
+}
+
+void pj_model_page_info(const pj_rows *r, uint64_t row, uint64_t *page, uint64_t *pages, const char **key, size_t *key_len)
+{
+    *page = load_u(r->l[PJ_ID_PAGE_INDEX], row);
+    *pages = load_u(r->l[PJ_ID_PAGE_COUNT], row);
+    if (!str_at(r->l[PJ_ID_TRAJECTORY_KEY], row, key, key_len)) { *key = ""; *key_len = 0; }
+}
+
+int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *err)
+{
+    const pch_vx_array *pi = r->l[PJ_ID_PAGE_INDEX], *pc = r->l[PJ_ID_PAGE_COUNT];
+    if (!pi || !pc || row >= pi->len || row >= pc->len) return pch_error_set(err, PCH_EINVAL, "projection: page lanes not read");
+    *pages = load_u(pc, row);
+    if (load_u(pi, row) != 0 || *pages == 0 || *pages > UINT32_MAX)
+        return pch_error_set(err, PCH_ECORRUPT, "projection: row %" PRIu64 " is not the first page of a trajectory", row);
+    return PCH_OK;
 }
 
 int pj_model_assets(const pj_rows *r, uint64_t row,

@@ -512,12 +512,15 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
 }
 
 /* Decode (or reuse) the cluster holding entry e; *base = its first row. */
-static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch_error *err)
+/* Decode cluster `cluster` of data file `file` (which must hold `row`) into the snapshot's
+** cluster cache; *base = its first row. */
+static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster, uint64_t row, uint64_t *base,
+                           pch_error *err)
 {
-    dataf *d = &s->files[e->file];
+    dataf *d = &s->files[file];
     pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
-    if (s->c_file == (int64_t)e->file && s->c_cluster == e->cluster) {
-        *base = d->cluster_begin[e->cluster];
+    if (s->c_file == (int64_t)file && s->c_cluster == cluster) {
+        *base = d->cluster_begin[cluster];
         return PCH_OK;
     }
     PCH_TRY(open_file(s, d, err));
@@ -526,18 +529,41 @@ static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch
     s->c_arr = NULL;
     s->c_dt = NULL;
     s->c_file = -1;
-    so.row_begin = d->cluster_begin[e->cluster];
-    so.row_end = d->cluster_begin[e->cluster + 1];
-    if (so.row_end <= so.row_begin || e->row < so.row_begin || e->row >= so.row_end)
-        return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, e->cluster);
-    PCH_TRY(check_range(s, d, d->coff[e->cluster], d->clen[e->cluster], d->cdig[e->cluster], "cluster", err));
+    so.row_begin = d->cluster_begin[cluster];
+    so.row_end = d->cluster_begin[cluster + 1];
+    if (so.row_end <= so.row_begin || row < so.row_begin || row >= so.row_end)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, cluster);
+    PCH_TRY(check_range(s, d, d->coff[cluster], d->clen[cluster], d->cdig[cluster], "cluster", err));
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
-    s->c_file = e->file;
-    s->c_cluster = e->cluster;
+    s->c_file = file;
+    s->c_cluster = cluster;
     s->st.clusters_read++;
     *base = so.row_begin;
     return PCH_OK;
+}
+
+static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch_error *err)
+{
+    return load_cluster_at(s, e->file, e->cluster, e->row, base, err);
+}
+
+/* Page k of the paged trajectory whose first row is e->row: the next rows of the same file,
+** possibly in later clusters (§7.2). */
+static int load_page(pch_vxp_snapshot *s, const entry *e, uint32_t k, uint64_t *row, uint64_t *base, pch_error *err)
+{
+    dataf *d = &s->files[e->file];
+    uint32_t lo = e->cluster, hi;
+    *row = e->row + k;
+    if (*row < e->row || *row >= d->rows)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: page %u of the trajectory at row %" PRIu64 " is past the file's %" PRIu64 " rows", d->path, k, e->row, d->rows);
+    hi = d->n_clusters;                     /* cluster_begin[lo] <= row < cluster_begin[hi] */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (d->cluster_begin[mid] <= *row) lo = mid;
+        else hi = mid;
+    }
+    return load_cluster_at(s, e->file, lo, *row, base, err);
 }
 
 static int ensure_blobs(pch_vxp_snapshot *s, pch_error *err)
@@ -553,7 +579,21 @@ typedef struct getctx {
     pch_vxp_hydration mode;
     const char *source;
     unsigned nodes;
+    const entry *cur;             /* the trajectory being written (its pages follow its row) */
 } getctx;
+
+static int page_cb(pch_buf *out, const char *traj, size_t tn, uint32_t pages, bool *first_step, void *payload,
+                   pch_error *err)
+{
+    getctx *g = payload;
+    for (uint32_t k = 1; k < pages; k++) {
+        uint64_t row, base;
+        PCH_TRY(load_page(g->s, g->cur, k, &row, &base, err));
+        PCH_TRY(pj_model_write_page(out, &g->s->c_rows, row - base, traj, tn, k, pages, first_step, g->s->blobs,
+                                    g->mode, &g->s->st, err));
+    }
+    return PCH_OK;
+}
 
 static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err);
 
@@ -584,7 +624,10 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
         pch_vx_dtype *keep_dt = s->c_dt;
         s->depth++;
         s->c_arr = NULL; s->c_dt = NULL; s->c_file = -1;   /* detach: children may load others */
-        rc = pj_model_write_json(out, &rows, e->row - base, s->blobs, g->mode, &s->st, child_cb, g, err);
+        const entry *outer = g->cur;
+        g->cur = e;
+        rc = pj_model_write_json(out, &rows, e->row - base, s->blobs, g->mode, &s->st, child_cb, page_cb, g, err);
+        g->cur = outer;
         s->depth--;
         if (s->c_arr) { pch_vx_array_free(keep); pch_vx_dtype_free(keep_dt); }
         else { s->c_arr = keep; s->c_dt = keep_dt; s->c_file = e->file; s->c_cluster = e->cluster; s->c_rows = rows; }
@@ -695,8 +738,14 @@ int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs, pch_e
             restore r = { s, (const char *)stage.data, e->doc, { 0 }, { 0 }, err };
             pch_buf_init(&r.path, s->ctx);
             pch_buf_init(&r.bytes, s->ctx);
+            uint64_t pages = 1;
             rc = load_cluster(s, e, &base, err);
-            if (rc == PCH_OK) rc = pj_model_assets(&s->c_rows, e->row - base, restore_asset, &r, err);
+            if (rc == PCH_OK) rc = pj_model_pages(&s->c_rows, e->row - base, &pages, err);
+            for (uint64_t k = 0; rc == PCH_OK && k < pages; k++) {   /* every page of the trajectory */
+                uint64_t row = e->row;
+                if (k) rc = load_page(s, e, (uint32_t)k, &row, &base, err);
+                if (rc == PCH_OK) rc = pj_model_assets(&s->c_rows, row - base, restore_asset, &r, err);
+            }
             pch_buf_dispose(&r.path);
             pch_buf_dispose(&r.bytes);
             if (rc < 0) goto done;

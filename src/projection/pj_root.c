@@ -229,6 +229,12 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
         if (!ids || ids->n != 0)
             return pch_error_set(err, PCH_EUNSUPPORTED, "%s: needs custom Vortex registry ids this reader does not have", cur->manifest);
     }
+    {
+        const pch_json_value *lay = pj_json_member(*m, "layout", PCH_JSON_OBJECT);
+        char dm[64];
+        if (!lay || !pj_json_str(lay, "data_model", dm, sizeof dm) || strcmp(dm, PJ_DATA_MODEL) != 0)
+            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: layout.data_model missing or not %s (rebuild the projection)", cur->manifest, PJ_DATA_MODEL);
+    }
     PCH_TRY(check_list(*m, "data_files", "data/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "trajectory_directory", "directories/trajectory/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "content_directory", "directories/content/", true, cur->manifest, err));

@@ -15,6 +15,9 @@ typedef struct vctx {
     pch_vxp_finding_cb cb;
     void *payload;
     size_t n;
+    /* the paged trajectory being walked (§7.2): its key, next page and page count */
+    char page_key[512];
+    uint64_t next_page, pages;
 } vctx;
 
 static void finding(vctx *v, const char *file, const char *fmt, ...) PCH_PRINTF(3, 4);
@@ -69,8 +72,43 @@ static int skip_child(pch_buf *out, const char *r, size_t rn, const char *t, siz
     return pch_buf_append(out, "null", 4) < 0 ? PCH_ENOMEM : PCH_OK;
 }
 
+/* Pages of a paged trajectory are checked as rows of their own (below). */
+static int skip_pages(pch_buf *out, const char *traj, size_t tn, uint32_t pages, bool *first_step, void *payload,
+                      pch_error *err)
+{
+    (void)out; (void)traj; (void)tn; (void)pages; (void)first_step; (void)payload; (void)err;
+    return PCH_OK;
+}
+
+/* A row's place in the page sequence: page 0 starts a trajectory (and ends any open one
+** early: a finding), page k > 0 must continue the open trajectory with the same key and count.
+** Returns true for a continuation row. */
+static bool check_page(vctx *v, const char *rel, const pj_rows *r, uint64_t i, uint64_t row)
+{
+    uint64_t pi, pc;
+    const char *kp;
+    size_t kn;
+    bool same;
+    pj_model_page_info(r, i, &pi, &pc, &kp, &kn);
+    same = kn < sizeof v->page_key && strlen(v->page_key) == kn && memcmp(v->page_key, kp, kn) == 0;
+    if (pc == 0 || pi >= pc) finding(v, rel, "trajectory row %" PRIu64 ": page %" PRIu64 " of %" PRIu64, row, pi, pc);
+    if (pi == 0) {
+        if (v->next_page < v->pages)
+            finding(v, rel, "trajectory %s: pages %" PRIu64 "..%" PRIu64 " are missing", v->page_key, v->next_page, v->pages - 1);
+        snprintf(v->page_key, sizeof v->page_key, "%.*s", (int)(kn < sizeof v->page_key ? kn : 0), kp);
+        v->next_page = 1;
+        v->pages = pc;
+        return false;
+    }
+    if (!same || pi != v->next_page || pc != v->pages)
+        finding(v, rel, "trajectory row %" PRIu64 ": page %" PRIu64 " of %" PRIu64 " does not continue the trajectory before it", row, pi, pc);
+    v->next_page = pi + 1;
+    return true;
+}
+
 /* Rebuild every trajectory of a data file cluster by cluster; count steps and calls. */
-static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs, uint64_t *steps, uint64_t *calls)
+static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs, uint64_t *steps, uint64_t *calls,
+                       uint64_t *trajectories)
 {
     uint64_t rows = pch_vx_file_row_count(f), chunk = 64;
     pch_buf out;
@@ -91,9 +129,31 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
             continue;
         }
         pj_model_check(&r, rel, finding_cb, v);
+        if (!r.l[PJ_ID_PAGE_INDEX] || !r.l[PJ_ID_PAGE_COUNT] || !r.l[PJ_ID_TRAJECTORY_KEY]) {
+            finding(v, rel, "rows %" PRIu64 "..%" PRIu64 ": identity or page lanes missing", so.row_begin, so.row_end);
+            pch_vx_array_free(a);
+            pch_vx_dtype_free(dt);
+            continue;
+        }
         for (uint64_t i = 0; i < a->len; i++) {
             pch_buf_clear(&out);
-            if (pj_model_write_json(&out, &r, i, blobs, PCH_VXP_FULL, NULL, skip_child, NULL, &e) < 0)
+            if (check_page(v, rel, &r, i, so.row_begin + i)) {
+                bool first = true;
+                uint64_t pi, pc;
+                const char *kp;
+                size_t kn;
+                pj_model_page_info(&r, i, &pi, &pc, &kp, &kn);
+                if (pch_buf_putc(&out, '[') < 0 ||
+                    pj_model_write_page(&out, &r, i, kp, kn,
+                                        (uint32_t)(v->next_page - 1), (uint32_t)v->pages, &first, blobs, PCH_VXP_FULL, NULL, &e) < 0 ||
+                    pch_buf_putc(&out, ']') < 0)
+                    finding(v, rel, "trajectory row %" PRIu64 ": %s", so.row_begin + i, e.msg);
+                else if (pch_json_validate(NULL, (const char *)out.data, out.len, NULL, NULL, NULL, &e) < 0)
+                    finding(v, rel, "trajectory row %" PRIu64 " (a page) rebuilds to invalid JSON: %s", so.row_begin + i, e.msg);
+                continue;
+            }
+            (*trajectories)++;
+            if (pj_model_write_json(&out, &r, i, blobs, PCH_VXP_FULL, NULL, skip_child, skip_pages, NULL, &e) < 0)
                 finding(v, rel, "trajectory row %" PRIu64 ": %s", so.row_begin + i, e.msg);
             else if (pch_json_validate(NULL, (const char *)out.data, out.len, NULL, NULL, NULL, &e) < 0)
                 finding(v, rel, "trajectory row %" PRIu64 " rebuilds to invalid JSON: %s", so.row_begin + i, e.msg);
@@ -112,7 +172,7 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
 int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *payload, size_t *n_findings,
                    pch_error *err)
 {
-    vctx v = { ctx, root, cb, payload, 0 };
+    vctx v = { ctx, root, cb, payload, 0, { 0 }, 0, 0 };
     pj_current cur;
     pch_json_parser *mp = NULL;
     pch_buf mtext;
@@ -159,8 +219,11 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
         for (uint32_t i = 0; i < lst->n; i++) {
             pch_vx_file *f = check_file(&v, &lst->u.items[i], "data_files", rel, sizeof rel, false);
             if (!f) continue;
-            rows_total += pch_vx_file_row_count(f);
-            check_data(&v, f, rel, blobs, &steps, &calls);
+            v.page_key[0] = 0;
+            v.next_page = v.pages = 0;
+            check_data(&v, f, rel, blobs, &steps, &calls, &rows_total);
+            if (v.next_page < v.pages)
+                finding(&v, rel, "trajectory %s: pages %" PRIu64 "..%" PRIu64 " are missing", v.page_key, v.next_page, v.pages - 1);
             pch_vx_file_free(f);
         }
     else finding(&v, cur.manifest, "no data_files list");

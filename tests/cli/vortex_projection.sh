@@ -606,6 +606,21 @@ build huge "$H" --from "$T/huge/in" --quiet && {
     has huge-preview-stats "$T/huge-preview.err" '^stats: .* blobs_hydrated=0 blob_bytes=0$'
 }
 
+# the same trajectory paged (§7.2): at a 64 KiB cluster target its steps take several rows
+# (page_index 1.., page_count) and clusters; get, preview, export and verify read them back
+HP=$T/huge/paged
+build huge-paged "$HP" --from "$T/huge/in" --cluster-bytes 65536 --quiet && {
+    roundtrip huge-paged "$HP" "$T/huge/in" 2
+    verify_ok huge-paged "$HP"
+    [ "$(mval "$HP" /data_files/0/rows)" -gt "$(mval "$HP" /counts/trajectories)" ] && [ "$(mval "$HP" /counts/clusters)" -gt 2 ] && ok ||
+        bad "huge-paged: expected more rows than trajectories and several clusters: $(vp json "$(manifest "$HP")" /counts)"
+    run huge-paged-get 0 "$VX" get "$HP" vp-huge --compact --stats &&
+        chk "get vp-huge (paged)" vp get "$T/huge-paged-get.out" "$T/huge/in/huge/trajectory.json"
+    has huge-paged-stats "$T/huge-paged-get.err" '^stats: .* clusters_read=([2-9]|[1-9][0-9]+) '
+    run huge-paged-preview 0 "$VX" get "$HP" vp-huge --preview --compact &&
+        chk "get --preview vp-huge (paged)" vp preview "$T/huge-paged-preview.out" "$T/huge/in/huge/trajectory.json" "$(b3 "$T/huge/msg.txt")" "$(b3 "$T/huge/result.txt")"
+}
+
 # deeply nested subagents (§16.1 bounds recursion): a build rejects the document, or get and
 # export give it back
 vp deep "$T/deep/in" 65
