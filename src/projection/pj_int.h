@@ -297,6 +297,17 @@ size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb,
 /* Page lanes and key of a row (lanes bound; 0 / "" where null). */
 void pj_model_page_info(const pj_rows *r, uint64_t row, uint64_t *page, uint64_t *pages, const char **key,
                         size_t *key_len);
+/* The page sequence of a data file's rows (verify): page 0 opens a trajectory, page k > 0
+** must continue the open one (same key and count, next index); a trajectory left with pages
+** missing is a finding when the next one opens or at the end of the file. */
+typedef struct pj_page_seq {
+    char key[512];
+    uint64_t next, pages;
+} pj_page_seq;
+/* Feed the next row; *cont = it is a continuation page. PCH_ECORRUPT with msg on a finding. */
+int pj_page_seq_next(pj_page_seq *q, uint64_t page, uint64_t pages, const char *key, size_t key_len, bool *cont,
+                     char *msg, size_t cap);
+int pj_page_seq_end(pj_page_seq *q, char *msg, size_t cap);
 /* Page count of the trajectory whose first page is row `row` (fails if it is a continuation). */
 int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *err);
 

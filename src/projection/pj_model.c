@@ -596,11 +596,22 @@ static int put_step(app *a, const pch_atif_step *s, pj_traj_info *info, uint8_t 
 }
 
 /* Raw JSON bytes of a step (its members' spans): the measure of a page of a huge trajectory. */
-static uint64_t step_bytes(const pch_atif_step *s)
+static uint64_t members_bytes(const pch_atif_raw *f, int nf, const pch_atif_member *u, uint32_t nu)
 {
     uint64_t n = 0;
-    for (int k = 0; k < PCH_ATIF_S_N; k++) n += s->f[k].len;
-    for (uint32_t k = 0; k < s->n_unknown; k++) n += s->unknown[k].key_len + s->unknown[k].value.len;
+    for (int k = 0; k < nf; k++) n += f[k].len;
+    for (uint32_t k = 0; k < nu; k++) n += u[k].key_len + u[k].value.len;
+    return n;
+}
+
+static uint64_t step_bytes(const pch_atif_step *s)
+{
+    /* tool calls and results are parsed member by member (the step keeps no raw span of them) */
+    uint64_t n = members_bytes(s->f, PCH_ATIF_S_N, s->unknown, s->n_unknown);
+    for (uint32_t k = 0; k < s->n_calls; k++)
+        n += members_bytes(s->calls[k].f, PCH_ATIF_C_N, s->calls[k].unknown, s->calls[k].n_unknown);
+    for (uint32_t k = 0; k < s->n_results; k++)
+        n += members_bytes(s->results[k].f, PCH_ATIF_R_N, s->results[k].unknown, s->results[k].n_unknown);
     return n;
 }
 
@@ -1513,6 +1524,42 @@ void pj_model_page_info(const pj_rows *r, uint64_t row, uint64_t *page, uint64_t
     *page = load_u(r->l[PJ_ID_PAGE_INDEX], row);
     *pages = load_u(r->l[PJ_ID_PAGE_COUNT], row);
     if (!str_at(r->l[PJ_ID_TRAJECTORY_KEY], row, key, key_len)) { *key = ""; *key_len = 0; }
+}
+
+int pj_page_seq_next(pj_page_seq *q, uint64_t page, uint64_t pages, const char *key, size_t key_len, bool *cont,
+                     char *msg, size_t cap)
+{
+    bool same = key_len < sizeof q->key && strlen(q->key) == key_len && memcmp(q->key, key, key_len) == 0;
+    int rc = PCH_OK;
+    *cont = page > 0;
+    if (pages == 0 || page >= pages) {
+        snprintf(msg, cap, "page %" PRIu64 " of %" PRIu64, page, pages);
+        return PCH_ECORRUPT;
+    }
+    if (page == 0) {
+        if (q->next < q->pages) {
+            snprintf(msg, cap, "trajectory %s: pages %" PRIu64 "..%" PRIu64 " are missing", q->key, q->next, q->pages - 1);
+            rc = PCH_ECORRUPT;
+        }
+        snprintf(q->key, sizeof q->key, "%.*s", (int)(key_len < sizeof q->key ? key_len : 0), key);
+        q->next = 1;
+        q->pages = pages;
+        return rc;
+    }
+    if (!same || page != q->next || pages != q->pages) {
+        snprintf(msg, cap, "page %" PRIu64 " of %" PRIu64 " of %.*s does not continue the trajectory before it", page, pages,
+                 (int)(key_len < 256 ? key_len : 256), key);
+        rc = PCH_ECORRUPT;
+    }
+    q->next = page + 1;
+    return rc;
+}
+
+int pj_page_seq_end(pj_page_seq *q, char *msg, size_t cap)
+{
+    if (q->next >= q->pages) return PCH_OK;
+    snprintf(msg, cap, "trajectory %s: pages %" PRIu64 "..%" PRIu64 " are missing", q->key, q->next, q->pages - 1);
+    return PCH_ECORRUPT;
 }
 
 int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *err)

@@ -15,9 +15,7 @@ typedef struct vctx {
     pch_vxp_finding_cb cb;
     void *payload;
     size_t n;
-    /* the paged trajectory being walked (§7.2): its key, next page and page count */
-    char page_key[512];
-    uint64_t next_page, pages;
+    pj_page_seq seq;              /* the paged trajectory being walked (§7.2) */
 } vctx;
 
 static void finding(vctx *v, const char *file, const char *fmt, ...) PCH_PRINTF(3, 4);
@@ -80,30 +78,18 @@ static int skip_pages(pch_buf *out, const char *traj, size_t tn, uint32_t pages,
     return PCH_OK;
 }
 
-/* A row's place in the page sequence: page 0 starts a trajectory (and ends any open one
-** early: a finding), page k > 0 must continue the open trajectory with the same key and count.
-** Returns true for a continuation row. */
+/* A row's place in its file's page sequence (pj_page_seq_next); true for a continuation. */
 static bool check_page(vctx *v, const char *rel, const pj_rows *r, uint64_t i, uint64_t row)
 {
     uint64_t pi, pc;
     const char *kp;
     size_t kn;
-    bool same;
+    bool cont;
+    char msg[600];
     pj_model_page_info(r, i, &pi, &pc, &kp, &kn);
-    same = kn < sizeof v->page_key && strlen(v->page_key) == kn && memcmp(v->page_key, kp, kn) == 0;
-    if (pc == 0 || pi >= pc) finding(v, rel, "trajectory row %" PRIu64 ": page %" PRIu64 " of %" PRIu64, row, pi, pc);
-    if (pi == 0) {
-        if (v->next_page < v->pages)
-            finding(v, rel, "trajectory %s: pages %" PRIu64 "..%" PRIu64 " are missing", v->page_key, v->next_page, v->pages - 1);
-        snprintf(v->page_key, sizeof v->page_key, "%.*s", (int)(kn < sizeof v->page_key ? kn : 0), kp);
-        v->next_page = 1;
-        v->pages = pc;
-        return false;
-    }
-    if (!same || pi != v->next_page || pc != v->pages)
-        finding(v, rel, "trajectory row %" PRIu64 ": page %" PRIu64 " of %" PRIu64 " does not continue the trajectory before it", row, pi, pc);
-    v->next_page = pi + 1;
-    return true;
+    if (pj_page_seq_next(&v->seq, pi, pc, kp, kn, &cont, msg, sizeof msg) < 0)
+        finding(v, rel, "trajectory row %" PRIu64 ": %s", row, msg);
+    return cont;
 }
 
 /* Rebuild every trajectory of a data file cluster by cluster; count steps and calls. */
@@ -144,8 +130,7 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
                 size_t kn;
                 pj_model_page_info(&r, i, &pi, &pc, &kp, &kn);
                 if (pch_buf_putc(&out, '[') < 0 ||
-                    pj_model_write_page(&out, &r, i, kp, kn,
-                                        (uint32_t)(v->next_page - 1), (uint32_t)v->pages, &first, blobs, PCH_VXP_FULL, NULL, &e) < 0 ||
+                    pj_model_write_page(&out, &r, i, kp, kn, (uint32_t)pi, (uint32_t)pc, &first, blobs, PCH_VXP_FULL, NULL, &e) < 0 ||
                     pch_buf_putc(&out, ']') < 0)
                     finding(v, rel, "trajectory row %" PRIu64 ": %s", so.row_begin + i, e.msg);
                 else if (pch_json_validate(NULL, (const char *)out.data, out.len, NULL, NULL, NULL, &e) < 0)
@@ -172,7 +157,7 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
 int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *payload, size_t *n_findings,
                    pch_error *err)
 {
-    vctx v = { ctx, root, cb, payload, 0, { 0 }, 0, 0 };
+    vctx v;
     pj_current cur;
     pch_json_parser *mp = NULL;
     pch_buf mtext;
@@ -183,6 +168,11 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
     uint64_t steps = 0, calls = 0, rows_total = 0, want;
     char rel[256];
     int rc;
+    memset(&v, 0, sizeof v);
+    v.ctx = ctx;
+    v.root = root;
+    v.cb = cb;
+    v.payload = payload;
     *n_findings = 0;
     pch_buf_init(&mtext, ctx);
     pch_error_clear(&e);
@@ -219,11 +209,10 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
         for (uint32_t i = 0; i < lst->n; i++) {
             pch_vx_file *f = check_file(&v, &lst->u.items[i], "data_files", rel, sizeof rel, false);
             if (!f) continue;
-            v.page_key[0] = 0;
-            v.next_page = v.pages = 0;
+            char msg[600];
+            memset(&v.seq, 0, sizeof v.seq);
             check_data(&v, f, rel, blobs, &steps, &calls, &rows_total);
-            if (v.next_page < v.pages)
-                finding(&v, rel, "trajectory %s: pages %" PRIu64 "..%" PRIu64 " are missing", v.page_key, v.next_page, v.pages - 1);
+            if (pj_page_seq_end(&v.seq, msg, sizeof msg) < 0) finding(&v, rel, "%s", msg);
             pch_vx_file_free(f);
         }
     else finding(&v, cur.manifest, "no data_files list");

@@ -3,6 +3,7 @@
 ** tier thresholds, lookup candidates, Preview hydration, the stale-commit rule, abandoned
 ** builds, and the CURRENT / manifest / path validators on hostile input. JSON equality is
 ** jansson's (1 and 1.0 differ). */
+#include <dirent.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -356,6 +357,92 @@ static void test_projection__stale_commit_and_abandon(void)
     pch_atif_doc_free(d);
 }
 
+/* A trajectory above the cluster target is paged (§7.2): one row per page, read back whole by
+** get (full and preview) and verify; a continuation row is never read as a trajectory, a page
+** read checks index, count and key, and the page-sequence check finds missing, reordered and
+** foreign pages. */
+static const char paged_doc[] =
+    "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"s-paged\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
+    "\"steps\":["
+    "{\"step_id\":1,\"source\":\"user\",\"message\":\"first step with a message of some length to fill a page\"},"
+    "{\"step_id\":2,\"source\":\"agent\",\"message\":\"second\",\"tool_calls\":[{\"tool_call_id\":\"c\",\"function_name\":\"f\",\"arguments\":{\"x\":1}}],"
+    "\"observation\":{\"results\":[{\"source_call_id\":\"c\",\"content\":\"result of the call, long enough to matter\"}]}},"
+    "{\"step_id\":3,\"source\":\"agent\",\"message\":\"third\",\"metrics\":{\"prompt_tokens\":3,\"completion_token_ids\":[1,2],\"logprobs\":[-0.5,-0.25]}},"
+    "{\"step_id\":4,\"source\":\"agent\",\"message\":\"fourth step, again with a message of some length to fill a page\"},"
+    "{\"step_id\":5,\"source\":\"user\",\"message\":\"fifth\"}],"
+    "\"final_metrics\":{\"total_steps\":5}}";
+
+static int rows_cb_pages(pch_buf *out, const char *t, size_t tn, uint32_t pages, bool *first, void *payload, pch_error *err)
+{
+    const pj_rows *r = payload;
+    for (uint32_t k = 1; k < pages; k++)
+        PCH_TRY(pj_model_write_page(out, r, k, t, tn, k, pages, first, NULL, PCH_VXP_PREVIEW, NULL, err));
+    return PCH_OK;
+}
+
+static void test_projection__paged_trajectory(void)
+{
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_error err;
+    char *root = tmp_path("paged"), *data = tmp_path("paged/data/default"), path[700];
+    pch_vx_file *f = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_dtype *dt = NULL;
+    pj_rows r;
+    pch_buf out;
+    bool first = true, cont;
+    pj_page_seq q;
+    char msg[600];
+    DIR *dir;
+    struct dirent *de;
+    o.cluster_bytes = 100;   /* a page (and often a cluster) per step or two: 4 pages */
+    rmrf(root);
+    PCH_CHECK_OK(build_one(root, paged_doc, &o, &err), &err);
+    PCH_CHECK(get_equals(root, "s-paged", paged_doc, PCH_VXP_FULL));
+    PCH_CHECK(get_equals(root, "s-paged", paged_doc, PCH_VXP_PREVIEW));
+    PCH_CHECK(healthy(root));
+    /* the rows themselves */
+    path[0] = 0;
+    PCH_CHECK((dir = opendir(data)) != NULL);
+    while (dir && (de = readdir(dir)))
+        if (strstr(de->d_name, ".vortex")) snprintf(path, sizeof path, "%s/%s", data, de->d_name);
+    if (dir) closedir(dir);
+    PCH_CHECK_OK(pch_vx_file_open(&f, g_ctx, path, &err), &err);
+    PCH_CHECK_OK(pch_vx_file_scan(f, NULL, &a, &dt, &err), &err);
+    PCH_CHECK_OK(pj_rows_bind(&r, a, &err), &err);
+    PCH_CHECK_MSG(a->len >= 3, "%llu rows", (unsigned long long)a->len);
+    pch_buf_init(&out, g_ctx);
+    PCH_CHECK_OK(pj_model_write_json(&out, &r, 0, NULL, PCH_VXP_PREVIEW, NULL, NULL, rows_cb_pages, &r, &err), &err);
+    PCH_CHECK(same_value((const char *)out.data, out.len, paged_doc, strlen(paged_doc)));
+    pch_buf_clear(&out);
+    PCH_CHECK(pj_model_write_json(&out, &r, 1, NULL, PCH_VXP_PREVIEW, NULL, NULL, rows_cb_pages, &r, &err) == PCH_ECORRUPT);
+    PCH_CHECK(pj_model_write_json(&out, &r, 0, NULL, PCH_VXP_PREVIEW, NULL, NULL, NULL, NULL, &err) == PCH_EINVAL);
+    PCH_CHECK(pj_model_write_page(&out, &r, 2, "s-paged", 7, 1, (uint32_t)a->len, &first, NULL, PCH_VXP_PREVIEW, NULL, &err) == PCH_ECORRUPT);
+    PCH_CHECK(pj_model_write_page(&out, &r, 1, "other", 5, 1, (uint32_t)a->len, &first, NULL, PCH_VXP_PREVIEW, NULL, &err) == PCH_ECORRUPT);
+    PCH_CHECK(pj_model_write_page(&out, &r, 1, "s-paged", 7, 1, (uint32_t)a->len + 1, &first, NULL, PCH_VXP_PREVIEW, NULL, &err) == PCH_ECORRUPT);
+    pch_buf_dispose(&out);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+    pch_vx_file_free(f);
+    /* the page sequence verify walks */
+    memset(&q, 0, sizeof q);
+    PCH_CHECK(pj_page_seq_next(&q, 0, 1, "a", 1, &cont, msg, sizeof msg) == 0 && !cont);
+    PCH_CHECK(pj_page_seq_next(&q, 0, 3, "b", 1, &cont, msg, sizeof msg) == 0);
+    PCH_CHECK(pj_page_seq_next(&q, 1, 3, "b", 1, &cont, msg, sizeof msg) == 0 && cont);
+    PCH_CHECK(pj_page_seq_next(&q, 2, 3, "b", 1, &cont, msg, sizeof msg) == 0 && cont);
+    PCH_CHECK(pj_page_seq_end(&q, msg, sizeof msg) == 0);
+    PCH_CHECK(pj_page_seq_next(&q, 0, 3, "c", 1, &cont, msg, sizeof msg) == 0);
+    PCH_CHECK(pj_page_seq_next(&q, 2, 3, "c", 1, &cont, msg, sizeof msg) == PCH_ECORRUPT);      /* page 1 missing */
+    PCH_CHECK(pj_page_seq_next(&q, 0, 2, "d", 1, &cont, msg, sizeof msg) == 0);
+    PCH_CHECK(pj_page_seq_next(&q, 1, 2, "e", 1, &cont, msg, sizeof msg) == PCH_ECORRUPT);      /* another key */
+    PCH_CHECK(pj_page_seq_next(&q, 0, 2, "f", 1, &cont, msg, sizeof msg) == 0);
+    PCH_CHECK(pj_page_seq_next(&q, 0, 1, "g", 1, &cont, msg, sizeof msg) == PCH_ECORRUPT);      /* f's page 1 */
+    PCH_CHECK(strstr(msg, "pages 1..1 are missing") != NULL);
+    PCH_CHECK(pj_page_seq_next(&q, 3, 3, "g", 1, &cont, msg, sizeof msg) == PCH_ECORRUPT);      /* index past count */
+    PCH_CHECK(pj_page_seq_next(&q, 0, 2, "h", 1, &cont, msg, sizeof msg) == 0);
+    PCH_CHECK(pj_page_seq_end(&q, msg, sizeof msg) == PCH_ECORRUPT);
+}
+
 static void test_projection__hostile_paths_and_pointers(void)
 {
     static const char *const bad_paths[] = { "../x.vortex", "/etc/passwd", "data/../../x", "data//x", "data/./x",
@@ -422,6 +509,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_projection__dedup_repeats);
     PCH_RUN(test_projection__stale_commit_and_abandon);
     PCH_RUN(test_projection__hostile_paths_and_pointers);
+    PCH_RUN(test_projection__paged_trajectory);
     rmrf(g_tmp);
     pch_ctx_free(g_ctx);
     return pch_test_report();
