@@ -96,6 +96,11 @@ PCH_API int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir
                           const pch_cj_options *opts, pch_cj_stats *stats_out,
                           pch_error *err);
 
+/* Whether the Lance dataset at `dataset` (latest version) says it is a compact-jsonl dataset
+** (its schema metadata has pchronicle.format; export and inspect then check the value and
+** the schema). Errors: those of opening a Lance dataset (not one: PCH_ENOTFOUND / corrupt). */
+PCH_API int pch_cj_probe(pch_ctx *ctx, const char *dataset, bool *is_cj, pch_error *err);
+
 /* What `pchronicle inspect` shows. */
 typedef struct pch_cj_column_info {
     char name[64];

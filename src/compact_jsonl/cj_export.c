@@ -104,6 +104,18 @@ static int verify_schema(cj_layout *l, pch_ctx *ctx, const pch_lance_schema *s, 
     return PCH_OK;
 }
 
+int pch_cj_probe(pch_ctx *ctx, const char *dataset, bool *is_cj, pch_error *err)
+{
+    pch_lance_dataset *ds = NULL;
+    const pch_lance_schema *s;
+    *is_cj = false;
+    PCH_TRY(pch_lance_dataset_open(&ds, ctx, dataset, 0, err));
+    s = pch_lance_dataset_schema(ds);
+    *is_cj = find_kv(s->metadata, s->n_metadata, PCH_CJ_KEY_FORMAT) != NULL;
+    pch_lance_dataset_free(ds);
+    return PCH_OK;
+}
+
 static const uint8_t *cell(const pch_lance_column *c, size_t r, size_t *len)
 {
     *len = (size_t)(c->offsets[r + 1] - c->offsets[r]);
@@ -149,6 +161,7 @@ typedef struct out_file {
     pch_buf name;        /* relative name of the open file */
     pch_buf wbuf;
     pch_buf path;
+    pch_buf dir;         /* the last directory made sure of (rows come in file order) */
 } out_file;
 
 static int out_flush(out_file *o, pch_error *err)
@@ -186,11 +199,14 @@ static int out_open(out_file *o, const char *staging, const char *rel, size_t re
         return oom(err);
     char *p = (char *)o->path.data;
     char *slash = strrchr(p, '/');
-    if (slash && (size_t)(slash - p) > strlen(staging)) {
+    if (slash && (size_t)(slash - p) > strlen(staging) &&
+        (o->dir.len != (size_t)(slash - p) || memcmp(o->dir.data, p, o->dir.len) != 0)) {
         *slash = 0;
         int rc = pch_mkdirs(p, err);
         *slash = '/';
         if (rc < 0) return rc;
+        pch_buf_clear(&o->dir);
+        if (pch_buf_append(&o->dir, p, (size_t)(slash - p)) < 0) return oom(err);
     }
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (excl ? O_EXCL : O_APPEND);
     o->fd = open(p, flags, 0644);
@@ -291,6 +307,7 @@ int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
     pch_buf_init(&of.name, ctx);
     pch_buf_init(&of.wbuf, ctx);
     pch_buf_init(&of.path, ctx);
+    pch_buf_init(&of.dir, ctx);
     pch_buf tmp, rel, obj, objpath, seen_names;
     pch_buf_init(&tmp, ctx);
     pch_buf_init(&rel, ctx);
@@ -434,6 +451,7 @@ done:
     pch_buf_dispose(&of.name);
     pch_buf_dispose(&of.wbuf);
     pch_buf_dispose(&of.path);
+    pch_buf_dispose(&of.dir);
     pch_buf_dispose(&tmp);
     pch_buf_dispose(&rel);
     pch_buf_dispose(&obj);

@@ -141,7 +141,7 @@ int pch_cj__stage_publish(pch_cj_stage *st, pch_error *err);
 void pch_cj__stage_end(pch_cj_stage *st);
 /* Remove ".<base>.staging-*" entries of parent (stale after a crash). */
 int pch_cj__clean_stale(const char *parent, const char *base, pch_error *err);
-/* fsync every file and directory under path. */
-int pch_cj__fsync_tree(const char *path, pch_error *err);
+/* Make everything written under path durable (one syncfs of its file system). */
+int pch_cj__sync_tree(const char *path, pch_error *err);
 
 #endif

@@ -157,28 +157,34 @@ int pch_file_publish_new(const char *path, const void *data, size_t len, pch_err
     return publish(path, data, len, true, err);
 }
 
+/* mkdir -p: the directory itself first (usually its parent exists), then, on ENOENT, its
+** parents from the deepest existing one down; so a tree of N files written in path order
+** costs about one mkdir per new directory, not one per path component and file. */
 int pch_mkdirs(const char *path, pch_error *err)
 {
+    struct stat st;
     size_t n = strlen(path);
-    char *p = malloc(n + 1);
-    if (!p) return pch_error_set(err, PCH_ENOMEM, "out of memory");
-    memcpy(p, path, n + 1);
+    char *p;
     int rc = PCH_OK;
-    for (size_t i = 1; i <= n; i++) {
-        if (p[i] != '/' && p[i] != '\0') continue;
-        char c = p[i];
-        p[i] = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            rc = pch_error_set_sys(err, PCH_EIO, errno, "mkdir %s", p);
-            break;
+    if (mkdir(path, 0755) == 0) return PCH_OK;
+    if (errno == EEXIST) {
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return pch_error_set(err, PCH_EIO, "%s is not a directory", path);
+        return PCH_OK;
+    }
+    if (errno != ENOENT || n == 0) return pch_error_set_sys(err, PCH_EIO, errno, "mkdir %s", path);
+    if (!(p = malloc(n + 1))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    memcpy(p, path, n + 1);
+    while (n > 1 && p[n - 1] == '/') p[--n] = '\0';
+    {
+        char *slash = strrchr(p, '/');
+        if (slash && slash != p) {
+            *slash = '\0';
+            rc = pch_mkdirs(p, err);
+            *slash = '/';
         }
-        p[i] = c;
     }
-    if (rc == PCH_OK) {
-        struct stat st;
-        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-            rc = pch_error_set(err, PCH_EIO, "%s is not a directory", path);
-    }
+    if (rc == PCH_OK && mkdir(p, 0755) != 0 && errno != EEXIST) rc = pch_error_set_sys(err, PCH_EIO, errno, "mkdir %s", p);
+    if (rc == PCH_OK && (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) rc = pch_error_set(err, PCH_EIO, "%s is not a directory", path);
     free(p);
     return rc;
 }

@@ -70,6 +70,13 @@ golden export_exists export --from x.lance --to out --output-format compact-json
 golden export_overwrite export --from y.lance --to out --output-format compact-jsonl --overwrite
 diff -r expect out >/dev/null || bad "export of y.lance (offloaded) differs from the input"
 no_staging
+# no format flag: the dataset's metadata says it is compact-jsonl (export), and a flag that
+# contradicts what --from is, or a path that is no dataset at all, is a usage error
+rm -rf out-auto; "$CLI" export --from x.lance --to out-auto --quiet && diff -r expect out-auto >/dev/null || bad "export without a format flag"
+golden export_auto_not_dataset export --from in --to out-nd
+unpublished out-nd
+golden export_contradicts export --from x.lance --to out-c --output-format atif
+unpublished out-c
 "$CLI" inspect y.lance | grep -v 'bytes' >"$T/inspect.txt"
 if [ "${PCH_GOLDEN_UPDATE:-0}" = 1 ]; then cp "$T/inspect.txt" "$G/inspect_y.txt";
 elif ! cmp -s "$T/inspect.txt" "$G/inspect_y.txt"; then bad "golden inspect_y"; diff "$G/inspect_y.txt" "$T/inspect.txt"; fi
@@ -93,6 +100,8 @@ done
 if [ -d "$REPO/../shared/fixtures/lance/events.lance" ]; then
     cp -r "$REPO/../shared/fixtures/lance/events.lance" events.lance
     golden export_not_compact export --from events.lance --to ev --output-format compact-jsonl
+    unpublished ev
+    golden export_auto_not_compact export --from events.lance --to ev
     unpublished ev
 fi
 
@@ -152,7 +161,8 @@ fi
 cp -r in src
 golden sync_once sync --from src --mirror m.lance --input-format compact-jsonl
 printf '{"id":"new"}\n' > src/new.jsonl; rm src/sub/nums.ndjson; printf '{"id":"a9"}\n' > src/a.jsonl
-golden sync_again sync --from src --mirror m.lance --input-format compact-jsonl --quiet
+golden sync_again sync --from src --mirror m.lance --quiet
+golden sync_mirror_not_dataset sync --from src --mirror in --quiet
 rm -rf mo; "$CLI" export --from m.lance --to mo --output-format compact-jsonl --quiet
 mkdir -p se; (cd src && find . -type f \( -name '*.jsonl' -o -name '*.json' -o -iname '*.ndjson' \) -exec cp --parents {} ../se \;)
 diff -r se mo >/dev/null || bad "sync mirror does not reflect adds/edits/deletes"

@@ -33,6 +33,10 @@ check sql_csv sql "$R" "SELECT function_name, count(*) FROM tool_calls GROUP BY 
 check sql_jsonl sql "$R" "SELECT step_ordinal, call_ordinal, source_call_id FROM observation_results WHERE trajectory_key = 'agent-001' ORDER BY 1, 2" --format jsonl
 check sql_error sql "$R" "SELECT nope FROM steps"
 check export export --from "$R" --output-format atif --to "$tmp/out"
+# a Storyline root exports as ATIF with no format flag; compact-jsonl contradicts it
+"$CLI" export --from "$R" --to "$tmp/out-auto" --quiet && [ -d "$tmp/out-auto" ] || { echo "FAIL export without a format flag"; fail=1; }
+"$CLI" export --from "$R" --to "$tmp/out-cj" --output-format compact-jsonl >/dev/null 2>"$tmp/cj.err"; rc=$?
+{ [ $rc = 2 ] && grep -q 'is a Storyline root' "$tmp/cj.err" && [ ! -e "$tmp/out-cj" ]; } || { echo "FAIL export --output-format compact-jsonl of a Storyline root: exit $rc"; fail=1; }
 "$CLI" inspect "$R" > "$tmp/inspect.txt" || { echo "FAIL inspect exit"; fail=1; }
 grep -q '^table steps      version 1 rows 51 ' "$tmp/inspect.txt" || { echo "FAIL inspect output"; cat "$tmp/inspect.txt"; fail=1; }
 # export is the same JSON value as every input document; assets restored byte for byte

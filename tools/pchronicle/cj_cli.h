@@ -56,10 +56,15 @@ int pch_cmd_export(int argc, char **argv);
 int pch_cmd_sync(int argc, char **argv);
 int pch_cmd_inspect(int argc, char **argv);
 
-/* --output-format / --input-format of import, export and sync: at least one given (else
-** "missing <want> compact-jsonl") and every one given "compact-jsonl". Prints the usage
-** error and returns false otherwise. */
+/* --output-format / --input-format of import, export and sync: every one given must be
+** "compact-jsonl". With none given, `dataset` (export's --from, sync's --mirror; NULL for
+** import, which needs the flag) decides: an existing path must be a compact-jsonl dataset
+** (its schema metadata says so), a new one will be one. Prints the usage error and returns
+** false otherwise. */
 bool pch_cj_cli_formats_ok(const char *ofmt, const char *ifmt, const char *want,
-                           const char *usage);
+                           const char *dataset, const char *usage);
+/* sync --mirror: an existing path must be a compact-jsonl dataset (a sync replaces it; any
+** other directory is refused, whatever the flags). Prints the error and returns false. */
+bool pch_cj_cli_mirror_ok(const char *mirror);
 
 #endif

@@ -11,7 +11,7 @@
 #include "pchronicle/compact_jsonl.h"
 
 static const char k_usage[] =
-    "usage: pchronicle export --from DATASET --to DIR --output-format compact-jsonl\n"
+    "usage: pchronicle export --from DATASET --to DIR [--output-format compact-jsonl]\n"
     "                         [--overwrite] [--quiet]\n"
     "\n"
     "Restore the files of a compact-jsonl dataset into DIR, byte for byte. The format\n"
@@ -20,7 +20,8 @@ static const char k_usage[] =
     "\n"
     "  --from DATASET        compact-jsonl Lance dataset\n"
     "  --to DIR              output directory (must not exist unless --overwrite)\n"
-    "  --output-format F     compact-jsonl\n"
+    "  --output-format F     compact-jsonl (optional: the dataset's metadata says it;\n"
+    "                        a Storyline root is exported as ATIF, see --output-format atif)\n"
     "  --overwrite           replace DIR atomically if it exists\n"
     "  --quiet               no progress and no summary\n"
     "  (--source, --id, --ids and --where are refused: export is a lossless mirror)\n";
@@ -46,7 +47,7 @@ int pch_cmd_export(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
-    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", k_usage)) goto done;
+    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", from, k_usage)) goto done;
     const char *filt = source ? "--source" : id ? "--id" : ids ? "--ids" : where ? "--where" : NULL;
     if (filt) {
         pch_cli_usage_error(k_usage, "%s is not supported by compact-jsonl export: filtering would break the lossless mirror", filt);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,14 +115,46 @@ static bool format_ok(const char *fmt, const char *usage)
     return false;
 }
 
-bool pch_cj_cli_formats_ok(const char *ofmt, const char *ifmt, const char *want,
-                           const char *usage)
+/* Does `path` hold a compact-jsonl dataset? 1 yes, 0 no (why in why), -1 no such path. */
+static int is_cj_dataset(const char *path, char *why, size_t cap)
 {
-    if (!ofmt && !ifmt) {
+    struct stat st;
+    pch_ctx *ctx = NULL;
+    pch_error err;
+    bool is_cj = false;
+    int rc;
+    if (stat(path, &st) != 0) return -1;
+    pch_error_clear(&err);
+    rc = pch_ctx_new(&ctx, NULL, NULL, &err);
+    if (rc == 0) rc = pch_cj_probe(ctx, path, &is_cj, &err);
+    pch_ctx_free(ctx);
+    if (rc == 0 && is_cj) return 1;
+    snprintf(why, cap, "%s", rc < 0 ? err.msg : "a Lance dataset without pchronicle.format metadata");
+    return 0;
+}
+
+bool pch_cj_cli_mirror_ok(const char *mirror)
+{
+    char why[600];
+    if (is_cj_dataset(mirror, why, sizeof why) != 0) return true;
+    pch_cli_error("--mirror %s exists and is not a compact-jsonl dataset (%s); refusing to replace it", mirror, why);
+    return false;
+}
+
+bool pch_cj_cli_formats_ok(const char *ofmt, const char *ifmt, const char *want,
+                           const char *dataset, const char *usage)
+{
+    char why[600];
+    if (!format_ok(ofmt, usage) || !format_ok(ifmt, usage)) return false;
+    if (ofmt || ifmt) return true;
+    if (!dataset) {
         pch_cli_usage_error(usage, "missing %s compact-jsonl", want);
         return false;
     }
-    return format_ok(ofmt, usage) && format_ok(ifmt, usage);
+    /* no format flag: the dataset says what it is (a new one will be compact-jsonl) */
+    if (is_cj_dataset(dataset, why, sizeof why) != 0) return true;
+    pch_cli_usage_error(usage, "cannot tell the format of %s (%s); pass %s", dataset, why, want);
+    return false;
 }
 
 bool pch_cj_cli_import_options(pch_cj_options *o, const pch_cj_cli_import_args *a,
@@ -249,7 +282,7 @@ int pch_cmd_import(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
-    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", k_usage)) goto done;
+    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", NULL, k_usage)) goto done;
     if (!from || !to) { pch_cli_usage_error(k_usage, "--from and --to are required"); goto done; }
     if (append) {
         pch_cli_usage_error(k_usage, "--append is not supported by compact-jsonl v1: every import is a complete snapshot (use --yes to replace)");

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "storyline_cli.h"
+#include "pchronicle/compact_jsonl.h"
 #include "pchronicle/storyline.h"
 
 static const char k_import_usage[] =
@@ -124,11 +125,23 @@ int pch_cmd_storyline_export(int argc, char **argv)
     if (rc == PCH_CLI_HELP) { fputs(k_export_usage, stdout); rc = PCH_CLI_EXIT_OK; goto done; }
     if (rc) goto done;
     if (n_pos) { rc = pch_cli_usage_error(k_export_usage, "unexpected argument '%s'", pos[0]); goto done; }
+    if (!from || !to) { rc = pch_cli_usage_error(k_export_usage, "missing --from or --to"); goto done; }
+    if (pch_storyline_is_root(from) && ((ofmt && strcmp(ofmt, "atif") != 0) || (ifmt && strcmp(ifmt, "storyline") != 0))) {
+        rc = pch_cli_usage_error(k_export_usage, "%s is a Storyline root: it exports as --output-format atif (or with no format flag)", from);
+        goto done;
+    }
     if (ofmt && strcmp(ofmt, "atif") != 0) { rc = pch_cli_usage_error(k_export_usage, "--output-format must be atif"); goto done; }
     if (ifmt && strcmp(ifmt, "storyline") != 0) { rc = pch_cli_usage_error(k_export_usage, "--input-format must be storyline"); goto done; }
-    if (!from || !to) { rc = pch_cli_usage_error(k_export_usage, "missing --from or --to"); goto done; }
     rc = PCH_CLI_EXIT_ERROR;
     if (pch_ctx_new(&ctx, NULL, NULL, &err) != 0) { pch_cli_fail(&err); goto done; }
+    if (!pch_storyline_is_root(from)) {
+        bool is_cj = false;
+        if (pch_cj_probe(ctx, from, &is_cj, &err) == 0 && is_cj) {
+            rc = pch_cli_usage_error(k_export_usage, "%s is a compact-jsonl dataset: it exports as --output-format compact-jsonl (or with no format flag)", from);
+            goto done;
+        }
+        pch_error_clear(&err);
+    }
     if (pch_storyline_export(ctx, from, to, traj, &n, &err) != 0) { pch_cli_fail(&err); goto done; }
     if (!quiet) printf("exported %zu documents\n", n);
     rc = PCH_CLI_EXIT_OK;

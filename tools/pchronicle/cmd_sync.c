@@ -19,7 +19,7 @@
 #include "pchronicle/compact_jsonl.h"
 
 static const char k_usage[] =
-    "usage: pchronicle sync --from ROOT --mirror DATASET --input-format compact-jsonl\n"
+    "usage: pchronicle sync --from ROOT --mirror DATASET [--input-format compact-jsonl]\n"
     "                       [--column NAME=JSON_PATH]... [--offload-threshold BYTES]\n"
     "                       [--max-record-bytes BYTES] [--zstd-level N] [--id-index-bytes BYTES]\n"
     "                       [--watch] [--debounce-ms MS] [--quiet]\n"
@@ -31,7 +31,8 @@ static const char k_usage[] =
     "\n"
     "  --from ROOT               input file or directory\n"
     "  --mirror DATASET          dataset directory to create or replace\n"
-    "  --input-format F          compact-jsonl (--output-format compact-jsonl also works)\n"
+    "  --input-format F          compact-jsonl (optional: an existing mirror must be one,\n"
+    "                            a new one is; --output-format compact-jsonl also works)\n"
     "  --column NAME=JSON_PATH   as for import\n"
     "  --offload-threshold N     as for import\n"
     "  --max-record-bytes N      as for import\n"
@@ -137,8 +138,9 @@ int pch_cmd_sync(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
-    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--input-format", k_usage)) goto done;
     if (!from || !mirror) { pch_cli_usage_error(k_usage, "--from and --mirror are required"); goto done; }
+    if (!pch_cj_cli_mirror_ok(mirror)) { rc = PCH_CLI_EXIT_ERROR; goto done; }
+    if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--input-format", mirror, k_usage)) goto done;
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
     unsigned long long debounce_ms = 300;
     pch_cj_cli_import_args ia = { thr, maxrec, NULL, level, idx };
