@@ -101,6 +101,14 @@ PCH_API int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir
 ** the schema). Errors: those of opening a Lance dataset (not one: PCH_ENOTFOUND / corrupt). */
 PCH_API int pch_cj_probe(pch_ctx *ctx, const char *dataset, bool *is_cj, pch_error *err);
 
+/* The record an offloaded row holds elsewhere: `desc` is the row's _offload_ value (JSONB),
+** `dataset` the dataset directory, `row` names the row in messages. The object is read and
+** its BLAKE3 checked against the descriptor's key before it is returned (PCH_ECORRUPT on a
+** bad descriptor, a path escaping the dataset, a missing object or a digest mismatch).
+** *out (ctx allocator, NUL-terminated) holds the record bytes exactly as export writes them. */
+PCH_API int pch_cj_offload_read(pch_ctx *ctx, const char *dataset, const uint8_t *desc, size_t n,
+                                uint64_t row, char **out, size_t *out_len, pch_error *err);
+
 /* What `pchronicle inspect` shows. */
 typedef struct pch_cj_column_info {
     char name[64];

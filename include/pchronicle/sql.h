@@ -11,6 +11,7 @@
 #ifndef PCHRONICLE_SQL_H
 #define PCHRONICLE_SQL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "pchronicle/ctx.h"
 
@@ -20,17 +21,30 @@ extern "C" {
 
 struct sqlite3;
 
-/* Register the "storyline" module on db. Returns an SQLite result code. */
+/* Register the "storyline" and "lance" modules on db. Returns an SQLite result code. */
 PCH_API int pch_sql_register(struct sqlite3 *db);
 
 /* Create temp.runs, temp.steps, temp.tool_calls, temp.observation_results over root on db
 ** (after pch_sql_register). Returns an SQLite result code; *errmsg (sqlite3_free) on error. */
 PCH_API int pch_sql_attach_root(struct sqlite3 *db, const char *root, char **errmsg);
 
+/* Create temp.records (a compact-jsonl dataset: its columns, JSON as text, plus `record`)
+** or temp.dataset (any other Lance dataset) over version `version` (0 = latest) of the Lance
+** dataset at `dataset`, through the "lance" module (registered by pch_sql_register). Returns
+** an SQLite result code; *errmsg (sqlite3_free) on error. */
+PCH_API int pch_sql_attach_dataset(struct sqlite3 *db, const char *dataset, uint64_t version,
+                                   char **errmsg);
+
 typedef enum pch_sql_format { PCH_SQL_TABLE = 0, PCH_SQL_CSV, PCH_SQL_JSONL } pch_sql_format;
 
-/* Run one or more statements over root and print the rows of each to out. Errors:
-** PCH_EINVAL (SQL error: the message is SQLite's), PCH_ENOTFOUND (no root), PCH_EIO. */
+/* Run one or more statements over `target` and print the rows of each to out. A Storyline
+** root gets its relations (runs, steps, tool_calls, observation_results; version must be
+** 0), anything else is opened as a Lance dataset (records or dataset, at `version`, 0 =
+** latest). Errors: PCH_EINVAL (SQL error: the message is SQLite's; a version with a
+** Storyline root), PCH_ENOTFOUND (neither a root nor a dataset), PCH_EIO. */
+PCH_API int pch_sql_run_at(const char *target, uint64_t version, const char *sql, pch_sql_format fmt,
+                           FILE *out, pch_error *err);
+/* pch_sql_run_at(root, 0, ...). */
 PCH_API int pch_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out,
                         pch_error *err);
 

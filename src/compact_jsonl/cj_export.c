@@ -156,6 +156,52 @@ static int descriptor(pch_ctx *ctx, pch_json_parser *p, pch_buf *tmp, const uint
     return PCH_OK;
 }
 
+/* The record an _offload_ descriptor points at, into obj (cleared): the object file is
+** read and its BLAKE3 must be the descriptor's key (RFC-0014 "大记录"). */
+static int read_offload(pch_ctx *ctx, const char *dataset, pch_json_parser *dp, pch_buf *tmp, pch_buf *rel,
+                        pch_buf *objpath, const uint8_t *desc, size_t n, uint64_t row, pch_buf *obj, pch_error *err)
+{
+    char key[65], got[65];
+    int rc;
+    PCH_TRY(descriptor(ctx, dp, tmp, desc, n, rel, key, row, err));
+    pch_buf_clear(objpath);
+    if (pch_buf_printf(objpath, "%s/%s/%s", dataset, (const char *)rel->data, key) < 0) return oom(err);
+    pch_buf_clear(obj);
+    rc = pch_file_read_all(obj, (const char *)objpath->data, pch_ctx_limits(ctx)->max_alloc, err);
+    if (rc == PCH_ENOTFOUND)
+        return pch_error_set(err, PCH_ECORRUPT, "row %llu: offload object %s/%s is missing", (unsigned long long)row, (const char *)rel->data, key);
+    if (rc < 0) return rc;
+    pch_blake3_hex(got, obj->data, obj->len);
+    if (strcmp(got, key) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "row %llu: offload object %s digest mismatch (content hashes to %.16s...)", (unsigned long long)row, key, got);
+    return PCH_OK;
+}
+
+int pch_cj_offload_read(pch_ctx *ctx, const char *dataset, const uint8_t *desc, size_t n, uint64_t row,
+                        char **out, size_t *out_len, pch_error *err)
+{
+    pch_json_parser *dp = NULL;
+    pch_buf tmp, rel, objpath, obj;
+    int rc;
+    *out = NULL;
+    *out_len = 0;
+    pch_buf_init(&tmp, ctx);
+    pch_buf_init(&rel, ctx);
+    pch_buf_init(&objpath, ctx);
+    pch_buf_init(&obj, ctx);
+    rc = pch_json_parser_new(&dp, ctx, NULL, err);
+    if (rc == PCH_OK) rc = read_offload(ctx, dataset, dp, &tmp, &rel, &objpath, desc, n, row, &obj, err);
+    if (rc == PCH_OK && pch_buf_reserve(&obj, 1) < 0) rc = oom(err);
+    if (rc == PCH_OK) *out = (char *)pch_buf_detach(&obj, out_len);
+    pch_json_parser_free(dp);
+    pch_buf_dispose(&tmp);
+    pch_buf_dispose(&rel);
+    pch_buf_dispose(&objpath);
+    pch_buf_dispose(&obj);
+    return rc;
+}
+
+
 typedef struct out_file {
     int fd;
     pch_buf name;        /* relative name of the open file */
@@ -391,19 +437,7 @@ int pch_cj_export(pch_ctx *ctx, const char *dataset, const char *out_dir,
                 st.bytes += rl;
             } else {
                 const uint8_t *ob = cell(co, r, &ol);
-                char key[65], got[65];
-                if ((rc = descriptor(ctx, dp, &tmp, ob, ol, &rel, key, row, err)) < 0) break;
-                pch_buf_clear(&objpath);
-                if (pch_buf_printf(&objpath, "%s/%s/%s", dataset, (const char *)rel.data, key) < 0) { rc = oom(err); break; }
-                pch_buf_clear(&obj);
-                rc = pch_file_read_all(&obj, (const char *)objpath.data, pch_ctx_limits(ctx)->max_alloc, err);
-                if (rc == PCH_ENOTFOUND) { rc = pch_error_set(err, PCH_ECORRUPT, "row %llu: offload object %s/%s is missing", (unsigned long long)row, (const char *)rel.data, key); break; }
-                if (rc < 0) break;
-                pch_blake3_hex(got, obj.data, obj.len);
-                if (strcmp(got, key) != 0) {
-                    rc = pch_error_set(err, PCH_ECORRUPT, "row %llu: offload object %s digest mismatch (content hashes to %.16s...)", (unsigned long long)row, key, got);
-                    break;
-                }
+                if ((rc = read_offload(ctx, dataset, dp, &tmp, &rel, &objpath, ob, ol, row, &obj, err)) < 0) break;
                 rc = out_write(&of, obj.data, obj.len, err);
                 st.bytes += obj.len;
                 st.offloaded_rows++;

@@ -1,5 +1,6 @@
-/* pchronicle sql ROOT "SELECT ..." (docs/sql.md): an in-memory SQLite connection with the
-** four Storyline relations attached as temp virtual tables; each statement's rows are
+/* pchronicle sql ROOT|DATASET "SELECT ..." (docs/sql.md): an in-memory SQLite connection with
+** the four Storyline relations (or a Lance dataset's records / dataset) attached as temp
+** virtual tables; each statement's rows are
 ** printed as an aligned table, CSV (RFC 4180 quoting) or JSON lines (one object per row,
 ** SQLite types kept: INTEGER/REAL as numbers, TEXT as strings, NULL as null, BLOB base64). */
 #include <sqlite3.h>
@@ -91,17 +92,25 @@ static int print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, pch_error
 
 int pch_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out, pch_error *err)
 {
+    return pch_sql_run_at(root, 0, sql, fmt, out, err);
+}
+
+int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_format fmt, FILE *out,
+                   pch_error *err)
+{
     sqlite3 *db = NULL;
     char *msg = NULL;
     const char *tail = sql;
+    bool storyline = pch_storyline_is_root(root);
     int rc;
-    if (!pch_storyline_is_root(root)) return pch_error_set(err, PCH_ENOTFOUND, "sql: %s: not a storyline root (no CURRENT)", root);
+    if (storyline && version)
+        return pch_error_set(err, PCH_EINVAL, "sql: %s is a Storyline root: --version applies to a Lance dataset", root);
     if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return pch_error_set(err, PCH_ENOMEM, "sql: cannot open sqlite");
     }
     rc = pch_sql_register(db);
-    if (rc == SQLITE_OK) rc = pch_sql_attach_root(db, root, &msg);
+    if (rc == SQLITE_OK) rc = storyline ? pch_sql_attach_root(db, root, &msg) : pch_sql_attach_dataset(db, root, version, &msg);
     if (rc != SQLITE_OK) {
         rc = pch_error_set(err, PCH_EINVAL, "sql: %s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);

@@ -36,8 +36,8 @@
 #include "pchronicle/lance.h"
 #include "pchronicle/sql.h"
 #include "pchronicle/storyline.h"
+#include "sql/sql_int.h"
 
-#define PCH_SQL_MAX_CONS 16
 #define OBS_N 10
 
 enum { REL_RUNS, REL_STEPS, REL_CALLS, REL_OBS };
@@ -77,20 +77,11 @@ typedef struct sl_cursor {
     uint32_t n_items, item;
 } sl_cursor;
 
-static int set_err(sqlite3_vtab *vt, const pch_error *e, int code)
-{
-    sqlite3_free(vt->zErrMsg);
-    vt->zErrMsg = sqlite3_mprintf("%s", e && e->msg[0] ? e->msg : pch_status_name(code));
-    if (code == PCH_ENOMEM) return SQLITE_NOMEM;
-    if (code == PCH_ECORRUPT) return SQLITE_CORRUPT_VTAB;
-    return SQLITE_ERROR;
-}
-
 static int rel_of(const char *s)
 {
-    size_t n = strlen(s);
+    size_t n;
     char t[32];
-    if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) { s++; n -= 2; }
+    s = pch_sql__unquote(s, &n);
     if (n >= sizeof t) return -1;
     memcpy(t, s, n);
     t[n] = 0;
@@ -104,16 +95,6 @@ static int rel_of(const char *s)
 static pch_storyline_table table_of(int rel)
 {
     return rel == REL_RUNS ? PCH_STORYLINE_RUNS : rel == REL_STEPS ? PCH_STORYLINE_STEPS : PCH_STORYLINE_TOOL_CALLS;
-}
-
-static const char *sql_type(pch_lance_type t)
-{
-    switch (t) {
-    case PCH_LANCE_FLOAT32: case PCH_LANCE_FLOAT64: return "REAL";
-    case PCH_LANCE_UTF8: case PCH_LANCE_LARGE_UTF8: case PCH_LANCE_JSON: return "TEXT";
-    case PCH_LANCE_BINARY: case PCH_LANCE_LARGE_BINARY: return "BLOB";
-    default: return "INTEGER";
-    }
 }
 
 static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -134,9 +115,8 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     memset(v, 0, sizeof *v);
     v->rel = rel;
     {
-        const char *s = argv[3];
-        size_t n = strlen(s);
-        if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) { s++; n -= 2; }
+        size_t n;
+        const char *s = pch_sql__unquote(argv[3], &n);
         path = sqlite3_mprintf("%.*s", (int)n, s);
     }
     if (!path || pch_ctx_new(&v->ctx, NULL, NULL, &e) != 0) { sqlite3_free(path); sqlite3_free(v); return SQLITE_NOMEM; }
@@ -163,7 +143,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
         v->n_cols = (int)(v->schema->n_fields < 63 ? v->schema->n_fields : 63);
         for (int i = 0; i < v->n_cols; i++) {
             const pch_lance_field *f = &v->schema->fields[i];
-            pch_buf_printf(&decl, "%s\"%s\" %s", i ? "," : "", f->name, sql_type(f->type));
+            pch_buf_printf(&decl, "%s\"%s\" %s", i ? "," : "", f->name, pch_sql__type(f->type));
             if (f->type == PCH_LANCE_JSON) {
                 char on[128];
                 snprintf(on, sizeof on, "%s_object", f->name);
@@ -276,25 +256,6 @@ static const pch_lance_column *bcol(const sl_cursor *c, int bi)
 {
     return (c->batch && bi >= 0 && (size_t)bi < c->batch->n_columns) ? &c->batch->columns[bi] : NULL;
 }
-static bool valid_at(const pch_lance_column *lc, size_t row) { return lc && (!lc->validity || lc->validity[row]); }
-static bool str_at(const pch_lance_column *lc, size_t row, const char **p, size_t *n)
-{
-    if (!valid_at(lc, row) || !pch_lance_type_is_var(lc->type)) return false;
-    *p = (const char *)lc->data + lc->offsets[row];
-    *n = (size_t)(lc->offsets[row + 1] - lc->offsets[row]);
-    return true;
-}
-static bool i64_at(const pch_lance_column *lc, size_t row, int64_t *v)
-{
-    if (!valid_at(lc, row)) return false;
-    switch (lc->type) {
-    case PCH_LANCE_INT64: memcpy(v, lc->values + row * 8, 8); return true;
-    case PCH_LANCE_INT32: { int32_t x; memcpy(&x, lc->values + row * 4, 4); *v = x; return true; }
-    case PCH_LANCE_BOOL: *v = lc->values[row] != 0; return true;
-    default: return false;
-    }
-}
-
 /* Does the current row satisfy every pushed constraint whose value type matches? */
 static bool row_passes(const sl_cursor *c, int col_map_base)
 {
@@ -308,7 +269,7 @@ static bool row_passes(const sl_cursor *c, int col_map_base)
             const char *p;
             size_t n;
             if (t != SQLITE_TEXT) continue;
-            if (!str_at(lc, c->row, &p, &n)) return false;    /* NULL never compares true */
+            if (!pch_sql__str(lc, c->row, &p, &n)) return false;    /* NULL never compares true */
             const char *q = (const char *)sqlite3_value_text(s->v);
             size_t qn = (size_t)sqlite3_value_bytes(s->v);
             cmp = memcmp(p, q, n < qn ? n : qn);
@@ -316,7 +277,7 @@ static bool row_passes(const sl_cursor *c, int col_map_base)
         } else {
             int64_t x;
             if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) continue;
-            if (!i64_at(lc, c->row, &x)) return false;
+            if (!pch_sql__i64(lc, c->row, &x)) return false;
             if (t == SQLITE_INTEGER) { int64_t y = sqlite3_value_int64(s->v); cmp = x < y ? -1 : x > y; }
             else { double y = sqlite3_value_double(s->v); cmp = (double)x < y ? -1 : (double)x > y; }
         }
@@ -340,7 +301,7 @@ static int scan_step(sl_cursor *c, sqlite3_vtab *vt, bool *have)
     for (;;) {
         int rc = pch_lance_scanner_next(c->sc, &c->batch, &e);
         if (rc == PCH_ITEROVER) { c->batch = NULL; *have = false; return SQLITE_OK; }
-        if (rc != 0) return set_err(vt, &e, rc);
+        if (rc != 0) return pch_sql__set_err(vt, &e, rc);
         c->row = 0;
         if (c->batch->n_rows) { *have = true; return SQLITE_OK; }
     }
@@ -361,12 +322,12 @@ static int obs_open_phase(sl_cursor *c, sl_vtab *v)
     int rc;
     for (int i = 0; i < 9; i++) {
         long fi = pch_lance_schema_find(s, (c->phase == 0 ? calls_cols : steps_cols)[i]);
-        if (fi < 0) { pch_error_set(&e, PCH_ECORRUPT, "storyline: missing column %s", (c->phase == 0 ? calls_cols : steps_cols)[i]); return set_err(&v->base, &e, PCH_ECORRUPT); }
+        if (fi < 0) { pch_error_set(&e, PCH_ECORRUPT, "storyline: missing column %s", (c->phase == 0 ? calls_cols : steps_cols)[i]); return pch_sql__set_err(&v->base, &e, PCH_ECORRUPT); }
         proj[i] = (size_t)fi;
     }
     reset_scan(c);
     rc = pch_lance_scanner_open(&c->sc, ds, proj, 9, 1024, &e);
-    if (rc != 0) return set_err(&v->base, &e, rc);
+    if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
     for (int i = 0; i < 64; i++) c->map[i] = -1;
     for (int i = 0; i < 6; i++) c->map[i] = i;
     c->map[6] = c->phase == 0 ? 6 : -1;
@@ -384,22 +345,22 @@ static int obs_load_row(sl_cursor *c, sl_vtab *v, bool *any)
     *any = false;
     if (c->arr) { pch_free(v->ctx, c->arr); c->arr = NULL; }
     c->n_items = c->item = 0;
-    if (str_at(obj, c->row, &p, &n)) {
+    if (pch_sql__str(obj, c->row, &p, &n)) {
         char id[65];
         if (n != 64) return SQLITE_OK;
         memcpy(id, p, 64);
         id[64] = 0;
         rc = pch_storyline_object(v->root, id, &c->arr, &c->arr_len, &e);
-    } else if (str_at(res, c->row, &p, &n)) {
+    } else if (pch_sql__str(res, c->row, &p, &n)) {
         rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &c->arr, &c->arr_len, &e);
     } else {
         return SQLITE_OK;
     }
-    if (rc != 0) return set_err(&v->base, &e, rc);
-    if (!c->jp && pch_json_parser_new(&c->jp, v->ctx, NULL, &e) != 0) return set_err(&v->base, &e, PCH_ENOMEM);
+    if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+    if (!c->jp && pch_json_parser_new(&c->jp, v->ctx, NULL, &e) != 0) return pch_sql__set_err(&v->base, &e, PCH_ENOMEM);
     const pch_json_value *root;
     rc = pch_json_parser_parse(c->jp, c->arr, c->arr_len, &root, &e);
-    if (rc != 0) return set_err(&v->base, &e, rc);
+    if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
     if (root->kind != PCH_JSON_ARRAY || root->n == 0) return SQLITE_OK;
     c->items = root->u.items;
     c->n_items = root->n;
@@ -460,7 +421,7 @@ static int eq_rows(sl_vtab *v, pch_lance_dataset *ds, size_t col, sqlite3_value 
         for (size_t r = 0; r < b->n_rows; r++, at++) {
             const char *p;
             size_t pn;
-            if (!str_at(lc, r, &p, &pn) || pn != qn || memcmp(p, q, qn) != 0) continue;
+            if (!pch_sql__str(lc, r, &p, &pn) || pn != qn || memcmp(p, q, qn) != 0) continue;
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 64, bytes;
                 uint64_t *nr;
@@ -497,7 +458,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     sqlite3_uint64 used = ~(sqlite3_uint64)0;
     if (!idxStr || strlen(idxStr) != 16 + 2 * (size_t)(idxNum > 0 ? idxNum : 0)) {
         pch_error_set(&e, PCH_EINVAL, "storyline: bad plan");
-        return set_err(&v->base, &e, PCH_EINVAL);
+        return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
     }
     {
         char hex[17];
@@ -511,7 +472,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
         c->cons[k].v = argv[k];
         if (c->cons[k].col < 0 || c->cons[k].col >= v->n_cols) {
             pch_error_set(&e, PCH_EINVAL, "storyline: bad plan '%s'", idxStr);
-            return set_err(&v->base, &e, PCH_EINVAL);
+            return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
         }
         c->n_cons++;
     }
@@ -548,7 +509,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
         } else {
             rc = pch_lance_scanner_open(&c->sc, ds, proj, n, 1024, &e);
         }
-        if (rc != 0) return set_err(&v->base, &e, rc);
+        if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
     }
     return advance(c);
 }
@@ -569,11 +530,11 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         const pch_json_value *it = c->item < c->n_items ? &c->items[c->item] : NULL;
         if (col < 6) {
             lc = bcol(c, col);
-            if (col < 4 && str_at(lc, c->row, &p, &n)) sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
-            else if (col >= 4 && i64_at(lc, c->row, &x)) sqlite3_result_int64(ctx, x);
+            if (col < 4 && pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
+            else if (col >= 4 && pch_sql__i64(lc, c->row, &x)) sqlite3_result_int64(ctx, x);
             else sqlite3_result_null(ctx);
         } else if (col == 6) {
-            if (c->phase == 0 && i64_at(bcol(c, 6), c->row, &x)) sqlite3_result_int64(ctx, x);
+            if (c->phase == 0 && pch_sql__i64(bcol(c, 6), c->row, &x)) sqlite3_result_int64(ctx, x);
             else sqlite3_result_null(ctx);
         } else if (col == 7) {
             sqlite3_result_int64(ctx, c->item);
@@ -596,9 +557,9 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         char *out = NULL;
         size_t on = 0;
         int rc;
-        if (str_at(lc, c->row, &p, &n)) {
+        if (pch_sql__str(lc, c->row, &p, &n)) {
             rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &out, &on, &e);
-        } else if (v->obj_of[col] >= 0 && str_at(bcol(c, c->map[v->obj_of[col]]), c->row, &p, &n) && n == 64) {
+        } else if (v->obj_of[col] >= 0 && pch_sql__str(bcol(c, c->map[v->obj_of[col]]), c->row, &p, &n) && n == 64) {
             char id[65];
             memcpy(id, p, 64);
             id[64] = 0;
@@ -607,20 +568,20 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
             sqlite3_result_null(ctx);
             return SQLITE_OK;
         }
-        if (rc != 0) { sqlite3_result_error(ctx, e.msg, -1); return set_err(&v->base, &e, rc); }
+        if (rc != 0) { sqlite3_result_error(ctx, e.msg, -1); return pch_sql__set_err(&v->base, &e, rc); }
         sqlite3_result_text(ctx, out, (int)on, SQLITE_TRANSIENT);
         pch_free(v->ctx, out);
         return SQLITE_OK;
     }
     if (pch_lance_type_is_var(lc->type)) {
-        if (!str_at(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
+        if (!pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
         else if (lc->type == PCH_LANCE_BINARY || lc->type == PCH_LANCE_LARGE_BINARY) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
         else sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
     } else if (lc->type == PCH_LANCE_FLOAT64) {
         double d;
-        if (valid_at(lc, c->row)) { memcpy(&d, lc->values + c->row * 8, 8); sqlite3_result_double(ctx, d); }
+        if (pch_sql__valid(lc, c->row)) { memcpy(&d, lc->values + c->row * 8, 8); sqlite3_result_double(ctx, d); }
         else sqlite3_result_null(ctx);
-    } else if (i64_at(lc, c->row, &x)) {
+    } else if (pch_sql__i64(lc, c->row, &x)) {
         sqlite3_result_int64(ctx, x);
     } else {
         sqlite3_result_null(ctx);
@@ -666,7 +627,8 @@ static sqlite3_module k_module = {
 
 int pch_sql_register(sqlite3 *db)
 {
-    return sqlite3_create_module(db, "storyline", &k_module, NULL);
+    int rc = sqlite3_create_module(db, "storyline", &k_module, NULL);
+    return rc == SQLITE_OK ? pch_sql__register_lance(db) : rc;
 }
 
 int pch_sql_attach_root(sqlite3 *db, const char *root, char **errmsg)

@@ -1,0 +1,549 @@
+/* SQLite virtual tables over any Lance dataset we read (docs/sql.md "Lance datasets").
+**
+** CREATE VIRTUAL TABLE t USING lance('DATASET' [, VERSION])
+**
+** Columns: the dataset's fields in schema order (VERSION 0 or absent = the latest version):
+** utf8 → TEXT, binary → BLOB, integers and bool → INTEGER (a uint64 above 2^63-1 is
+** returned as its exact decimal TEXT), floats → REAL, JSON → TEXT (compact JSON, so
+** SQLite's JSON functions apply). A compact-jsonl dataset (schema metadata
+** pchronicle.format, RFC-0014) has one more column, `record`: the record's exact bytes
+** without their line terminator — `_raw_` for an inline row, the offload object for an
+** offloaded one, read and BLAKE3-checked only when the column is selected.
+**
+** Plan encoding (xBestIndex → xFilter): idxNum = number of pushed constraints n; idxStr =
+** 16 hex digits of colUsed (bit i = column i, bit 63 = any column ≥ 63), then per
+** constraint 2 hex digits of its column and one op char ('=' EQ, '>' GT, 'g' GE, '<' LT,
+** 'l' LE, 'L' LIKE), argv[k] its right-hand value. Pushable: every INTEGER, REAL and TEXT
+** column that is not JSON, for =, <, <=, >, >=; LIKE 'prefix%' on TEXT columns (ASCII
+** case-insensitive, as SQLite's LIKE). omit is never set: SQLite re-checks every row, so a
+** pushed constraint can only prune rows that cannot match.
+**
+** Reads: with constraints, the constrained columns are scanned alone and the rows that pass
+** are kept; then the columns the statement uses (colUsed) are read for those rows only
+** (pch_lance_scanner_open_rows: pages without a selected row are not decoded). Without
+** constraints one scan reads exactly the used columns. A statement that does not name
+** `data`, `_raw_` or `record` never reads or decompresses their pages. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pchronicle/compact_jsonl.h"
+#include "pchronicle/json.h"
+#include "pchronicle/sql.h"
+#include "sql/sql_int.h"
+
+typedef struct lv_vtab {
+    sqlite3_vtab base;              /* must be first */
+    pch_ctx *ctx;
+    char *path;
+    pch_lance_dataset *ds;
+    const pch_lance_schema *schema;
+    int n_fields;                   /* dataset columns exposed (≤ 63) */
+    int rec;                        /* `record` column index, -1 unless compact-jsonl */
+    int c_raw, c_off;               /* _raw_ / _offload_ field indices (compact-jsonl) */
+} lv_vtab;
+
+typedef struct lv_cons { int col; char op; sqlite3_value *v; } lv_cons;
+
+typedef struct lv_cursor {
+    sqlite3_vtab_cursor base;       /* must be first */
+    pch_lance_scanner *sc;
+    const pch_lance_batch *batch;
+    size_t row;
+    int map[64];                    /* dataset column → batch column, -1 */
+    lv_cons cons[PCH_SQL_MAX_CONS];
+    int n_cons;
+    bool check;                     /* constraints still to apply to scanned rows */
+    uint64_t *rows;                 /* rows that passed the constraint scan, or NULL */
+    size_t n_rows;
+    uint64_t at;                    /* dataset row of the current row */
+    bool eof;
+} lv_cursor;
+
+static bool is_cj(const pch_lance_schema *s)
+{
+    for (size_t i = 0; i < s->n_metadata; i++)
+        if (strcmp(s->metadata[i].key, "pchronicle.format") == 0) return true;
+    return false;
+}
+
+static bool pushable(const lv_vtab *v, int col)
+{
+    pch_lance_type t;
+    if (col < 0 || col >= v->n_fields) return false;
+    t = v->schema->fields[col].type;
+    return t != PCH_LANCE_JSON && t != PCH_LANCE_BINARY && t != PCH_LANCE_LARGE_BINARY;
+}
+
+static void lv_free(lv_vtab *v)
+{
+    pch_lance_dataset_free(v->ds);
+    pch_ctx_free(v->ctx);
+    sqlite3_free(v->path);
+    sqlite3_free(v);
+}
+
+static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **pp, char **errmsg)
+{
+    lv_vtab *v;
+    pch_error e;
+    pch_buf decl;
+    unsigned long long version = 0;
+    size_t n;
+    const char *s;
+    int rc;
+    (void)aux;
+    *pp = NULL;
+    if (argc != 4 && argc != 5) {
+        *errmsg = sqlite3_mprintf("lance: usage: USING lance('DATASET' [, VERSION])");
+        return SQLITE_ERROR;
+    }
+    if (argc == 5) {
+        char *end = NULL;
+        s = pch_sql__unquote(argv[4], &n);
+        version = strtoull(s, &end, 10);
+        if (!n || end != s + n) { *errmsg = sqlite3_mprintf("lance: VERSION must be a number, not %s", argv[4]); return SQLITE_ERROR; }
+    }
+    if (!(v = sqlite3_malloc(sizeof *v))) return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    v->rec = v->c_raw = v->c_off = -1;
+    s = pch_sql__unquote(argv[3], &n);
+    if (!(v->path = sqlite3_mprintf("%.*s", (int)n, s)) || pch_ctx_new(&v->ctx, NULL, NULL, &e) != 0) { lv_free(v); return SQLITE_NOMEM; }
+    if ((rc = pch_lance_dataset_open(&v->ds, v->ctx, v->path, version, &e)) != 0) {
+        *errmsg = sqlite3_mprintf("%s", e.msg);
+        lv_free(v);
+        return rc == PCH_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+    }
+    v->schema = pch_lance_dataset_schema(v->ds);
+    v->n_fields = (int)(v->schema->n_fields < 63 ? v->schema->n_fields : 63);
+    if (is_cj(v->schema)) {
+        long r = pch_lance_schema_find(v->schema, "_raw_"), o = pch_lance_schema_find(v->schema, "_offload_");
+        if (r >= 0 && o >= 0 && r < v->n_fields && o < v->n_fields && v->n_fields < 63) {
+            v->c_raw = (int)r;
+            v->c_off = (int)o;
+            v->rec = v->n_fields;
+        }
+    }
+    pch_buf_init(&decl, NULL);
+    pch_buf_append_str(&decl, "CREATE TABLE x(");
+    for (int i = 0; i < v->n_fields; i++) {
+        const pch_lance_field *f = &v->schema->fields[i];
+        pch_buf_printf(&decl, "%s\"", i ? "," : "");
+        for (const char *c = f->name; *c; c++) pch_buf_append(&decl, c, *c == '"' ? 0 : 1);   /* no quotes in names */
+        pch_buf_printf(&decl, "\" %s", f->type == PCH_LANCE_UINT64 ? "" : pch_sql__type(f->type));
+    }
+    if (v->rec >= 0) pch_buf_append_str(&decl, ",\"record\" TEXT");
+    pch_buf_putc(&decl, ')');
+    rc = decl.oom ? SQLITE_NOMEM : sqlite3_declare_vtab(db, (const char *)decl.data);
+    pch_buf_dispose(&decl);
+    if (rc != SQLITE_OK) { lv_free(v); return rc; }
+    *pp = &v->base;
+    return SQLITE_OK;
+}
+
+static int x_disconnect(sqlite3_vtab *vt)
+{
+    lv_free((lv_vtab *)vt);
+    return SQLITE_OK;
+}
+
+static int x_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
+{
+    lv_vtab *v = (lv_vtab *)vt;
+    char *s, cons[3 * PCH_SQL_MAX_CONS + 1];
+    int n = 0;
+    double cost = 1e6;
+    for (int i = 0; i < ii->nConstraint && n < PCH_SQL_MAX_CONS; i++) {
+        const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+        char op;
+        if (!c->usable || !pushable(v, c->iColumn)) continue;
+        switch (c->op) {
+        case SQLITE_INDEX_CONSTRAINT_EQ: op = '='; break;
+        case SQLITE_INDEX_CONSTRAINT_GT: op = '>'; break;
+        case SQLITE_INDEX_CONSTRAINT_GE: op = 'g'; break;
+        case SQLITE_INDEX_CONSTRAINT_LT: op = '<'; break;
+        case SQLITE_INDEX_CONSTRAINT_LE: op = 'l'; break;
+        case SQLITE_INDEX_CONSTRAINT_LIKE: op = 'L'; break;
+        default: continue;
+        }
+        if (op == 'L' && pch_lance_type_is_var(v->schema->fields[c->iColumn].type) == false) continue;
+        snprintf(cons + 3 * n, 4, "%02x%c", (unsigned)c->iColumn & 0xffu, op);
+        ii->aConstraintUsage[i].argvIndex = n + 1;
+        ii->aConstraintUsage[i].omit = 0;        /* SQLite re-checks: see the header */
+        cost /= op == '=' ? 50 : 4;
+        n++;
+    }
+    if (!(s = sqlite3_malloc(16 + 3 * n + 1))) return SQLITE_NOMEM;
+    snprintf(s, 17, "%016llx", (unsigned long long)ii->colUsed);
+    memcpy(s + 16, cons, (size_t)(3 * n));
+    s[16 + 3 * n] = 0;
+    ii->idxStr = s;
+    ii->needToFreeIdxStr = 1;
+    ii->idxNum = n;
+    ii->estimatedCost = cost;
+    ii->estimatedRows = (sqlite3_int64)(cost > 1 ? cost : 1);
+    return SQLITE_OK;
+}
+
+static int x_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **pp)
+{
+    lv_cursor *c = sqlite3_malloc(sizeof *c);
+    (void)vt;
+    if (!c) return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->eof = true;
+    *pp = &c->base;
+    return SQLITE_OK;
+}
+
+static void reset(lv_cursor *c, lv_vtab *v)
+{
+    pch_lance_scanner_free(c->sc);
+    c->sc = NULL;
+    c->batch = NULL;
+    c->row = 0;
+    pch_free(v->ctx, c->rows);
+    c->rows = NULL;
+    c->n_rows = 0;
+}
+
+static int x_close(sqlite3_vtab_cursor *cur)
+{
+    lv_cursor *c = (lv_cursor *)cur;
+    reset(c, (lv_vtab *)cur->pVtab);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static const pch_lance_column *bcol(const lv_cursor *c, int field)
+{
+    int bi = field >= 0 && field < 64 ? c->map[field] : -1;
+    return (c->batch && bi >= 0 && (size_t)bi < c->batch->n_columns) ? &c->batch->columns[bi] : NULL;
+}
+
+static bool u64_at(const pch_lance_column *lc, size_t row, uint64_t *v)
+{
+    if (!pch_sql__valid(lc, row) || lc->type != PCH_LANCE_UINT64) return false;
+    memcpy(v, lc->values + row * 8, 8);
+    return true;
+}
+
+static bool f64_at(const pch_lance_column *lc, size_t row, double *v)
+{
+    if (!pch_sql__valid(lc, row)) return false;
+    if (lc->type == PCH_LANCE_FLOAT64) { memcpy(v, lc->values + row * 8, 8); return true; }
+    if (lc->type == PCH_LANCE_FLOAT32) { float f; memcpy(&f, lc->values + row * 4, 4); *v = f; return true; }
+    return false;
+}
+
+static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
+
+/* LIKE 'prefix%' where prefix has no wildcard: may the text match? (true when the pattern is
+** not such a prefix: SQLite decides) */
+static bool like_prefix_ok(const char *p, size_t n, sqlite3_value *pat)
+{
+    const char *q = (const char *)sqlite3_value_text(pat);
+    size_t qn = (size_t)sqlite3_value_bytes(pat);
+    if (!q || qn == 0 || q[qn - 1] != '%') return true;
+    qn--;
+    for (size_t i = 0; i < qn; i++) if (q[i] == '%' || q[i] == '_' || (unsigned char)q[i] >= 0x80) return true;
+    if (n < qn) return false;
+    for (size_t i = 0; i < qn; i++) if (lower((unsigned char)p[i]) != lower((unsigned char)q[i])) return false;
+    return true;
+}
+
+/* Does row `row` of the batch satisfy every pushed constraint? A constraint whose value is
+** not of the column's kind is left to SQLite. NULL never satisfies a comparison. */
+static bool row_passes(const lv_cursor *c, size_t row)
+{
+    for (int k = 0; k < c->n_cons; k++) {
+        const lv_cons *s = &c->cons[k];
+        const pch_lance_column *lc = bcol(c, s->col);
+        int t = sqlite3_value_type(s->v), cmp;
+        if (!lc) continue;
+        if (pch_lance_type_is_var(lc->type)) {
+            const char *p;
+            size_t n;
+            if (t != SQLITE_TEXT) continue;
+            if (!pch_sql__str(lc, row, &p, &n)) return false;
+            if (s->op == 'L') { if (!like_prefix_ok(p, n, s->v)) return false; continue; }
+            const char *q = (const char *)sqlite3_value_text(s->v);
+            size_t qn = (size_t)sqlite3_value_bytes(s->v);
+            cmp = memcmp(p, q, n < qn ? n : qn);
+            if (cmp == 0) cmp = n < qn ? -1 : n > qn ? 1 : 0;
+        } else if (lc->type == PCH_LANCE_FLOAT32 || lc->type == PCH_LANCE_FLOAT64) {
+            double x, y;
+            if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) continue;
+            if (!f64_at(lc, row, &x)) return false;
+            if (x != x) continue;                      /* NaN: SQLite's rules */
+            y = sqlite3_value_double(s->v);
+            if (t == SQLITE_INTEGER && (y > 9007199254740992.0 || y < -9007199254740992.0)) continue;
+            cmp = x < y ? -1 : x > y;
+        } else if (lc->type == PCH_LANCE_UINT64) {
+            uint64_t x;
+            if (t != SQLITE_INTEGER) continue;
+            if (!u64_at(lc, row, &x)) return false;
+            if (x > (uint64_t)INT64_MAX) continue;     /* returned as TEXT: SQLite compares */
+            int64_t y = sqlite3_value_int64(s->v);
+            cmp = (int64_t)x < y ? -1 : (int64_t)x > y;
+        } else {
+            int64_t x;
+            if (t != SQLITE_INTEGER) continue;
+            if (!pch_sql__i64(lc, row, &x)) return false;
+            int64_t y = sqlite3_value_int64(s->v);
+            cmp = x < y ? -1 : x > y;
+        }
+        switch (s->op) {
+        case '=': if (cmp != 0) return false; break;
+        case '>': if (cmp <= 0) return false; break;
+        case 'g': if (cmp < 0) return false; break;
+        case '<': if (cmp >= 0) return false; break;
+        case 'l': if (cmp > 0) return false; break;
+        default: break;
+        }
+    }
+    return true;
+}
+
+/* Next row of the scan (with the constraints when c->check). */
+static int advance(lv_cursor *c)
+{
+    lv_vtab *v = (lv_vtab *)c->base.pVtab;
+    pch_error e;
+    for (;;) {
+        if (c->batch && c->row + 1 < c->batch->n_rows) {
+            c->row++;
+        } else {
+            int rc = pch_lance_scanner_next(c->sc, &c->batch, &e);
+            if (rc == PCH_ITEROVER) { c->batch = NULL; c->eof = true; return SQLITE_OK; }
+            if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+            c->row = 0;
+            if (!c->batch->n_rows) continue;
+        }
+        c->at++;
+        if (!c->check || row_passes(c, c->row)) return SQLITE_OK;
+    }
+}
+
+/* Scan the constrained columns alone; keep the dataset rows that pass. */
+static int filter_rows(lv_cursor *c, lv_vtab *v, pch_error *e)
+{
+    size_t cols[PCH_SQL_MAX_CONS], nc = 0, n = 0, cap = 0;
+    uint64_t at = 0;
+    int rc;
+    for (int i = 0; i < 64; i++) c->map[i] = -1;
+    for (int k = 0; k < c->n_cons; k++)
+        if (c->map[c->cons[k].col] < 0) { c->map[c->cons[k].col] = (int)nc; cols[nc++] = (size_t)c->cons[k].col; }
+    rc = pch_lance_scanner_open(&c->sc, v->ds, cols, nc, 8192, e);
+    while (rc == 0 && (rc = pch_lance_scanner_next(c->sc, &c->batch, e)) == 0) {
+        for (size_t r = 0; r < c->batch->n_rows; r++, at++) {
+            if (!row_passes(c, r)) continue;
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 256, bytes;
+                uint64_t *nr;
+                if (!pch_mul_size(&bytes, ncap, sizeof *nr) || !(nr = pch_realloc(v->ctx, c->rows, bytes))) {
+                    rc = pch_error_set(e, PCH_ENOMEM, "lance: out of memory");
+                    break;
+                }
+                c->rows = nr;
+                cap = ncap;
+            }
+            c->rows[n++] = at;
+        }
+    }
+    pch_lance_scanner_free(c->sc);
+    c->sc = NULL;
+    c->batch = NULL;
+    c->n_rows = n;
+    if (!c->rows && rc == PCH_ITEROVER && !(c->rows = pch_malloc(v->ctx, 8))) return pch_error_set(e, PCH_ENOMEM, "lance: out of memory");
+    return rc == PCH_ITEROVER ? PCH_OK : rc;
+}
+
+static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
+{
+    lv_cursor *c = (lv_cursor *)cur;
+    lv_vtab *v = (lv_vtab *)cur->pVtab;
+    sqlite3_uint64 used;
+    size_t proj[64], n = 0;
+    bool all_in_cons = true;
+    pch_error e;
+    int rc;
+    reset(c, v);
+    c->eof = false;
+    c->n_cons = 0;
+    c->at = 0;
+    if (!idxStr || idxNum < 0 || strlen(idxStr) != 16 + 3 * (size_t)idxNum) {
+        pch_error_set(&e, PCH_EINVAL, "lance: bad plan");
+        return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
+    }
+    {
+        char hex[17];
+        memcpy(hex, idxStr, 16);
+        hex[16] = 0;
+        used = (sqlite3_uint64)strtoull(hex, NULL, 16);
+    }
+    for (int k = 0; k < idxNum && k < argc && k < PCH_SQL_MAX_CONS; k++) {
+        char hx[3] = { idxStr[16 + 3 * k], idxStr[16 + 3 * k + 1], 0 };
+        c->cons[k].col = (int)strtol(hx, NULL, 16);
+        c->cons[k].op = idxStr[16 + 3 * k + 2];
+        c->cons[k].v = argv[k];
+        if (!pushable(v, c->cons[k].col)) {
+            pch_error_set(&e, PCH_EINVAL, "lance: bad plan '%s'", idxStr);
+            return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
+        }
+        c->n_cons++;
+    }
+    /* projection: every column the statement may read; `record` needs _raw_ and _offload_ */
+    for (int i = 0; i < v->n_fields; i++) {
+        bool want = (used >> (i < 63 ? i : 63)) & 1;
+        if (v->rec >= 0 && ((used >> v->rec) & 1) && (i == v->c_raw || i == v->c_off)) want = true;
+        if (want) {
+            bool in_cons = false;
+            for (int k = 0; k < c->n_cons; k++) in_cons = in_cons || c->cons[k].col == i;
+            all_in_cons = all_in_cons && in_cons;
+            proj[n++] = (size_t)i;
+        }
+    }
+    if (c->n_cons && !(all_in_cons && n)) {
+        /* constrained columns first, then the projection of the passing rows only */
+        if ((rc = filter_rows(c, v, &e)) != 0) return pch_sql__set_err(&v->base, &e, rc);
+        c->check = false;
+        rc = n ? pch_lance_scanner_open_rows(&c->sc, v->ds, proj, n, c->rows, c->n_rows, 1024, &e) : PCH_OK;
+    } else {
+        c->check = c->n_cons > 0;
+        rc = n ? pch_lance_scanner_open(&c->sc, v->ds, proj, n, 1024, &e) : PCH_OK;
+    }
+    if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+    for (int i = 0; i < 64; i++) c->map[i] = -1;
+    for (size_t i = 0; i < n; i++) c->map[proj[i]] = (int)i;
+    if (!n) {
+        /* nothing to read (count(*) and the like): one row per dataset / passing row */
+        c->n_rows = c->rows ? c->n_rows : pch_lance_dataset_num_rows(v->ds);
+        c->at = 0;
+        c->eof = c->n_rows == 0;
+        return SQLITE_OK;
+    }
+    c->at = (uint64_t)-1;
+    return advance(c);
+}
+
+static int x_next(sqlite3_vtab_cursor *cur)
+{
+    lv_cursor *c = (lv_cursor *)cur;
+    if (!c->sc) {                     /* no columns read: count down the rows */
+        if (++c->at >= c->n_rows) c->eof = true;
+        return SQLITE_OK;
+    }
+    return advance(c);
+}
+
+static int x_eof(sqlite3_vtab_cursor *cur) { return ((lv_cursor *)cur)->eof; }
+
+/* `record`: the row's bytes (inline or hydrated) without the line terminator. */
+static int record_col(lv_cursor *c, lv_vtab *v, sqlite3_context *ctx)
+{
+    const char *p;
+    size_t n;
+    char *obj = NULL;
+    pch_error e;
+    if (pch_sql__str(bcol(c, v->c_raw), c->row, &p, &n)) {
+    } else if (pch_sql__str(bcol(c, v->c_off), c->row, &p, &n)) {
+        uint64_t row = c->rows ? c->rows[c->at] : c->at;
+        int rc = pch_cj_offload_read(v->ctx, v->path, (const uint8_t *)p, n, row, &obj, &n, &e);
+        if (rc != 0) { sqlite3_result_error(ctx, e.msg, -1); return pch_sql__set_err(&v->base, &e, rc); }
+        p = obj;
+    } else {
+        sqlite3_result_null(ctx);
+        return SQLITE_OK;
+    }
+    if (n && p[n - 1] == '\n') n--;
+    if (n && p[n - 1] == '\r') n--;
+    sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
+    pch_free(v->ctx, obj);
+    return SQLITE_OK;
+}
+
+static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    lv_cursor *c = (lv_cursor *)cur;
+    lv_vtab *v = (lv_vtab *)cur->pVtab;
+    const pch_lance_column *lc;
+    const char *p;
+    size_t n;
+    int64_t x;
+    uint64_t u;
+    double d;
+    if (col == v->rec && v->rec >= 0) return record_col(c, v, ctx);
+    if (col < 0 || col >= v->n_fields || !(lc = bcol(c, col))) { sqlite3_result_null(ctx); return SQLITE_OK; }
+    if (lc->type == PCH_LANCE_JSON) {
+        char *out = NULL;
+        size_t on = 0;
+        pch_error e;
+        int rc;
+        if (!pch_sql__str(lc, c->row, &p, &n)) { sqlite3_result_null(ctx); return SQLITE_OK; }
+        if ((rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &out, &on, &e)) != 0) {
+            sqlite3_result_error(ctx, e.msg, -1);
+            return pch_sql__set_err(&v->base, &e, rc);
+        }
+        sqlite3_result_text(ctx, out, (int)on, SQLITE_TRANSIENT);
+        pch_free(v->ctx, out);
+    } else if (pch_lance_type_is_var(lc->type)) {
+        if (!pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
+        else if (lc->type == PCH_LANCE_BINARY || lc->type == PCH_LANCE_LARGE_BINARY) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
+        else sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
+    } else if (f64_at(lc, c->row, &d)) {
+        sqlite3_result_double(ctx, d);
+    } else if (u64_at(lc, c->row, &u)) {
+        if (u <= (uint64_t)INT64_MAX) sqlite3_result_int64(ctx, (sqlite3_int64)u);
+        else {
+            char t[24];
+            snprintf(t, sizeof t, "%" PRIu64, u);
+            sqlite3_result_text(ctx, t, -1, SQLITE_TRANSIENT);
+        }
+    } else if (pch_sql__i64(lc, c->row, &x)) {
+        sqlite3_result_int64(ctx, x);
+    } else {
+        sqlite3_result_null(ctx);
+    }
+    return SQLITE_OK;
+}
+
+static int x_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out)
+{
+    lv_cursor *c = (lv_cursor *)cur;
+    *out = (sqlite3_int64)(c->rows && c->at < c->n_rows ? c->rows[c->at] : c->at);
+    return SQLITE_OK;
+}
+
+static sqlite3_module k_lance_module = {
+    0, x_connect, x_connect, x_best_index, x_disconnect, x_disconnect, x_open, x_close,
+    x_filter, x_next, x_eof, x_column, x_rowid,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,   /* read-only */
+#if SQLITE_VERSION_NUMBER >= 3044000
+    NULL,
+#endif
+};
+
+int pch_sql__register_lance(sqlite3 *db)
+{
+    return sqlite3_create_module(db, "lance", &k_lance_module, NULL);
+}
+
+int pch_sql_attach_dataset(sqlite3 *db, const char *dataset, uint64_t version, char **errmsg)
+{
+    pch_ctx *ctx = NULL;
+    pch_error e;
+    bool cj = false;
+    char *q;
+    int rc;
+    if (pch_ctx_new(&ctx, NULL, NULL, &e) != 0) return SQLITE_NOMEM;
+    rc = pch_cj_probe(ctx, dataset, &cj, &e);
+    pch_ctx_free(ctx);
+    if (rc != 0) { *errmsg = sqlite3_mprintf("%s", e.msg); return SQLITE_ERROR; }
+    q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.%s USING lance(%Q, %llu)", cj ? "records" : "dataset", dataset,
+                        (unsigned long long)version);
+    if (!q) return SQLITE_NOMEM;
+    rc = sqlite3_exec(db, q, NULL, NULL, errmsg);
+    sqlite3_free(q);
+    return rc;
+}
