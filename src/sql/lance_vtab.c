@@ -28,7 +28,7 @@
 #include <stdlib.h>
 
 #include "pchronicle/compact_jsonl.h"
-#include "pchronicle/json.h"
+#include "json/json.h"
 #include "pchronicle/sql.h"
 #include "sql/sql_int.h"
 
@@ -58,6 +58,7 @@ typedef struct lv_cursor {
     size_t n_rows;
     uint64_t at;                    /* dataset row of the current row */
     bool eof;
+    pch_buf text;                   /* JSON text of the JSON value being returned (reused) */
 } lv_cursor;
 
 static bool is_cj(const pch_lance_schema *s)
@@ -188,10 +189,10 @@ static int x_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
 static int x_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **pp)
 {
     lv_cursor *c = sqlite3_malloc(sizeof *c);
-    (void)vt;
     if (!c) return SQLITE_NOMEM;
     memset(c, 0, sizeof *c);
     c->eof = true;
+    pch_buf_init(&c->text, ((lv_vtab *)vt)->ctx);
     *pp = &c->base;
     return SQLITE_OK;
 }
@@ -211,6 +212,7 @@ static int x_close(sqlite3_vtab_cursor *cur)
 {
     lv_cursor *c = (lv_cursor *)cur;
     reset(c, (lv_vtab *)cur->pVtab);
+    pch_buf_dispose(&c->text);
     sqlite3_free(c);
     return SQLITE_OK;
 }
@@ -476,17 +478,15 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     if (col == v->rec && v->rec >= 0) return record_col(c, v, ctx);
     if (col < 0 || col >= v->n_fields || !(lc = bcol(c, col))) { sqlite3_result_null(ctx); return SQLITE_OK; }
     if (lc->type == PCH_LANCE_JSON) {
-        char *out = NULL;
-        size_t on = 0;
         pch_error e;
         int rc;
         if (!pch_sql__str(lc, c->row, &p, &n)) { sqlite3_result_null(ctx); return SQLITE_OK; }
-        if ((rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &out, &on, &e)) != 0) {
+        pch_buf_clear(&c->text);
+        if ((rc = pch_jsonb__to_json(&c->text, (const uint8_t *)p, n, &e)) != 0) {
             sqlite3_result_error(ctx, e.msg, -1);
             return pch_sql__set_err(&v->base, &e, rc);
         }
-        sqlite3_result_text(ctx, out, (int)on, SQLITE_TRANSIENT);
-        pch_free(v->ctx, out);
+        sqlite3_result_text(ctx, (const char *)c->text.data, (int)c->text.len, SQLITE_TRANSIENT);
     } else if (pch_lance_type_is_var(lc->type)) {
         if (!pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
         else if (lc->type == PCH_LANCE_BINARY || lc->type == PCH_LANCE_LARGE_BINARY) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);

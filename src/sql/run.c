@@ -109,7 +109,10 @@ int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_
         sqlite3_close(db);
         return pch_error_set(err, PCH_ENOMEM, "sql: cannot open sqlite");
     }
-    rc = pch_sql_register(db);
+    /* GROUP BY / ORDER BY sorters of a large scan stay in memory instead of spilling to a
+    ** temp file (measured: 8 % of a 500k-row GROUP BY went to pwrite) */
+    rc = sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = pch_sql_register(db);
     if (rc == SQLITE_OK) rc = storyline ? pch_sql_attach_root(db, root, &msg) : pch_sql_attach_dataset(db, root, version, &msg);
     if (rc != SQLITE_OK) {
         rc = pch_error_set(err, PCH_EINVAL, "sql: %s", msg ? msg : sqlite3_errmsg(db));

@@ -9,7 +9,7 @@ set -u
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
-CLI=$BUILD/pchronicle
+CLI=${PCH_CLI:-$BUILD/pchronicle}   # the valgrind pass of scripts/run-tests.sh sets PCH_CLI
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0
@@ -168,7 +168,10 @@ fi
 
 # the loadable extension serves the same relation
 ext=$("$CLI" sql "$T/gen.lance" "SELECT count(*), sum(length(record)) FROM records WHERE filename LIKE 'dir2/%'" --format csv | tail -n 1)
-got=$(sqlite3 :memory: ".load $BUILD/pchronicle_sqlite" "CREATE VIRTUAL TABLE temp.r USING lance('$T/gen.lance');" \
+# (a sanitizer build of the extension needs its runtime loaded first into the sqlite3 shell)
+pre=$(ldd "$BUILD/pchronicle_sqlite.so" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ { printf "%s ", $3 }')
+got=$(LD_PRELOAD="$pre" ASAN_OPTIONS=detect_leaks=0 sqlite3 :memory: ".load $BUILD/pchronicle_sqlite" \
+      "CREATE VIRTUAL TABLE temp.r USING lance('$T/gen.lance');" \
       "SELECT count(*) || ',' || sum(length(record)) FROM r WHERE filename LIKE 'dir2/%';" 2>&1)
 [ -n "$ext" ] && [ "$got" = "$ext" ] || bad "extension: '$got' vs CLI '$ext'"
 
