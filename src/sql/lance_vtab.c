@@ -367,7 +367,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     lv_vtab *v = (lv_vtab *)cur->pVtab;
     sqlite3_uint64 used;
     size_t proj[64], n = 0;
-    bool all_in_cons = true;
+    bool wide = false;
     pch_error e;
     int rc;
     reset(c, v);
@@ -395,18 +395,27 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
         }
         c->n_cons++;
     }
-    /* projection: every column the statement may read; `record` needs _raw_ and _offload_ */
+    /* projection: every column the statement may read; `record` needs _raw_ and _offload_.
+    ** Two passes (constrained columns, then the rest for the passing rows) pay off only when
+    ** the rest holds a wide column (JSON or binary: data, _raw_, user columns); narrow ones
+    ** are read in the same pass as the constraints, so no column is read twice. */
     for (int i = 0; i < v->n_fields; i++) {
         bool want = (used >> (i < 63 ? i : 63)) & 1;
         if (v->rec >= 0 && ((used >> v->rec) & 1) && (i == v->c_raw || i == v->c_off)) want = true;
         if (want) {
             bool in_cons = false;
+            pch_lance_type t = v->schema->fields[i].type;
             for (int k = 0; k < c->n_cons; k++) in_cons = in_cons || c->cons[k].col == i;
-            all_in_cons = all_in_cons && in_cons;
+            if (!in_cons && (t == PCH_LANCE_JSON || t == PCH_LANCE_BINARY || t == PCH_LANCE_LARGE_BINARY)) wide = true;
             proj[n++] = (size_t)i;
         }
     }
-    if (c->n_cons && !(all_in_cons && n)) {
+    for (int k = 0; k < c->n_cons; k++) {   /* a single pass reads the constrained columns too */
+        bool in_proj = false;
+        for (size_t i = 0; i < n; i++) in_proj = in_proj || proj[i] == (size_t)c->cons[k].col;
+        if (!in_proj && !wide) proj[n++] = (size_t)c->cons[k].col;
+    }
+    if (c->n_cons && (wide || !n)) {
         /* constrained columns first, then the projection of the passing rows only */
         if ((rc = filter_rows(c, v, &e)) != 0) return pch_sql__set_err(&v->base, &e, rc);
         c->check = false;
