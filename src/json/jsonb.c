@@ -321,15 +321,15 @@ static int dec_number(jb_dec *d, const uint8_t *p, size_t len)
             return corrupt(d, p, "integer of width %zu", w);
         uint64_t u = 0;
         for (size_t k = 0; k < w; k++) u = (u << 8) | p[1 + k];
+        bool neg = false;
         if (tag == 0x40) {
-            int64_t i;
             if (w < 8 && (u >> (8 * w - 1)) & 1) u |= ~(uint64_t)0 << (8 * w);  /* sign-extend */
-            memcpy(&i, &u, 8);
-            n = (size_t)snprintf(tmp, sizeof tmp, "%lld", (long long)i);
-        } else {
-            n = (size_t)snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)u);
+            if (u >> 63) { neg = true; u = ~u + 1; }   /* magnitude, INT64_MIN included */
         }
-        return emit(d, tmp, n);
+        n = sizeof tmp;                                 /* digits from the end (no printf) */
+        do { tmp[--n] = (char)('0' + u % 10); u /= 10; } while (u);
+        if (neg) tmp[--n] = '-';
+        return emit(d, tmp + n, sizeof tmp - n);
     }
     case 0x60: {
         if (w != 8) return corrupt(d, p, "float64 of width %zu", w);
@@ -380,8 +380,12 @@ static int dec_entry(jb_dec *d, uint32_t type, const uint8_t *p, size_t len, uin
         return type == JE_NULL ? emit(d, "null", 4) : type == JE_TRUE ? emit(d, "true", 4)
                                                                       : emit(d, "false", 5);
     case JE_STRING:
+        if (d->out) {   /* rendering checks UTF-8 as it copies: one pass over the bytes */
+            int rc = pch_json__write_string(d->out, (const char *)p, len);
+            if (rc == PCH_EINVAL) return corrupt(d, p, "string is not valid UTF-8");
+            return rc == PCH_OK ? PCH_OK : dec_oom(d);
+        }
         if (pch_json__utf8_check(p, len) != len) return corrupt(d, p, "string is not valid UTF-8");
-        if (d->out && pch_json__write_string(d->out, (const char *)p, len) != PCH_OK) return dec_oom(d);
         return PCH_OK;
     case JE_NUMBER: return dec_number(d, p, len);
     case JE_CONTAINER: return dec_container(d, p, len, depth + 1, 0);
