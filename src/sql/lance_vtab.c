@@ -10,13 +10,10 @@
 ** without their line terminator — `_raw_` for an inline row, the offload object for an
 ** offloaded one, read and BLAKE3-checked only when the column is selected.
 **
-** Plan encoding (xBestIndex → xFilter): idxNum = number of pushed constraints n; idxStr =
-** 16 hex digits of colUsed (bit i = column i, bit 63 = any column ≥ 63), then per
-** constraint 2 hex digits of its column and one op char ('=' EQ, '>' GT, 'g' GE, '<' LT,
-** 'l' LE, 'L' LIKE), argv[k] its right-hand value. Pushable: every INTEGER, REAL and TEXT
-** column that is not JSON, for =, <, <=, >, >=; LIKE 'prefix%' on TEXT columns (ASCII
-** case-insensitive, as SQLite's LIKE). omit is never set: SQLite re-checks every row, so a
-** pushed constraint can only prune rows that cannot match.
+** Plans are sql_int.h's. Pushable: every INTEGER, REAL and TEXT column that is not JSON,
+** for =, <, <=, >, >=; LIKE 'prefix%' on TEXT columns (ASCII case-insensitive, as SQLite's
+** LIKE). omit is never set: SQLite re-checks every row, so a pushed constraint can only
+** prune rows that cannot match.
 **
 ** Reads: with constraints, the constrained columns are scanned alone and the rows that pass
 ** are kept; then the columns the statement uses (colUsed) are read for those rows only
@@ -43,15 +40,13 @@ typedef struct lv_vtab {
     int c_raw, c_off;               /* _raw_ / _offload_ field indices (compact-jsonl) */
 } lv_vtab;
 
-typedef struct lv_cons { int col; char op; sqlite3_value *v; } lv_cons;
-
 typedef struct lv_cursor {
     sqlite3_vtab_cursor base;       /* must be first */
     pch_lance_scanner *sc;
     const pch_lance_batch *batch;
     size_t row;
     int map[64];                    /* dataset column → batch column, -1 */
-    lv_cons cons[PCH_SQL_MAX_CONS];
+    pch_sql_cons cons[PCH_SQL_MAX_CONS];
     int n_cons;
     bool check;                     /* constraints still to apply to scanned rows */
     uint64_t *rows;                 /* rows that passed the constraint scan, or NULL */
@@ -148,42 +143,15 @@ static int x_disconnect(sqlite3_vtab *vt)
     return SQLITE_OK;
 }
 
+static bool push_ok(const sqlite3_vtab *vt, int col, char op)
+{
+    const lv_vtab *v = (const lv_vtab *)vt;
+    return pushable(v, col) && (op != 'L' || pch_lance_type_is_var(v->schema->fields[col].type));
+}
+
 static int x_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
 {
-    lv_vtab *v = (lv_vtab *)vt;
-    char *s, cons[3 * PCH_SQL_MAX_CONS + 1];
-    int n = 0;
-    double cost = 1e6;
-    for (int i = 0; i < ii->nConstraint && n < PCH_SQL_MAX_CONS; i++) {
-        const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
-        char op;
-        if (!c->usable || !pushable(v, c->iColumn)) continue;
-        switch (c->op) {
-        case SQLITE_INDEX_CONSTRAINT_EQ: op = '='; break;
-        case SQLITE_INDEX_CONSTRAINT_GT: op = '>'; break;
-        case SQLITE_INDEX_CONSTRAINT_GE: op = 'g'; break;
-        case SQLITE_INDEX_CONSTRAINT_LT: op = '<'; break;
-        case SQLITE_INDEX_CONSTRAINT_LE: op = 'l'; break;
-        case SQLITE_INDEX_CONSTRAINT_LIKE: op = 'L'; break;
-        default: continue;
-        }
-        if (op == 'L' && pch_lance_type_is_var(v->schema->fields[c->iColumn].type) == false) continue;
-        snprintf(cons + 3 * n, 4, "%02x%c", (unsigned)c->iColumn & 0xffu, op);
-        ii->aConstraintUsage[i].argvIndex = n + 1;
-        ii->aConstraintUsage[i].omit = 0;        /* SQLite re-checks: see the header */
-        cost /= op == '=' ? 50 : 4;
-        n++;
-    }
-    if (!(s = sqlite3_malloc(16 + 3 * n + 1))) return SQLITE_NOMEM;
-    snprintf(s, 17, "%016llx", (unsigned long long)ii->colUsed);
-    memcpy(s + 16, cons, (size_t)(3 * n));
-    s[16 + 3 * n] = 0;
-    ii->idxStr = s;
-    ii->needToFreeIdxStr = 1;
-    ii->idxNum = n;
-    ii->estimatedCost = cost;
-    ii->estimatedRows = (sqlite3_int64)(cost > 1 ? cost : 1);
-    return SQLITE_OK;
+    return pch_sql__best_index(vt, ii, push_ok);
 }
 
 static int x_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **pp)
@@ -223,87 +191,11 @@ static const pch_lance_column *bcol(const lv_cursor *c, int field)
     return (c->batch && bi >= 0 && (size_t)bi < c->batch->n_columns) ? &c->batch->columns[bi] : NULL;
 }
 
-static bool u64_at(const pch_lance_column *lc, size_t row, uint64_t *v)
-{
-    if (!pch_sql__valid(lc, row) || lc->type != PCH_LANCE_UINT64) return false;
-    memcpy(v, lc->values + row * 8, 8);
-    return true;
-}
-
-static bool f64_at(const pch_lance_column *lc, size_t row, double *v)
-{
-    if (!pch_sql__valid(lc, row)) return false;
-    if (lc->type == PCH_LANCE_FLOAT64) { memcpy(v, lc->values + row * 8, 8); return true; }
-    if (lc->type == PCH_LANCE_FLOAT32) { float f; memcpy(&f, lc->values + row * 4, 4); *v = f; return true; }
-    return false;
-}
-
-static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
-
-/* LIKE 'prefix%' where prefix has no wildcard: may the text match? (true when the pattern is
-** not such a prefix: SQLite decides) */
-static bool like_prefix_ok(const char *p, size_t n, sqlite3_value *pat)
-{
-    const char *q = (const char *)sqlite3_value_text(pat);
-    size_t qn = (size_t)sqlite3_value_bytes(pat);
-    if (!q || qn == 0 || q[qn - 1] != '%') return true;
-    qn--;
-    for (size_t i = 0; i < qn; i++) if (q[i] == '%' || q[i] == '_' || (unsigned char)q[i] >= 0x80) return true;
-    if (n < qn) return false;
-    for (size_t i = 0; i < qn; i++) if (lower((unsigned char)p[i]) != lower((unsigned char)q[i])) return false;
-    return true;
-}
-
-/* Does row `row` of the batch satisfy every pushed constraint? A constraint whose value is
-** not of the column's kind is left to SQLite. NULL never satisfies a comparison. */
+/* Does row `row` of the batch satisfy every pushed constraint (pch_sql__test)? */
 static bool row_passes(const lv_cursor *c, size_t row)
 {
-    for (int k = 0; k < c->n_cons; k++) {
-        const lv_cons *s = &c->cons[k];
-        const pch_lance_column *lc = bcol(c, s->col);
-        int t = sqlite3_value_type(s->v), cmp;
-        if (!lc) continue;
-        if (pch_lance_type_is_var(lc->type)) {
-            const char *p;
-            size_t n;
-            if (t != SQLITE_TEXT) continue;
-            if (!pch_sql__str(lc, row, &p, &n)) return false;
-            if (s->op == 'L') { if (!like_prefix_ok(p, n, s->v)) return false; continue; }
-            const char *q = (const char *)sqlite3_value_text(s->v);
-            size_t qn = (size_t)sqlite3_value_bytes(s->v);
-            cmp = memcmp(p, q, n < qn ? n : qn);
-            if (cmp == 0) cmp = n < qn ? -1 : n > qn ? 1 : 0;
-        } else if (lc->type == PCH_LANCE_FLOAT32 || lc->type == PCH_LANCE_FLOAT64) {
-            double x, y;
-            if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) continue;
-            if (!f64_at(lc, row, &x)) return false;
-            if (x != x) continue;                      /* NaN: SQLite's rules */
-            y = sqlite3_value_double(s->v);
-            if (t == SQLITE_INTEGER && (y > 9007199254740992.0 || y < -9007199254740992.0)) continue;
-            cmp = x < y ? -1 : x > y;
-        } else if (lc->type == PCH_LANCE_UINT64) {
-            uint64_t x;
-            if (t != SQLITE_INTEGER) continue;
-            if (!u64_at(lc, row, &x)) return false;
-            if (x > (uint64_t)INT64_MAX) continue;     /* returned as TEXT: SQLite compares */
-            int64_t y = sqlite3_value_int64(s->v);
-            cmp = (int64_t)x < y ? -1 : (int64_t)x > y;
-        } else {
-            int64_t x;
-            if (t != SQLITE_INTEGER) continue;
-            if (!pch_sql__i64(lc, row, &x)) return false;
-            int64_t y = sqlite3_value_int64(s->v);
-            cmp = x < y ? -1 : x > y;
-        }
-        switch (s->op) {
-        case '=': if (cmp != 0) return false; break;
-        case '>': if (cmp <= 0) return false; break;
-        case 'g': if (cmp < 0) return false; break;
-        case '<': if (cmp >= 0) return false; break;
-        case 'l': if (cmp > 0) return false; break;
-        default: break;
-        }
-    }
+    for (int k = 0; k < c->n_cons; k++)
+        if (pch_sql__test(bcol(c, c->cons[k].col), row, &c->cons[k]) == 0) return false;
     return true;
 }
 
@@ -374,27 +266,13 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     c->eof = false;
     c->n_cons = 0;
     c->at = 0;
-    if (!idxStr || idxNum < 0 || strlen(idxStr) != 16 + 3 * (size_t)idxNum) {
-        pch_error_set(&e, PCH_EINVAL, "lance: bad plan");
-        return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
-    }
-    {
-        char hex[17];
-        memcpy(hex, idxStr, 16);
-        hex[16] = 0;
-        used = (sqlite3_uint64)strtoull(hex, NULL, 16);
-    }
-    for (int k = 0; k < idxNum && k < argc && k < PCH_SQL_MAX_CONS; k++) {
-        char hx[3] = { idxStr[16 + 3 * k], idxStr[16 + 3 * k + 1], 0 };
-        c->cons[k].col = (int)strtol(hx, NULL, 16);
-        c->cons[k].op = idxStr[16 + 3 * k + 2];
-        c->cons[k].v = argv[k];
-        if (!pushable(v, c->cons[k].col)) {
+    if ((rc = pch_sql__plan(idxNum, idxStr, argc, argv, v->n_fields, c->cons, &c->n_cons, &used, &e)) != 0)
+        return pch_sql__set_err(&v->base, &e, rc);
+    for (int k = 0; k < c->n_cons; k++)
+        if (!push_ok(&v->base, c->cons[k].col, c->cons[k].op)) {
             pch_error_set(&e, PCH_EINVAL, "lance: bad plan '%s'", idxStr);
             return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
         }
-        c->n_cons++;
-    }
     /* projection: every column the statement may read; `record` needs _raw_ and _offload_.
     ** Two passes (constrained columns, then the rest for the passing rows) pay off only when
     ** the rest holds a wide column (JSON or binary: data, _raw_, user columns); narrow ones
@@ -481,9 +359,6 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     const pch_lance_column *lc;
     const char *p;
     size_t n;
-    int64_t x;
-    uint64_t u;
-    double d;
     if (col == v->rec && v->rec >= 0) return record_col(c, v, ctx);
     if (col < 0 || col >= v->n_fields || !(lc = bcol(c, col))) { sqlite3_result_null(ctx); return SQLITE_OK; }
     if (lc->type == PCH_LANCE_JSON) {
@@ -496,23 +371,8 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
             return pch_sql__set_err(&v->base, &e, rc);
         }
         sqlite3_result_text(ctx, (const char *)c->text.data, (int)c->text.len, SQLITE_TRANSIENT);
-    } else if (pch_lance_type_is_var(lc->type)) {
-        if (!pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
-        else if (lc->type == PCH_LANCE_BINARY || lc->type == PCH_LANCE_LARGE_BINARY) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
-        else sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
-    } else if (f64_at(lc, c->row, &d)) {
-        sqlite3_result_double(ctx, d);
-    } else if (u64_at(lc, c->row, &u)) {
-        if (u <= (uint64_t)INT64_MAX) sqlite3_result_int64(ctx, (sqlite3_int64)u);
-        else {
-            char t[24];
-            snprintf(t, sizeof t, "%" PRIu64, u);
-            sqlite3_result_text(ctx, t, -1, SQLITE_TRANSIENT);
-        }
-    } else if (pch_sql__i64(lc, c->row, &x)) {
-        sqlite3_result_int64(ctx, x);
     } else {
-        sqlite3_result_null(ctx);
+        pch_sql__result(ctx, lc, c->row);
     }
     return SQLITE_OK;
 }

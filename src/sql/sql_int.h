@@ -40,4 +40,34 @@ int pch_sql__register_lance(sqlite3 *db);
 /* Signed integer value (ints, bool); false for null or another type. */
 bool pch_sql__i64(const pch_lance_column *lc, size_t row, int64_t *v);
 
+/* The SQLite value of row `row` of a non-JSON column: TEXT, BLOB, REAL, INTEGER (a uint64
+** above 2^63-1 as its exact decimal TEXT), NULL. */
+void pch_sql__result(sqlite3_context *ctx, const pch_lance_column *lc, size_t row);
+
+/* ---- plans (xBestIndex → xFilter), the same for every module ----
+** idxNum = number of pushed constraints n; idxStr = 16 hex digits of colUsed (bit i =
+** column i, bit 63 = any column ≥ 63), then per constraint 2 hex digits of its column and
+** one op char ('=' EQ, '>' GT, 'g' GE, '<' LT, 'l' LE, 'L' LIKE); argv[k] is constraint k's
+** right-hand value. omit is never set: SQLite re-checks every row, so a pushed constraint
+** may only prune rows that cannot match. */
+typedef struct pch_sql_cons { int col; char op; sqlite3_value *v; } pch_sql_cons;
+
+/* Which (column, op) pairs a module pushes. */
+typedef bool (*pch_sql_pushable)(const sqlite3_vtab *vt, int col, char op);
+
+/* xBestIndex for a module: every usable constraint `pushable` accepts (at most
+** PCH_SQL_MAX_CONS), costs lowered per pushed constraint. */
+int pch_sql__best_index(sqlite3_vtab *vt, sqlite3_index_info *ii, pch_sql_pushable pushable);
+
+/* Decode a plan in xFilter: cons[0..*n), *used = colUsed. Columns must be < n_cols.
+** PCH_EINVAL on a malformed plan. */
+int pch_sql__plan(int idxNum, const char *idxStr, int argc, sqlite3_value **argv, int n_cols,
+                  pch_sql_cons *cons, int *n, sqlite3_uint64 *used, pch_error *err);
+
+/* Does row `row` of lc satisfy constraint c? 1 yes, 0 no (NULL never satisfies a
+** comparison), -1 not decided here (a value of another kind than the column's: SQLite
+** decides). Text compares bytewise (BINARY collation); LIKE only for 'prefix%' patterns
+** (ASCII case-insensitive, as SQLite's LIKE). */
+int pch_sql__test(const pch_lance_column *lc, size_t row, const pch_sql_cons *c);
+
 #endif

@@ -8,15 +8,8 @@
 ** read). observation_results has one row per observation result: the correlated ones from
 ** tool_calls.results, then the uncorrelated ones from steps.observation_results.
 **
-** Plan encoding (xBestIndex → xFilter):
-**
-**   | field   | meaning                                                                  |
-**   |---------|--------------------------------------------------------------------------|
-**   | idxNum  | number of pushed constraints n (0..PCH_SQL_MAX_CONS)                     |
-**   | idxStr  | 16 lower-case hex digits: colUsed (bit i = column i, bit 63 = any ≥ 63), |
-**   |         | then 2*n chars: for constraint k, 'A' + column index, then the op:       |
-**   |         | '=' EQ, '>' GT, 'g' GE, '<' LT, 'l' LE                                   |
-**   | argv[k] | the right-hand value of constraint k (argvIndex = k + 1)                 |
+** Plans (xBestIndex → xFilter) are encoded as sql_int.h says (colUsed, then column + op
+** per pushed constraint).
 **
 ** Pushable columns: source_id, run_id, session_id, trajectory_key (every relation) and
 ** timestamp_ms (steps). A constraint is applied in xFilter only when the value's type is
@@ -57,15 +50,13 @@ typedef struct sl_vtab {
     int obj_of[64];                 /* JSON column -> its *_object column, -1 */
 } sl_vtab;
 
-typedef struct sl_cons { int col; char op; sqlite3_value *v; } sl_cons;
-
 typedef struct sl_cursor {
     sqlite3_vtab_cursor base;       /* must be first */
     pch_lance_scanner *sc;
     const pch_lance_batch *batch;
     size_t row;
     int map[64];                    /* SQL column -> batch column, -1 */
-    sl_cons cons[PCH_SQL_MAX_CONS];
+    pch_sql_cons cons[PCH_SQL_MAX_CONS];
     int n_cons;
     bool eof;
     sqlite3_int64 rowid;
@@ -184,42 +175,14 @@ static bool pushable(const sl_vtab *v, int col)
            !strcmp(name, "trajectory_key") || (v->rel == REL_STEPS && !strcmp(name, "timestamp_ms"));
 }
 
+static bool push_ok(const sqlite3_vtab *vt, int col, char op)
+{
+    return op != 'L' && pushable((const sl_vtab *)vt, col);
+}
+
 static int x_best_index(sqlite3_vtab *vt, sqlite3_index_info *ii)
 {
-    sl_vtab *v = (sl_vtab *)vt;
-    char *s, pairs[2 * PCH_SQL_MAX_CONS];
-    int n = 0;
-    double cost = 1e6;
-    for (int i = 0; i < ii->nConstraint && n < PCH_SQL_MAX_CONS; i++) {
-        const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
-        char op;
-        if (!c->usable || !pushable(v, c->iColumn)) continue;
-        switch (c->op) {
-        case SQLITE_INDEX_CONSTRAINT_EQ: op = '='; break;
-        case SQLITE_INDEX_CONSTRAINT_GT: op = '>'; break;
-        case SQLITE_INDEX_CONSTRAINT_GE: op = 'g'; break;
-        case SQLITE_INDEX_CONSTRAINT_LT: op = '<'; break;
-        case SQLITE_INDEX_CONSTRAINT_LE: op = 'l'; break;
-        default: continue;
-        }
-        pairs[2 * n] = (char)('A' + c->iColumn);
-        pairs[2 * n + 1] = op;
-        ii->aConstraintUsage[i].argvIndex = n + 1;
-        ii->aConstraintUsage[i].omit = 0;        /* SQLite re-checks: see the header */
-        cost /= op == '=' ? 50 : 4;
-        n++;
-    }
-    s = sqlite3_malloc(16 + 2 * n + 1);
-    if (!s) return SQLITE_NOMEM;
-    snprintf(s, 17, "%016llx", (unsigned long long)ii->colUsed);
-    memcpy(s + 16, pairs, (size_t)(2 * n));
-    s[16 + 2 * n] = 0;
-    ii->idxStr = s;
-    ii->needToFreeIdxStr = 1;
-    ii->idxNum = n;
-    ii->estimatedCost = cost;
-    ii->estimatedRows = (sqlite3_int64)(cost > 1 ? cost : 1);
-    return SQLITE_OK;
+    return pch_sql__best_index(vt, ii, push_ok);
 }
 
 static int x_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **pp)
@@ -256,40 +219,11 @@ static const pch_lance_column *bcol(const sl_cursor *c, int bi)
 {
     return (c->batch && bi >= 0 && (size_t)bi < c->batch->n_columns) ? &c->batch->columns[bi] : NULL;
 }
-/* Does the current row satisfy every pushed constraint whose value type matches? */
-static bool row_passes(const sl_cursor *c, int col_map_base)
+/* Does the current row satisfy every pushed constraint (pch_sql__test)? */
+static bool row_passes(const sl_cursor *c)
 {
-    (void)col_map_base;
-    for (int k = 0; k < c->n_cons; k++) {
-        const sl_cons *s = &c->cons[k];
-        const pch_lance_column *lc = bcol(c, c->map[s->col]);
-        int t = sqlite3_value_type(s->v), cmp;
-        if (!lc) continue;
-        if (pch_lance_type_is_var(lc->type)) {
-            const char *p;
-            size_t n;
-            if (t != SQLITE_TEXT) continue;
-            if (!pch_sql__str(lc, c->row, &p, &n)) return false;    /* NULL never compares true */
-            const char *q = (const char *)sqlite3_value_text(s->v);
-            size_t qn = (size_t)sqlite3_value_bytes(s->v);
-            cmp = memcmp(p, q, n < qn ? n : qn);
-            if (cmp == 0) cmp = n < qn ? -1 : n > qn ? 1 : 0;
-        } else {
-            int64_t x;
-            if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) continue;
-            if (!pch_sql__i64(lc, c->row, &x)) return false;
-            if (t == SQLITE_INTEGER) { int64_t y = sqlite3_value_int64(s->v); cmp = x < y ? -1 : x > y; }
-            else { double y = sqlite3_value_double(s->v); cmp = (double)x < y ? -1 : (double)x > y; }
-        }
-        switch (s->op) {
-        case '=': if (cmp != 0) return false; break;
-        case '>': if (cmp <= 0) return false; break;
-        case 'g': if (cmp < 0) return false; break;
-        case '<': if (cmp >= 0) return false; break;
-        case 'l': if (cmp > 0) return false; break;
-        default: break;
-        }
-    }
+    for (int k = 0; k < c->n_cons; k++)
+        if (pch_sql__test(bcol(c, c->map[c->cons[k].col]), c->row, &c->cons[k]) == 0) return false;
     return true;
 }
 
@@ -386,7 +320,7 @@ static int advance(sl_cursor *c)
                 if (rc != SQLITE_OK) return rc;
                 continue;
             }
-            if (!row_passes(c, 0)) continue;
+            if (!row_passes(c)) continue;
             bool any;
             rc = obs_load_row(c, v, &any);
             if (rc != SQLITE_OK) return rc;
@@ -397,7 +331,7 @@ static int advance(sl_cursor *c)
         rc = scan_step(c, &v->base, &have);
         if (rc != SQLITE_OK) return rc;
         if (!have) { c->eof = true; return SQLITE_OK; }
-        if (row_passes(c, 0)) { c->rowid++; return SQLITE_OK; }
+        if (row_passes(c)) { c->rowid++; return SQLITE_OK; }
     }
 }
 
@@ -456,26 +390,13 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     c->n_cons = 0;
     c->n_items = c->item = 0;
     sqlite3_uint64 used = ~(sqlite3_uint64)0;
-    if (!idxStr || strlen(idxStr) != 16 + 2 * (size_t)(idxNum > 0 ? idxNum : 0)) {
-        pch_error_set(&e, PCH_EINVAL, "storyline: bad plan");
-        return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
-    }
-    {
-        char hex[17];
-        memcpy(hex, idxStr, 16);
-        hex[16] = 0;
-        used = (sqlite3_uint64)strtoull(hex, NULL, 16);
-    }
-    for (int k = 0; k < idxNum && k < argc && k < PCH_SQL_MAX_CONS; k++) {
-        c->cons[k].col = idxStr[16 + 2 * k] - 'A';
-        c->cons[k].op = idxStr[16 + 2 * k + 1];
-        c->cons[k].v = argv[k];
-        if (c->cons[k].col < 0 || c->cons[k].col >= v->n_cols) {
+    if ((rc = pch_sql__plan(idxNum, idxStr, argc, argv, v->n_cols, c->cons, &c->n_cons, &used, &e)) != 0)
+        return pch_sql__set_err(&v->base, &e, rc);
+    for (int k = 0; k < c->n_cons; k++)
+        if (!push_ok(&v->base, c->cons[k].col, c->cons[k].op)) {
             pch_error_set(&e, PCH_EINVAL, "storyline: bad plan '%s'", idxStr);
             return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
         }
-        c->n_cons++;
-    }
     if (v->rel == REL_OBS) {
         c->phase = 0;
         rc = obs_open_phase(c, v);
@@ -573,19 +494,7 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         pch_free(v->ctx, out);
         return SQLITE_OK;
     }
-    if (pch_lance_type_is_var(lc->type)) {
-        if (!pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_null(ctx);
-        else if (lc->type == PCH_LANCE_BINARY || lc->type == PCH_LANCE_LARGE_BINARY) sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
-        else sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
-    } else if (lc->type == PCH_LANCE_FLOAT64) {
-        double d;
-        if (pch_sql__valid(lc, c->row)) { memcpy(&d, lc->values + c->row * 8, 8); sqlite3_result_double(ctx, d); }
-        else sqlite3_result_null(ctx);
-    } else if (pch_sql__i64(lc, c->row, &x)) {
-        sqlite3_result_int64(ctx, x);
-    } else {
-        sqlite3_result_null(ctx);
-    }
+    pch_sql__result(ctx, lc, c->row);
     return SQLITE_OK;
 }
 
