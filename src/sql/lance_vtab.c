@@ -29,13 +29,16 @@
 #include "pchronicle/sql.h"
 #include "sql/sql_int.h"
 
+/* Columns a relation may have: plans name a column with two hex digits (sql_int.h). */
+#define LV_MAX_COLS 255
+
 typedef struct lv_vtab {
     sqlite3_vtab base;              /* must be first */
     pch_ctx *ctx;
     char *path;
     pch_lance_dataset *ds;
     const pch_lance_schema *schema;
-    int n_fields;                   /* dataset columns exposed (≤ 63) */
+    int n_fields;                   /* dataset columns (the relation's first columns) */
     int rec;                        /* `record` column index, -1 unless compact-jsonl */
     int c_raw, c_off;               /* _raw_ / _offload_ field indices (compact-jsonl) */
 } lv_vtab;
@@ -45,7 +48,7 @@ typedef struct lv_cursor {
     pch_lance_scanner *sc;
     const pch_lance_batch *batch;
     size_t row;
-    int map[64];                    /* dataset column → batch column, -1 */
+    int map[LV_MAX_COLS];           /* dataset column → batch column, -1 */
     pch_sql_cons cons[PCH_SQL_MAX_CONS];
     int n_cons;
     bool check;                     /* constraints still to apply to scanned rows */
@@ -111,10 +114,15 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
         return rc == PCH_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
     }
     v->schema = pch_lance_dataset_schema(v->ds);
-    v->n_fields = (int)(v->schema->n_fields < 63 ? v->schema->n_fields : 63);
+    if (v->schema->n_fields >= LV_MAX_COLS) {
+        *errmsg = sqlite3_mprintf("lance: %s has %zu columns; at most %d are supported", v->path, v->schema->n_fields, LV_MAX_COLS - 1);
+        lv_free(v);
+        return SQLITE_ERROR;
+    }
+    v->n_fields = (int)v->schema->n_fields;
     if (is_cj(v->schema)) {
         long r = pch_lance_schema_find(v->schema, "_raw_"), o = pch_lance_schema_find(v->schema, "_offload_");
-        if (r >= 0 && o >= 0 && r < v->n_fields && o < v->n_fields && v->n_fields < 63) {
+        if (r >= 0 && o >= 0) {
             v->c_raw = (int)r;
             v->c_off = (int)o;
             v->rec = v->n_fields;
@@ -187,7 +195,7 @@ static int x_close(sqlite3_vtab_cursor *cur)
 
 static const pch_lance_column *bcol(const lv_cursor *c, int field)
 {
-    int bi = field >= 0 && field < 64 ? c->map[field] : -1;
+    int bi = field >= 0 && field < LV_MAX_COLS ? c->map[field] : -1;
     return (c->batch && bi >= 0 && (size_t)bi < c->batch->n_columns) ? &c->batch->columns[bi] : NULL;
 }
 
@@ -225,7 +233,7 @@ static int filter_rows(lv_cursor *c, lv_vtab *v, pch_error *e)
     size_t cols[PCH_SQL_MAX_CONS], nc = 0, n = 0, cap = 0;
     uint64_t at = 0;
     int rc;
-    for (int i = 0; i < 64; i++) c->map[i] = -1;
+    for (int i = 0; i < LV_MAX_COLS; i++) c->map[i] = -1;
     for (int k = 0; k < c->n_cons; k++)
         if (c->map[c->cons[k].col] < 0) { c->map[c->cons[k].col] = (int)nc; cols[nc++] = (size_t)c->cons[k].col; }
     rc = pch_lance_scanner_open(&c->sc, v->ds, cols, nc, 8192, e);
@@ -253,12 +261,15 @@ static int filter_rows(lv_cursor *c, lv_vtab *v, pch_error *e)
     return rc == PCH_ITEROVER ? PCH_OK : rc;
 }
 
+/* colUsed: bit i for column i < 63, bit 63 for every column from 63 on */
+static bool col_used(sqlite3_uint64 used, int i) { return (used >> (i < 63 ? i : 63)) & 1; }
+
 static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
 {
     lv_cursor *c = (lv_cursor *)cur;
     lv_vtab *v = (lv_vtab *)cur->pVtab;
     sqlite3_uint64 used;
-    size_t proj[64], n = 0;
+    size_t proj[LV_MAX_COLS], n = 0;
     bool wide = false;
     pch_error e;
     int rc;
@@ -278,8 +289,8 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     ** the rest holds a wide column (JSON or binary: data, _raw_, user columns); narrow ones
     ** are read in the same pass as the constraints, so no column is read twice. */
     for (int i = 0; i < v->n_fields; i++) {
-        bool want = (used >> (i < 63 ? i : 63)) & 1;
-        if (v->rec >= 0 && ((used >> v->rec) & 1) && (i == v->c_raw || i == v->c_off)) want = true;
+        bool want = col_used(used, i);
+        if (v->rec >= 0 && col_used(used, v->rec) && (i == v->c_raw || i == v->c_off)) want = true;
         if (want) {
             bool in_cons = false;
             pch_lance_type t = v->schema->fields[i].type;
@@ -303,7 +314,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
         rc = n ? pch_lance_scanner_open(&c->sc, v->ds, proj, n, 1024, &e) : PCH_OK;
     }
     if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
-    for (int i = 0; i < 64; i++) c->map[i] = -1;
+    for (int i = 0; i < LV_MAX_COLS; i++) c->map[i] = -1;
     for (size_t i = 0; i < n; i++) c->map[proj[i]] = (int)i;
     if (!n) {
         /* nothing to read (count(*) and the like): one row per dataset / passing row */

@@ -166,6 +166,18 @@ if [ -d "$REPO/../shared/fixtures/lance/events.lance" ]; then
     printf 'id,l\nevt-0001,info\n' | cmp -s - "$T/ev.got" || bad "official Lance dataset: $(cat "$T/ev.got")"
 fi
 
+# a wide dataset (80 columns: colUsed has one bit for every column from 63 on)
+python3 - "$T" <<'PY'
+import json, os, sys
+T = sys.argv[1]
+json.dump({"fields": [{"name": "c%d" % i, "type": "int64"} for i in range(80)]}, open(os.path.join(T, "wide.json"), "w"))
+with open(os.path.join(T, "wide.jsonl"), "w") as f:
+    for r in range(50): f.write(json.dumps({"c%d" % i: r * 100 + i for i in range(80)}) + "\n")
+PY
+"$CLI" lance write "$T/wide.lance" --schema "$T/wide.json" < "$T/wide.jsonl" >/dev/null || bad "lance write wide"
+[ "$("$CLI" sql "$T/wide.lance" "SELECT c79, c0, c64 FROM dataset WHERE c70 = 4270 OR c63 > 4860" --format csv | tr '\n' ' ')" = "c79,c0,c64 4279,4200,4264 4879,4800,4864 4979,4900,4964 " ] ||
+    bad "wide dataset: $("$CLI" sql "$T/wide.lance" "SELECT c79, c0, c64 FROM dataset WHERE c70 = 4270 OR c63 > 4860" --format csv 2>&1)"
+
 # the loadable extension serves the same relation
 ext=$("$CLI" sql "$T/gen.lance" "SELECT count(*), sum(length(record)) FROM records WHERE filename LIKE 'dir2/%'" --format csv | tail -n 1)
 # (a sanitizer build of the extension needs its runtime loaded first into the sqlite3 shell)
