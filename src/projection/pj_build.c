@@ -28,7 +28,7 @@ typedef struct dentry {
     uint32_t file, cluster;       /* known after the flusher wrote the cluster */
     uint64_t row, logical;        /* row: first row of the cluster + row_in_cluster */
     uint64_t seq, row_in_cluster;
-    uint32_t steps, calls, pages;
+    uint32_t steps, calls;
     bool has_ts;
     int64_t min_ts, max_ts;
 } dentry;
@@ -487,7 +487,6 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
         if (!e->source_id || !e->run_key || !e->traj_key || !e->doc_path || (t->session_id && !e->session_id)) return nomem(err);
         e->seq = seq0;
         e->row_in_cluster = row0;
-        e->pages = info.pages;
         e->logical = info.logical_bytes;
         e->steps = info.steps;
         e->calls = info.calls;
