@@ -110,23 +110,34 @@ int pch_sl__cj_each(pch_ctx *ctx, const char *dataset, uint64_t *version_out, do
     pch_cj_stats st;
     pch_buf tmp;
     const char *td = getenv("TMPDIR");
-    char rnd[8], hex[17];
+    char *dir;
+    size_t dlen;
     int rc;
     *version_out = 0;
-    rc = pch_random_bytes(rnd, sizeof rnd, err);
-    if (rc < 0) return rc;
-    pch_hex_encode(hex, (const uint8_t *)rnd, 8);
-    hex[16] = 0;
+    /* a private directory: the export locks its output's parent, and a shared TMPDIR would
+    ** make concurrent imports (or any other writer there) fail on that lock */
     pch_buf_init(&tmp, ctx);
-    pch_buf_printf(&tmp, "%s/pch-storyline-cj-%s", td && td[0] ? td : "/tmp", hex);
+    pch_buf_printf(&tmp, "%s/pch-storyline-cj-XXXXXX", td && td[0] ? td : "/tmp");
     if (tmp.oom) { pch_buf_dispose(&tmp); return pch_error_set(err, PCH_ENOMEM, "storyline: out of memory"); }
-    memset(&st, 0, sizeof st);
-    rc = pch_cj_export(ctx, dataset, (const char *)tmp.data, NULL, &st, err);
+    if (!mkdtemp((char *)tmp.data)) {
+        rc = pch_error_set_sys(err, PCH_EIO, errno, "storyline: temporary directory %s", (const char *)tmp.data);
+        pch_buf_dispose(&tmp);
+        return rc;
+    }
+    dlen = tmp.len;
+    pch_buf_append_str(&tmp, "/docs");
+    if (tmp.oom) rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+    else {
+        memset(&st, 0, sizeof st);
+        rc = pch_cj_export(ctx, dataset, (const char *)tmp.data, NULL, &st, err);
+    }
     if (rc == PCH_OK) {
         *version_out = st.version;
         rc = walk(ctx, (const char *)tmp.data, "", cb, payload, err);
     }
-    pch_remove_tree((const char *)tmp.data, NULL);
+    dir = (char *)tmp.data;
+    dir[dlen] = 0;
+    pch_remove_tree(dir, NULL);
     pch_buf_dispose(&tmp);
     return rc;
 }

@@ -59,6 +59,13 @@ PY
 # a compact-jsonl dataset as input: same tables, lineage in CURRENT
 "$CLI" import --output-format compact-jsonl --from tests/data/atif --to "$tmp/cj" >/dev/null || { echo "FAIL cj import"; fail=1; }
 check import_cj import --input-format atif --output-format storyline --from "$tmp/cj" --to "$tmp/root-cj" --source-id atif
+# the dataset is restored into a directory of its own under TMPDIR: another writer holding
+# TMPDIR's lock does not make the import fail, and nothing is left there
+mkdir -p "$tmp/busy-tmp"; flock -n "$tmp/busy-tmp" sleep 30 & lockp=$!; sleep 0.2
+TMPDIR=$tmp/busy-tmp "$CLI" import --input-format atif --output-format storyline --from "$tmp/cj" --to "$tmp/root-cj-busy" --source-id atif >/dev/null 2>"$tmp/busy.err" ||
+    { echo "FAIL import from compact-jsonl with a busy TMPDIR: $(cat "$tmp/busy.err")"; fail=1; }
+kill $lockp 2>/dev/null; wait $lockp 2>/dev/null
+[ -z "$(ls -A "$tmp/busy-tmp")" ] || { echo "FAIL scratch left in TMPDIR: $(ls -A "$tmp/busy-tmp")"; fail=1; }
 grep -q '"source":{"kind":"compact-jsonl","path":"[^"]*","version":1,' "$tmp/root-cj/CURRENT" || { echo "FAIL cj lineage"; fail=1; }
 "$CLI" sql "$tmp/root-cj" "SELECT count(*) FROM steps" --format csv | tail -1 | grep -qx 51 || { echo "FAIL cj steps"; fail=1; }
 # --assets reference: not self-contained

@@ -483,6 +483,14 @@ elif [ -x "$CLI" ]; then
         ok
         build from-storyline "$T/from-story" --from "$T/story" --quiet && roundtrip from-storyline "$T/from-story" tests/data/atif 10
         build from-cj "$T/from-cj" --from "$T/cj" --quiet && roundtrip from-cj "$T/from-cj" tests/data/atif 10
+        # the restore goes to a directory of its own: another writer holding TMPDIR's lock
+        # (a compact-jsonl writer locks its output's parent) does not make the build fail
+        mkdir -p "$T/busy-tmp"
+        flock -n "$T/busy-tmp" sleep 30 & lockp=$!
+        sleep 0.2
+        TMPDIR=$T/busy-tmp build from-cj-busy-tmp "$T/from-cj-busy" --from "$T/cj" --quiet
+        kill $lockp 2>/dev/null; wait $lockp 2>/dev/null
+        [ -z "$(ls -A "$T/busy-tmp")" ] && ok || bad "from-cj-busy-tmp: scratch left in TMPDIR: $(ls -A "$T/busy-tmp")"
     else
         bad "pchronicle import (storyline / compact-jsonl) of tests/data/atif"
     fi

@@ -112,7 +112,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_build_stats st;
     pch_atif_dir_stats ds;
     const char *from = NULL, *to = NULL;
-    char tmpdir[4096];
+    char tmpdir[4096], docsdir[4200];
     const char *input = NULL;
     bool made_tmp = false;
     build_st bs;
@@ -173,11 +173,13 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
             snprintf(tmpdir, sizeof tmpdir, "%s/pchronicle-vortex-build-XXXXXX", td && *td ? td : "/tmp");
             if (!mkdtemp(tmpdir)) { fprintf(stderr, "pchronicle-vortex build: temporary directory: %s\n", strerror(errno)); return VX_EXIT_FAIL; }
             made_tmp = true;
-            rmdir(tmpdir);
-            if (pch_storyline_is_root(from)) rc = pch_storyline_export(ctx, from, tmpdir, NULL, &n, &err);
-            else rc = pch_cj_export(ctx, from, tmpdir, NULL, NULL, &err);
+            /* restored into a subdirectory of our own: a compact-jsonl export locks its
+            ** output's parent, which must not be a TMPDIR other writers share */
+            snprintf(docsdir, sizeof docsdir, "%s/docs", tmpdir);
+            if (pch_storyline_is_root(from)) rc = pch_storyline_export(ctx, from, docsdir, NULL, &n, &err);
+            else rc = pch_cj_export(ctx, from, docsdir, NULL, NULL, &err);
             if (rc < 0) { vx_fail(from, &err); rc = VX_EXIT_FAIL; goto out; }
-            input = tmpdir;
+            input = docsdir;
         }
     }
     o.assets_root = input;
