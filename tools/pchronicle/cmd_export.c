@@ -47,13 +47,13 @@ int pch_cmd_export(int argc, char **argv)
     if (rc) goto done;
     rc = PCH_CLI_EXIT_USAGE;
     if (n_pos) { pch_cli_usage_error(k_usage, "unexpected argument '%s'", pos[0]); goto done; }
+    if (!from || !to) { pch_cli_usage_error(k_usage, "--from and --to are required"); goto done; }
     if (!pch_cj_cli_formats_ok(ofmt, ifmt, "--output-format", from, k_usage)) goto done;
     const char *filt = source ? "--source" : id ? "--id" : ids ? "--ids" : where ? "--where" : NULL;
     if (filt) {
         pch_cli_usage_error(k_usage, "%s is not supported by compact-jsonl export: filtering would break the lossless mirror", filt);
         goto done;
     }
-    if (!from || !to) { pch_cli_usage_error(k_usage, "--from and --to are required"); goto done; }
     pch_cj_options o = PCH_CJ_OPTIONS_INIT;
     o.mode = overwrite ? PCH_CJ_REPLACE : PCH_CJ_CREATE;
     o.cancel = &pch_cj_cli_stop;
