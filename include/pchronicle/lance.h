@@ -185,6 +185,10 @@ PCH_API const char *pch_lance_dataset_file_version(const pch_lance_dataset *ds);
 PCH_API int pch_lance_dataset_column_bytes(const pch_lance_dataset *ds, size_t field,
                                            uint64_t *out, pch_error *err);
 
+/* Bytes read from Lance data files by this process so far (footers, metadata and page
+** buffers; every thread, every dataset). */
+PCH_API uint64_t pch_lance_bytes_read(void);
+
 typedef struct pch_lance_scanner pch_lance_scanner;
 
 /* Scan columns (indices into the schema; NULL/0 = all) over every fragment in order.

@@ -11,6 +11,7 @@
 ** Invariants: every page buffer lies inside [0, column_meta_start); page lengths add up to
 ** FileDescriptor.length; all counts are bounded by pch_limits before allocation. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -54,8 +55,15 @@ struct pch_lance_file {
     char path[256];         /* for messages (truncated) */
 };
 
+/* Bytes this process read from Lance data files (pch_lance_bytes_read): what a query
+** costs in I/O, reported by `pchronicle sql --stats`. */
+static _Atomic uint64_t g_bytes_read;
+
+uint64_t pch_lance_bytes_read(void) { return g_bytes_read; }
+
 static int pread_all(int fd, uint8_t *p, size_t n, uint64_t off, const char *path, pch_error *err)
 {
+    g_bytes_read += n;
     while (n) {
         ssize_t r = pread(fd, p, n, (off_t)off);
         if (r < 0) {

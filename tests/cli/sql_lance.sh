@@ -178,6 +178,16 @@ PY
 [ "$("$CLI" sql "$T/wide.lance" "SELECT c79, c0, c64 FROM dataset WHERE c70 = 4270 OR c63 > 4860" --format csv | tr '\n' ' ')" = "c79,c0,c64 4279,4200,4264 4879,4800,4864 4979,4900,4964 " ] ||
     bad "wide dataset: $("$CLI" sql "$T/wide.lance" "SELECT c79, c0, c64 FROM dataset WHERE c70 = 4270 OR c63 > 4860" --format csv 2>&1)"
 
+# --stats: a query on id alone reads less than one on data, which reads less than one on
+# every column; count(*) reads no data file at all
+st() { "$CLI" sql "$T/corpus.lance" "$1" --stats 2>&1 >/dev/null | sed -n 's/^stats: bytes_read=\([0-9]*\) .*/\1/p'; }
+if [ -d "$SRC" ]; then
+    b_id=$(st "SELECT count(DISTINCT id) FROM records"); b_data=$(st "SELECT count(DISTINCT data) FROM records")
+    b_all=$(st "SELECT * FROM records"); b_cnt=$(st "SELECT count(*) FROM records")
+    [ -n "$b_id" ] && [ "$b_cnt" = 0 ] && [ "$b_id" -gt 0 ] && [ "$b_id" -lt "$b_data" ] && [ "$b_data" -lt "$b_all" ] ||
+        bad "--stats bytes_read: count=$b_cnt id=$b_id data=$b_data all=$b_all"
+fi
+
 # the loadable extension serves the same relation
 ext=$("$CLI" sql "$T/gen.lance" "SELECT count(*), sum(length(record)) FROM records WHERE filename LIKE 'dir2/%'" --format csv | tail -n 1)
 # (a sanitizer build of the extension needs its runtime loaded first into the sqlite3 shell)

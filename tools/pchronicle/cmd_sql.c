@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "storyline_cli.h"
+#include "pchronicle/lance.h"
 #include "pchronicle/sql.h"
 
 static const char k_usage[] =
@@ -17,19 +19,29 @@ static const char k_usage[] =
     "  any other Lance dataset: the relation dataset (its columns).\n"
     "docs/sql.md lists the columns and what is pushed down.\n"
     "  --format F    table (default), csv or jsonl\n"
-    "  --version N   read version N of a Lance dataset (default: the latest)\n";
+    "  --version N   read version N of a Lance dataset (default: the latest)\n"
+    "  --stats       print the bytes read from Lance data files and the time to stderr\n";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 int pch_cmd_sql(int argc, char **argv)
 {
     const char *format = NULL, *version = NULL;
-    const pch_cli_opt opts[] = { { "format", true, &format, NULL }, { "version", true, &version, NULL } };
+    bool stats = false;
+    const pch_cli_opt opts[] = { { "format", true, &format, NULL }, { "version", true, &version, NULL },
+                                 { "stats", false, NULL, &stats } };
     const char **pos = calloc((size_t)argc + 1, sizeof *pos);
     pch_sql_format fmt = PCH_SQL_TABLE;
     unsigned long long ver = 0;
     pch_error err;
     int n_pos = 0, rc;
     if (!pos) { pch_cli_error("out of memory"); return PCH_CLI_EXIT_ERROR; }
-    rc = pch_cli_parse(argc, argv, opts, 2, pos, &n_pos, k_usage);
+    rc = pch_cli_parse(argc, argv, opts, 3, pos, &n_pos, k_usage);
     if (rc == PCH_CLI_HELP) { fputs(k_usage, stdout); rc = PCH_CLI_EXIT_OK; goto done; }
     if (rc) goto done;
     if (n_pos != 2) { rc = pch_cli_usage_error(k_usage, "expected ROOT|DATASET and SQL"); goto done; }
@@ -41,7 +53,12 @@ int pch_cmd_sql(int argc, char **argv)
         goto done;
     }
     pch_error_clear(&err);
-    rc = pch_sql_run_at(pos[0], ver, pos[1], fmt, stdout, &err) == 0 ? PCH_CLI_EXIT_OK : pch_cli_fail(&err);
+    {
+        double t0 = now_s();
+        rc = pch_sql_run_at(pos[0], ver, pos[1], fmt, stdout, &err) == 0 ? PCH_CLI_EXIT_OK : pch_cli_fail(&err);
+        if (stats)
+            fprintf(stderr, "stats: bytes_read=%llu seconds=%.3f\n", (unsigned long long)pch_lance_bytes_read(), now_s() - t0);
+    }
 done:
     free(pos);
     return rc;
