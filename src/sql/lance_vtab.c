@@ -15,11 +15,12 @@
 ** LIKE). omit is never set: SQLite re-checks every row, so a pushed constraint can only
 ** prune rows that cannot match.
 **
-** Reads: with constraints, the constrained columns are scanned alone and the rows that pass
-** are kept; then the columns the statement uses (colUsed) are read for those rows only
-** (pch_lance_scanner_open_rows: pages without a selected row are not decoded). Without
-** constraints one scan reads exactly the used columns. A statement that does not name
-** `data`, `_raw_` or `record` never reads or decompresses their pages. */
+** Reads: one scan of the columns the statement uses (colUsed) and the constrained ones,
+** rows failing a constraint skipped. When the used columns include a wide one (JSON or
+** binary: data, _raw_, user columns) and there are constraints, the constrained columns are
+** scanned alone first and the used columns are then read for the passing rows only
+** (pch_lance_scanner_open_rows: pages without a selected row are not decoded). A statement
+** that does not name `data`, `_raw_` or `record` never reads or decompresses their pages. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
