@@ -45,7 +45,7 @@ int pch_buf_reserve(pch_buf *b, size_t extra)
     return PCH_OK;
 }
 
-int pch_buf_append(pch_buf *b, const void *p, size_t n)
+int pch_buf__append_slow(pch_buf *b, const void *p, size_t n)
 {
     PCH_TRY(pch_buf_reserve(b, n));
     if (n) memcpy(b->data + b->len, p, n);
@@ -54,7 +54,7 @@ int pch_buf_append(pch_buf *b, const void *p, size_t n)
     return PCH_OK;
 }
 
-int pch_buf_putc(pch_buf *b, uint8_t c)
+int pch_buf__putc_slow(pch_buf *b, uint8_t c)
 {
     if (b->oom) return PCH_ENOMEM;
     if (b->len + 1 >= b->cap) PCH_TRY(pch_buf_reserve(b, 1));

@@ -61,8 +61,29 @@ typedef struct pch_buf {
 void pch_buf_init(pch_buf *b, pch_ctx *ctx);
 void pch_buf_dispose(pch_buf *b);                       /* frees contents, not b */
 int pch_buf_reserve(pch_buf *b, size_t extra);           /* room for len+extra (+NUL) */
-int pch_buf_append(pch_buf *b, const void *p, size_t n);
-int pch_buf_putc(pch_buf *b, uint8_t c);
+int pch_buf__append_slow(pch_buf *b, const void *p, size_t n);
+int pch_buf__putc_slow(pch_buf *b, uint8_t c);
+/* Appends are inline while the capacity suffices (the JSON writers and encoders call them
+** per token: the out-of-line call and the reserve checks were ~10 % of rendering JSONB). */
+static inline int pch_buf_append(pch_buf *b, const void *p, size_t n)
+{
+    if (!b->oom && b->data && n < b->cap - b->len) {
+        if (n) memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = 0;
+        return PCH_OK;
+    }
+    return pch_buf__append_slow(b, p, n);
+}
+static inline int pch_buf_putc(pch_buf *b, uint8_t c)
+{
+    if (!b->oom && b->data && b->len + 1 < b->cap) {
+        b->data[b->len++] = c;
+        b->data[b->len] = 0;
+        return PCH_OK;
+    }
+    return pch_buf__putc_slow(b, c);
+}
 int pch_buf_append_str(pch_buf *b, const char *s);
 int pch_buf_printf(pch_buf *b, const char *fmt, ...) PCH_PRINTF(2, 3);
 int pch_buf_pad(pch_buf *b, size_t align, uint8_t fill); /* pad len to a multiple */
