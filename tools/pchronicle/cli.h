@@ -50,6 +50,9 @@ int pch_cli_parse(int argc, char **argv, const pch_cli_opt *opts, size_t n_opts,
 /* Parse a non-negative decimal integer option value; false if malformed or > max. */
 bool pch_cli_parse_u64(const char *s, unsigned long long max, unsigned long long *out);
 
+/* Seconds on the monotonic clock (durations: sync's debounce, sql --stats). */
+double pch_cli_now(void);
+
 /* Verb entry points (one per cmd_<verb>.c). */
 int pch_cmd_lance(int argc, char **argv);
 int pch_cmd_validate(int argc, char **argv);

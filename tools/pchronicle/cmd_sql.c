@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "storyline_cli.h"
@@ -21,13 +20,6 @@ static const char k_usage[] =
     "  --format F    table (default), csv or jsonl\n"
     "  --version N   read version N of a Lance dataset (default: the latest)\n"
     "  --stats       print the bytes read from Lance data files and the time to stderr\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int pch_cmd_sql(int argc, char **argv)
 {
@@ -54,10 +46,10 @@ int pch_cmd_sql(int argc, char **argv)
     }
     pch_error_clear(&err);
     {
-        double t0 = now_s();
+        double t0 = pch_cli_now();
         rc = pch_sql_run_at(pos[0], ver, pos[1], fmt, stdout, &err) == 0 ? PCH_CLI_EXIT_OK : pch_cli_fail(&err);
         if (stats)
-            fprintf(stderr, "stats: bytes_read=%llu seconds=%.3f\n", (unsigned long long)pch_lance_bytes_read(), now_s() - t0);
+            fprintf(stderr, "stats: bytes_read=%llu seconds=%.3f\n", (unsigned long long)pch_lance_bytes_read(), pch_cli_now() - t0);
     }
 done:
     free(pos);

@@ -42,13 +42,6 @@ static const char k_usage[] =
     "  --debounce-ms MS          quiet time before a re-sync (default 300)\n"
     "  --quiet                   no progress and no summary lines\n";
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 typedef struct watch_ctx {
     int fd;
     const char *mirror_base;
@@ -186,11 +179,11 @@ int pch_cmd_sync(int argc, char **argv)
                     off += (ssize_t)(sizeof *ev + ev->len);
                     if (ev->len && ignored_name(&w, ev->name)) continue;
                     pending = true;
-                    last_ev = now_s();
+                    last_ev = pch_cli_now();
                 }
             }
         }
-        if (pending && now_s() - last_ev >= (double)debounce_ms / 1000.0) {
+        if (pending && pch_cli_now() - last_ev >= (double)debounce_ms / 1000.0) {
             pending = false;
             add_watches(&w, watch_root, 0);     /* new directories */
             rc = one_pass(ctx, from, mirror, &o, quiet);

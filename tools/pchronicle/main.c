@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "cj_cli.h"
@@ -69,6 +70,13 @@ int pch_cli_usage_error(const char *usage, const char *fmt, ...)
     va_end(ap);
     if (usage) fputs(usage, stderr);
     return PCH_CLI_EXIT_USAGE;
+}
+
+double pch_cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 bool pch_cli_parse_u64(const char *s, unsigned long long max, unsigned long long *out)
