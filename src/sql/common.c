@@ -211,3 +211,47 @@ void pch_sql__result(sqlite3_context *ctx, const pch_lance_column *lc, size_t ro
         sqlite3_result_null(ctx);
     }
 }
+
+int pch_sql__select_rows(pch_ctx *ctx, pch_lance_dataset *ds, const pch_sql_cons *cons, int n_cons,
+                         uint64_t **rows_out, size_t *n_out, pch_error *err)
+{
+    size_t cols[PCH_SQL_MAX_CONS], nc = 0, n = 0, cap = 0;
+    int bi[PCH_SQL_MAX_CONS];
+    uint64_t at = 0, *rows = NULL;
+    pch_lance_scanner *sc = NULL;
+    const pch_lance_batch *b;
+    int rc;
+    *rows_out = NULL;
+    *n_out = 0;
+    for (int k = 0; k < n_cons && k < PCH_SQL_MAX_CONS; k++) {   /* each column once */
+        size_t j = 0;
+        while (j < nc && cols[j] != (size_t)cons[k].col) j++;
+        if (j == nc) cols[nc++] = (size_t)cons[k].col;
+        bi[k] = (int)j;
+    }
+    rc = pch_lance_scanner_open(&sc, ds, cols, nc, 8192, err);
+    while (rc == 0 && (rc = pch_lance_scanner_next(sc, &b, err)) == 0) {
+        for (size_t r = 0; r < b->n_rows; r++, at++) {
+            bool pass = true;
+            for (int k = 0; k < n_cons && pass; k++) pass = pch_sql__test(&b->columns[bi[k]], r, &cons[k]) != 0;
+            if (!pass) continue;
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 256, bytes;
+                uint64_t *nr;
+                if (!pch_mul_size(&bytes, ncap, sizeof *nr) || !(nr = pch_realloc(ctx, rows, bytes))) {
+                    rc = pch_error_set(err, PCH_ENOMEM, "sql: out of memory");
+                    break;
+                }
+                rows = nr;
+                cap = ncap;
+            }
+            rows[n++] = at;
+        }
+    }
+    pch_lance_scanner_free(sc);
+    if (rc == PCH_ITEROVER && !rows && !(rows = pch_malloc(ctx, 8))) rc = pch_error_set(err, PCH_ENOMEM, "sql: out of memory");
+    if (rc != PCH_ITEROVER) { pch_free(ctx, rows); return rc; }
+    *rows_out = rows;
+    *n_out = n;
+    return PCH_OK;
+}

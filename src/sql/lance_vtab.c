@@ -228,40 +228,6 @@ static int advance(lv_cursor *c)
     }
 }
 
-/* Scan the constrained columns alone; keep the dataset rows that pass. */
-static int filter_rows(lv_cursor *c, lv_vtab *v, pch_error *e)
-{
-    size_t cols[PCH_SQL_MAX_CONS], nc = 0, n = 0, cap = 0;
-    uint64_t at = 0;
-    int rc;
-    for (int i = 0; i < LV_MAX_COLS; i++) c->map[i] = -1;
-    for (int k = 0; k < c->n_cons; k++)
-        if (c->map[c->cons[k].col] < 0) { c->map[c->cons[k].col] = (int)nc; cols[nc++] = (size_t)c->cons[k].col; }
-    rc = pch_lance_scanner_open(&c->sc, v->ds, cols, nc, 8192, e);
-    while (rc == 0 && (rc = pch_lance_scanner_next(c->sc, &c->batch, e)) == 0) {
-        for (size_t r = 0; r < c->batch->n_rows; r++, at++) {
-            if (!row_passes(c, r)) continue;
-            if (n == cap) {
-                size_t ncap = cap ? cap * 2 : 256, bytes;
-                uint64_t *nr;
-                if (!pch_mul_size(&bytes, ncap, sizeof *nr) || !(nr = pch_realloc(v->ctx, c->rows, bytes))) {
-                    rc = pch_error_set(e, PCH_ENOMEM, "lance: out of memory");
-                    break;
-                }
-                c->rows = nr;
-                cap = ncap;
-            }
-            c->rows[n++] = at;
-        }
-    }
-    pch_lance_scanner_free(c->sc);
-    c->sc = NULL;
-    c->batch = NULL;
-    c->n_rows = n;
-    if (!c->rows && rc == PCH_ITEROVER && !(c->rows = pch_malloc(v->ctx, 8))) return pch_error_set(e, PCH_ENOMEM, "lance: out of memory");
-    return rc == PCH_ITEROVER ? PCH_OK : rc;
-}
-
 /* colUsed: bit i for column i < 63, bit 63 for every column from 63 on */
 static bool col_used(sqlite3_uint64 used, int i) { return (used >> (i < 63 ? i : 63)) & 1; }
 
@@ -307,7 +273,8 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     }
     if (c->n_cons && (wide || !n)) {
         /* constrained columns first, then the projection of the passing rows only */
-        if ((rc = filter_rows(c, v, &e)) != 0) return pch_sql__set_err(&v->base, &e, rc);
+        if ((rc = pch_sql__select_rows(v->ctx, v->ds, c->cons, c->n_cons, &c->rows, &c->n_rows, &e)) != 0)
+            return pch_sql__set_err(&v->base, &e, rc);
         c->check = false;
         rc = n ? pch_lance_scanner_open_rows(&c->sc, v->ds, proj, n, c->rows, c->n_rows, 1024, &e) : PCH_OK;
     } else {

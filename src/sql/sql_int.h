@@ -70,4 +70,10 @@ int pch_sql__plan(int idxNum, const char *idxStr, int argc, sqlite3_value **argv
 ** (ASCII case-insensitive, as SQLite's LIKE). */
 int pch_sql__test(const pch_lance_column *lc, size_t row, const pch_sql_cons *c);
 
+/* Scan the constrained columns of ds alone and return the dataset rows (ascending) that
+** no constraint rules out (pch_sql__test != 0): the rows a second scan then reads in full
+** with pch_lance_scanner_open_rows. *rows (ctx allocator) is never NULL on success. */
+int pch_sql__select_rows(pch_ctx *ctx, pch_lance_dataset *ds, const pch_sql_cons *cons, int n_cons,
+                         uint64_t **rows, size_t *n_rows, pch_error *err);
+
 #endif

@@ -335,48 +335,6 @@ static int advance(sl_cursor *c)
     }
 }
 
-/* Equality pushdown on an identity column (TEXT): scan that column alone and return the
-** indices of the rows holding `val`, so the full projection is read for those rows only. */
-static int eq_rows(sl_vtab *v, pch_lance_dataset *ds, size_t col, sqlite3_value *val,
-                   uint64_t **rows_out, size_t *n_out, pch_error *e)
-{
-    pch_lance_scanner *sc = NULL;
-    const pch_lance_batch *b;
-    const char *q = (const char *)sqlite3_value_text(val);
-    size_t qn = (size_t)sqlite3_value_bytes(val), n = 0, cap = 0;
-    uint64_t *rows = NULL, at = 0;
-    int rc;
-    *rows_out = NULL;
-    *n_out = 0;
-    if (!q) return pch_error_set(e, PCH_ENOMEM, "storyline: out of memory");
-    rc = pch_lance_scanner_open(&sc, ds, &col, 1, 8192, e);
-    while (rc == 0 && (rc = pch_lance_scanner_next(sc, &b, e)) == 0) {
-        const pch_lance_column *lc = &b->columns[0];
-        for (size_t r = 0; r < b->n_rows; r++, at++) {
-            const char *p;
-            size_t pn;
-            if (!pch_sql__str(lc, r, &p, &pn) || pn != qn || memcmp(p, q, qn) != 0) continue;
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 64, bytes;
-                uint64_t *nr;
-                if (!pch_mul_size(&bytes, nc, sizeof *nr) || !(nr = pch_realloc(v->ctx, rows, bytes))) {
-                    rc = pch_error_set(e, PCH_ENOMEM, "storyline: out of memory");
-                    break;
-                }
-                rows = nr;
-                cap = nc;
-            }
-            rows[n++] = at;
-        }
-        if (rc < 0) break;
-    }
-    pch_lance_scanner_free(sc);
-    if (rc != PCH_ITEROVER) { pch_free(v->ctx, rows); return rc; }
-    *rows_out = rows;
-    *n_out = n;
-    return 0;
-}
-
 static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
                     sqlite3_value **argv)
 {
@@ -424,7 +382,9 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
         if (kc >= 0) {
             uint64_t *rows = NULL;
             size_t n_rows = 0;
-            rc = eq_rows(v, ds, (size_t)c->cons[kc].col, c->cons[kc].v, &rows, &n_rows, &e);
+            /* equality on an identity column: that column alone first, then the projection
+            ** of the matching rows only */
+            rc = pch_sql__select_rows(v->ctx, ds, &c->cons[kc], 1, &rows, &n_rows, &e);
             if (rc == 0) rc = pch_lance_scanner_open_rows(&c->sc, ds, proj, n, rows, n_rows, 1024, &e);
             pch_free(v->ctx, rows);
         } else {
