@@ -496,6 +496,7 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
     if (m.zstd_level < 0 || m.zstd_level > PCH_CJ_MAX_ZSTD_LEVEL)
         return pch_error_set(err, PCH_EINVAL, "zstd level %d outside 1..%d", m.zstd_level,
                              PCH_CJ_MAX_ZSTD_LEVEL);
+    if (m.zstd_level == 0) m.zstd_level = PCH_CJ_DEFAULT_ZSTD_LEVEL;
     m.max_record = m.o->max_record_bytes ? m.o->max_record_bytes : pch_ctx_limits(ctx)->max_line_bytes;
     m.batch_bytes = m.o->batch_bytes ? m.o->batch_bytes : CJ_DEFAULT_BATCH_BYTES;
     m.batch_rows = m.o->batch_rows ? m.o->batch_rows : CJ_DEFAULT_BATCH_ROWS;

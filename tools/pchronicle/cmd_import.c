@@ -247,7 +247,7 @@ static const char k_usage[] =
     "  --offload-threshold N     records of N bytes or more go to objects/<blake3> (0 = off)\n"
     "  --max-record-bytes N      largest accepted record (default 1 GiB)\n"
     "  --batch-bytes N           bytes buffered per Lance write (default 4 MiB)\n"
-    "  --zstd-level N            zstd level of the dataset's pages, 1..22 (default 3; higher\n"
+    "  --zstd-level N            zstd level of the dataset's pages, 1..22 (default 5; higher\n"
     "                            is smaller and slower: docs/compact-jsonl.md)\n"
     "  --id-index-bytes N        memory of the duplicate-id check before it spills sorted runs\n"
     "                            to a temporary file beside DATASET (default 64 MiB)\n"
