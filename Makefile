@@ -49,10 +49,12 @@ TEST_LIBS := $(LIBS) -ljansson
 
 # The Vortex side (src/vortex, src/projection) is a separate library and program: the
 # pchronicle CLI links no Vortex code (RFC-0006 §3.6, §18.3).
+# src/sql/vx_*.c are the SQL relations over the Vortex projection: built on that side.
 VX_DIRS := src/vortex src/projection
-LIB_SRC := $(sort $(filter-out $(addsuffix /%,$(VX_DIRS)),$(wildcard src/*/*.c)))
+VX_SQL_SRC := $(wildcard src/sql/vx_*.c)
+LIB_SRC := $(sort $(filter-out $(addsuffix /%,$(VX_DIRS)) $(VX_SQL_SRC),$(wildcard src/*/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-VX_SRC := $(sort $(wildcard $(addsuffix /*.c,$(VX_DIRS))))
+VX_SRC := $(sort $(wildcard $(addsuffix /*.c,$(VX_DIRS))) $(VX_SQL_SRC))
 VX_OBJ := $(VX_SRC:%.c=$(BUILD)/%.o)
 CLI_SRC := $(sort $(wildcard tools/pchronicle/*.c))
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -74,7 +76,8 @@ VX_CLI := $(if $(VX_CLI_SRC),$(BUILD)/pchronicle-vortex)
 .PHONY: all test check asan ubsan fuzz fuzz-replay bench demo install clean bootstrap \
         unit-tests cli-tests compat-tests golden-update
 
-all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI) $(BUILD)/pchronicle_sqlite.so
+all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI) $(BUILD)/pchronicle_sqlite.so \
+     $(BUILD)/pchronicle_vortex_sqlite.so
 asan ubsan: all
 
 # Missing Debian packages are installed once (stamp), before anything compiles.
@@ -100,6 +103,10 @@ $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 
 # Loadable SQLite extension: the Storyline virtual tables (docs/sql.md).
 $(BUILD)/pchronicle_sqlite.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDSAN) $(LIBS)
+
+# Loadable SQLite extension with the Vortex projection's relations too (docs/sql.md).
+$(BUILD)/pchronicle_vortex_sqlite.so: $(LIB_OBJ) $(VX_OBJ)
 	$(CC) -shared -o $@ $^ $(LDSAN) $(LIBS)
 
 $(VX_LIB): $(VX_OBJ)
@@ -164,7 +171,7 @@ install: all
 	install -m 644 include/pchronicle-vortex/*.h $(DESTDIR)$(PREFIX)/include/pchronicle-vortex/
 	install -m 644 $(VX_LIB) $(DESTDIR)$(PREFIX)/lib/
 	$(if $(VX_CLI),install -m 755 $(VX_CLI) $(DESTDIR)$(PREFIX)/bin/pchronicle-vortex)
-	install -m 755 $(BUILD)/pchronicle_sqlite.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/pchronicle_sqlite.so $(BUILD)/pchronicle_vortex_sqlite.so $(DESTDIR)$(PREFIX)/lib/
 
 clean:
 	rm -rf build build-asan build-ubsan build-fuzz

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include "pchronicle/ctx.h"
 #include "pchronicle/atif.h"
+#include "pchronicle/sql.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,10 +130,48 @@ PCH_API int pch_vxp_entry(pch_vxp_snapshot *s, uint64_t idx, const char **source
                           const char **run_key, const char **trajectory_key,
                           const char **doc_path, bool *is_root, pch_error *err);
 
+/* A document as the relations of §13.1 need it: the document root's ATIF JSON (compact,
+** every value hydrated) and the directory rows of its trajectories in the preorder of the
+** document (rows[0] = the root). Free with pch_vxp_doc_dispose. */
+typedef struct pch_vxp_doc {
+    char *json;
+    size_t len;
+    uint64_t *rows;
+    size_t n_rows;
+} pch_vxp_doc;
+PCH_API int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_error *err);
+PCH_API void pch_vxp_doc_dispose(pch_vxp_snapshot *s, pch_vxp_doc *d);
+
+/* Directory rows of every document root in storage order (data file, row): reading the
+** documents in this order decodes each cluster once. *idx: ctx allocator (pch_free). */
+PCH_API int pch_vxp_documents(pch_vxp_snapshot *s, uint64_t **idx, uint64_t *n, pch_error *err);
+/* How the snapshot was built with respect to assets (its manifest's layout.assets). */
+PCH_API pch_vxp_assets pch_vxp_snapshot_assets(const pch_vxp_snapshot *s);
+
+/* The assets embedded from the steps of trajectory idx (§9.6): cb(content id, relative path)
+** once per reference; a non-zero return stops the walk with that code. */
+typedef int (*pch_vxp_asset_cb)(const uint8_t id[32], const char *path, size_t path_len, void *payload);
+PCH_API int pch_vxp_each_asset(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_asset_cb cb, void *payload,
+                           pch_error *err);
+
 /* Write every document root as DIR/<document path> (ATIF, pretty), atomically: into a
 ** staging directory beside dir, renamed to dir when complete (dir must not exist). */
 PCH_API int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs,
                            pch_error *err);
+
+/* ---------------------------------------------------------------- SQL relations (§13.1) */
+
+/* Register the "storyline" and "lance" modules (pch_sql_register) and "vortex": the
+** relations runs, steps, tool_calls and observation_results of docs/storyline.md §2 over a
+** projection root, answered exactly as a Storyline root built from the same documents:
+**     CREATE VIRTUAL TABLE temp.steps USING vortex('ROOT', 'steps');
+** (pch_sql_attach_module(db, "vortex", root, ...) creates all four). Also the loadable
+** extension build/pchronicle_vortex_sqlite.so. SQLite result code. */
+PCH_API int pch_vxp_sql_register(struct sqlite3 *db);
+/* Run statements over the four relations of root and print the rows (pch_sql_exec).
+** Errors: PCH_EINVAL (SQL error or not a projection root: the message says which). */
+PCH_API int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out,
+                            pch_error *err);
 
 /* ---------------------------------------------------------------- verify, inspect (§15, §20) */
 

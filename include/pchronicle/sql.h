@@ -35,7 +35,18 @@ PCH_API int pch_sql_attach_root(struct sqlite3 *db, const char *root, char **err
 PCH_API int pch_sql_attach_dataset(struct sqlite3 *db, const char *dataset, uint64_t version,
                                    char **errmsg);
 
+/* The four relations over root through `module` ("storyline", or a module registered for
+** another projection, such as pchronicle-vortex's "vortex"): CREATE VIRTUAL TABLE
+** temp.<relation> USING module(root, relation). SQLite result code; *errmsg as above. */
+PCH_API int pch_sql_attach_module(struct sqlite3 *db, const char *module, const char *root,
+                                  char **errmsg);
+
 typedef enum pch_sql_format { PCH_SQL_TABLE = 0, PCH_SQL_CSV, PCH_SQL_JSONL } pch_sql_format;
+
+/* Run one or more statements on db and print the rows of each to out (the printing of
+** pch_sql_run_at). Errors: PCH_EINVAL (the message is SQLite's), PCH_ENOMEM. */
+PCH_API int pch_sql_exec(struct sqlite3 *db, const char *sql, pch_sql_format fmt, FILE *out,
+                         pch_error *err);
 
 /* Run one or more statements over `target` and print the rows of each to out. A Storyline
 ** root gets its relations (runs, steps, tool_calls, observation_results; version must be

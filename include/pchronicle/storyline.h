@@ -104,6 +104,42 @@ PCH_API pch_lance_dataset *pch_storyline_dataset(pch_storyline_root *r, pch_stor
 PCH_API int pch_storyline_object(pch_storyline_root *r, const char *object_id, char **out,
                                  size_t *len_out, pch_error *err);
 
+/* ---- rows without a root (RFC-0006 §13.1: another projection answers as these tables) ----
+**
+** The rows runs / steps / tool_calls would hold for a document, computed by the code the
+** importer uses, without writing anything. Differences from a root, by design: a JSON value
+** of at least the object threshold stays in its column (its *_object column still holds the
+** id a root would give it), objects are not collected, and an asset's object id comes from
+** the resolver (absent when it returns false). */
+
+struct pch_atif_doc;
+typedef struct pch_storyline_rowgen pch_storyline_rowgen;
+
+/* Object id (64 hex digits + NUL) of the asset `path` referenced by document doc_path;
+** false when it is not embedded. */
+typedef bool (*pch_storyline_asset_fn)(const char *doc_path, const char *path, size_t path_len,
+                                       char id_hex[65], void *payload);
+
+/* object_threshold 0 = PCH_STORYLINE_DEFAULT_OBJECT_THRESHOLD; mode as the import option
+** (REFERENCE: assets are not listed, as in a root imported so); resolve may be NULL. */
+PCH_API int pch_storyline_rowgen_new(pch_storyline_rowgen **out, pch_ctx *ctx,
+                                     size_t object_threshold, pch_storyline_assets mode,
+                                     pch_storyline_asset_fn resolve, void *payload,
+                                     pch_error *err);
+PCH_API void pch_storyline_rowgen_free(pch_storyline_rowgen *g);
+/* Append the rows of every trajectory of doc (preorder) to the three tables. */
+PCH_API int pch_storyline_rowgen_add(pch_storyline_rowgen *g, const struct pch_atif_doc *doc,
+                                     pch_error *err);
+/* The rows appended since the last reset as a batch of table t (runs, steps or tool_calls),
+** every column in table order, JSON columns as JSONB (as a Lance scanner returns them).
+** Borrowed until the next add or reset. */
+PCH_API int pch_storyline_rowgen_batch(pch_storyline_rowgen *g, pch_storyline_table t,
+                                       const pch_lance_batch **out, pch_error *err);
+PCH_API void pch_storyline_rowgen_reset(pch_storyline_rowgen *g);
+/* Schema of table t as a root stores it (caller frees with pch_lance_schema_free). */
+PCH_API int pch_storyline_table_schema(pch_ctx *ctx, pch_storyline_table t,
+                                       pch_lance_schema **out, pch_error *err);
+
 #ifdef __cplusplus
 }
 #endif

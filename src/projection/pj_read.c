@@ -580,6 +580,7 @@ typedef struct getctx {
     const char *source;
     unsigned nodes;
     const entry *cur;             /* the trajectory being written (its pages follow its row) */
+    pch_buf *visited;             /* NULL, or receives each written directory row (u64, preorder) */
 } getctx;
 
 static int page_cb(pch_buf *out, const char *traj, size_t tn, uint32_t pages, bool *first_step, void *payload,
@@ -615,6 +616,7 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
     if (s->depth > PJ_MAX_SUBAGENT_DEPTH)
         return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than %d (cyclic?)", PJ_MAX_SUBAGENT_DEPTH);
     if (++g->nodes > 100000) return pch_error_set(err, PCH_ELIMIT, "more than 100,000 subagent trajectories under one document");
+    if (g->visited && pch_buf_append(g->visited, &idx, sizeof idx) < 0) return nomem(err);
     if (g->mode == PCH_VXP_FULL) PCH_TRY(ensure_blobs(s, err));
     PCH_TRY(load_cluster(s, e, &base, err));
     {
@@ -635,8 +637,10 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
     return rc;
 }
 
-int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, char **out,
-                size_t *len_out, pch_error *err)
+static int cmp_loc(const void *a, const void *b, void *arg);
+
+static int get_json(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, char **out,
+                    size_t *len_out, pch_buf *visited, pch_error *err)
 {
     pch_buf b;
     getctx g;
@@ -647,6 +651,8 @@ int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool 
     g.mode = mode;
     g.source = s->e[idx].s;
     g.nodes = 0;
+    g.cur = NULL;
+    g.visited = visited;
     pch_buf_init(&b, s->ctx);
     rc = write_entry(&g, &b, idx, err);
     if (rc == PCH_OK && pretty) {
@@ -660,6 +666,79 @@ int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool 
     if (rc < 0) { pch_buf_dispose(&b); return rc; }
     *out = (char *)pch_buf_detach(&b, len_out);
     return PCH_OK;
+}
+
+int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, char **out,
+                size_t *len_out, pch_error *err)
+{
+    return get_json(s, idx, mode, pretty, out, len_out, NULL, err);
+}
+
+int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_error *err)
+{
+    pch_buf rows;
+    int rc;
+    memset(out, 0, sizeof *out);
+    pch_buf_init(&rows, s->ctx);
+    rc = get_json(s, idx, PCH_VXP_FULL, false, &out->json, &out->len, &rows, err);
+    if (rc < 0) { pch_buf_dispose(&rows); return rc; }
+    out->n_rows = rows.len / sizeof(uint64_t);
+    out->rows = (uint64_t *)(void *)pch_buf_detach(&rows, NULL);
+    return PCH_OK;
+}
+
+void pch_vxp_doc_dispose(pch_vxp_snapshot *s, pch_vxp_doc *d)
+{
+    pch_free(s->ctx, d->json);
+    pch_free(s->ctx, d->rows);
+    memset(d, 0, sizeof *d);
+}
+
+/* Every asset embedded from the steps of e (all of its pages, §7.2) → cb. */
+static int entry_assets(pch_vxp_snapshot *s, const entry *e, pch_vxp_asset_cb cb, void *payload, pch_error *err)
+{
+    uint64_t pages = 1, base;
+    PCH_TRY(load_cluster(s, e, &base, err));
+    PCH_TRY(pj_model_pages(&s->c_rows, e->row - base, &pages, err));
+    for (uint64_t k = 0; k < pages; k++) {
+        uint64_t row = e->row;
+        if (k) PCH_TRY(load_page(s, e, (uint32_t)k, &row, &base, err));
+        PCH_TRY(pj_model_assets(&s->c_rows, row - base, cb, payload, err));
+    }
+    return PCH_OK;
+}
+
+int pch_vxp_each_asset(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_asset_cb cb, void *payload, pch_error *err)
+{
+    PCH_TRY(ensure_row(s, idx, err));
+    return entry_assets(s, &s->e[idx], cb, payload, err);
+}
+
+/* Directory rows of the document roots, in storage order (file, row): read in this order
+** each cluster is decoded once. */
+static int storage_order(pch_vxp_snapshot *s, bool roots_only, uint64_t **out, uint64_t *n_out, pch_error *err)
+{
+    uint64_t *order, n = 0;
+    PCH_TRY(pj_snapshot_load_all(s, err));
+    if (!(order = pch_malloc(s->ctx, (size_t)(s->n ? s->n : 1) * 8))) return nomem(err);
+    for (uint64_t i = 0; i < s->n; i++)
+        if (!roots_only || s->e[i].root) order[n++] = i;
+    qsort_r(order, (size_t)n, 8, cmp_loc, s->e);
+    *out = order;
+    *n_out = n;
+    return PCH_OK;
+}
+
+pch_vxp_assets pch_vxp_snapshot_assets(const pch_vxp_snapshot *s)
+{
+    const pch_json_value *l = pch_json_get(s->m, "layout", 6), *a = l ? pch_json_get(l, "assets", 6) : NULL;
+    return a && a->kind == PCH_JSON_STRING && a->u.str.len == 5 && memcmp(a->u.str.ptr, "embed", 5) == 0
+           ? PCH_VXP_ASSETS_EMBED : PCH_VXP_ASSETS_REFERENCE;
+}
+
+int pch_vxp_documents(pch_vxp_snapshot *s, uint64_t **idx, uint64_t *n, pch_error *err)
+{
+    return storage_order(s, true, idx, n, err);
 }
 
 typedef struct restore {
@@ -711,41 +790,30 @@ static int cmp_loc(const void *a, const void *b, void *arg)
 int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs, pch_error *err)
 {
     pch_buf stage, path;
-    uint64_t *order = NULL, n = 0;
+    uint64_t *order = NULL, n = 0, n_all = 0;
     char id[17];
     struct stat st;
     int rc = PCH_OK;
     *n_docs = 0;
     if (stat(dir, &st) == 0) return pch_error_set(err, PCH_EEXISTS, "%s already exists (export writes a new directory)", dir);
-    PCH_TRY(pj_snapshot_load_all(s, err));
     PCH_TRY(pj_random_id(id, 8, err));
     pch_buf_init(&stage, s->ctx);
     pch_buf_init(&path, s->ctx);
     pch_buf_printf(&stage, "%s.partial-%s", dir, id);
     if (stage.oom) return nomem(err);
-    if (!(order = pch_malloc(s->ctx, (size_t)(s->n ? s->n : 1) * 8))) { rc = nomem(err); goto done; }
-    for (uint64_t i = 0; i < s->n; i++) order[i] = i;
-    qsort_r(order, (size_t)s->n, 8, cmp_loc, s->e);   /* cluster order: each cluster decoded once */
+    if ((rc = storage_order(s, false, &order, &n_all, err)) < 0) goto done;
     if ((rc = pch_mkdirs((const char *)stage.data, err)) < 0 || (rc = ensure_blobs(s, err)) < 0) goto done;
-    for (uint64_t i = 0; i < s->n; i++) {
+    for (uint64_t i = 0; i < n_all; i++) {
         const entry *e = &s->e[order[i]];
         char *doc = NULL, *slash;
         size_t len;
-        uint64_t base;
         if ((rc = pch_atif_path_check(e->doc, strlen(e->doc), err)) < 0) { pch_error_prefix(err, "document path in the directory"); goto done; }
         if (pj_blobs_count(s->blobs)) {
             /* assets embedded from this trajectory (any depth) go back beside its document */
             restore r = { s, (const char *)stage.data, e->doc, { 0 }, { 0 }, err };
             pch_buf_init(&r.path, s->ctx);
             pch_buf_init(&r.bytes, s->ctx);
-            uint64_t pages = 1;
-            rc = load_cluster(s, e, &base, err);
-            if (rc == PCH_OK) rc = pj_model_pages(&s->c_rows, e->row - base, &pages, err);
-            for (uint64_t k = 0; rc == PCH_OK && k < pages; k++) {   /* every page of the trajectory */
-                uint64_t row = e->row;
-                if (k) rc = load_page(s, e, (uint32_t)k, &row, &base, err);
-                if (rc == PCH_OK) rc = pj_model_assets(&s->c_rows, row - base, restore_asset, &r, err);
-            }
+            rc = entry_assets(s, e, restore_asset, &r, err);
             pch_buf_dispose(&r.path);
             pch_buf_dispose(&r.bytes);
             if (rc < 0) goto done;

@@ -100,7 +100,6 @@ int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_
 {
     sqlite3 *db = NULL;
     char *msg = NULL;
-    const char *tail = sql;
     bool storyline = pch_storyline_is_root(root);
     int rc;
     if (storyline && version)
@@ -120,7 +119,15 @@ int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_
         sqlite3_close(db);
         return rc;
     }
-    rc = PCH_OK;
+    rc = pch_sql_exec(db, sql, fmt, out, err);
+    sqlite3_close(db);
+    return rc;
+}
+
+int pch_sql_exec(sqlite3 *db, const char *sql, pch_sql_format fmt, FILE *out, pch_error *err)
+{
+    const char *tail = sql;
+    int rc = PCH_OK;
     while (rc == PCH_OK && tail && *tail) {
         sqlite3_stmt *st = NULL;
         const char *next = NULL;
@@ -133,6 +140,5 @@ int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_
         sqlite3_finalize(st);
         tail = next;
     }
-    sqlite3_close(db);
     return rc;
 }

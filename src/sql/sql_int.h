@@ -8,6 +8,7 @@
 
 #include "core/core.h"
 #include "pchronicle/lance.h"
+#include "pchronicle/storyline.h"
 
 /* Most pushed constraints one plan carries. */
 #define PCH_SQL_MAX_CONS 16
@@ -75,5 +76,28 @@ int pch_sql__test(const pch_lance_column *lc, size_t row, const pch_sql_cons *c)
 ** with pch_lance_scanner_open_rows. *rows (ctx allocator) is never NULL on success. */
 int pch_sql__select_rows(pch_ctx *ctx, pch_lance_dataset *ds, const pch_sql_cons *cons, int n_cons,
                          uint64_t **rows, size_t *n_rows, pch_error *err);
+
+/* ---- the storyline relations over a document source (vtab.c) ----
+** runs / steps / tool_calls / observation_results computed from ATIF documents with the
+** Storyline row generator instead of read from a root: another projection answers with
+** the same columns and values (RFC-0006 §13.1). The Vortex projection registers one from
+** its own library (src/sql/vx_source.c), so this library never links Vortex code. One
+** handle per virtual table; every cursor walks the documents from position 0 with its own
+** position. */
+typedef struct pch_sql_doc_source {
+    const char *module;                   /* SQLite module name */
+    int (*open)(void **h, pch_ctx *ctx, const char *path, pch_error *err);
+    void (*close)(void *h);
+    /* Add the document at *pos (then advance *pos) to g; *eof = true past the last one. */
+    int (*next)(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, pch_error *err);
+    pch_storyline_asset_fn assets;        /* called with the handle while next() runs */
+    pch_storyline_assets (*asset_mode)(void *h);   /* as the projection was built */
+    /* Positions (ascending, ctx allocator) of the documents that may hold a trajectory whose
+    ** trajectory_key is key: an equality on it reads those documents only. */
+    int (*find)(void *h, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err);
+} pch_sql_doc_source;
+
+/* Register src as a module (src must outlive db). SQLite result code. */
+int pch_sql__register_docs(sqlite3 *db, const pch_sql_doc_source *src);
 
 #endif

@@ -21,6 +21,7 @@
 ** scanner reads only columns in colUsed, the pushed columns and the *_object companions of
 ** used JSON columns. */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@
 #include "sql/sql_int.h"
 
 #define OBS_N 10
+#define SL_COL_TRAJECTORY_KEY 3     /* identity columns come first in every relation */
 
 enum { REL_RUNS, REL_STEPS, REL_CALLS, REL_OBS };
 
@@ -43,7 +45,10 @@ static const char *const k_obs_cols[OBS_N] = {
 typedef struct sl_vtab {
     sqlite3_vtab base;              /* must be first */
     pch_ctx *ctx;
-    pch_storyline_root *root;
+    pch_storyline_root *root;       /* NULL over a document source */
+    const pch_sql_doc_source *src;  /* documents instead of a root (RFC-0006 §13.1) */
+    void *src_h;
+    pch_lance_schema *own_schema;   /* the table's schema over a document source */
     int rel;
     const pch_lance_schema *schema; /* runs/steps/tool_calls */
     int n_cols;
@@ -56,12 +61,17 @@ typedef struct sl_cursor {
     const pch_lance_batch *batch;
     size_t row;
     int map[64];                    /* SQL column -> batch column, -1 */
+    pch_storyline_rowgen *gen;      /* over a document source: the current document's rows */
+    uint64_t pos;                   /* next document of the source */
+    uint64_t *only;                 /* NULL, or the only document positions to read */
+    size_t n_only, i_only;
     pch_sql_cons cons[PCH_SQL_MAX_CONS];
     int n_cons;
     bool eof;
     sqlite3_int64 rowid;
     /* observation_results */
     int phase;                      /* 0 tool_calls, 1 steps, 2 done */
+    int omap[9];                    /* obs_open_phase's columns -> batch columns */
     pch_json_parser *jp;
     char *arr; size_t arr_len;      /* JSON text of the current row's results */
     const pch_json_value *items;
@@ -88,35 +98,51 @@ static pch_storyline_table table_of(int rel)
     return rel == REL_RUNS ? PCH_STORYLINE_RUNS : rel == REL_STEPS ? PCH_STORYLINE_STEPS : PCH_STORYLINE_TOOL_CALLS;
 }
 
+/* Release what x_connect opened, and v itself. */
+static void close_source(sl_vtab *v)
+{
+    if (v->src && v->src_h) v->src->close(v->src_h);
+    pch_storyline_close(v->root);
+    pch_lance_schema_free(v->own_schema);
+    pch_ctx_free(v->ctx);
+    sqlite3_free(v);
+}
+
 static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                      sqlite3_vtab **pp, char **errmsg)
 {
     sl_vtab *v;
     pch_error e;
     char *path = NULL;
+    const pch_sql_doc_source *src = aux;
     int rel, rc;
-    (void)aux;
     *pp = NULL;
     if (argc != 5 || (rel = rel_of(argv[4])) < 0) {
-        *errmsg = sqlite3_mprintf("storyline: usage: USING storyline('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results')");
+        *errmsg = sqlite3_mprintf("%s: usage: USING %s('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results')",
+                                  src ? src->module : "storyline", src ? src->module : "storyline");
         return SQLITE_ERROR;
     }
     v = sqlite3_malloc(sizeof *v);
     if (!v) return SQLITE_NOMEM;
     memset(v, 0, sizeof *v);
     v->rel = rel;
+    v->src = src;
     {
         size_t n;
         const char *s = pch_sql__unquote(argv[3], &n);
         path = sqlite3_mprintf("%.*s", (int)n, s);
     }
     if (!path || pch_ctx_new(&v->ctx, NULL, NULL, &e) != 0) { sqlite3_free(path); sqlite3_free(v); return SQLITE_NOMEM; }
-    rc = pch_storyline_open(&v->root, v->ctx, path, &e);
+    if (src) {
+        rc = src->open(&v->src_h, v->ctx, path, &e);
+        if (rc == 0 && rel != REL_OBS) rc = pch_storyline_table_schema(v->ctx, table_of(rel), &v->own_schema, &e);
+    } else {
+        rc = pch_storyline_open(&v->root, v->ctx, path, &e);
+    }
     sqlite3_free(path);
     if (rc != 0) {
         *errmsg = sqlite3_mprintf("%s", e.msg);
-        pch_ctx_free(v->ctx);
-        sqlite3_free(v);
+        close_source(v);
         return rc == PCH_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
     }
     pch_buf decl;
@@ -130,7 +156,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
         pch_buf_append_str(&decl, ",\"result\" TEXT");
         v->n_cols = OBS_N + 1;
     } else {
-        v->schema = pch_lance_dataset_schema(pch_storyline_dataset(v->root, table_of(rel)));
+        v->schema = src ? v->own_schema : pch_lance_dataset_schema(pch_storyline_dataset(v->root, table_of(rel)));
         v->n_cols = (int)(v->schema->n_fields < 63 ? v->schema->n_fields : 63);
         for (int i = 0; i < v->n_cols; i++) {
             const pch_lance_field *f = &v->schema->fields[i];
@@ -147,9 +173,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     rc = decl.oom ? SQLITE_NOMEM : sqlite3_declare_vtab(db, (const char *)decl.data);
     pch_buf_dispose(&decl);
     if (rc != SQLITE_OK) {
-        pch_storyline_close(v->root);
-        pch_ctx_free(v->ctx);
-        sqlite3_free(v);
+        close_source(v);
         return rc;
     }
     *pp = &v->base;
@@ -158,10 +182,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 
 static int x_disconnect(sqlite3_vtab *vt)
 {
-    sl_vtab *v = (sl_vtab *)vt;
-    pch_storyline_close(v->root);
-    pch_ctx_free(v->ctx);
-    sqlite3_free(v);
+    close_source((sl_vtab *)vt);
     return SQLITE_OK;
 }
 
@@ -202,6 +223,8 @@ static void reset_scan(sl_cursor *c)
     c->sc = NULL;
     c->batch = NULL;
     c->row = 0;
+    c->pos = 0;
+    c->i_only = 0;                  /* the same documents again (observation_results' phases) */
 }
 
 static int x_close(sqlite3_vtab_cursor *cur)
@@ -209,6 +232,8 @@ static int x_close(sqlite3_vtab_cursor *cur)
     sl_cursor *c = (sl_cursor *)cur;
     sl_vtab *v = (sl_vtab *)cur->pVtab;
     reset_scan(c);
+    free(c->only);
+    pch_storyline_rowgen_free(c->gen);
     pch_json_parser_free(c->jp);
     if (c->arr) pch_free(v->ctx, c->arr);
     sqlite3_free(c);
@@ -230,8 +255,30 @@ static bool row_passes(const sl_cursor *c)
 /* Advance the scanner to the next raw row (true) or the end (false). */
 static int scan_step(sl_cursor *c, sqlite3_vtab *vt, bool *have)
 {
+    sl_vtab *v = (sl_vtab *)vt;
     pch_error e;
     if (c->batch && c->row + 1 < c->batch->n_rows) { c->row++; *have = true; return SQLITE_OK; }
+    if (v->src) {
+        /* the next document's rows of this relation's table (documents without any: skip) */
+        pch_storyline_table t = v->rel == REL_OBS ? (c->phase == 0 ? PCH_STORYLINE_TOOL_CALLS : PCH_STORYLINE_STEPS)
+                                                  : table_of(v->rel);
+        for (;;) {
+            bool eof = false;
+            int rc;
+            pch_storyline_rowgen_reset(c->gen);
+            c->batch = NULL;
+            if (c->only) {          /* a trajectory_key equality: its documents only */
+                if (c->i_only == c->n_only) { *have = false; return SQLITE_OK; }
+                c->pos = c->only[c->i_only++];
+            }
+            rc = v->src->next(v->src_h, &c->pos, c->gen, &eof, &e);
+            if (rc == 0 && eof) { *have = false; return SQLITE_OK; }
+            if (rc == 0) rc = pch_storyline_rowgen_batch(c->gen, t, &c->batch, &e);
+            if (rc != 0) { pch_storyline_rowgen_reset(c->gen); c->batch = NULL; return pch_sql__set_err(vt, &e, rc); }
+            c->row = 0;
+            if (c->batch->n_rows) { *have = true; return SQLITE_OK; }
+        }
+    }
     for (;;) {
         int rc = pch_lance_scanner_next(c->sc, &c->batch, &e);
         if (rc == PCH_ITEROVER) { c->batch = NULL; *have = false; return SQLITE_OK; }
@@ -249,29 +296,63 @@ static int obs_open_phase(sl_cursor *c, sl_vtab *v)
         "step_ordinal", "step_id", "call_ordinal", "results", "results_object" };
     static const char *const steps_cols[] = { "source_id", "run_id", "session_id", "trajectory_key",
         "step_ordinal", "step_id", "step_ordinal", "observation_results", "observation_results_object" };
-    pch_lance_dataset *ds = pch_storyline_dataset(v->root, c->phase == 0 ? PCH_STORYLINE_TOOL_CALLS : PCH_STORYLINE_STEPS);
-    const pch_lance_schema *s = pch_lance_dataset_schema(ds);
+    pch_storyline_table t = c->phase == 0 ? PCH_STORYLINE_TOOL_CALLS : PCH_STORYLINE_STEPS;
+    pch_lance_dataset *ds = v->src ? NULL : pch_storyline_dataset(v->root, t);
+    pch_lance_schema *own = NULL;
+    const pch_lance_schema *s;
     size_t proj[9];
     pch_error e;
-    int rc;
+    int rc = 0;
+    if (v->src) rc = pch_storyline_table_schema(v->ctx, t, &own, &e);
+    if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+    s = v->src ? own : pch_lance_dataset_schema(ds);
     for (int i = 0; i < 9; i++) {
         long fi = pch_lance_schema_find(s, (c->phase == 0 ? calls_cols : steps_cols)[i]);
-        if (fi < 0) { pch_error_set(&e, PCH_ECORRUPT, "storyline: missing column %s", (c->phase == 0 ? calls_cols : steps_cols)[i]); return pch_sql__set_err(&v->base, &e, PCH_ECORRUPT); }
+        if (fi < 0) {
+            pch_lance_schema_free(own);
+            pch_error_set(&e, PCH_ECORRUPT, "storyline: missing column %s", (c->phase == 0 ? calls_cols : steps_cols)[i]);
+            return pch_sql__set_err(&v->base, &e, PCH_ECORRUPT);
+        }
         proj[i] = (size_t)fi;
     }
+    pch_lance_schema_free(own);
     reset_scan(c);
-    rc = pch_lance_scanner_open(&c->sc, ds, proj, 9, 1024, &e);
-    if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+    /* a scanner returns the projection in order; a document source's batch is the table */
+    for (int i = 0; i < 9; i++) c->omap[i] = v->src ? (int)proj[i] : i;
+    if (!v->src) {
+        rc = pch_lance_scanner_open(&c->sc, ds, proj, 9, 1024, &e);
+        if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+    }
     for (int i = 0; i < 64; i++) c->map[i] = -1;
-    for (int i = 0; i < 6; i++) c->map[i] = i;
-    c->map[6] = c->phase == 0 ? 6 : -1;
+    for (int i = 0; i < 6; i++) c->map[i] = c->omap[i];
+    c->map[6] = c->phase == 0 ? c->omap[6] : -1;
     return SQLITE_OK;
+}
+
+/* JSON text as the JSON columns render it (keys sorted, compact: JSONB → text), so that a
+** value hydrated from objects reads exactly as the same value stored inline. */
+static int canon_json(sl_vtab *v, sl_cursor *c, char **txt, size_t *n, pch_error *e)
+{
+    const pch_json_value *root;
+    uint8_t *jb = NULL;
+    size_t jn = 0;
+    int rc;
+    if (!c->jp && (rc = pch_json_parser_new(&c->jp, v->ctx, NULL, e)) != 0) return rc;
+    rc = pch_json_parser_parse(c->jp, *txt, *n, &root, e);
+    if (rc == 0) rc = pch_jsonb_encode(v->ctx, root, *txt, &jb, &jn, e);
+    if (rc == 0) {
+        pch_free(v->ctx, *txt);
+        *txt = NULL;
+        rc = pch_jsonb_to_json(v->ctx, jb, jn, txt, n, e);
+    }
+    pch_free(v->ctx, jb);
+    return rc;
 }
 
 /* Load the results array of the current scan row into c->items (false: none). */
 static int obs_load_row(sl_cursor *c, sl_vtab *v, bool *any)
 {
-    const pch_lance_column *res = bcol(c, 7), *obj = bcol(c, 8);
+    const pch_lance_column *res = bcol(c, c->omap[7]), *obj = bcol(c, c->omap[8]);
     const char *p;
     size_t n;
     pch_error e;
@@ -279,14 +360,15 @@ static int obs_load_row(sl_cursor *c, sl_vtab *v, bool *any)
     *any = false;
     if (c->arr) { pch_free(v->ctx, c->arr); c->arr = NULL; }
     c->n_items = c->item = 0;
-    if (pch_sql__str(obj, c->row, &p, &n)) {
+    if (pch_sql__str(res, c->row, &p, &n)) {
+        rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &c->arr, &c->arr_len, &e);
+    } else if (v->root && pch_sql__str(obj, c->row, &p, &n)) {
         char id[65];
         if (n != 64) return SQLITE_OK;
         memcpy(id, p, 64);
         id[64] = 0;
         rc = pch_storyline_object(v->root, id, &c->arr, &c->arr_len, &e);
-    } else if (pch_sql__str(res, c->row, &p, &n)) {
-        rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &c->arr, &c->arr_len, &e);
+        if (rc == 0) rc = canon_json(v, c, &c->arr, &c->arr_len, &e);
     } else {
         return SQLITE_OK;
     }
@@ -355,10 +437,39 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
             pch_error_set(&e, PCH_EINVAL, "storyline: bad plan '%s'", idxStr);
             return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
         }
+    if (v->src && !c->gen &&
+        (rc = pch_storyline_rowgen_new(&c->gen, v->ctx, 0, v->src->asset_mode(v->src_h), v->src->assets, v->src_h,
+                                    &e)) != 0)
+        return pch_sql__set_err(&v->base, &e, rc);
+    free(c->only);
+    c->only = NULL;
+    c->n_only = 0;
+    if (v->src)
+        for (int k = 0; k < c->n_cons; k++)
+            if (c->cons[k].col == SL_COL_TRAJECTORY_KEY && c->cons[k].op == '=' &&
+                sqlite3_value_type(c->cons[k].v) == SQLITE_TEXT) {
+                uint64_t *pos = NULL;
+                size_t n = 0;
+                rc = v->src->find(v->src_h, (const char *)sqlite3_value_text(c->cons[k].v),
+                                  (size_t)sqlite3_value_bytes(c->cons[k].v), &pos, &n, &e);
+                if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+                /* copied: reset_scan frees with free() whoever allocated the source's list */
+                c->only = malloc((n ? n : 1) * sizeof *c->only);
+                if (!c->only) { pch_free(v->ctx, pos); return SQLITE_NOMEM; }
+                if (n) memcpy(c->only, pos, n * sizeof *pos);
+                pch_free(v->ctx, pos);
+                c->n_only = n;
+                break;
+            }
     if (v->rel == REL_OBS) {
         c->phase = 0;
         rc = obs_open_phase(c, v);
         if (rc != SQLITE_OK) return rc;
+        return advance(c);
+    }
+    if (v->src) {
+        /* a document's rows come whole: every column is in the batch at its own index */
+        for (int i = 0; i < 64; i++) c->map[i] = i < v->n_cols ? i : -1;
         return advance(c);
     }
     /* projection: every column the statement may read (see x_best_index) */
@@ -410,12 +521,12 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     if (v->rel == REL_OBS) {
         const pch_json_value *it = c->item < c->n_items ? &c->items[c->item] : NULL;
         if (col < 6) {
-            lc = bcol(c, col);
+            lc = bcol(c, c->omap[col]);
             if (col < 4 && pch_sql__str(lc, c->row, &p, &n)) sqlite3_result_text(ctx, p, (int)n, SQLITE_TRANSIENT);
             else if (col >= 4 && pch_sql__i64(lc, c->row, &x)) sqlite3_result_int64(ctx, x);
             else sqlite3_result_null(ctx);
         } else if (col == 6) {
-            if (c->phase == 0 && pch_sql__i64(bcol(c, 6), c->row, &x)) sqlite3_result_int64(ctx, x);
+            if (c->phase == 0 && pch_sql__i64(bcol(c, c->omap[6]), c->row, &x)) sqlite3_result_int64(ctx, x);
             else sqlite3_result_null(ctx);
         } else if (col == 7) {
             sqlite3_result_int64(ctx, c->item);
@@ -440,16 +551,22 @@ static int x_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         int rc;
         if (pch_sql__str(lc, c->row, &p, &n)) {
             rc = pch_jsonb_to_json(v->ctx, (const uint8_t *)p, n, &out, &on, &e);
-        } else if (v->obj_of[col] >= 0 && pch_sql__str(bcol(c, c->map[v->obj_of[col]]), c->row, &p, &n) && n == 64) {
+        } else if (v->root && v->obj_of[col] >= 0 && pch_sql__str(bcol(c, c->map[v->obj_of[col]]), c->row, &p, &n) &&
+                   n == 64) {
             char id[65];
             memcpy(id, p, 64);
             id[64] = 0;
             rc = pch_storyline_object(v->root, id, &out, &on, &e);   /* late hydration */
+            if (rc == 0) rc = canon_json(v, c, &out, &on, &e);
         } else {
             sqlite3_result_null(ctx);
             return SQLITE_OK;
         }
-        if (rc != 0) { sqlite3_result_error(ctx, e.msg, -1); return pch_sql__set_err(&v->base, &e, rc); }
+        if (rc != 0) {
+            pch_free(v->ctx, out);
+            sqlite3_result_error(ctx, e.msg, -1);
+            return pch_sql__set_err(&v->base, &e, rc);
+        }
         sqlite3_result_text(ctx, out, (int)on, SQLITE_TRANSIENT);
         pch_free(v->ctx, out);
         return SQLITE_OK;
@@ -494,6 +611,25 @@ static sqlite3_module k_module = {
 #endif
 };
 
+int pch_sql__register_docs(sqlite3 *db, const pch_sql_doc_source *src)
+{
+    return sqlite3_create_module(db, src->module, &k_module, (void *)(uintptr_t)src);
+}
+
+int pch_sql_attach_module(sqlite3 *db, const char *module, const char *root, char **errmsg)
+{
+    static const char *const rels[] = { "runs", "steps", "tool_calls", "observation_results" };
+    for (int i = 0; i < 4; i++) {
+        char *q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING \"%w\"(%Q, '%s')", rels[i], module, root, rels[i]);
+        int rc;
+        if (!q) return SQLITE_NOMEM;
+        rc = sqlite3_exec(db, q, NULL, NULL, errmsg);
+        sqlite3_free(q);
+        if (rc != SQLITE_OK) return rc;
+    }
+    return SQLITE_OK;
+}
+
 int pch_sql_register(sqlite3 *db)
 {
     int rc = sqlite3_create_module(db, "storyline", &k_module, NULL);
@@ -502,16 +638,7 @@ int pch_sql_register(sqlite3 *db)
 
 int pch_sql_attach_root(sqlite3 *db, const char *root, char **errmsg)
 {
-    static const char *const rels[] = { "runs", "steps", "tool_calls", "observation_results" };
-    for (int i = 0; i < 4; i++) {
-        char *q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING storyline(%Q, '%s')", rels[i], root, rels[i]);
-        int rc;
-        if (!q) return SQLITE_NOMEM;
-        rc = sqlite3_exec(db, q, NULL, NULL, errmsg);
-        sqlite3_free(q);
-        if (rc != SQLITE_OK) return rc;
-    }
-    return SQLITE_OK;
+    return pch_sql_attach_module(db, "storyline", root, errmsg);
 }
 
 /* Loadable extension entry point (build/pchronicle_sqlite.so: SQLite derives the name

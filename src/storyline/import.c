@@ -42,6 +42,11 @@ typedef struct imp {
     idset ids;
     pch_storyline_stats st;
     bool self_contained, any_asset;
+    /* row generator (pch_storyline_rowgen): rows stay in the builders, no writer, no
+    ** objects table; large JSON values stay inline beside their id */
+    bool gen;
+    pch_storyline_asset_fn asset_fn;
+    void *asset_payload;
     pch_error *err;
 } imp;
 
@@ -81,7 +86,7 @@ static int flush(imp *m, pch_storyline_table t, bool force)
     pch_lance_column cols[PCH_SL_MAX_COLS];
     pch_lance_batch batch;
     int rc;
-    if (b->n_rows == 0 || (!force && b->n_rows < FLUSH_ROWS && b->data_bytes < FLUSH_BYTES)) return PCH_OK;
+    if (m->gen || b->n_rows == 0 || (!force && b->n_rows < FLUSH_ROWS && b->data_bytes < FLUSH_BYTES)) return PCH_OK;
     rc = pch_sl__batch(b, &batch, cols);
     if (rc < 0) return pch_error_set(m->err, rc, "storyline: table %s: row builder failed", pch_storyline_table_name(t));
     rc = pch_lance_writer_write(m->w[t], &batch, m->err);
@@ -108,6 +113,7 @@ static int put_object(imp *m, const void *p, size_t n, const char *kind, const c
     pch_blake3_hash(id, p, n);
     pch_hex_encode(id_hex, id, 32);
     id_hex[64] = 0;
+    if (m->gen) return PCH_OK;       /* the generator only needs the id */
     m->st.object_refs++;
     rc = idset_add(m, id);
     if (rc < 0) return oom(m);
@@ -151,8 +157,9 @@ static int put_json_off(imp *m, pch_storyline_table t, size_t col, size_t objcol
     if (p && n >= m->threshold) {
         char id[65];
         PCH_TRY(put_object(m, p, n, "json", "application/json", NULL, id));
-        pch_sl__put_null(&m->b[t], col);
         pch_sl__put_str(&m->b[t], objcol, id);
+        if (m->gen) return put_json(m, t, col, p, n);
+        pch_sl__put_null(&m->b[t], col);
         return PCH_OK;
     }
     pch_sl__put_null(&m->b[t], objcol);
@@ -244,7 +251,11 @@ static int add_asset(imp *m, const pch_atif_trajectory *t, asset_list *al, const
     if (m->opts->assets == PCH_STORYLINE_ASSETS_REFERENCE) { m->self_contained = false; return PCH_OK; }
     pch_buf_init(&data, m->ctx);
     pch_error_clear(&e);
-    /* confined to the input root: relative, no "..", resolved beside the document */
+    if (m->gen && m->asset_fn && pch_atif_path_check(pv->u.str.ptr, pv->u.str.len, &e) == PCH_OK &&
+        !m->asset_fn(t->doc_path ? t->doc_path : "", pv->u.str.ptr, pv->u.str.len, id, m->asset_payload))
+        id[0] = 0;
+    /* confined to the input root: relative, no "..", resolved beside the document (the
+    ** generator has no input root: its resolver answered above) */
     if (pch_atif_path_check(pv->u.str.ptr, pv->u.str.len, &e) == PCH_OK && m->in_root) {
         const char *slash = strrchr(t->doc_path, '/');
         pch_buf_clear(&m->path);
@@ -847,6 +858,7 @@ int pch_storyline_import(pch_ctx *ctx, const char *from, const char *root,
         cs.ao = (pch_atif_options)PCH_ATIF_OPTIONS_INIT;
         cs.ao.strict = o.strict;
         cs.ao.source_id = o.source_id;
+        cs.ao.source_fingerprint = o.source_id;   /* RFC-0006 §5.2: seeds generated keys */
         m.in_root = NULL;         /* records have no directory: assets cannot be embedded */
         rc = pch_sl__cj_each(ctx, from, &v, cj_doc, &cs, err);
         for (size_t i = 0; i < cs.n_keys; i++) pch_free(ctx, cs.keys[i]);
@@ -859,6 +871,7 @@ int pch_storyline_import(pch_ctx *ctx, const char *from, const char *root,
         pch_error_clear(&e);
         ao.strict = o.strict;
         ao.source_id = o.source_id;
+        ao.source_fingerprint = o.source_id;      /* as pchronicle-vortex build: same keys */
         m.in_root = from;
         rc = pch_atif_dir_import(ctx, from, &ao, on_doc, NULL, on_finding, &m, &ds, &e);
         if (rc < 0 && err && err->code == 0) pch_error_set(err, rc, "%s", e.msg);
@@ -892,4 +905,77 @@ done:
     pch_free(ctx, sid_alloc);
     pch_buf_dispose(&m.enc); pch_buf_dispose(&m.txt); pch_buf_dispose(&m.rm); pch_buf_dispose(&m.path);
     return rc;
+}
+
+/* ---- row generator (RFC-0006 §13.1): the same rows, computed for another projection ---- */
+
+struct pch_storyline_rowgen {
+    imp m;
+    pch_storyline_import_options o;
+    pch_lance_batch batch;
+    pch_lance_column cols[PCH_SL_MAX_COLS];
+};
+
+int pch_storyline_rowgen_new(pch_storyline_rowgen **out, pch_ctx *ctx, size_t object_threshold,
+                             pch_storyline_assets mode, pch_storyline_asset_fn resolve, void *payload,
+                             pch_error *err)
+{
+    static const pch_storyline_import_options k_def = PCH_STORYLINE_IMPORT_OPTIONS_INIT;
+    pch_storyline_rowgen *g;
+    *out = NULL;
+    if (!(g = pch_calloc(ctx, 1, sizeof *g))) return pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+    g->o = k_def;
+    g->o.assets = mode;
+    g->m.ctx = ctx;
+    g->m.opts = &g->o;
+    g->m.threshold = object_threshold ? object_threshold : PCH_STORYLINE_DEFAULT_OBJECT_THRESHOLD;
+    g->m.gen = true;
+    g->m.asset_fn = resolve;
+    g->m.asset_payload = payload;
+    g->m.self_contained = true;
+    pch_buf_init(&g->m.enc, ctx); pch_buf_init(&g->m.txt, ctx); pch_buf_init(&g->m.rm, ctx); pch_buf_init(&g->m.path, ctx);
+    for (int t = 0; t < PCH_STORYLINE_N_TABLES; t++) pch_sl__builder_init(&g->m.b[t], ctx, (pch_storyline_table)t);
+    if (pch_json_parser_new(&g->m.jp, ctx, NULL, err) < 0) { pch_storyline_rowgen_free(g); return PCH_ENOMEM; }
+    *out = g;
+    return PCH_OK;
+}
+
+void pch_storyline_rowgen_free(pch_storyline_rowgen *g)
+{
+    if (!g) return;
+    for (int t = 0; t < PCH_STORYLINE_N_TABLES; t++) pch_sl__builder_dispose(&g->m.b[t]);
+    pch_json_parser_free(g->m.jp);
+    pch_buf_dispose(&g->m.enc); pch_buf_dispose(&g->m.txt); pch_buf_dispose(&g->m.rm); pch_buf_dispose(&g->m.path);
+    pch_free(g->m.ctx, g);
+}
+
+int pch_storyline_rowgen_add(pch_storyline_rowgen *g, const pch_atif_doc *doc, pch_error *err)
+{
+    int rc = PCH_OK;
+    g->m.err = err;
+    for (size_t i = 0; i < pch_atif_doc_count(doc) && rc == PCH_OK; i++) rc = put_run(&g->m, doc, i);
+    return rc;
+}
+
+int pch_storyline_rowgen_batch(pch_storyline_rowgen *g, pch_storyline_table t, const pch_lance_batch **out,
+                               pch_error *err)
+{
+    int rc;
+    *out = NULL;
+    if ((unsigned)t >= PCH_STORYLINE_OBJECTS) return pch_error_set(err, PCH_EINVAL, "storyline: the generator has no table %d", (int)t);
+    rc = pch_sl__batch(&g->m.b[t], &g->batch, g->cols);
+    if (rc < 0) return pch_error_set(err, rc, "storyline: table %s: row builder failed", pch_storyline_table_name(t));
+    *out = &g->batch;
+    return PCH_OK;
+}
+
+void pch_storyline_rowgen_reset(pch_storyline_rowgen *g)
+{
+    for (int t = 0; t < PCH_STORYLINE_N_TABLES; t++) pch_sl__builder_reset(&g->m.b[t]);
+}
+
+int pch_storyline_table_schema(pch_ctx *ctx, pch_storyline_table t, pch_lance_schema **out, pch_error *err)
+{
+    if ((unsigned)t >= PCH_STORYLINE_N_TABLES) return pch_error_set(err, PCH_EINVAL, "storyline: no table %d", (int)t);
+    return pch_sl__schema(out, ctx, t, err);
 }

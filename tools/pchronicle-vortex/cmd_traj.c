@@ -114,6 +114,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     const char *from = NULL, *to = NULL;
     char tmpdir[4096], docsdir[4200];
     const char *input = NULL;
+    char *source_alloc = NULL;
     bool made_tmp = false;
     build_st bs;
     pch_error err;
@@ -185,8 +186,19 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     o.assets_root = input;
     o.source_uri = from;
     o.progress = !quiet && isatty(2);
+    /* source identity (RFC-0006 §5.2) as `pchronicle import --output-format storyline` sets
+    ** it: --source-id, else the input's base name; it also seeds generated keys, so both
+    ** projections of one input agree on every key (§13.1) */
+    if (!o.source_id) {
+        size_t n = strlen(from);
+        while (n > 1 && from[n - 1] == '/') n--;
+        const char *bn = from + n;
+        while (bn > from && bn[-1] != '/') bn--;
+        if (!(source_alloc = strndup(bn, (size_t)(from + n - bn)))) { rc = vx_fail("build", NULL); goto out; }
+        o.source_id = source_alloc;
+    }
     ao.source_id = o.source_id;
-    ao.source_fingerprint = from;
+    ao.source_fingerprint = o.source_id;
     {
         /* documents are parsed ahead on worker threads (callbacks stay in path order) */
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -215,6 +227,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     rc = VX_EXIT_OK;
 out:
     pch_vxp_builder_free(bs.b);
+    free(source_alloc);
     /* the restored copy is scratch: remove it whatever happened */
     if (made_tmp && nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
         fprintf(stderr, "pchronicle-vortex build: could not remove %s\n", tmpdir);

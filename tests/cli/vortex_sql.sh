@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Differential test of the SQL relations over the Vortex projection (RFC-0006 §13.1, §21.2;
+# docs/sql.md "Vortex projection"): for the same input, `pchronicle-vortex sql ROOT` and
+# `pchronicle sql STORYLINE_ROOT` must give byte-identical answers, for every column of
+# runs, steps, tool_calls and observation_results and for a fixed query set (group-bys,
+# time/model windows, function names, copied context, token sums, joins). Inputs: the shared
+# ATIF corpus (assets by reference on both sides), tests/data/atif (assets embedded on both
+# sides) plus generated documents whose keys collide across documents (generated keys),
+# a large value kept as an object by the Storyline root (hydrated there, inline here) and
+# an asset. Also the loadable extension, and errors. Under PCH_VALGRIND=1 (the valgrind pass
+# of scripts/run-tests.sh) the shared corpus is skipped: the generated input covers the code.
+set -u
+cd "$(dirname "$0")/../.."
+CLI=${PCH_CLI:-build/pchronicle}
+VX=${PCH_VORTEX_CLI:-build/pchronicle-vortex}
+B=${PCH_BUILD:-build}
+CORPUS=../shared/corpus/atif
+for x in "$CLI" "$VX"; do [ -x "$x" ] || { echo "missing $x"; exit 1; }; done
+[ -d "$CORPUS" ] || { echo "missing $CORPUS (the shared corpus beside the repository)"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pch-vortex-sql.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+checks=0
+
+# ---- inputs
+G=$tmp/gen
+cp -r tests/data/atif "$G"
+python3 - "$G" <<'PY'
+import json, os, sys
+g = sys.argv[1]
+# the image tool-calls.input.json references (absent from tests/data: embedding needs it)
+os.makedirs(os.path.join(g, "images"), exist_ok=True)
+with open(os.path.join(g, "images", "workspace.png"), "wb") as f:
+    f.write(bytes(range(256)) * 3)
+os.makedirs(os.path.join(g, "collide"), exist_ok=True)
+for name in ("a", "b", "c"):   # the same session id three times: b and c get generated keys
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "shared-session",
+           "agent": {"name": "gen", "version": "1", "model_name": "m-" + name},
+           "steps": [{"step_id": 1, "timestamp": "2026-03-01T00:00:0%dZ" % len(name), "source": "user",
+                      "message": "hello " + name},
+                     {"step_id": 2, "source": "agent", "model_name": "m-" + name, "message": "x" * 70000,
+                      "tool_calls": [{"tool_call_id": "c1", "function_name": "f_" + name, "arguments": {"k": name}}],
+                      "observation": {"results": [{"source_call_id": "c1", "content": "y" * 66000},
+                                                  {"content": [{"type": "text", "text": "pretty"}]}]},
+                      "metrics": {"prompt_tokens": 10, "completion_tokens": 3, "cost_usd": 0.25}}]}
+    with open(os.path.join(g, "collide", name + ".json"), "w") as f:
+        json.dump(doc, f, indent=3)          # whitespace a JSON column must not show
+PY
+
+build_pair() {  # build_pair NAME INPUT ASSETS
+    "$CLI" import --input-format atif --output-format storyline --from "$2" --to "$tmp/$1.sl" \
+        --assets "$3" --source-id src >/dev/null 2>"$tmp/$1.err" || { echo "FAIL storyline import $1"; cat "$tmp/$1.err"; exit 1; }
+    "$VX" build --from "$2" --to "$tmp/$1.vx" --assets "$3" --source-id src --quiet 2>>"$tmp/$1.err" \
+        || { echo "FAIL vortex build $1"; cat "$tmp/$1.err"; exit 1; }
+}
+VG=${PCH_VALGRIND:-0}
+pairs="corpus gen"
+[ "$VG" = 1 ] && pairs=gen
+[ "$VG" = 1 ] || build_pair corpus "$CORPUS" reference
+build_pair gen "$G" embed
+
+same() {  # same PAIR SQL: both projections answer byte-identically (JSON lines)
+    local a b
+    a=$("$CLI" sql "$tmp/$1.sl" "$2" --format jsonl 2>&1) || { echo "FAIL storyline sql ($1): $2"; echo "$a" | head -5; fail=1; return; }
+    b=$("$VX" sql "$tmp/$1.vx" "$2" --format jsonl 2>&1) || { echo "FAIL vortex sql ($1): $2"; echo "$b" | head -5; fail=1; return; }
+    checks=$((checks + 1))
+    if [ "$a" != "$b" ]; then
+        echo "FAIL differs ($1): $2"; diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | head -c 2000; echo; fail=1
+    elif [ -z "$a" ] && [ "${3:-}" != empty-ok ]; then
+        echo "FAIL no rows ($1): $2"; fail=1
+    fi
+}
+
+for p in $pairs; do
+    # every column of every relation
+    same $p "SELECT * FROM runs ORDER BY source_id, run_id, trajectory_key"
+    same $p "SELECT * FROM steps ORDER BY source_id, run_id, trajectory_key, step_ordinal"
+    same $p "SELECT * FROM tool_calls ORDER BY source_id, run_id, trajectory_key, step_ordinal, call_ordinal"
+    same $p "SELECT * FROM observation_results ORDER BY source_id, run_id, trajectory_key, step_ordinal, call_ordinal, result_index"
+    # the fixed query set (§21.2)
+    same $p "SELECT count(*), sum(n_steps), count(DISTINCT run_id) FROM runs"
+    same $p "SELECT source, count(*) FROM steps GROUP BY 1 ORDER BY 1"
+    same $p "SELECT function_name, count(*) FROM tool_calls GROUP BY 1 ORDER BY 2 DESC, 1"
+    same $p "SELECT model_name, count(*), sum(prompt_tokens), sum(completion_tokens), sum(cost_usd) FROM steps GROUP BY 1 ORDER BY 1"
+    same $p "SELECT count(*) FROM steps WHERE timestamp_ms BETWEEN 1700000000000 AND 1800000000000 AND model_name IS NOT NULL"
+    same $p "SELECT is_copied_context, count(*) FROM steps GROUP BY 1 ORDER BY 1"
+    # joins (an equality on trajectory_key per outer row: the inner relation reads only the
+    # documents holding that key, on both sides); bounded to a few trajectories on the corpus
+    same $p "SELECT s.trajectory_key, s.step_ordinal, t.function_name FROM steps s JOIN tool_calls t USING (source_id, run_id, trajectory_key, step_ordinal) WHERE s.trajectory_key IN (SELECT trajectory_key FROM runs ORDER BY 1 LIMIT 12) ORDER BY 1, 2, 3"
+    same $p "SELECT r.agent_name, count(*) FROM runs r JOIN steps s USING (source_id, run_id, trajectory_key) GROUP BY 1 ORDER BY 1"
+    same $p "SELECT trajectory_key, state, projection_warnings, first_timestamp_ms, last_timestamp_ms FROM runs ORDER BY 1"
+    same $p "SELECT json_extract(message, '\$') IS NOT NULL, count(*) FROM steps GROUP BY 1 ORDER BY 1"
+done
+# pushdown-shaped predicates answer the same (key equality, time range)
+if [ "$VG" != 1 ]; then
+k=$("$CLI" sql "$tmp/corpus.sl" "SELECT trajectory_key FROM runs ORDER BY 1 LIMIT 1 OFFSET 7" --format csv | tail -1)
+same corpus "SELECT step_ordinal, source, model_name FROM steps WHERE trajectory_key = '$k' ORDER BY 1"
+same corpus "SELECT count(*) FROM tool_calls WHERE trajectory_key = '$k'" empty-ok
+same corpus "SELECT count(*) FROM steps WHERE timestamp_ms >= 1770000000000 AND timestamp_ms < 1771000000000"
+fi
+# the generated input really exercises what it was built for
+n=$("$VX" sql "$tmp/gen.vx" "SELECT count(*) FROM runs WHERE trajectory_key_generated = 1 AND trajectory_key LIKE 'traj:%collide/%'" --format csv | tail -1)
+[ "$n" = 2 ] || { echo "FAIL generated collision keys: $n (want 2)"; fail=1; }
+n=$("$CLI" sql "$tmp/gen.sl" "SELECT count(*) FROM steps WHERE message_object IS NOT NULL" --format csv | tail -1)
+[ "$n" = 3 ] || { echo "FAIL large messages kept as objects by the Storyline root: $n (want 3)"; fail=1; }
+n=$("$VX" sql "$tmp/gen.vx" "SELECT count(*) FROM steps WHERE assets LIKE '%object_id%'" --format csv | tail -1)
+[ "$n" -ge 1 ] || { echo "FAIL no embedded asset listed with its object id"; fail=1; }
+
+# ---- the loadable extension serves the same relations
+if command -v sqlite3 >/dev/null; then
+    # (a sanitizer build of the extension needs its runtime loaded first into the sqlite3 shell)
+    pre=$(ldd "$B/pchronicle_vortex_sqlite.so" 2>/dev/null | awk '/lib(asan|ubsan)\.so/ { printf "%s ", $3 }')
+    got=$(LD_PRELOAD="$pre" ASAN_OPTIONS=detect_leaks=0 sqlite3 :memory: ".load $B/pchronicle_vortex_sqlite" \
+          "CREATE VIRTUAL TABLE temp.s USING vortex('$tmp/gen.vx', 'steps');" \
+          "SELECT count(*) || ',' || sum(prompt_tokens) FROM s;" 2>&1)
+    want=$("$CLI" sql "$tmp/gen.sl" "SELECT count(*), sum(prompt_tokens) FROM steps" --format csv | tail -1)
+    checks=$((checks + 1))
+    [ -n "$want" ] && [ "$got" = "$want" ] || { echo "FAIL extension: '$got' want '$want'"; fail=1; }
+else
+    echo "FAIL sqlite3 shell not installed (scripts/bootstrap.sh installs it)"; fail=1
+fi
+
+# ---- errors: exit codes and messages
+"$VX" sql "$tmp/nope" "SELECT 1" >/dev/null 2>"$tmp/e1"; rc=$?
+{ [ $rc = 1 ] && grep -q 'no CURRENT' "$tmp/e1"; } || { echo "FAIL sql on a missing root: exit $rc"; cat "$tmp/e1"; fail=1; }
+"$VX" sql "$tmp/gen.vx" "SELECT nope FROM steps" >/dev/null 2>"$tmp/e2"; rc=$?
+{ [ $rc = 1 ] && grep -q 'no such column: nope' "$tmp/e2"; } || { echo "FAIL SQL error: exit $rc"; cat "$tmp/e2"; fail=1; }
+"$VX" sql "$tmp/gen.vx" >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || { echo "FAIL usage error: exit $rc"; fail=1; }
+"$VX" sql "$tmp/gen.vx" "SELECT 1" --format xml >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || { echo "FAIL --format xml: exit $rc"; fail=1; }
+"$VX" sql --help | grep -q 'observation_results' || { echo "FAIL --help"; fail=1; }
+
+[ $fail = 0 ] && echo "vortex_sql: ok ($checks comparisons)"
+exit $fail

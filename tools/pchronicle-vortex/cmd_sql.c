@@ -1,0 +1,59 @@
+/* pchronicle-vortex sql ROOT "SQL" [--format table|csv|jsonl] [--stats] (docs/sql.md "Vortex
+** projection"): the Storyline relations over a projection root (RFC-0006 §13.1). */
+#include <stdlib.h>
+#include <time.h>
+
+#include "vx_cli.h"
+#include "pchronicle-vortex/projection.h"
+
+static const char k_usage[] =
+    "usage: pchronicle-vortex sql ROOT \"SQL\" [--format table|csv|jsonl] [--stats]\n"
+    "Run SQL (SQLite dialect) over the relations runs, steps, tool_calls and\n"
+    "observation_results of a projection root: the columns and answers of a Storyline root\n"
+    "built from the same documents (docs/storyline.md §2, docs/sql.md).\n"
+    "  --format F    table (default), csv or jsonl\n"
+    "  --stats       print the clusters and bytes read and the time to stderr\n";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
+{
+    const char *pos[2] = { NULL, NULL }, *format = NULL;
+    pch_sql_format fmt = PCH_SQL_TABLE;
+    bool stats = false;
+    int n_pos = 0, rc;
+    pch_error err;
+    double t0;
+    (void)ctx;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(k_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--stats") == 0) { stats = true; continue; }
+        if (strcmp(a, "--format") == 0) {
+            if (i + 1 >= argc) { fprintf(stderr, "pchronicle-vortex sql: --format needs a value\n%s", k_usage); return VX_EXIT_USAGE; }
+            format = argv[++i];
+            continue;
+        }
+        if (a[0] == '-' && a[1] == '-') { fprintf(stderr, "pchronicle-vortex sql: unknown option %s\n%s", a, k_usage); return VX_EXIT_USAGE; }
+        if (n_pos == 2) { fprintf(stderr, "pchronicle-vortex sql: expected ROOT and SQL\n%s", k_usage); return VX_EXIT_USAGE; }
+        pos[n_pos++] = a;
+    }
+    if (n_pos != 2) { fprintf(stderr, "pchronicle-vortex sql: expected ROOT and SQL\n%s", k_usage); return VX_EXIT_USAGE; }
+    if (format && strcmp(format, "csv") == 0) fmt = PCH_SQL_CSV;
+    else if (format && strcmp(format, "jsonl") == 0) fmt = PCH_SQL_JSONL;
+    else if (format && strcmp(format, "table") != 0) {
+        fprintf(stderr, "pchronicle-vortex sql: --format must be table, csv or jsonl\n%s", k_usage);
+        return VX_EXIT_USAGE;
+    }
+    pch_error_clear(&err);
+    t0 = now_s();
+    rc = pch_vxp_sql_run(pos[0], pos[1], fmt, stdout, &err);
+    if (fflush(stdout) != 0 && rc == 0) rc = pch_error_set(&err, PCH_EIO, "write to standard output failed");
+    if (stats) fprintf(stderr, "stats: seconds=%.3f\n", now_s() - t0);
+    return rc < 0 ? vx_fail("sql", &err) : VX_EXIT_OK;
+}
