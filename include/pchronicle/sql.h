@@ -43,6 +43,14 @@ PCH_API int pch_sql_attach_module(struct sqlite3 *db, const char *module, const 
 
 typedef enum pch_sql_format { PCH_SQL_TABLE = 0, PCH_SQL_CSV, PCH_SQL_JSONL } pch_sql_format;
 
+/* pch_sql_run_at's driver for any relations: an in-memory connection with the modules of
+** pch_sql_register, attach(db, payload, &errmsg) creating the relations (an SQLite result
+** code), then pch_sql_exec. Errors: PCH_EINVAL (attach or SQL failed: the message says
+** why), PCH_ENOMEM. */
+PCH_API int pch_sql_run_with(int (*attach)(struct sqlite3 *db, void *payload, char **errmsg),
+                             void *payload, const char *sql, pch_sql_format fmt, FILE *out,
+                             pch_error *err);
+
 /* Run one or more statements on db and print the rows of each to out (the printing of
 ** pch_sql_run_at). Errors: PCH_EINVAL (the message is SQLite's), PCH_ENOMEM. */
 PCH_API int pch_sql_exec(struct sqlite3 *db, const char *sql, pch_sql_format fmt, FILE *out,

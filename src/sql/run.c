@@ -90,6 +90,16 @@ static int print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, pch_error
     return PCH_OK;
 }
 
+struct target { const char *path; uint64_t version; };
+
+/* A Storyline root gets its relations, anything else is opened as a Lance dataset. */
+static int attach_target(sqlite3 *db, void *payload, char **msg)
+{
+    const struct target *t = payload;
+    return pch_storyline_is_root(t->path) ? pch_sql_attach_root(db, t->path, msg)
+                                          : pch_sql_attach_dataset(db, t->path, t->version, msg);
+}
+
 int pch_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out, pch_error *err)
 {
     return pch_sql_run_at(root, 0, sql, fmt, out, err);
@@ -98,12 +108,18 @@ int pch_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out
 int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_format fmt, FILE *out,
                    pch_error *err)
 {
+    struct target t = { root, version };
+    if (version && pch_storyline_is_root(root))
+        return pch_error_set(err, PCH_EINVAL, "sql: %s is a Storyline root: --version applies to a Lance dataset", root);
+    return pch_sql_run_with(attach_target, &t, sql, fmt, out, err);
+}
+
+int pch_sql_run_with(int (*attach)(sqlite3 *db, void *payload, char **errmsg), void *payload, const char *sql,
+                     pch_sql_format fmt, FILE *out, pch_error *err)
+{
     sqlite3 *db = NULL;
     char *msg = NULL;
-    bool storyline = pch_storyline_is_root(root);
     int rc;
-    if (storyline && version)
-        return pch_error_set(err, PCH_EINVAL, "sql: %s is a Storyline root: --version applies to a Lance dataset", root);
     if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return pch_error_set(err, PCH_ENOMEM, "sql: cannot open sqlite");
@@ -112,7 +128,7 @@ int pch_sql_run_at(const char *root, uint64_t version, const char *sql, pch_sql_
     ** temp file (measured: 8 % of a 500k-row GROUP BY went to pwrite) */
     rc = sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = pch_sql_register(db);
-    if (rc == SQLITE_OK) rc = storyline ? pch_sql_attach_root(db, root, &msg) : pch_sql_attach_dataset(db, root, version, &msg);
+    if (rc == SQLITE_OK) rc = attach(db, payload, &msg);
     if (rc != SQLITE_OK) {
         rc = pch_error_set(err, PCH_EINVAL, "sql: %s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);

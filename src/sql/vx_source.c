@@ -14,6 +14,7 @@
 **
 ** Built into libpchronicle-vortex (the pchronicle CLI links no Vortex code, §3.6). */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,27 +223,15 @@ int pch_vxp_sql_register(sqlite3 *db)
     return rc == SQLITE_OK ? pch_sql__register_docs(db, &k_vortex) : rc;
 }
 
+static int attach_vortex(sqlite3 *db, void *payload, char **msg)
+{
+    int rc = pch_sql__register_docs(db, &k_vortex);
+    return rc == SQLITE_OK ? pch_sql_attach_module(db, "vortex", payload, msg) : rc;
+}
+
 int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out, pch_error *err)
 {
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-    int rc;
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return pch_error_set(err, PCH_ENOMEM, "sql: cannot open sqlite");
-    }
-    rc = sqlite3_exec(db, "PRAGMA temp_store = MEMORY", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = pch_vxp_sql_register(db);
-    if (rc == SQLITE_OK) rc = pch_sql_attach_module(db, "vortex", root, &msg);
-    if (rc != SQLITE_OK) {
-        rc = pch_error_set(err, PCH_EINVAL, "sql: %s", msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        sqlite3_close(db);
-        return rc;
-    }
-    rc = pch_sql_exec(db, sql, fmt, out, err);
-    sqlite3_close(db);
-    return rc;
+    return pch_sql_run_with(attach_vortex, (void *)(uintptr_t)root, sql, fmt, out, err);
 }
 
 /* Loadable extension entry point (build/pchronicle_vortex_sqlite.so): the storyline, lance
