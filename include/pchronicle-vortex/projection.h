@@ -20,6 +20,7 @@
 #include "pchronicle/ctx.h"
 #include "pchronicle/atif.h"
 #include "pchronicle/sql.h"
+#include "pchronicle-vortex/vortex.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,6 +160,19 @@ PCH_API int pch_vxp_each_asset(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_asset_
 PCH_API int pch_vxp_export(pch_vxp_snapshot *s, const char *dir, uint64_t *n_docs,
                            pch_error *err);
 
+/* Lane scans (§13.2, §13.3): every cluster of the snapshot in storage order with only the
+** lanes named (e.g. "id.trajectory_key", "steps.source"; docs/vortex-projection.md §2). Each
+** cluster's bytes are checked against its digest; only the named lanes are decoded. One row
+** per trajectory page (id.page_index, id.page_count say which). */
+typedef struct pch_vxp_lanes pch_vxp_lanes;
+PCH_API int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *const *lanes,
+                               size_t n, pch_error *err);
+/* Next cluster: lanes[i] is lane i (a decoded Vortex array; borrowed until the next call),
+** *rows its row count; *eof past the last cluster. */
+PCH_API int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uint64_t *rows,
+                               bool *eof, pch_error *err);
+PCH_API void pch_vxp_lanes_free(pch_vxp_lanes *it);
+
 /* ---------------------------------------------------------------- SQL relations (§13.1) */
 
 /* Register the "storyline" and "lance" modules (pch_sql_register) and "vortex": the
@@ -172,6 +186,9 @@ PCH_API int pch_vxp_sql_register(struct sqlite3 *db);
 ** Errors: PCH_EINVAL (SQL error or not a projection root: the message says which). */
 PCH_API int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out,
                             pch_error *err);
+/* Since the process started: documents the relations rebuilt from their lanes, and clusters
+** the narrow scans read lane by lane (docs/sql.md "The Vortex projection"). */
+PCH_API void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters);
 
 /* ---------------------------------------------------------------- verify, inspect (§15, §20) */
 

@@ -895,3 +895,89 @@ int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err
     pch_vxp_snapshot_free(s);
     return rc;
 }
+
+/* ---- lane scans (§13.2, §13.3): every cluster of the snapshot, only the lanes asked for ---- */
+
+struct pch_vxp_lanes {
+    pch_vxp_snapshot *s;
+    const char **cols;              /* "group.lane" paths */
+    size_t n;
+    size_t file;                    /* next cluster to read: files[file], cluster */
+    uint32_t cluster;
+    pch_vx_array *arr;
+    pch_vx_dtype *dt;
+    const pch_vx_array **lanes;
+};
+
+int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *const *lanes, size_t n,
+                       pch_error *err)
+{
+    pch_vxp_lanes *it;
+    *out = NULL;
+    if (n == 0) return pch_error_set(err, PCH_EINVAL, "projection: a lane scan needs at least one lane");
+    for (size_t i = 0; i < n; i++) {
+        bool known = false;
+        for (int l = 0; l < PJ_L_N && !known; l++) {
+            const char *g = pj_group_names[pj_lane_group[l]];
+            size_t gn = strlen(g);
+            known = strncmp(lanes[i], g, gn) == 0 && lanes[i][gn] == '.' && strcmp(lanes[i] + gn + 1, pj_lane_names[l]) == 0;
+        }
+        if (!known) return pch_error_set(err, PCH_EINVAL, "projection: no lane %s (docs/vortex-projection.md §2)", lanes[i]);
+    }
+    if (!(it = pch_calloc(s->ctx, 1, sizeof *it)) || !(it->cols = pch_calloc(s->ctx, n, sizeof *it->cols)) ||
+        !(it->lanes = pch_calloc(s->ctx, n, sizeof *it->lanes))) {
+        if (it) pch_free(s->ctx, it->cols);
+        pch_free(s->ctx, it);
+        return nomem(err);
+    }
+    it->s = s;
+    it->n = n;
+    for (size_t i = 0; i < n; i++) it->cols[i] = lanes[i];
+    *out = it;
+    return PCH_OK;
+}
+
+void pch_vxp_lanes_free(pch_vxp_lanes *it)
+{
+    if (!it) return;
+    pch_vx_array_free(it->arr);
+    pch_vx_dtype_free(it->dt);
+    pch_free(it->s->ctx, it->lanes);
+    pch_free(it->s->ctx, it->cols);
+    pch_free(it->s->ctx, it);
+}
+
+int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uint64_t *rows, bool *eof,
+                       pch_error *err)
+{
+    pch_vxp_snapshot *s = it->s;
+    pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+    dataf *d;
+    pch_vx_array_free(it->arr);
+    pch_vx_dtype_free(it->dt);
+    it->arr = NULL;
+    it->dt = NULL;
+    *lanes = NULL;
+    *rows = 0;
+    while (it->file < s->n_files && it->cluster >= s->files[it->file].n_clusters) { it->file++; it->cluster = 0; }
+    *eof = it->file >= s->n_files;
+    if (*eof) return PCH_OK;
+    d = &s->files[it->file];
+    PCH_TRY(open_file(s, d, err));
+    /* the cluster's digest covers all of its bytes: a narrow read checks them all (§9.5) but
+    ** decodes only the lanes asked for */
+    PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
+    so.columns = it->cols;
+    so.n_columns = it->n;
+    so.row_begin = d->cluster_begin[it->cluster];
+    so.row_end = d->cluster_begin[it->cluster + 1];
+    if (pch_vx_file_scan(d->f, &so, &it->arr, &it->dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
+    if (it->arr->n_children != it->n || it->arr->len != so.row_end - so.row_begin)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: a lane scan returned another shape than asked", d->path);
+    for (size_t i = 0; i < it->n; i++) it->lanes[i] = it->arr->children[i];
+    s->st.clusters_read++;
+    it->cluster++;
+    *lanes = it->lanes;
+    *rows = it->arr->len;
+    return PCH_OK;
+}

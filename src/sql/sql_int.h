@@ -84,6 +84,7 @@ int pch_sql__select_rows(pch_ctx *ctx, pch_lance_dataset *ds, const pch_sql_cons
 ** its own library (src/sql/vx_source.c), so this library never links Vortex code. One
 ** handle per virtual table; every cursor walks the documents from position 0 with its own
 ** position. */
+typedef struct pch_sql_lanes pch_sql_lanes;
 typedef struct pch_sql_doc_source {
     const char *module;                   /* SQLite module name */
     int (*open)(void **h, pch_ctx *ctx, const char *path, pch_error *err);
@@ -95,6 +96,12 @@ typedef struct pch_sql_doc_source {
     /* Positions (ascending, ctx allocator) of the documents that may hold a trajectory whose
     ** trajectory_key is key: an equality on it reads those documents only. */
     int (*find)(void *h, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err);
+    /* Optional narrow scans: rows of table t straight from the projection when it can make
+    ** every column in `used` (bit i = column i); *out NULL otherwise (then documents are
+    ** read). Batches hold every column of the table, those not in `used` all null. */
+    int (*lanes_open)(void *h, pch_storyline_table t, uint64_t used, struct pch_sql_lanes **out, pch_error *err);
+    int (*lanes_next)(struct pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err);
+    void (*lanes_close)(struct pch_sql_lanes *c);
 } pch_sql_doc_source;
 
 /* Register src as a module (src must outlive db). SQLite result code. */

@@ -65,6 +65,7 @@ typedef struct sl_cursor {
     uint64_t pos;                   /* next document of the source */
     uint64_t *only;                 /* NULL, or the only document positions to read */
     size_t n_only, i_only;
+    pch_sql_lanes *lanes;           /* a narrow scan straight from the source's lanes */
     pch_sql_cons cons[PCH_SQL_MAX_CONS];
     int n_cons;
     bool eof;
@@ -233,6 +234,7 @@ static int x_close(sqlite3_vtab_cursor *cur)
     sl_vtab *v = (sl_vtab *)cur->pVtab;
     reset_scan(c);
     free(c->only);
+    if (c->lanes) v->src->lanes_close(c->lanes);
     pch_storyline_rowgen_free(c->gen);
     pch_json_parser_free(c->jp);
     if (c->arr) pch_free(v->ctx, c->arr);
@@ -258,6 +260,15 @@ static int scan_step(sl_cursor *c, sqlite3_vtab *vt, bool *have)
     sl_vtab *v = (sl_vtab *)vt;
     pch_error e;
     if (c->batch && c->row + 1 < c->batch->n_rows) { c->row++; *have = true; return SQLITE_OK; }
+    if (c->lanes) {                 /* a narrow scan: the next cluster's rows */
+        bool eof = false;
+        int rc = v->src->lanes_next(c->lanes, &c->batch, &eof, &e);
+        if (rc != 0) { c->batch = NULL; return pch_sql__set_err(vt, &e, rc); }
+        c->row = 0;
+        *have = !eof && c->batch && c->batch->n_rows;
+        if (eof) c->batch = NULL;
+        return SQLITE_OK;
+    }
     if (v->src) {
         /* the next document's rows of this relation's table (documents without any: skip) */
         pch_storyline_table t = v->rel == REL_OBS ? (c->phase == 0 ? PCH_STORYLINE_TOOL_CALLS : PCH_STORYLINE_STEPS)
@@ -470,6 +481,15 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     if (v->src) {
         /* a document's rows come whole: every column is in the batch at its own index */
         for (int i = 0; i < 64; i++) c->map[i] = i < v->n_cols ? i : -1;
+        if (c->lanes) { v->src->lanes_close(c->lanes); c->lanes = NULL; }
+        if (!c->only && v->src->lanes_open) {
+            /* no key to find documents by: a narrow scan when the lanes hold every column
+            ** the statement uses or pushes (RFC-0006 §13.2) */
+            sqlite3_uint64 need = used;
+            for (int k = 0; k < c->n_cons; k++) need |= (sqlite3_uint64)1 << (c->cons[k].col < 63 ? c->cons[k].col : 63);
+            rc = v->src->lanes_open(v->src_h, table_of(v->rel), need, &c->lanes, &e);
+            if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+        }
         return advance(c);
     }
     /* projection: every column the statement may read (see x_best_index) */

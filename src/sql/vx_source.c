@@ -14,6 +14,7 @@
 **
 ** Built into libpchronicle-vortex (the pchronicle CLI links no Vortex code, §3.6). */
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,15 @@
 #include "pchronicle/storyline.h"
 #include "pchronicle-vortex/projection.h"
 #include "sql/sql_int.h"
+
+/* Process-wide counts for --stats (pch_vxp_sql_counters). */
+static _Atomic uint64_t g_docs_rebuilt, g_lane_clusters;
+
+void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters)
+{
+    *docs_rebuilt = g_docs_rebuilt;
+    *lane_clusters = g_lane_clusters;
+}
 
 typedef struct vx_src {
     pch_ctx *ctx;
@@ -128,6 +138,7 @@ static int vx_next(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, p
     pch_buf_clear(&s->assets);
     PCH_TRY(pch_vxp_entry(s->snap, s->docs[*pos], &source, NULL, NULL, &doc_path, NULL, err));
     PCH_TRY(pch_vxp_get_doc(s->snap, s->docs[*pos], &s->doc, err));
+    g_docs_rebuilt++;
     ao.source_id = source;
     rc = pch_atif_doc_parse(&d, s->ctx, s->doc.json, s->doc.len, doc_path, &ao, NULL, NULL, err);
     if (rc < 0) return pch_error_prefix(err, "vortex sql: document %s as rebuilt from the projection", doc_path);
@@ -205,6 +216,345 @@ static int vx_find(void *h, const char *key, size_t key_len, uint64_t **pos, siz
     return PCH_OK;
 }
 
+/* ---- narrow scans straight from the lanes (§13.2, §13.3) ----
+**
+** When every column a statement uses (and every pushed one) of steps or tool_calls is one the
+** lanes hold as typed values, the rows come from a lane scan of each cluster: only those
+** lanes are decoded, no document is rebuilt, nothing is hydrated. Each column below takes
+** the value the Storyline importer would put in it; the differential test
+** (tests/cli/vortex_sql.sh) checks the two paths against a Storyline root. */
+
+enum {                              /* the lanes a narrow scan may read */
+    LN_SOURCE_ID, LN_RUN_KEY, LN_SESSION_ID, LN_TRAJ_KEY, LN_PAGE_INDEX, LN_STEP_ID, LN_TS_MS, LN_TS_TEXT,
+    LN_SOURCE, LN_MODEL, LN_LLM, LN_COPIED, LN_PROMPT, LN_COMPLETION, LN_CACHED, LN_COST, LN_CALL_ID,
+    LN_FUNCTION, LN_N
+};
+static const char *const k_lane_path[LN_N] = {
+    "id.source_id", "id.run_key", "id.session_id", "id.trajectory_key", "id.page_index", "steps.step_id",
+    "steps.timestamp_ms", "steps.timestamp_text", "steps.source", "steps.model_name", "steps.llm_call_count",
+    "steps.is_copied_context", "tokens.prompt_tokens", "tokens.completion_tokens", "tokens.cached_tokens",
+    "tokens.cost_usd", "tools.tool_call_id", "tools.function_name"
+};
+
+/* Column name → (lanes it reads, kind). Kinds say how a value is made. */
+enum { K_ID, K_ORDINAL, K_STEP_I64, K_STEP_STR, K_TS_TEXT, K_SOURCE, K_STEP_BOOL, K_STEP_F64, K_CALL_ORD,
+       K_CALL_STR, K_HAS_CALLS, K_N_CALLS };
+typedef struct lane_col_def { const char *name; int kind, lane, lane2; } lane_col_def;
+static const lane_col_def k_step_cols[] = {
+    { "source_id", K_ID, LN_SOURCE_ID, -1 }, { "run_id", K_ID, LN_RUN_KEY, -1 },
+    { "session_id", K_ID, LN_SESSION_ID, -1 }, { "trajectory_key", K_ID, LN_TRAJ_KEY, -1 },
+    { "step_ordinal", K_ORDINAL, LN_STEP_ID, -1 }, { "step_id", K_STEP_I64, LN_STEP_ID, -1 },
+    { "timestamp_ms", K_STEP_I64, LN_TS_MS, -1 }, { "timestamp", K_TS_TEXT, LN_TS_TEXT, LN_TS_MS },
+    { "source", K_SOURCE, LN_SOURCE, -1 }, { "model_name", K_STEP_STR, LN_MODEL, -1 },
+    { "prompt_tokens", K_STEP_I64, LN_PROMPT, -1 }, { "completion_tokens", K_STEP_I64, LN_COMPLETION, -1 },
+    { "cached_tokens", K_STEP_I64, LN_CACHED, -1 }, { "cost_usd", K_STEP_F64, LN_COST, -1 },
+    { "llm_call_count", K_STEP_I64, LN_LLM, -1 }, { "is_copied_context", K_STEP_BOOL, LN_COPIED, -1 },
+    { "has_tool_calls", K_HAS_CALLS, LN_CALL_ID, -1 }, { "n_tool_calls", K_N_CALLS, LN_CALL_ID, -1 },
+};
+static const lane_col_def k_call_cols[] = {
+    { "source_id", K_ID, LN_SOURCE_ID, -1 }, { "run_id", K_ID, LN_RUN_KEY, -1 },
+    { "session_id", K_ID, LN_SESSION_ID, -1 }, { "trajectory_key", K_ID, LN_TRAJ_KEY, -1 },
+    { "step_ordinal", K_ORDINAL, LN_STEP_ID, -1 }, { "step_id", K_STEP_I64, LN_STEP_ID, -1 },
+    { "call_ordinal", K_CALL_ORD, LN_FUNCTION, -1 }, { "tool_call_id", K_CALL_STR, LN_CALL_ID, -1 },
+    { "function_name", K_CALL_STR, LN_FUNCTION, -1 },
+};
+
+typedef struct out_col {            /* one output column, built per cluster */
+    pch_buf val, off, data, valid;
+} out_col;
+
+struct pch_sql_lanes {
+    vx_src *s;
+    pch_storyline_table t;
+    pch_lance_schema *schema;
+    const lane_col_def *def[64];    /* per table column: how to make it, NULL = not read */
+    int lane_at[LN_N];              /* lane → index in the scan, -1 = not read */
+    pch_vxp_lanes *it;
+    uint64_t step_base;             /* steps of the earlier pages of the current trajectory */
+    /* identity of the current trajectory, from its first page: continuation pages carry
+    ** only the keys (§7.2), and the first page may sit in an earlier cluster */
+    pch_buf id_val[4];
+    bool id_valid[4];
+    out_col col[64];
+    pch_lance_column lc[64];
+    pch_lance_batch batch;
+    uint8_t *zeros;                 /* validity of columns not read (all null) */
+    size_t zeros_cap;
+};
+
+static const lane_col_def *find_def(pch_storyline_table t, const char *name)
+{
+    const lane_col_def *d = t == PCH_STORYLINE_STEPS ? k_step_cols : k_call_cols;
+    size_t n = t == PCH_STORYLINE_STEPS ? sizeof k_step_cols / sizeof *d : sizeof k_call_cols / sizeof *d;
+    for (size_t i = 0; i < n; i++) if (strcmp(d[i].name, name) == 0) return &d[i];
+    return NULL;
+}
+
+static void lanes_close(pch_sql_lanes *c)
+{
+    if (!c) return;
+    pch_vxp_lanes_free(c->it);
+    for (int i = 0; i < 64; i++) {
+        pch_buf_dispose(&c->col[i].val); pch_buf_dispose(&c->col[i].off);
+        pch_buf_dispose(&c->col[i].data); pch_buf_dispose(&c->col[i].valid);
+    }
+    for (int i = 0; i < 4; i++) pch_buf_dispose(&c->id_val[i]);
+    pch_lance_schema_free(c->schema);
+    pch_free(c->s->ctx, c->zeros);
+    pch_free(c->s->ctx, c);
+}
+
+static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lanes **out, pch_error *err)
+{
+    vx_src *s = h;
+    pch_sql_lanes *c;
+    const char *paths[LN_N];
+    size_t n = 0;
+    int rc;
+    *out = NULL;
+    if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
+    if (!(c = pch_calloc(s->ctx, 1, sizeof *c))) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+    c->s = s;
+    c->t = t;
+    for (int i = 0; i < 64; i++) {
+        pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
+        pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
+    }
+    if ((rc = pch_storyline_table_schema(s->ctx, t, &c->schema, err)) < 0) { lanes_close(c); return rc; }
+    for (int i = 0; i < 4; i++) pch_buf_init(&c->id_val[i], s->ctx);
+    for (int l = 0; l < LN_N; l++) c->lane_at[l] = -1;
+    for (size_t i = 0; i < c->schema->n_fields && i < 64; i++) {
+        if (!((used >> (i < 63 ? i : 63)) & 1)) continue;
+        if (!(c->def[i] = find_def(t, c->schema->fields[i].name))) { lanes_close(c); return PCH_OK; }  /* a wide column */
+    }
+    /* every page's step count (step_id's list) and page index; the rest as used */
+    c->lane_at[LN_STEP_ID] = 0;
+    c->lane_at[LN_PAGE_INDEX] = 0;
+    if (t == PCH_STORYLINE_TOOL_CALLS) c->lane_at[LN_FUNCTION] = 0;
+    for (size_t i = 0; i < 64; i++)
+        if (c->def[i]) {
+            c->lane_at[c->def[i]->lane] = 0;
+            if (c->def[i]->lane2 >= 0) c->lane_at[c->def[i]->lane2] = 0;
+        }
+    for (int l = 0; l < LN_N; l++)
+        if (c->lane_at[l] == 0) { c->lane_at[l] = (int)n; paths[n++] = k_lane_path[l]; }
+    if ((rc = pch_vxp_lanes_open(&c->it, s->snap, paths, n, err)) < 0) { lanes_close(c); return rc; }
+    *out = c;
+    return PCH_OK;
+}
+
+static bool lv(const pch_vx_array *a, uint64_t i) { return a && i < a->len && pch_vx_array_is_valid(a, i); }
+static uint64_t lu(const pch_vx_array *a, uint64_t i)
+{
+    switch (a->dtype->ptype) {
+    case PCH_VX_U8: case PCH_VX_I8: return a->data[i];
+    case PCH_VX_U16: case PCH_VX_I16: return pch_load_le16(a->data + 2 * i);
+    case PCH_VX_U32: case PCH_VX_I32: return pch_load_le32(a->data + 4 * i);
+    default: return pch_load_le64(a->data + 8 * i);
+    }
+}
+static const pch_vx_array *litems(const pch_vx_array *a) { return a && a->n_children ? a->children[0] : NULL; }
+
+/* [b, e) of list row i; false when a is not a list or i is out of range. */
+static bool lrange(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e)
+{
+    if (!a || a->dtype->kind != PCH_VX_LIST || i >= a->len || !a->offsets) return false;
+    *b = (uint64_t)a->offsets[i];
+    *e = (uint64_t)a->offsets[i + 1];
+    return *b <= *e && (!a->n_children || *e <= a->children[0]->len);
+}
+
+static int put_val(out_col *o, const void *p, size_t n, bool valid)
+{
+    uint8_t v = valid;
+    PCH_TRY(pch_buf_append(&o->valid, &v, 1));
+    return pch_buf_append(&o->val, p, n);
+}
+static int put_var(out_col *o, const void *p, size_t n, bool valid)
+{
+    uint64_t end;
+    uint8_t v = valid;
+    if (o->off.len == 0) { uint64_t z = 0; PCH_TRY(pch_buf_append(&o->off, &z, 8)); }
+    if (valid) PCH_TRY(pch_buf_append(&o->data, p, n));
+    end = o->data.len;
+    PCH_TRY(pch_buf_append(&o->valid, &v, 1));
+    return pch_buf_append(&o->off, &end, 8);
+}
+static int put_str_of(out_col *o, const pch_vx_array *a, uint64_t i)
+{
+    if (!lv(a, i) || !a->offsets) return put_var(o, NULL, 0, false);
+    return put_var(o, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), true);
+}
+static int put_i64_of(out_col *o, const pch_vx_array *a, uint64_t i, pch_lance_type t)
+{
+    int64_t v = lv(a, i) ? (int64_t)lu(a, i) : 0;
+    if (t == PCH_LANCE_INT32) { int32_t w = (int32_t)v; return put_val(o, &w, 4, lv(a, i)); }
+    return put_val(o, &v, 8, lv(a, i));
+}
+
+/* One output row of the current trajectory: step `si` (items index in the step lanes), its
+** ordinal `sord`, call `ci` (items index in the call lanes, or UINT64_MAX) at position `cpos`
+** in its step. */
+static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t si, uint64_t sord, uint64_t ci,
+                    uint64_t cpos)
+{
+    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
+        const lane_col_def *d = c->def[k];
+        const pch_vx_array *a = d ? L[c->lane_at[d->lane]] : NULL;
+        out_col *o = &c->col[k];
+        pch_lance_type ty = c->schema->fields[k].type;
+        if (!d) continue;
+        switch (d->kind) {
+        case K_ID: {
+            int j = d->lane - LN_SOURCE_ID;             /* the first page's value */
+            PCH_TRY(put_var(o, c->id_val[j].data, c->id_val[j].len, c->id_valid[j]));
+            break;
+        }
+        case K_ORDINAL: { int32_t v = (int32_t)sord; PCH_TRY(put_val(o, &v, 4, true)); break; }
+        case K_STEP_I64: PCH_TRY(put_i64_of(o, litems(a), si, ty)); break;
+        case K_STEP_STR: PCH_TRY(put_str_of(o, litems(a), si)); break;
+        case K_STEP_BOOL: {
+            uint8_t v = lv(litems(a), si) && (litems(a)->data[si / 8] >> (si % 8) & 1);
+            PCH_TRY(put_val(o, &v, 1, lv(litems(a), si)));
+            break;
+        }
+        case K_STEP_F64: {
+            const pch_vx_array *x = litems(a);
+            double v = 0;
+            if (lv(x, si)) {
+                if (x->dtype->ptype == PCH_VX_F32) { float f; memcpy(&f, x->data + 4 * si, 4); v = f; }
+                else memcpy(&v, x->data + 8 * si, 8);
+            }
+            PCH_TRY(put_val(o, &v, 8, lv(x, si)));
+            break;
+        }
+        case K_TS_TEXT: {           /* the original text, or the ISO form the ms write back */
+            const pch_vx_array *ms = litems(L[c->lane_at[d->lane2]]);
+            if (lv(litems(a), si)) PCH_TRY(put_str_of(o, litems(a), si));
+            else if (lv(ms, si)) {
+                char iso[40];
+                pch_time_format_iso8601(iso, (int64_t)lu(ms, si));
+                PCH_TRY(put_var(o, iso, strlen(iso), true));
+            } else PCH_TRY(put_var(o, NULL, 0, false));
+            break;
+        }
+        case K_SOURCE: {
+            static const char *const names[4] = { NULL, "system", "user", "agent" };
+            uint64_t k2 = lv(litems(a), si) ? lu(litems(a), si) : 0;
+            const char *nm = k2 < 4 ? names[k2] : NULL;
+            PCH_TRY(put_var(o, nm, nm ? strlen(nm) : 0, nm != NULL));
+            break;
+        }
+        case K_HAS_CALLS: case K_N_CALLS: {
+            const pch_vx_array *steps = litems(a);      /* per step: its list of calls, or null */
+            uint64_t b = 0, e = 0;
+            bool has = lv(steps, si) && lrange(steps, si, &b, &e);
+            if (d->kind == K_HAS_CALLS) { uint8_t v = has; PCH_TRY(put_val(o, &v, 1, true)); }
+            else { int32_t v = (int32_t)(e - b); PCH_TRY(put_val(o, &v, 4, true)); }
+            break;
+        }
+        case K_CALL_ORD: { int32_t v = (int32_t)cpos; PCH_TRY(put_val(o, &v, 4, true)); break; }
+        case K_CALL_STR: PCH_TRY(put_str_of(o, litems(litems(a)), ci)); break;
+        default: return PCH_EINVAL;
+        }
+    }
+    return PCH_OK;
+}
+
+static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err)
+{
+    const pch_vx_array *const *L;
+    uint64_t rows, n_out = 0;
+    int rc;
+    *out = NULL;
+    for (;;) {
+        PCH_TRY(pch_vxp_lanes_next(c->it, &L, &rows, eof, err));
+        if (*eof) return PCH_OK;
+        g_lane_clusters++;
+        for (int k = 0; k < 64; k++) {
+            pch_buf_clear(&c->col[k].val); pch_buf_clear(&c->col[k].off);
+            pch_buf_clear(&c->col[k].data); pch_buf_clear(&c->col[k].valid);
+        }
+        n_out = 0;
+        for (uint64_t r = 0; r < rows; r++) {
+            const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
+            uint64_t sb, se;
+            if (!lrange(sl, r, &sb, &se) || !lv(pg, r))
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
+            /* every step lane read must agree with step_id on this row's steps */
+            for (int l = 0; l < LN_N; l++) {
+                uint64_t b, e;
+                if (c->lane_at[l] < 0 || l < LN_STEP_ID) continue;
+                if (!lrange(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
+                    return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with step_id on the steps of a row", k_lane_path[l]);
+            }
+            if (lu(pg, r) == 0) {
+                c->step_base = 0;
+                for (int j = 0; j < 4; j++) {
+                    const pch_vx_array *a = c->lane_at[LN_SOURCE_ID + j] >= 0 ? L[c->lane_at[LN_SOURCE_ID + j]] : NULL;
+                    pch_buf_clear(&c->id_val[j]);
+                    c->id_valid[j] = lv(a, r) && a->offsets;
+                    if (c->id_valid[j] &&
+                        pch_buf_append(&c->id_val[j], a->data + a->offsets[r], (size_t)(a->offsets[r + 1] - a->offsets[r])) < 0)
+                        return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+                }
+            }
+            for (uint64_t si = sb; si < se; si++) {
+                uint64_t sord = c->step_base + (si - sb);
+                if (c->t == PCH_STORYLINE_STEPS) {
+                    rc = lane_row(c, L, si, sord, UINT64_MAX, 0);
+                    if (rc < 0) return pch_error_set(err, rc, "vortex sql: out of memory");
+                    n_out++;
+                    continue;
+                }
+                {
+                    const pch_vx_array *fs = litems(L[c->lane_at[LN_FUNCTION]]);
+                    uint64_t cb = 0, ce = 0;
+                    if (lv(fs, si) && !lrange(fs, si, &cb, &ce))
+                        return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
+                    if (c->lane_at[LN_CALL_ID] >= 0) {      /* the call lanes agree on each step's calls */
+                        const pch_vx_array *ids = litems(L[c->lane_at[LN_CALL_ID]]);
+                        uint64_t ib = 0, ie = 0;
+                        if (lv(ids, si) && !lrange(ids, si, &ib, &ie)) ib = ie = UINT64_MAX;
+                        if (ie - ib != ce - cb)
+                            return pch_error_set(err, PCH_ECORRUPT, "vortex sql: tool_call_id disagrees with function_name on a step's calls");
+                    }
+                    for (uint64_t ci = cb; ci < ce; ci++) {
+                        rc = lane_row(c, L, si, sord, ci, ci - cb);
+                        if (rc < 0) return pch_error_set(err, rc, "vortex sql: out of memory");
+                        n_out++;
+                    }
+                }
+            }
+            c->step_base += se - sb;
+        }
+        if (n_out) break;
+    }
+    if (n_out > c->zeros_cap) {
+        pch_free(c->s->ctx, c->zeros);
+        if (!(c->zeros = pch_calloc(c->s->ctx, (size_t)n_out, 1))) { c->zeros_cap = 0; return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory"); }
+        c->zeros_cap = (size_t)n_out;
+    }
+    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
+        pch_lance_column *lc = &c->lc[k];
+        out_col *o = &c->col[k];
+        memset(lc, 0, sizeof *lc);
+        lc->type = c->schema->fields[k].type;
+        lc->n_rows = (size_t)n_out;
+        if (!c->def[k]) { lc->validity = c->zeros; continue; }
+        if (o->val.oom || o->off.oom || o->data.oom || o->valid.oom) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+        lc->validity = o->valid.data;
+        lc->values = o->val.data;
+        lc->offsets = (const uint64_t *)(const void *)o->off.data;
+        lc->data = o->data.data ? o->data.data : (const uint8_t *)"";
+    }
+    c->batch.n_rows = (size_t)n_out;
+    c->batch.n_columns = c->schema->n_fields < 64 ? c->schema->n_fields : 64;
+    c->batch.columns = c->lc;
+    *out = &c->batch;
+    return PCH_OK;
+}
+
 /* An embed-assets projection lists every asset with its object id, as a Storyline root
 ** imported with embedded assets; a preserve-reference one lists none, as one imported with
 ** --assets reference. */
@@ -215,7 +565,8 @@ static pch_storyline_assets vx_asset_mode(void *h)
                                                                     : PCH_STORYLINE_ASSETS_REFERENCE;
 }
 
-static const pch_sql_doc_source k_vortex = { "vortex", vx_open, vx_close, vx_next, vx_asset, vx_asset_mode, vx_find };
+static const pch_sql_doc_source k_vortex = { "vortex", vx_open, vx_close, vx_next, vx_asset, vx_asset_mode, vx_find,
+                                               lanes_open, lanes_next, lanes_close };
 
 int pch_vxp_sql_register(sqlite3 *db)
 {

@@ -47,17 +47,21 @@ for name in ("a", "b", "c"):   # the same session id three times: b and c get ge
         json.dump(doc, f, indent=3)          # whitespace a JSON column must not show
 PY
 
-build_pair() {  # build_pair NAME INPUT ASSETS
-    "$CLI" import --input-format atif --output-format storyline --from "$2" --to "$tmp/$1.sl" \
-        --assets "$3" --source-id src >/dev/null 2>"$tmp/$1.err" || { echo "FAIL storyline import $1"; cat "$tmp/$1.err"; exit 1; }
-    "$VX" build --from "$2" --to "$tmp/$1.vx" --assets "$3" --source-id src --quiet 2>>"$tmp/$1.err" \
-        || { echo "FAIL vortex build $1"; cat "$tmp/$1.err"; exit 1; }
+build_pair() {  # build_pair NAME INPUT ASSETS [BUILD OPTIONS]
+    local name=$1 input=$2 assets=$3; shift 3
+    "$CLI" import --input-format atif --output-format storyline --from "$input" --to "$tmp/$name.sl" \
+        --assets "$assets" --source-id src >/dev/null 2>"$tmp/$name.err" || { echo "FAIL storyline import $name"; cat "$tmp/$name.err"; exit 1; }
+    "$VX" build --from "$input" --to "$tmp/$name.vx" --assets "$assets" --source-id src --quiet "$@" 2>>"$tmp/$name.err" \
+        || { echo "FAIL vortex build $name"; cat "$tmp/$name.err"; exit 1; }
 }
 VG=${PCH_VALGRIND:-0}
 pairs="corpus gen"
 [ "$VG" = 1 ] && pairs=gen
 [ "$VG" = 1 ] || build_pair corpus "$CORPUS" reference
 build_pair gen "$G" embed
+# small clusters: the large documents are paged (§7.2), several clusters per trajectory
+build_pair paged "$G" embed --cluster-bytes 16K
+pairs="$pairs paged"
 
 same() {  # same PAIR SQL: both projections answer byte-identically (JSON lines)
     local a b
@@ -90,7 +94,16 @@ for p in $pairs; do
     same $p "SELECT r.agent_name, count(*) FROM runs r JOIN steps s USING (source_id, run_id, trajectory_key) GROUP BY 1 ORDER BY 1"
     same $p "SELECT trajectory_key, state, projection_warnings, first_timestamp_ms, last_timestamp_ms FROM runs ORDER BY 1"
     same $p "SELECT json_extract(message, '\$') IS NOT NULL, count(*) FROM steps GROUP BY 1 ORDER BY 1"
+    # every column a narrow scan makes from the lanes (no document rebuilt)
+    same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, timestamp_ms, timestamp, source, model_name, prompt_tokens, completion_tokens, cached_tokens, cost_usd, llm_call_count, is_copied_context, has_tool_calls, n_tool_calls FROM steps ORDER BY 1, 2, 4, 5"
+    same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, call_ordinal, tool_call_id, function_name FROM tool_calls ORDER BY 1, 2, 4, 5, 7"
+    same $p "SELECT count(*), min(timestamp), max(timestamp_ms) FROM steps WHERE timestamp_ms >= 1700000000000 AND model_name IS NOT NULL"
 done
+# a narrow scan reads lanes only; a wide column rebuilds documents
+"$VX" sql "$tmp/paged.vx" "SELECT function_name, count(*) FROM tool_calls GROUP BY 1" --stats 2>"$tmp/st1" >/dev/null
+grep -q 'documents_rebuilt=0 lane_clusters=\([4-9]\|[1-9][0-9]\)' "$tmp/st1" || { echo "FAIL narrow scan not from lanes (or too few clusters to page): $(cat "$tmp/st1")"; fail=1; }
+"$VX" sql "$tmp/paged.vx" "SELECT count(arguments) FROM tool_calls" --stats 2>"$tmp/st2" >/dev/null
+grep -q 'documents_rebuilt=[1-9][0-9]* lane_clusters=0' "$tmp/st2" || { echo "FAIL wide scan: $(cat "$tmp/st2")"; fail=1; }
 # pushdown-shaped predicates answer the same (key equality, time range)
 if [ "$VG" != 1 ]; then
 k=$("$CLI" sql "$tmp/corpus.sl" "SELECT trajectory_key FROM runs ORDER BY 1 LIMIT 1 OFFSET 7" --format csv | tail -1)

@@ -12,7 +12,8 @@ static const char k_usage[] =
     "observation_results of a projection root: the columns and answers of a Storyline root\n"
     "built from the same documents (docs/storyline.md §2, docs/sql.md).\n"
     "  --format F    table (default), csv or jsonl\n"
-    "  --stats       print the clusters and bytes read and the time to stderr\n";
+    "  --stats       print to stderr how many documents were rebuilt, how many clusters were\n"
+    "                read lane by lane (narrow scans), and the time\n";
 
 static double now_s(void)
 {
@@ -54,6 +55,11 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
     t0 = now_s();
     rc = pch_vxp_sql_run(pos[0], pos[1], fmt, stdout, &err);
     if (fflush(stdout) != 0 && rc == 0) rc = pch_error_set(&err, PCH_EIO, "write to standard output failed");
-    if (stats) fprintf(stderr, "stats: seconds=%.3f\n", now_s() - t0);
+    if (stats) {
+        uint64_t docs, clusters;
+        pch_vxp_sql_counters(&docs, &clusters);
+        fprintf(stderr, "stats: documents_rebuilt=%llu lane_clusters=%llu seconds=%.3f\n", (unsigned long long)docs,
+                (unsigned long long)clusters, now_s() - t0);
+    }
     return rc < 0 ? vx_fail("sql", &err) : VX_EXIT_OK;
 }
