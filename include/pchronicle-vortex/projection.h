@@ -173,6 +173,54 @@ PCH_API int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **la
                                bool *eof, pch_error *err);
 PCH_API void pch_vxp_lanes_free(pch_vxp_lanes *it);
 
+/* ---------------------------------------------------------------- training reads (§13.5) */
+
+/* Which steps a training reader considers (docs/training.md). */
+typedef struct pch_vxp_train_filter {
+    const char *source_id;              /* NULL = every source */
+    const char *const *run_keys;        /* n_run_keys == 0: every run */
+    size_t n_run_keys;
+    const char *model;                  /* the step's model_name; NULL = any */
+    bool has_time;                      /* step timestamp in [from_ms, to_ms) (UTC ms) */
+    int64_t from_ms, to_ms;
+    bool skip_prompt_ids;               /* RL: do not read prompt_token_ids (has_prompt false) */
+} pch_vxp_train_filter;
+
+/* One RL step: a step with completion_token_ids that is not copied context. Pointers are
+** borrowed from the reader until its next call. Token ids are u32 little-endian, logprobs
+** f32 or f64 little-endian (logprob_bits; 0 = the step has none); reward_json is the JSON
+** text of metrics.extra.reward (NULL = none). */
+typedef struct pch_vxp_rl_step {
+    const char *source_id, *run_key, *trajectory_key;
+    size_t source_id_len, run_key_len, trajectory_key_len;
+    uint64_t step_ordinal;              /* position in the trajectory's steps */
+    bool has_step_id;
+    int64_t step_id;
+    const char *model_name;             /* NULL = none */
+    size_t model_name_len;
+    const uint8_t *completion_ids;
+    size_t n_completion;
+    bool has_prompt;
+    const uint8_t *prompt_ids;
+    size_t n_prompt;
+    unsigned logprob_bits;
+    const uint8_t *logprobs;
+    size_t n_logprobs;
+    const char *reward_json;
+    size_t reward_len;
+    size_t reward_off;                  /* private */
+} pch_vxp_rl_step;
+
+typedef struct pch_vxp_rl_reader pch_vxp_rl_reader;
+/* The RL reader over a snapshot (the snapshot must outlive it). f may be NULL. */
+PCH_API int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_train_filter *f,
+                            pch_error *err);
+/* The next batch: the emitted steps of the next cluster holding any (storage order, steps
+** in trajectory order). Pulling is the backpressure: at most one cluster is held. */
+PCH_API int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **steps, size_t *n, bool *eof,
+                            pch_error *err);
+PCH_API void pch_vxp_rl_free(pch_vxp_rl_reader *r);
+
 /* ---------------------------------------------------------------- SQL relations (§13.1) */
 
 /* Register the "storyline" and "lance" modules (pch_sql_register) and "vortex": the

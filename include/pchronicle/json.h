@@ -107,6 +107,10 @@ PCH_API const pch_json_value *pch_json_get(const pch_json_value *v, const char *
 PCH_API int pch_json_serialize(pch_ctx *ctx, const pch_json_value *v, const char *src,
                                char **out, size_t *len_out, pch_error *err);
 
+/* Shortest decimal text that reads back as d ("1.0", "0.001", "1e-7"; NaN/Infinity/-Infinity
+** for non-finite values). out holds 32 bytes; returns the length (NUL-terminated). */
+PCH_API size_t pch_json_format_double(char out[32], double d);
+
 /* Decode strict RFC 4648 base64 (standard alphabet, padding required, non-canonical
 ** trailing bits rejected): the {"base64":"..."} form in which dumps print binary values.
 ** out must hold n / 4 * 3 bytes; *out_len receives the decoded length. Errors: PCH_EINVAL

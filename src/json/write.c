@@ -272,3 +272,5 @@ int pch_json_base64_decode(const char *in, size_t n, uint8_t *out, size_t *out_l
 {
     return pch_base64_decode_into(out, out_len, in, n, err);
 }
+
+size_t pch_json_format_double(char out[32], double d) { return pch_json__fmt_double(out, d); }

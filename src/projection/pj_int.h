@@ -311,6 +311,9 @@ int pj_page_seq_end(pj_page_seq *q, char *msg, size_t cap);
 /* Page count of the trajectory whose first page is row `row` (fails if it is a continuation). */
 int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *err);
 
+/* The context a snapshot was opened with. */
+pch_ctx *pj_snapshot_ctx(const pch_vxp_snapshot *s);
+
 /* Embedded assets of trajectory row `row`: cb(content_id, relative path) for each. */
 int pj_model_assets(const pj_rows *r, uint64_t row,
                     int (*cb)(const uint8_t id[32], const char *path, size_t path_len, void *payload),

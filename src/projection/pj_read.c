@@ -729,6 +729,8 @@ static int storage_order(pch_vxp_snapshot *s, bool roots_only, uint64_t **out, u
     return PCH_OK;
 }
 
+pch_ctx *pj_snapshot_ctx(const pch_vxp_snapshot *s) { return s->ctx; }
+
 pch_vxp_assets pch_vxp_snapshot_assets(const pch_vxp_snapshot *s)
 {
     const pch_json_value *l = pch_json_get(s->m, "layout", 6), *a = l ? pch_json_get(l, "assets", 6) : NULL;

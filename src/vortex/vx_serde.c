@@ -924,15 +924,20 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
             ZSTD_freeDCtx(z);
         }
         if (rc) { pch_buf_dispose(&plain); goto fail; }
-        for (uint64_t i = 0; i < len; i++) valid_rows += pch_vx_array_is_valid(a, i);
+        if (!a->validity) valid_rows = len;          /* all valid: no per-row test */
+        else for (uint64_t i = 0; i < len; i++) valid_rows += pch_vx__bit(a->validity, i);
         if (total_vals != valid_rows) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: %" PRIu64 " values for %" PRIu64 " valid rows", total_vals, valid_rows); goto fail; }
         if (k == PCH_VX_PRIMITIVE) {
             unsigned w = pch_vx_ptype_width(dt->ptype);
             size_t j = 0;
             if (plain.len != valid_rows * w) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: payload size"); goto fail; }
             if (pch_vx__array_alloc_data(a, (size_t)len * w)) { pch_buf_dispose(&plain); goto oom; }
-            for (uint64_t i = 0; i < len; i++)
-                if (pch_vx_array_is_valid(a, i)) { memcpy(a->data + i * w, plain.data + j, w); j += w; }
+            if (!a->validity) {                        /* dense: one copy (token-id lanes) */
+                if (len) memcpy(a->data, plain.data, (size_t)len * w);
+            } else {
+                for (uint64_t i = 0; i < len; i++)
+                    if (pch_vx__bit(a->validity, i)) { memcpy(a->data + i * w, plain.data + j, w); j += w; }
+            }
         } else {
             pch_rd pr = pch_rd_make(plain.data, plain.len);
             size_t tot = 0;

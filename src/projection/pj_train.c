@@ -1,0 +1,216 @@
+/* Training reads (RFC-0006 §13.5; docs/training.md): the RL reader streams, cluster by
+** cluster, the steps that have completion_token_ids and are not copied context, straight
+** from the typed token lanes — no document is rebuilt, no content lane is decoded.
+**
+** Bounded memory and backpressure: the caller pulls one batch per cluster
+** (pch_vxp_rl_next); a batch points into that cluster's decoded lanes and lives until the
+** next call, so at most one cluster's lanes are held. Filters (source, run keys, model, time
+** window) are applied per step before anything is copied. */
+#include "projection/pj_int.h"
+
+/* the lanes the RL reader reads, in this order */
+enum {
+    R_SOURCE_ID, R_RUN_KEY, R_TRAJ_KEY, R_PAGE_INDEX, R_STEP_ID, R_TS_MS, R_MODEL, R_COPIED, R_PROMPT,
+    R_COMPLETION, R_LP32, R_LP64, R_METRICS_ESCAPE, R_N
+};
+static const char *const k_rl_lanes[R_N] = {
+    "id.source_id", "id.run_key", "id.trajectory_key", "id.page_index", "steps.step_id", "steps.timestamp_ms",
+    "steps.model_name", "steps.is_copied_context", "tokens.prompt_token_ids", "tokens.completion_token_ids",
+    "tokens.logprobs_f32", "tokens.logprobs_f64", "tokens.metrics_escape"
+};
+
+struct pch_vxp_rl_reader {
+    pch_vxp_snapshot *s;
+    pch_ctx *ctx;
+    pch_vxp_train_filter f;
+    pch_vxp_lanes *it;
+    pch_vxp_rl_step *steps;
+    size_t cap;
+    uint64_t step_base;             /* steps on the earlier pages of the current trajectory */
+    pch_json_parser *jp;
+    pch_buf reward;                 /* reward JSON of the batch's steps, back to back */
+};
+
+static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_train_filter *f, pch_error *err)
+{
+    pch_vxp_rl_reader *r;
+    pch_ctx *ctx = pj_snapshot_ctx(s);
+    int rc;
+    *out = NULL;
+    if (!(r = pch_calloc(ctx, 1, sizeof *r))) return nomem(err);
+    rc = PCH_OK;
+    r->s = s;
+    r->ctx = ctx;
+    if (f) r->f = *f;
+    pch_buf_init(&r->reward, ctx);
+    {
+        /* the lanes in k_rl_lanes order; prompt ids replaced by a lane read anyway (step_id)
+        ** when skipped, so that the indices stay put */
+        const char *lanes[R_N];
+        for (int i = 0; i < R_N; i++) lanes[i] = k_rl_lanes[i];
+        if (r->f.skip_prompt_ids) lanes[R_PROMPT] = k_rl_lanes[R_STEP_ID];
+        rc = pch_vxp_lanes_open(&r->it, s, lanes, R_N, err);
+    }
+    if (rc < 0 ||
+        (rc = pch_json_parser_new(&r->jp, ctx, NULL, err)) < 0) {
+        pch_vxp_rl_free(r);
+        return rc;
+    }
+    *out = r;
+    return PCH_OK;
+}
+
+void pch_vxp_rl_free(pch_vxp_rl_reader *r)
+{
+    if (!r) return;
+    pch_vxp_lanes_free(r->it);
+    pch_json_parser_free(r->jp);
+    pch_buf_dispose(&r->reward);
+    pch_free(r->ctx, r->steps);
+    pch_free(r->ctx, r);
+}
+
+static bool valid(const pch_vx_array *a, uint64_t i) { return a && i < a->len && pch_vx_array_is_valid(a, i); }
+static const pch_vx_array *items(const pch_vx_array *a) { return a && a->n_children ? a->children[0] : NULL; }
+static bool span(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e)
+{
+    if (!a || a->dtype->kind != PCH_VX_LIST || i >= a->len || !a->offsets) return false;
+    *b = (uint64_t)a->offsets[i];
+    *e = (uint64_t)a->offsets[i + 1];
+    return *b <= *e && (!a->n_children || *e <= a->children[0]->len);
+}
+static bool str(const pch_vx_array *a, uint64_t i, const char **p, size_t *n)
+{
+    if (!valid(a, i) || !a->offsets) return false;
+    *p = (const char *)a->data + a->offsets[i];
+    *n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
+    return true;
+}
+
+static bool wanted_run(const pch_vxp_train_filter *f, const char *p, size_t n)
+{
+    if (!f->n_run_keys) return true;
+    for (size_t i = 0; i < f->n_run_keys; i++)
+        if (strlen(f->run_keys[i]) == n && memcmp(f->run_keys[i], p, n) == 0) return true;
+    return false;
+}
+
+/* metrics.extra.reward of the step (its metrics escape), appended to r->reward; *len 0 = none. */
+static int reward_of(pch_vxp_rl_reader *r, const pch_vx_array *esc, uint64_t si, size_t *off, size_t *len,
+                     pch_error *err)
+{
+    const char *p;
+    size_t n;
+    const pch_json_value *v, *x, *w;
+    *off = r->reward.len;
+    *len = 0;
+    if (!str(esc, si, &p, &n)) return PCH_OK;
+    PCH_TRY(pch_json_parser_parse(r->jp, p, n, &v, err));
+    if (!(x = pch_json_get(v, "extra", 5)) || !(w = pch_json_get(x, "reward", 6))) return PCH_OK;
+    if (pch_buf_append(&r->reward, p + w->span_off, w->span_len) < 0) return nomem(err);
+    *len = w->span_len;
+    return PCH_OK;
+}
+
+int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n_out, bool *eof, pch_error *err)
+{
+    const pch_vx_array *const *L;
+    uint64_t rows;
+    size_t n = 0;
+    *out = NULL;
+    *n_out = 0;
+    for (;;) {
+        PCH_TRY(pch_vxp_lanes_next(r->it, &L, &rows, eof, err));
+        if (*eof) return PCH_OK;
+        pch_buf_clear(&r->reward);
+        n = 0;
+        for (uint64_t row = 0; row < rows; row++) {
+            const char *src, *run, *traj;
+            size_t srcn, runn, trajn;
+            uint64_t sb, se;
+            if (!span(L[R_STEP_ID], row, &sb, &se) || !valid(L[R_PAGE_INDEX], row) ||
+                !str(L[R_SOURCE_ID], row, &src, &srcn) || !str(L[R_RUN_KEY], row, &run, &runn) ||
+                !str(L[R_TRAJ_KEY], row, &traj, &trajn))
+                return pch_error_set(err, PCH_ECORRUPT, "projection: a cluster's identity or step lanes are malformed");
+            for (int l = R_STEP_ID; l < R_N; l++) {      /* every step lane covers the same steps */
+                if (l == R_PROMPT && r->f.skip_prompt_ids) continue;
+                uint64_t b, e;
+                if (!span(L[l], row, &b, &e) || b != sb || e != se)
+                    return pch_error_set(err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of a row", k_rl_lanes[l]);
+            }
+            if (pch_load_le32(L[R_PAGE_INDEX]->data + 4 * row) == 0) r->step_base = 0;
+            if ((r->f.source_id && (strlen(r->f.source_id) != srcn || memcmp(r->f.source_id, src, srcn) != 0)) ||
+                !wanted_run(&r->f, run, runn)) {
+                r->step_base += se - sb;
+                continue;
+            }
+            for (uint64_t si = sb; si < se; si++) {
+                const pch_vx_array *ci = items(L[R_COMPLETION]), *cp = items(L[R_COPIED]);
+                const pch_vx_array *pi = r->f.skip_prompt_ids ? NULL : items(L[R_PROMPT]);
+                const pch_vx_array *l32 = items(L[R_LP32]), *l64 = items(L[R_LP64]), *ts = items(L[R_TS_MS]);
+                const pch_vx_array *mn = items(L[R_MODEL]), *sid = items(L[R_STEP_ID]);
+                pch_vxp_rl_step *st;
+                uint64_t b, e;
+                const char *mp = NULL;
+                size_t mlen = 0;
+                if (!valid(ci, si)) continue;                                     /* no completion ids */
+                if (valid(cp, si) && (cp->data[si / 8] >> (si % 8) & 1)) continue; /* copied context */
+                if (r->f.model && (!str(mn, si, &mp, &mlen) || strlen(r->f.model) != mlen || memcmp(r->f.model, mp, mlen) != 0))
+                    continue;
+                if (r->f.has_time) {
+                    int64_t t;
+                    if (!valid(ts, si)) continue;
+                    t = (int64_t)pch_load_le64(ts->data + 8 * si);
+                    if (t < r->f.from_ms || t >= r->f.to_ms) continue;
+                }
+                if (n == r->cap) {
+                    size_t nc = r->cap ? r->cap * 2 : 256;
+                    pch_vxp_rl_step *ns = pch_realloc(r->ctx, r->steps, nc * sizeof *ns);
+                    if (!ns) return nomem(err);
+                    r->steps = ns;
+                    r->cap = nc;
+                }
+                st = &r->steps[n++];
+                memset(st, 0, sizeof *st);
+                st->source_id = src; st->source_id_len = srcn;
+                st->run_key = run; st->run_key_len = runn;
+                st->trajectory_key = traj; st->trajectory_key_len = trajn;
+                st->step_ordinal = r->step_base + (si - sb);
+                st->has_step_id = valid(sid, si);
+                st->step_id = st->has_step_id ? (int64_t)pch_load_le64(sid->data + 8 * si) : 0;
+                if (str(mn, si, &mp, &mlen)) { st->model_name = mp; st->model_name_len = mlen; }
+                if (!span(ci, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: completion_token_ids lane malformed");
+                st->completion_ids = items(ci)->data + 4 * b;
+                st->n_completion = (size_t)(e - b);
+                if (valid(pi, si)) {
+                    if (!span(pi, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: prompt_token_ids lane malformed");
+                    st->has_prompt = true;
+                    st->prompt_ids = items(pi)->data + 4 * b;
+                    st->n_prompt = (size_t)(e - b);
+                }
+                if (valid(l32, si) || valid(l64, si)) {
+                    const pch_vx_array *lp = valid(l32, si) ? l32 : l64;
+                    if (!span(lp, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: logprobs lane malformed");
+                    st->logprob_bits = lp == l32 ? 32 : 64;
+                    st->logprobs = items(lp)->data + (size_t)(st->logprob_bits / 8) * b;
+                    st->n_logprobs = (size_t)(e - b);
+                }
+                {
+                    size_t off, len;
+                    PCH_TRY(reward_of(r, items(L[R_METRICS_ESCAPE]), si, &off, &len, err));
+                    st->reward_off = off;          /* resolved below: the buffer may move */
+                    st->reward_len = len;
+                }
+            }
+            r->step_base += se - sb;
+        }
+        if (n) break;
+    }
+    for (size_t i = 0; i < n; i++)
+        r->steps[i].reward_json = r->steps[i].reward_len ? (const char *)r->reward.data + r->steps[i].reward_off : NULL;
+    *out = r->steps;
+    *n_out = n;
+    return PCH_OK;
+}

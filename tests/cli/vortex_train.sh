@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The RL training reader (RFC-0006 §13.5, docs/training.md): `pchronicle-vortex rl` against
+# what is computed directly from the ATIF documents in Python. Generated documents cover
+# copied-context steps (excluded), steps without completion ids (excluded), float32-exact
+# and float64 logprobs, absent logprobs and prompt ids, rewards, subagents, paged
+# trajectories (small clusters: step ordinals continue across pages and clusters) and every
+# filter (model, run, source, time window). The binary form is parsed back and compared;
+# --format count agrees; usage errors and a missing root fail with the documented codes.
+set -u
+cd "$(dirname "$0")/../.."
+VX=${PCH_VORTEX_CLI:-build/pchronicle-vortex}
+[ -x "$VX" ] || { echo "missing $VX"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pch-vortex-train.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+python3 - "$tmp/in" <<'PY'
+import json, os, random, struct, sys
+root = sys.argv[1]
+rnd = random.Random(7)
+os.makedirs(os.path.join(root, "runs"), exist_ok=True)
+def f32(x): return struct.unpack("<f", struct.pack("<f", x))[0]
+def step(i, t0, model, kind):
+    s = {"step_id": i + 1, "timestamp": "2026-05-0%dT10:00:%02dZ" % (1 + t0 % 3, i % 60), "source": "agent" if i % 3 else "user",
+         "message": "m%d" % i}
+    if s["source"] == "agent": s["model_name"] = model
+    if kind == "none" or s["source"] != "agent": return s      # metrics only on agent steps
+    n = rnd.randint(1, 40)
+    m = {"prompt_tokens": 100 + i, "completion_tokens": n, "completion_token_ids": [rnd.randrange(0, 1 << 32) for _ in range(n)]}
+    if kind != "noprompt": m["prompt_token_ids"] = [rnd.randrange(0, 200000) for _ in range(rnd.randint(0, 60))]
+    if kind == "f32": m["logprobs"] = [f32(-rnd.random() * 5) for _ in range(n)]
+    if kind == "f64": m["logprobs"] = [-rnd.random() * 5 for _ in range(n)]
+    if i % 4 == 0: m["extra"] = {"reward": [1.5, 0, -2, {"k": "v"}][i % 3]}
+    s["metrics"] = m
+    if kind == "copied": s["is_copied_context"] = True
+    return s
+kinds = ["f32", "f64", "nolp", "noprompt", "copied", "none", "f32"]
+for d in range(12):
+    n = 3 + d * 4 + (60 if d == 5 else 0)            # document 5 is long: it is paged
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "run-%02d" % d,
+           "agent": {"name": "gen", "version": "1", "model_name": "model-%d" % (d % 3)},
+           "steps": [step(i, d, "model-%d" % ((d + i) % 3), kinds[(d + i) % len(kinds)]) for i in range(n)]}
+    if d == 3:                                      # a subagent with its own RL steps
+        doc["steps"][1]["observation"] = {"results": [{"content": "sub", "subagent_trajectory_ref": [{"session_id": "sub-03"}]}]}
+        doc["subagent_trajectories"] = [{"schema_version": "ATIF-v1.6", "session_id": "sub-03", "trajectory_id": "sub-03",
+                                         "agent": {"name": "sub", "version": "1"},
+                                         "steps": [step(i, 0, "model-sub", "f32") for i in range(5)]}]
+    with open(os.path.join(root, "runs", "d%02d.json" % d), "w") as f:
+        json.dump(doc, f)
+PY
+"$VX" build --from "$tmp/in" --to "$tmp/vx" --source-id gen --cluster-bytes 8K --quiet 2>"$tmp/build.err" || { echo "FAIL build"; cat "$tmp/build.err"; exit 1; }
+
+# expected rows, computed from the documents; then each run of the reader compared to them
+cat > "$tmp/check.py" <<'PY'
+import json, struct, sys
+docs_dir, got_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+flt = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
+import os, calendar, time
+def ms(ts):
+    return calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) * 1000
+want = []
+def walk(t):
+    for i, s in enumerate(t.get("steps", [])):
+        m = s.get("metrics") or {}
+        if "completion_token_ids" not in m or s.get("is_copied_context") is True: continue
+        if flt.get("model") and s.get("model_name") != flt["model"]: continue
+        if flt.get("run") and t["session_id"] not in flt["run"]: continue
+        if "since" in flt and not (flt["since"] <= ms(s["timestamp"]) < flt["until"]): continue
+        lp = m.get("logprobs")
+        want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": t.get("trajectory_id") or t["session_id"],
+                     "step_ordinal": i, "step_id": s["step_id"], "model_name": s.get("model_name"),
+                     "prompt_token_ids": None if flt.get("no_prompt") else m.get("prompt_token_ids"),
+                     "completion_token_ids": m["completion_token_ids"], "logprobs": lp,
+                     "reward": (m.get("extra") or {}).get("reward")})
+    for sub in t.get("subagent_trajectories", []): walk(sub)
+for dp, _, fs in os.walk(docs_dir):
+    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))))
+if flt.get("source") == "other": want = []
+key = lambda r: (r["trajectory_key"], r["step_ordinal"])
+want.sort(key=key)
+if mode == "jsonl":
+    got = [json.loads(l) for l in open(got_path)]
+elif mode == "binary":
+    b = open(got_path, "rb").read()
+    assert b[:8] == b"PCHRLv1\n" and b[-8:] == b"PCHRLEND", "magic"
+    n, index_off, meta_off = struct.unpack_from("<QQQ", b, len(b) - 32)
+    got = []
+    for k in range(n):
+        co, po, lo, mo, nc, np_, ml, fl = struct.unpack_from("<QQQQIIII", b, index_off + 48 * k)
+        meta = json.loads(b[meta_off + mo: meta_off + mo + ml])
+        meta["completion_token_ids"] = list(struct.unpack_from("<%dI" % nc, b, co))
+        meta["prompt_token_ids"] = list(struct.unpack_from("<%dI" % np_, b, po)) if fl & 2 else None
+        meta["logprobs"] = list(struct.unpack_from("<%df" % nc, b, lo)) if fl & 1 else None
+        got.append(meta)
+    for w in want:   # the binary stream carries logprobs as float32
+        if w["logprobs"] is not None: w["logprobs"] = [struct.unpack("<f", struct.pack("<f", x))[0] for x in w["logprobs"]]
+else:
+    c = json.loads(open(got_path).read())
+    exp = {"steps": len(want), "completion_tokens": sum(len(w["completion_token_ids"]) for w in want),
+           "prompt_tokens": sum(len(w["prompt_token_ids"] or []) for w in want),
+           "logprobs": sum(len(w["logprobs"] or []) for w in want)}
+    bad = {k: (c.get(k), v) for k, v in exp.items() if c.get(k) != v}
+    if bad: print("count differs:", bad); sys.exit(1)
+    sys.exit(0)
+got.sort(key=key)
+if len(got) != len(want): print("rows: got %d want %d" % (len(got), len(want))); sys.exit(1)
+for g, w in zip(got, want):
+    if g != w:
+        for k in w:
+            if g.get(k) != w[k]: print("differs at", key(w), k, repr(g.get(k))[:200], "want", repr(w[k])[:200]); break
+        sys.exit(1)
+if not want and not flt.get("source"): print("no rows expected: the test is vacuous"); sys.exit(1)
+PY
+check() {  # check NAME MODE FILTER_JSON ARGS...
+    local name=$1 mode=$2 flt=$3; shift 3
+    local out=$tmp/$name.out
+    if [ "$mode" = binary ]; then
+        "$VX" rl "$tmp/vx" --format binary --to "$out" "$@" 2>"$tmp/$name.err" || { echo "FAIL $name: exit $?"; cat "$tmp/$name.err"; fail=1; return; }
+    else
+        "$VX" rl "$tmp/vx" --format "$mode" "$@" >"$out" 2>"$tmp/$name.err" || { echo "FAIL $name: exit $?"; cat "$tmp/$name.err"; fail=1; return; }
+    fi
+    python3 "$tmp/check.py" "$tmp/in" "$out" "$mode" "$flt" || { echo "FAIL $name"; fail=1; }
+}
+check all jsonl '{}'
+check binary binary '{}'
+check count count '{}'
+check no_prompt jsonl '{"no_prompt": true}' --no-prompt-ids
+check model jsonl '{"model": "model-1"}' --model model-1
+check runs jsonl '{"run": ["run-03", "sub-03", "run-05"]}' --run run-03 --run sub-03 --run run-05
+check window jsonl '{"since": 1777629600000, "until": 1777629630000}' --since 2026-05-01T10:00:00Z --until 1777629630000
+check source jsonl '{"source": "other"}' --source-id other
+
+# the long documents really are paged (ordinals continue across pages)
+"$VX" dump "$(find "$tmp/vx/data" -name '*.vortex' | head -1)" --columns id.page_count | grep -q '"id.page_count":5' ||
+    { echo "FAIL the long document was not paged"; fail=1; }
+n=$(python3 -c "import json; print(sum(1 for l in open('$tmp/all.out') if json.loads(l)['run_id']=='run-05' and json.loads(l)['step_ordinal']>40))")
+[ "$n" -gt 0 ] || { echo "FAIL no late steps of the paged document"; fail=1; }
+n=$(grep -c '"trajectory_key":"sub-03"' "$tmp/all.out")
+[ "$n" -gt 0 ] || { echo "FAIL no steps of the subagent"; fail=1; }
+
+# errors
+"$VX" rl "$tmp/nope" >/dev/null 2>"$tmp/e1"; rc=$?
+{ [ $rc = 1 ] && grep -q 'no CURRENT' "$tmp/e1"; } || { echo "FAIL missing root: exit $rc"; cat "$tmp/e1"; fail=1; }
+"$VX" rl "$tmp/vx" --format binary >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || { echo "FAIL binary without --to: exit $rc"; fail=1; }
+"$VX" rl "$tmp/vx" --format xml >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || { echo "FAIL --format xml: exit $rc"; fail=1; }
+"$VX" rl "$tmp/vx" --since yesterday >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || { echo "FAIL --since yesterday: exit $rc"; fail=1; }
+"$VX" rl --help | grep -q 'completion_token_ids' || { echo "FAIL --help"; fail=1; }
+ls "$tmp"/*.tmp-* >/dev/null 2>&1 && { echo "FAIL a temporary output file was left behind"; fail=1; }
+
+[ $fail = 0 ] && echo "vortex_train: ok"
+exit $fail
