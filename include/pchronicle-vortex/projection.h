@@ -142,6 +142,12 @@ typedef struct pch_vxp_doc {
 } pch_vxp_doc;
 PCH_API int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_error *err);
 PCH_API void pch_vxp_doc_dispose(pch_vxp_snapshot *s, pch_vxp_doc *d);
+/* The same document parsed as the importers parse it (pch_atif_doc_parse with its source id
+** and path), every trajectory carrying the key the projection stored for it (a key made
+** unique across documents at build time cannot be derived from the document alone). raw
+** receives the text *out points into: dispose of both, *out first. */
+PCH_API int pch_vxp_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *raw, pch_atif_doc **out,
+                             pch_error *err);
 
 /* Directory rows of every document root in storage order (data file, row): reading the
 ** documents in this order decodes each cluster once. *idx: ctx allocator (pch_free). */
@@ -220,6 +226,21 @@ PCH_API int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const 
 PCH_API int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **steps, size_t *n, bool *eof,
                             pch_error *err);
 PCH_API void pch_vxp_rl_free(pch_vxp_rl_reader *r);
+
+/* The SFT reader: one example per agent step that is not copied context and not a
+** deterministic dispatch (llm_call_count 0), as a JSON line {source_id, run_id,
+** trajectory_key, step_ordinal, step_id, model_name, messages: the conversation before the
+** step, completion: the step} (docs/training.md). f may be NULL (skip_prompt_ids unused). */
+typedef struct pch_vxp_sft_reader pch_vxp_sft_reader;
+PCH_API int pch_vxp_sft_open(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch_vxp_train_filter *f,
+                             pch_error *err);
+/* The next batch: the examples of the next document holding any, as JSON lines (*text,
+** *len bytes, *n examples; borrowed until the next call). */
+PCH_API int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size_t *n, bool *eof,
+                             pch_error *err);
+/* Bytes of step messages and observation result contents read so far (JSON text). */
+PCH_API uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r);
+PCH_API void pch_vxp_sft_free(pch_vxp_sft_reader *r);
 
 /* ---------------------------------------------------------------- SQL relations (§13.1) */
 

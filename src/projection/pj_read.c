@@ -687,6 +687,36 @@ int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_err
     return PCH_OK;
 }
 
+int pch_vxp_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *raw, pch_atif_doc **out, pch_error *err)
+{
+    pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
+    pch_atif_doc *d = NULL;
+    const entry *e;
+    int rc;
+    *out = NULL;
+    PCH_TRY(pch_vxp_get_doc(s, idx, raw, err));
+    e = &s->e[idx];
+    ao.source_id = e->s;
+    rc = pch_atif_doc_parse(&d, s->ctx, raw->json, raw->len, e->doc, &ao, NULL, NULL, err);
+    if (rc < 0) return pch_error_prefix(err, "document %s as rebuilt from the projection", e->doc);
+    if (pch_atif_doc_count(d) != raw->n_rows)
+        rc = pch_error_set(err, PCH_ECORRUPT, "%s: %zu trajectories in the document, %zu in the directory", e->doc,
+                           pch_atif_doc_count(d), raw->n_rows);
+    for (size_t i = 0; i < raw->n_rows && rc == PCH_OK; i++) {
+        const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
+        const entry *k;
+        if ((rc = ensure_row(s, raw->rows[i], err)) < 0) break;
+        k = &s->e[raw->rows[i]];
+        /* a key the build made unique across documents (§5.2): generated, as the importer
+        ** marks it (pch_atif_dir_import) */
+        if (strcmp(k->r, t->run_key) != 0 || strcmp(k->t, t->trajectory_key) != 0)
+            rc = pch_atif_doc_set_key(d, i, strcmp(k->r, t->run_key) ? k->r : NULL, k->t, true, err);
+    }
+    if (rc < 0) { pch_atif_doc_free(d); return rc; }
+    *out = d;
+    return PCH_OK;
+}
+
 void pch_vxp_doc_dispose(pch_vxp_snapshot *s, pch_vxp_doc *d)
 {
     pch_free(s->ctx, d->json);

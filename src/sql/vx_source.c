@@ -128,32 +128,17 @@ static bool vx_asset(const char *doc_path, const char *path, size_t path_len, ch
 static int vx_next(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, pch_error *err)
 {
     vx_src *s = h;
-    pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_atif_doc *d = NULL;
-    const char *source = NULL, *doc_path = NULL;
     int rc;
     *eof = *pos >= s->n_docs;
     if (*eof) return PCH_OK;
     pch_vxp_doc_dispose(s->snap, &s->doc);
     pch_buf_clear(&s->assets);
-    PCH_TRY(pch_vxp_entry(s->snap, s->docs[*pos], &source, NULL, NULL, &doc_path, NULL, err));
-    PCH_TRY(pch_vxp_get_doc(s->snap, s->docs[*pos], &s->doc, err));
+    PCH_TRY(pch_vxp_get_atif(s->snap, s->docs[*pos], &s->doc, &d, err));
     g_docs_rebuilt++;
-    ao.source_id = source;
-    rc = pch_atif_doc_parse(&d, s->ctx, s->doc.json, s->doc.len, doc_path, &ao, NULL, NULL, err);
-    if (rc < 0) return pch_error_prefix(err, "vortex sql: document %s as rebuilt from the projection", doc_path);
-    if (pch_atif_doc_count(d) != s->doc.n_rows)
-        rc = pch_error_set(err, PCH_ECORRUPT, "vortex sql: %s: %zu trajectories in the document, %zu in the directory",
-                           doc_path, pch_atif_doc_count(d), s->doc.n_rows);
+    rc = PCH_OK;
     for (size_t i = 0; i < s->doc.n_rows && rc == PCH_OK; i++) {
-        const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
-        const char *run = NULL, *traj = NULL;
-        rc = pch_vxp_entry(s->snap, s->doc.rows[i], NULL, &run, &traj, NULL, NULL, err);
-        /* a key the build made unique across documents (§5.2): generated, as the importer
-        ** marks it (pch_atif_dir_import) */
-        if (rc == PCH_OK && (strcmp(run, t->run_key) != 0 || strcmp(traj, t->trajectory_key) != 0))
-            rc = pch_atif_doc_set_key(d, i, strcmp(run, t->run_key) ? run : NULL, traj, true, err);
-        if (rc == PCH_OK) rc = pch_vxp_each_asset(s->snap, s->doc.rows[i], collect_asset, &s->assets, err);
+        rc = pch_vxp_each_asset(s->snap, s->doc.rows[i], collect_asset, &s->assets, err);
         if (rc == PCH_ENOMEM) pch_error_set(err, rc, "vortex sql: out of memory");
     }
     if (rc == PCH_OK) rc = pch_storyline_rowgen_add(g, d, err);

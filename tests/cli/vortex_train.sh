@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The RL training reader (RFC-0006 §13.5, docs/training.md): `pchronicle-vortex rl` against
-# what is computed directly from the ATIF documents in Python. Generated documents cover
+# The training readers (RFC-0006 §13.5, docs/training.md): `pchronicle-vortex rl` and `sft`
+# against what is computed directly from the ATIF documents in Python. Generated documents cover
 # copied-context steps (excluded), steps without completion ids (excluded), float32-exact
 # and float64 logprobs, absent logprobs and prompt ids, rewards, subagents, paged
 # trajectories (small clusters: step ordinals continue across pages and clusters) and every
@@ -22,7 +22,15 @@ def f32(x): return struct.unpack("<f", struct.pack("<f", x))[0]
 def step(i, t0, model, kind):
     s = {"step_id": i + 1, "timestamp": "2026-05-0%dT10:00:%02dZ" % (1 + t0 % 3, i % 60), "source": "agent" if i % 3 else "user",
          "message": "m%d" % i}
-    if s["source"] == "agent": s["model_name"] = model
+    if s["source"] == "agent":
+        s["model_name"] = model
+        if i % 5 == 1:                                          # tool calls and their results
+            s["tool_calls"] = [{"tool_call_id": "c%d" % i, "function_name": "f%d" % (i % 3), "arguments": {"x": i}}]
+            s["observation"] = {"results": [{"source_call_id": "c%d" % i, "content": "out %d" % i}, {"content": [{"type": "text", "text": "t"}]}]}
+        if i % 7 == 2:                                          # a deterministic dispatch: no SFT example
+            s["llm_call_count"] = 0                             # (and, per ATIF, no metrics or reasoning)
+            return s
+        if i % 4 == 3: s["reasoning_content"] = "because %d" % i
     if kind == "none" or s["source"] != "agent": return s      # metrics only on agent steps
     n = rnd.randint(1, 40)
     m = {"prompt_tokens": 100 + i, "completion_tokens": n, "completion_token_ids": [rnd.randrange(0, 1 << 32) for _ in range(n)]}
@@ -129,8 +137,53 @@ check runs jsonl '{"run": ["run-03", "sub-03", "run-05"]}' --run run-03 --run su
 check window jsonl '{"since": 1777629600000, "until": 1777629630000}' --since 2026-05-01T10:00:00Z --until 1777629630000
 check source jsonl '{"source": "other"}' --source-id other
 
+# SFT: the conversation before every trainable agent step, from the documents
+cat > "$tmp/sft.py" <<'PY'
+import calendar, json, os, sys, time
+docs_dir, got_path = sys.argv[1], sys.argv[2]
+flt = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+roles = {"system": "system", "user": "user", "agent": "assistant"}
+def ms(ts): return calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) * 1000
+def msgs(s):
+    m = {"role": roles[s["source"]], "content": s.get("message")}
+    if "reasoning_content" in s: m["reasoning_content"] = s["reasoning_content"]
+    if "tool_calls" in s:
+        m["tool_calls"] = [{"id": c.get("tool_call_id"), "function_name": c.get("function_name"), "arguments": c.get("arguments")} for c in s["tool_calls"]]
+    return [m] + [{"role": "tool", "tool_call_id": r.get("source_call_id"), "content": r.get("content")}
+                  for r in (s.get("observation") or {}).get("results", [])]
+want = []
+def walk(t):
+    conv = []
+    for i, s in enumerate(t.get("steps", [])):
+        ok = s["source"] == "agent" and s.get("is_copied_context") is not True and s.get("llm_call_count", 1) != 0
+        if flt.get("model") and s.get("model_name") != flt["model"]: ok = False
+        if flt.get("run") and t["session_id"] not in flt["run"]: ok = False
+        if ok:
+            want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": t.get("trajectory_id") or t["session_id"],
+                         "step_ordinal": i, "step_id": s.get("step_id"), "model_name": s.get("model_name"),
+                         "messages": list(conv), "completion": msgs(s)[0]})
+        conv += msgs(s)
+    for sub in t.get("subagent_trajectories", []): walk(sub)
+for dp, _, fs in os.walk(docs_dir):
+    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))))
+key = lambda r: (r["trajectory_key"], r["step_ordinal"])
+got = sorted((json.loads(l) for l in open(got_path)), key=key)
+want.sort(key=key)
+if not want: print("no examples expected: vacuous"); sys.exit(1)
+if got != want:
+    print("got %d examples, want %d" % (len(got), len(want)))
+    for g, w in zip(got, want):
+        if g != w: print("first difference at", key(w), json.dumps(g)[:300], "WANT", json.dumps(w)[:300]); break
+    sys.exit(1)
+PY
+"$VX" sft "$tmp/vx" --to "$tmp/sft.out" 2>"$tmp/sft.err" && python3 "$tmp/sft.py" "$tmp/in" "$tmp/sft.out" || { echo "FAIL sft"; cat "$tmp/sft.err"; fail=1; }
+"$VX" sft "$tmp/vx" --model model-2 --run run-04 --run run-07 >"$tmp/sft2.out" 2>"$tmp/sft2.err" &&
+    python3 "$tmp/sft.py" "$tmp/in" "$tmp/sft2.out" '{"model": "model-2", "run": ["run-04", "run-07"]}' || { echo "FAIL sft with filters"; cat "$tmp/sft2.err"; fail=1; }
+"$VX" sft "$tmp/vx" --format jsonl >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || { echo "FAIL sft --format: exit $rc"; fail=1; }
+
 # the long documents really are paged (ordinals continue across pages)
-"$VX" dump "$(find "$tmp/vx/data" -name '*.vortex' | head -1)" --columns id.page_count | grep -q '"id.page_count":5' ||
+"$VX" dump "$(find "$tmp/vx/data" -name '*.vortex' | head -1)" --columns id.page_count | grep -Eq '"id.page_count":([3-9]|[1-9][0-9])' ||
     { echo "FAIL the long document was not paged"; fail=1; }
 n=$(python3 -c "import json; print(sum(1 for l in open('$tmp/all.out') if json.loads(l)['run_id']=='run-05' and json.loads(l)['step_ordinal']>40))")
 [ "$n" -gt 0 ] || { echo "FAIL no late steps of the paged document"; fail=1; }

@@ -410,3 +410,61 @@ done:
     free(a.runs);
     return rc;
 }
+
+/* ---- sft ---- */
+
+static const char k_sft_usage[] =
+    "usage: pchronicle-vortex sft ROOT [--to FILE] [--source-id ID] [--run KEY]... [--model NAME]\n"
+    "                          [--since TIME] [--until TIME] [--stats]\n"
+    "One JSON line per agent step that is not copied context and not a deterministic dispatch\n"
+    "(llm_call_count 0), in storage order: source_id, run_id, trajectory_key, step_ordinal,\n"
+    "step_id, model_name, messages (the conversation before the step: role, content,\n"
+    "reasoning_content, tool_calls; observation results as role \"tool\") and completion (the\n"
+    "step). Filters and --to as for rl (docs/training.md).\n";
+
+int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
+{
+    train_args a;
+    pch_vxp_snapshot *snap = NULL;
+    pch_vxp_sft_reader *r = NULL;
+    pch_error err;
+    sink out = { NULL, NULL, NULL };
+    bool ok = false;
+    uint64_t examples = 0;
+    double t0 = now_s();
+    int rc = parse_train(argc, argv, &a, "sft", k_sft_usage);
+    if (rc) { free(a.runs); return rc < 0 ? VX_EXIT_OK : rc; }
+    if (a.format) { fprintf(stderr, "pchronicle-vortex sft: writes JSON lines only (no --format)\n%s", k_sft_usage); free(a.runs); return VX_EXIT_USAGE; }
+    pch_error_clear(&err);
+    if (pch_vxp_snapshot_open(&snap, ctx, a.root, &err) < 0 || pch_vxp_sft_open(&r, snap, &a.f, &err) < 0) {
+        rc = vx_fail(a.root, &err);
+        goto done;
+    }
+    if (sink_open(&out, a.to) < 0) { rc = VX_EXIT_FAIL; goto done; }
+    for (;;) {
+        const char *text;
+        size_t len, n;
+        bool eof;
+        if (pch_vxp_sft_next(r, &text, &len, &n, &eof, &err) < 0) { rc = vx_fail(a.root, &err); goto done; }
+        if (eof) break;
+        examples += n;
+        if (fwrite(text, 1, len, out.f) != len) {
+            fprintf(stderr, "pchronicle-vortex sft: write failed: %s\n", strerror(errno));
+            rc = VX_EXIT_FAIL;
+            goto done;
+        }
+    }
+    ok = true;
+    rc = VX_EXIT_OK;
+done:
+    if (out.f && sink_close(&out, ok) < 0 && rc == VX_EXIT_OK) rc = VX_EXIT_FAIL;
+    if (a.stats && rc == VX_EXIT_OK) {
+        double s = now_s() - t0, mib = (double)pch_vxp_sft_message_bytes(r) / 1048576.0;
+        fprintf(stderr, "stats: examples=%llu message_mib=%.1f seconds=%.3f message_mib_per_s=%.1f\n",
+                (unsigned long long)examples, mib, s, s > 0 ? mib / s : 0.0);
+    }
+    pch_vxp_sft_free(r);
+    pch_vxp_snapshot_free(snap);
+    free(a.runs);
+    return rc;
+}

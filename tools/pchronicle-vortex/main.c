@@ -20,7 +20,8 @@ static const char usage_text[] =
     "  verify ROOT            every check of RFC-0006 §15; exit 1 with one line per finding\n"
     "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
     "  sql ROOT \"SQL\" [--format table|csv|jsonl]   runs, steps, tool_calls, observation_results\n"
-    "  rl ROOT [--format jsonl|binary] [--to FILE] [filters]   RL steps from the token lanes\n"
+    "  rl ROOT [--format jsonl|binary|count] [--to FILE] [filters]   RL steps (token lanes)\n"
+    "  sft ROOT [--to FILE] [filters]   SFT examples: conversation before each agent step\n"
     "  bench-get ROOT --keys FILE [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
     "                         warm in-process point-read latencies (benchmarks)\n"
     "every command takes --help\n";
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "verify") == 0) rc = vx_cmd_verify(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "sql") == 0) rc = vx_cmd_sql(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "rl") == 0) rc = vx_cmd_rl(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "sft") == 0) rc = vx_cmd_sft(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "bench-get") == 0) rc = vx_cmd_bench_get(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "check") == 0) rc = vx_cmd_check(ctx, argc - 2, argv + 2);
     else {

@@ -32,6 +32,7 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv);
 /* training readers (cmd_train.c) */
 int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv);
 bool vx_is_projection_root(const char *path);
 int vx_cmd_inspect_root(pch_ctx *ctx, const char *root);
 
