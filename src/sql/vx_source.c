@@ -70,18 +70,25 @@ static int vx_open(void **h, pch_ctx *ctx, const char *path, pch_error *err)
     s->ctx = ctx;
     pch_buf_init(&s->assets, ctx);
     rc = pch_vxp_snapshot_open(&s->snap, ctx, path, err);
-    if (rc == PCH_OK) rc = pch_vxp_documents(s->snap, &s->docs, &s->n_docs, err);
-    if (rc == PCH_OK && !(s->by_path = pch_malloc(ctx, (size_t)(s->n_docs ? s->n_docs : 1) * 8)))
-        rc = pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
-    if (rc == PCH_OK) {
-        for (uint64_t i = 0; i < s->n_docs; i++) s->by_path[i] = i;
-        qsort_r(s->by_path, (size_t)s->n_docs, 8, cmp_path, s);
-    }
     if (rc < 0) {
         vx_close(s);
         return rc;
     }
     *h = s;
+    return PCH_OK;
+}
+
+/* The document list (storage order) and its path index, made on first use: a narrow scan
+** reads lanes only and never needs them (they read every directory shard). */
+static int ensure_docs(vx_src *s, bool by_path, pch_error *err)
+{
+    if (!s->docs) PCH_TRY(pch_vxp_documents(s->snap, &s->docs, &s->n_docs, err));
+    if (by_path && !s->by_path) {
+        if (!(s->by_path = pch_malloc(s->ctx, (size_t)(s->n_docs ? s->n_docs : 1) * 8)))
+            return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+        for (uint64_t i = 0; i < s->n_docs; i++) s->by_path[i] = i;
+        qsort_r(s->by_path, (size_t)s->n_docs, 8, cmp_path, s);
+    }
     return PCH_OK;
 }
 
@@ -130,6 +137,7 @@ static int vx_next(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, p
     vx_src *s = h;
     pch_atif_doc *d = NULL;
     int rc;
+    PCH_TRY(ensure_docs(s, false, err));
     *eof = *pos >= s->n_docs;
     if (*eof) return PCH_OK;
     pch_vxp_doc_dispose(s->snap, &s->doc);
@@ -165,6 +173,7 @@ static int vx_find(void *h, const char *key, size_t key_len, uint64_t **pos, siz
     int rc;
     *pos = NULL;
     *n = 0;
+    PCH_TRY(ensure_docs(s, true, err));
     if (!(z = pch_malloc(s->ctx, key_len + 1))) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     memcpy(z, key, key_len);
     z[key_len] = 0;
