@@ -47,6 +47,22 @@ if [ ! -f "$ORACLE/.stamp-$stamp" ]; then
     fi
     touch "$ORACLE/.stamp-$stamp"
 fi
+# DuckDB's C library (npm @duckdb/node-api 1.5.6-r.1: its libduckdb.so) for the Arrow-stream
+# consumer test (tests/cli/vortex_arrow.sh); installed once per lockfile hash.
+DUCK_SRC=tests/compat/duckdb
+DUCK=$CACHE/duckdb-consumer
+stamp=$(cat "$DUCK_SRC/package-lock.json" "$DUCK_SRC/package.json" | sha256sum | cut -c1-16)
+if [ ! -f "$DUCK/.stamp-$stamp" ]; then
+    echo "bootstrap: installing DuckDB's C library (npm @duckdb/node-api 1.5.6-r.1) into $DUCK"
+    rm -rf "$DUCK"; mkdir -p "$DUCK"
+    cp "$DUCK_SRC/package.json" "$DUCK_SRC/package-lock.json" "$DUCK/"
+    if ! (cd "$DUCK" && npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1); then
+        cat "$DUCK/npm.log" >&2
+        echo "bootstrap: ERROR: npm could not install the pinned DuckDB package; the Arrow-stream test cannot run" >&2
+        exit 1
+    fi
+    touch "$DUCK/.stamp-$stamp"
+fi
 cp "$ORACLE_SRC/oracle.js" "$ORACLE/oracle.js"
 node -e 'require(process.argv[1] + "/node_modules/@lancedb/lancedb")' "$ORACLE" \
     || { echo "bootstrap: ERROR: the Lance oracle does not load" >&2; exit 1; }

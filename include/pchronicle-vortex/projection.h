@@ -259,6 +259,15 @@ PCH_API int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fm
 ** the narrow scans read lane by lane (docs/sql.md "The Vortex projection"). */
 PCH_API void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters);
 
+/* The relation runs, steps or tool_calls of root as an Arrow C stream (pchronicle/arrow.h):
+** the columns named (NULL = every column of docs/storyline.md §2), one struct batch per
+** cluster for a narrow scan or per document otherwise, with the values pchronicle-vortex
+** sql returns (JSON columns as JSON text). The stream owns its snapshot; release it when
+** done. Errors: PCH_EINVAL (no such relation or column), snapshot errors. */
+struct ArrowArrayStream;
+PCH_API int pch_vxp_arrow_relation(const char *root, const char *relation, const char *const *columns,
+                                   size_t n_columns, struct ArrowArrayStream *out, pch_error *err);
+
 /* ---------------------------------------------------------------- verify, inspect (§15, §20) */
 
 /* Receives one finding per problem: file (relative to root, "" for the root) and message. */

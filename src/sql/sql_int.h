@@ -106,5 +106,17 @@ typedef struct pch_sql_doc_source {
 
 /* Register src as a module (src must outlive db). SQLite result code. */
 int pch_sql__register_docs(sqlite3 *db, const pch_sql_doc_source *src);
+/* The Vortex projection's document source (src/sql/vx_source.c, Vortex side only). */
+const pch_sql_doc_source *pch_sql__vortex_source(void);
+
+/* ---- relation batches as Arrow C Data Interface arrays (arrow.c) ---- */
+struct ArrowSchema;
+struct ArrowArray;
+/* The struct schema "+s" of columns cols[0..n) of s. */
+int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, struct ArrowSchema *out,
+                          pch_error *err);
+/* Columns cols[0..n) of b as one struct array (copies; JSON rendered as text). */
+int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, pch_ctx *ctx,
+                              struct ArrowArray *out, pch_error *err);
 
 #endif

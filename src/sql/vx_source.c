@@ -568,6 +568,8 @@ int pch_vxp_sql_register(sqlite3 *db)
     return rc == SQLITE_OK ? pch_sql__register_docs(db, &k_vortex) : rc;
 }
 
+const pch_sql_doc_source *pch_sql__vortex_source(void) { return &k_vortex; }
+
 static int attach_vortex(sqlite3 *db, void *payload, char **msg)
 {
     int rc = pch_sql__register_docs(db, &k_vortex);

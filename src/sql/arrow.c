@@ -1,0 +1,206 @@
+/* Relation batches as Arrow C Data Interface arrays (include/pchronicle/arrow.h): a batch of
+** a relation (pch_lance_batch, as the virtual tables read them) becomes one struct array
+** whose children own copies of the selected columns. Types: utf8 → "U" (large utf8), JSON →
+** "U" with the JSON text the SQL relations return, int32 → "i", int64 → "l", float64 → "g",
+** bool → "b"; every column nullable ("n" rows with a validity bitmap when any is null).
+** Each array owns its memory (private_data); release frees it, as the specification says. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "pchronicle/arrow.h"
+#include "pchronicle/json.h"
+#include "sql/sql_int.h"
+
+typedef struct arr_mem {          /* what one ArrowArray owns */
+    void *bufs[3];
+    const void *ptrs[3];
+    struct ArrowArray **children;
+    struct ArrowArray *child_mem;
+} arr_mem;
+
+/* The specification's name is const char *; ours are strdup'd. */
+static void free_name(const char *p)
+{
+    void *q;
+    memcpy(&q, &p, sizeof q);
+    free(q);
+}
+
+static void release_array(struct ArrowArray *a)
+{
+    arr_mem *m = a->private_data;
+    if (!a->release) return;
+    if (m) {
+        for (int64_t i = 0; i < a->n_children; i++)
+            if (m->children[i]->release) m->children[i]->release(m->children[i]);
+        for (int i = 0; i < 3; i++) free(m->bufs[i]);
+        free(m->children);
+        free(m->child_mem);
+        free(m);
+    }
+    a->release = NULL;
+}
+
+static void release_schema(struct ArrowSchema *s)
+{
+    if (!s->release) return;
+    for (int64_t i = 0; i < s->n_children; i++)
+        if (s->children[i]->release) s->children[i]->release(s->children[i]);
+    free(s->private_data);          /* the struct schema's children block */
+    free(s->children);
+    s->release = NULL;
+}
+
+static void release_child_schema(struct ArrowSchema *s)
+{
+    free_name(s->name);
+    s->release = NULL;
+}
+
+static const char *format_of(pch_lance_type t)
+{
+    switch (t) {
+    case PCH_LANCE_INT32: return "i";
+    case PCH_LANCE_INT64: return "l";
+    case PCH_LANCE_FLOAT64: return "g";
+    case PCH_LANCE_BOOL: return "b";
+    default: return pch_lance_type_is_var(t) ? "U" : NULL;
+    }
+}
+
+int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, struct ArrowSchema *out, pch_error *err)
+{
+    struct ArrowSchema *kids = calloc((size_t)(n ? n : 1), sizeof *kids);
+    struct ArrowSchema **ptrs = calloc((size_t)(n ? n : 1), sizeof *ptrs);
+    memset(out, 0, sizeof *out);
+    if (!kids || !ptrs) { free(kids); free(ptrs); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
+    for (int i = 0; i < n; i++) {
+        const pch_lance_field *f = &s->fields[cols[i]];
+        const char *fmt = f->type == PCH_LANCE_JSON ? "U" : format_of(f->type);
+        if (!fmt) {
+            for (int k = 0; k < i; k++) free_name(kids[k].name);
+            free(kids); free(ptrs);
+            return pch_error_set(err, PCH_EUNSUPPORTED, "arrow: column %s has no Arrow mapping here", f->name);
+        }
+        kids[i].format = fmt;
+        kids[i].name = strdup(f->name);
+        kids[i].flags = ARROW_FLAG_NULLABLE;
+        kids[i].release = release_child_schema;
+        ptrs[i] = &kids[i];
+        if (!kids[i].name) {
+            for (int k = 0; k < i; k++) free_name(kids[k].name);
+            free(kids); free(ptrs);
+            return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+        }
+    }
+    out->format = "+s";
+    out->name = "";
+    out->n_children = n;
+    out->children = ptrs;
+    out->release = release_schema;
+    out->private_data = kids;
+    return PCH_OK;
+}
+
+/* One column → child array a (memory in a new arr_mem). */
+static int column_array(const pch_lance_column *lc, size_t n_rows, pch_ctx *ctx, struct ArrowArray *a, pch_error *err)
+{
+    arr_mem *m = calloc(1, sizeof *m);
+    size_t nbits = (n_rows + 7) / 8 + 1;
+    uint8_t *valid;
+    int64_t nulls = 0;
+    if (!m || !(m->bufs[0] = calloc(nbits, 1))) { free(m); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
+    memset(a, 0, sizeof *a);
+    a->private_data = m;
+    a->release = release_array;
+    a->length = (int64_t)n_rows;
+    a->buffers = m->ptrs;
+    valid = m->bufs[0];
+    for (size_t i = 0; i < n_rows; i++) {
+        if (pch_sql__valid(lc, i)) valid[i / 8] |= (uint8_t)(1u << (i % 8));
+        else nulls++;
+    }
+    a->null_count = nulls;
+    m->ptrs[0] = valid;
+    if (lc->type == PCH_LANCE_BOOL) {
+        uint8_t *bits = calloc(nbits, 1);
+        if (!(m->bufs[1] = bits)) goto oom;
+        for (size_t i = 0; i < n_rows; i++)
+            if (pch_sql__valid(lc, i) && lc->values[i]) bits[i / 8] |= (uint8_t)(1u << (i % 8));
+        m->ptrs[1] = bits;
+        a->n_buffers = 2;
+        return PCH_OK;
+    }
+    if (lc->type == PCH_LANCE_INT32 || lc->type == PCH_LANCE_INT64 || lc->type == PCH_LANCE_FLOAT64) {
+        size_t w = lc->type == PCH_LANCE_INT32 ? 4 : 8;
+        if (!(m->bufs[1] = calloc(n_rows ? n_rows : 1, w))) goto oom;
+        if (n_rows && lc->values) memcpy(m->bufs[1], lc->values, n_rows * w);
+        m->ptrs[1] = m->bufs[1];
+        a->n_buffers = 2;
+        return PCH_OK;
+    }
+    {
+        /* large utf8: int64 offsets + bytes; JSON columns rendered as the relations do */
+        int64_t *off = malloc((n_rows + 1) * sizeof *off);
+        pch_buf data;
+        pch_buf_init(&data, NULL);
+        if (!(m->bufs[1] = off)) goto oom;
+        off[0] = 0;
+        for (size_t i = 0; i < n_rows; i++) {
+            const char *p;
+            size_t n;
+            if (pch_sql__str(lc, i, &p, &n)) {
+                if (lc->type == PCH_LANCE_JSON) {
+                    char *txt = NULL;
+                    size_t tn = 0;
+                    int rc = pch_jsonb_to_json(ctx, (const uint8_t *)p, n, &txt, &tn, err);
+                    if (rc < 0) { pch_buf_dispose(&data); release_array(a); return rc; }
+                    pch_buf_append(&data, txt, tn);
+                    pch_free(ctx, txt);
+                } else {
+                    pch_buf_append(&data, p, n);
+                }
+            }
+            off[i + 1] = (int64_t)data.len;
+        }
+        if (data.oom || pch_buf_reserve(&data, 1) < 0) { pch_buf_dispose(&data); goto oom; }
+        m->bufs[2] = pch_buf_detach(&data, NULL);
+        m->ptrs[1] = off;
+        m->ptrs[2] = m->bufs[2];
+        a->n_buffers = 3;
+        return PCH_OK;
+    }
+oom:
+    release_array(a);
+    return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+}
+
+int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, pch_ctx *ctx, struct ArrowArray *out,
+                              pch_error *err)
+{
+    arr_mem *m = calloc(1, sizeof *m);
+    memset(out, 0, sizeof *out);
+    if (!m || !(m->children = calloc((size_t)(n ? n : 1), sizeof *m->children)) ||
+        !(m->child_mem = calloc((size_t)(n ? n : 1), sizeof *m->child_mem)) || !(m->bufs[0] = malloc(1))) {
+        if (m) { free(m->children); free(m->child_mem); }
+        free(m);
+        return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+    }
+    out->private_data = m;
+    out->release = release_array;
+    out->length = (int64_t)b->n_rows;
+    out->n_buffers = 1;              /* a struct array: validity only (NULL: no nulls) */
+    m->ptrs[0] = NULL;
+    out->buffers = m->ptrs;
+    out->children = m->children;
+    for (int i = 0; i < n; i++) {
+        int rc;
+        m->children[i] = &m->child_mem[i];
+        if ((size_t)cols[i] >= b->n_columns) { out->n_children = i; release_array(out); return pch_error_set(err, PCH_EINVAL, "arrow: no column %d", cols[i]); }
+        rc = column_array(&b->columns[cols[i]], b->n_rows, ctx, m->children[i], err);
+        out->n_children = i + (rc == 0);
+        if (rc < 0) { release_array(out); return rc; }
+    }
+    return PCH_OK;
+}
