@@ -2,6 +2,12 @@
 **
 ** CREATE VIRTUAL TABLE t USING storyline('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results')
 **
+** The same module code serves the relations computed from another projection: a document
+** source (sql_int.h pch_sql_doc_source, registered under its own module name, e.g. "vortex")
+** hands over ATIF documents that the Storyline row generator turns into the same rows, or,
+** for narrow column sets of steps/tool_calls, batches it builds straight from its lanes; an
+** equality on trajectory_key asks the source for the documents holding that key.
+**
 ** runs/steps/tool_calls expose the table's Lance columns in dataset order (docs/storyline.md
 ** §2): text → TEXT, integers and bools → INTEGER, float64 → REAL, JSON → TEXT (compact JSON;
 ** a value moved to objects is hydrated from its *_object column only when the column is
