@@ -1,5 +1,6 @@
 /* pchronicle-vortex: the Vortex side's program (RFC-0006 §3.6: the pchronicle program links no
-** Vortex code). Subcommands: convert, dump, inspect, check. Exit codes: 0 success,
+** Vortex code). Subcommands: convert, dump, inspect, check (Vortex files); build, get,
+** export, verify, inspect, sql, rl, sft, bench-get (the projection). Exit codes: 0 success,
 ** 1 failure (message on stderr), 2 usage error. */
 #include <stdlib.h>
 
