@@ -102,6 +102,10 @@ typedef struct pch_sql_doc_source {
     int (*lanes_open)(void *h, pch_storyline_table t, uint64_t used, struct pch_sql_lanes **out, pch_error *err);
     int (*lanes_next)(struct pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err);
     void (*lanes_close)(struct pch_sql_lanes *c);
+    /* Optional: the read-only relation `trajectories` (one row per trajectory, a summary),
+    ** its schema and a cursor read with lanes_next / lanes_close. */
+    int (*traj_schema)(void *h, pch_lance_schema **out, pch_error *err);
+    int (*traj_open)(void *h, struct pch_sql_lanes **out, pch_error *err);
 } pch_sql_doc_source;
 
 /* Register src as a module (src must outlive db). SQLite result code. */

@@ -41,7 +41,7 @@
 #define OBS_N 10
 #define SL_COL_TRAJECTORY_KEY 3     /* identity columns come first in every relation */
 
-enum { REL_RUNS, REL_STEPS, REL_CALLS, REL_OBS };
+enum { REL_RUNS, REL_STEPS, REL_CALLS, REL_OBS, REL_TRAJ };
 
 static const char *const k_obs_cols[OBS_N] = {
     "source_id", "run_id", "session_id", "trajectory_key", "step_ordinal", "step_id",
@@ -97,6 +97,7 @@ static int rel_of(const char *s)
     if (!strcmp(t, "steps")) return REL_STEPS;
     if (!strcmp(t, "tool_calls")) return REL_CALLS;
     if (!strcmp(t, "observation_results")) return REL_OBS;
+    if (!strcmp(t, "trajectories")) return REL_TRAJ;
     return -1;
 }
 
@@ -142,7 +143,13 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     if (!path || pch_ctx_new(&v->ctx, NULL, NULL, &e) != 0) { sqlite3_free(path); sqlite3_free(v); return SQLITE_NOMEM; }
     if (src) {
         rc = src->open(&v->src_h, v->ctx, path, &e);
-        if (rc == 0 && rel != REL_OBS) rc = pch_storyline_table_schema(v->ctx, table_of(rel), &v->own_schema, &e);
+        if (rc == 0 && rel == REL_TRAJ)
+            rc = src->traj_schema ? src->traj_schema(v->src_h, &v->own_schema, &e)
+                                  : pch_error_set(&e, PCH_EINVAL, "%s: no relation trajectories", src->module);
+        else if (rc == 0 && rel != REL_OBS)
+            rc = pch_storyline_table_schema(v->ctx, table_of(rel), &v->own_schema, &e);
+    } else if (rel == REL_TRAJ) {
+        rc = pch_error_set(&e, PCH_EINVAL, "storyline: trajectories is a relation of the Vortex projection only (RFC-0006 §13.1)");
     } else {
         rc = pch_storyline_open(&v->root, v->ctx, path, &e);
     }
@@ -461,7 +468,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     free(c->only);
     c->only = NULL;
     c->n_only = 0;
-    if (v->src)
+    if (v->src && v->rel != REL_TRAJ)
         for (int k = 0; k < c->n_cons; k++)
             if (c->cons[k].col == SL_COL_TRAJECTORY_KEY && c->cons[k].op == '=' &&
                 sqlite3_value_type(c->cons[k].v) == SQLITE_TEXT) {
@@ -488,7 +495,10 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
         /* a document's rows come whole: every column is in the batch at its own index */
         for (int i = 0; i < 64; i++) c->map[i] = i < v->n_cols ? i : -1;
         if (c->lanes) { v->src->lanes_close(c->lanes); c->lanes = NULL; }
-        if (!c->only && v->src->lanes_open) {
+        if (v->rel == REL_TRAJ) {      /* summaries: always from the id and summary lanes */
+            rc = v->src->traj_open(v->src_h, &c->lanes, &e);
+            if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
+        } else if (!c->only && v->src->lanes_open) {
             /* no key to find documents by: a narrow scan when the lanes hold every column
             ** the statement uses or pushes (RFC-0006 §13.2) */
             sqlite3_uint64 need = used;

@@ -274,6 +274,7 @@ struct pch_sql_lanes {
     pch_lance_batch batch;
     uint8_t *zeros;                 /* validity of columns not read (all null) */
     size_t zeros_cap;
+    struct traj_acc *acc;           /* the trajectories relation: not NULL */
 };
 
 static const lane_col_def *find_def(pch_storyline_table t, const char *name)
@@ -284,9 +285,12 @@ static const lane_col_def *find_def(pch_storyline_table t, const char *name)
     return NULL;
 }
 
+static void traj_acc_free(pch_ctx *ctx, struct traj_acc *a);
+
 static void lanes_close(pch_sql_lanes *c)
 {
     if (!c) return;
+    traj_acc_free(c->s->ctx, c->acc);
     pch_vxp_lanes_free(c->it);
     for (int i = 0; i < 64; i++) {
         pch_buf_dispose(&c->col[i].val); pch_buf_dispose(&c->col[i].off);
@@ -455,12 +459,43 @@ static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t si,
     return PCH_OK;
 }
 
+static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err);
+
+/* The batch of the current cluster's rows (columns not read: all null). */
+static int lanes_batch(pch_sql_lanes *c, uint64_t n_out, const pch_lance_batch **out, pch_error *err)
+{
+    if (n_out > c->zeros_cap) {
+        pch_free(c->s->ctx, c->zeros);
+        if (!(c->zeros = pch_calloc(c->s->ctx, (size_t)n_out, 1))) { c->zeros_cap = 0; return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory"); }
+        c->zeros_cap = (size_t)n_out;
+    }
+    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
+        pch_lance_column *lc = &c->lc[k];
+        out_col *o = &c->col[k];
+        memset(lc, 0, sizeof *lc);
+        lc->type = c->schema->fields[k].type;
+        lc->n_rows = (size_t)n_out;
+        if (!c->def[k] && !c->acc) { lc->validity = c->zeros; continue; }
+        if (o->val.oom || o->off.oom || o->data.oom || o->valid.oom) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+        lc->validity = o->valid.data;
+        lc->values = o->val.data;
+        lc->offsets = (const uint64_t *)(const void *)o->off.data;
+        lc->data = o->data.data ? o->data.data : (const uint8_t *)"";
+    }
+    c->batch.n_rows = (size_t)n_out;
+    c->batch.n_columns = c->schema->n_fields < 64 ? c->schema->n_fields : 64;
+    c->batch.columns = c->lc;
+    *out = &c->batch;
+    return PCH_OK;
+}
+
 static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err)
 {
     const pch_vx_array *const *L;
     uint64_t rows, n_out = 0;
     int rc;
     *out = NULL;
+    if (c->acc) return traj_next(c, out, eof, err);
     for (;;) {
         PCH_TRY(pch_vxp_lanes_next(c->it, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
@@ -524,29 +559,190 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
         }
         if (n_out) break;
     }
-    if (n_out > c->zeros_cap) {
-        pch_free(c->s->ctx, c->zeros);
-        if (!(c->zeros = pch_calloc(c->s->ctx, (size_t)n_out, 1))) { c->zeros_cap = 0; return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory"); }
-        c->zeros_cap = (size_t)n_out;
+    return lanes_batch(c, n_out, out, err);
+}
+
+/* ---- the read-only `trajectories` relation (§13.1): one row per trajectory from the id and
+** summary lanes (the pages of a paged trajectory summed) ---- */
+
+enum { T_SOURCE_ID, T_RUN_KEY, T_SESSION_ID, T_TRAJ_KEY, T_DOC_PATH, T_PREORDER, T_PARENT, T_AGENT, T_AGENT_MODEL,
+       T_STATE, T_PAGE_INDEX, T_PAGE_COUNT, T_STEPS, T_CALLS, T_RESULTS, T_MIN_TS, T_MAX_TS, T_COPIED, T_PTOK,
+       T_CTOK, T_FLAGS, T_BYTES, T_N };
+static const char *const k_traj_lanes[T_N] = {
+    "id.source_id", "id.run_key", "id.session_id", "id.trajectory_key", "id.doc_path", "id.preorder",
+    "id.parent_trajectory_key", "id.agent_name", "id.agent_model_name", "id.projection_state", "id.page_index",
+    "id.page_count", "summary.step_count", "summary.tool_call_count", "summary.result_count",
+    "summary.min_timestamp_ms", "summary.max_timestamp_ms", "summary.copied_step_count", "summary.prompt_tokens",
+    "summary.completion_tokens", "summary.flags", "summary.logical_bytes"
+};
+/* columns of the relation: name, type, the text lane (strings) or -1 */
+typedef struct traj_col { const char *name; pch_lance_type type; int lane; } traj_col;
+static const traj_col k_traj_cols[] = {
+    { "source_id", PCH_LANCE_UTF8, T_SOURCE_ID }, { "run_id", PCH_LANCE_UTF8, T_RUN_KEY },
+    { "session_id", PCH_LANCE_UTF8, T_SESSION_ID }, { "trajectory_key", PCH_LANCE_UTF8, T_TRAJ_KEY },
+    { "doc_path", PCH_LANCE_UTF8, T_DOC_PATH }, { "preorder", PCH_LANCE_INT32, -1 },
+    { "parent_trajectory_key", PCH_LANCE_UTF8, T_PARENT }, { "agent_name", PCH_LANCE_UTF8, T_AGENT },
+    { "agent_model_name", PCH_LANCE_UTF8, T_AGENT_MODEL }, { "state", PCH_LANCE_UTF8, -1 },
+    { "n_pages", PCH_LANCE_INT32, -1 }, { "n_steps", PCH_LANCE_INT64, -1 }, { "n_tool_calls", PCH_LANCE_INT64, -1 },
+    { "n_results", PCH_LANCE_INT64, -1 }, { "first_timestamp_ms", PCH_LANCE_INT64, -1 },
+    { "last_timestamp_ms", PCH_LANCE_INT64, -1 }, { "n_copied_steps", PCH_LANCE_INT64, -1 },
+    { "prompt_tokens", PCH_LANCE_INT64, -1 }, { "completion_tokens", PCH_LANCE_INT64, -1 },
+    { "has_logprobs", PCH_LANCE_BOOL, -1 }, { "has_token_ids", PCH_LANCE_BOOL, -1 },
+    { "has_reward", PCH_LANCE_BOOL, -1 }, { "has_external_content", PCH_LANCE_BOOL, -1 },
+    { "logical_bytes", PCH_LANCE_INT64, -1 },
+};
+#define TRAJ_N_COLS (sizeof k_traj_cols / sizeof *k_traj_cols)
+
+static int traj_schema(void *h, pch_lance_schema **out, pch_error *err)
+{
+    vx_src *s = h;
+    int rc = pch_lance_schema_new(out, s->ctx, err);
+    for (size_t i = 0; i < TRAJ_N_COLS && rc == PCH_OK; i++)
+        rc = pch_lance_schema_add_field(*out, k_traj_cols[i].name, k_traj_cols[i].type,
+                                        i == 2 || i == 6 || i == 7 || i == 8 || i == 14 || i == 15, err);
+    if (rc < 0) { pch_lance_schema_free(*out); *out = NULL; }
+    return rc;
+}
+
+/* The trajectory being summed over its pages. */
+typedef struct traj_acc {
+    pch_buf text[T_N];              /* the first page's strings */
+    bool valid[T_N];
+    int64_t preorder, state, pages, steps, calls, results, copied, ptok, ctok, min_ts, max_ts, bytes;
+    bool has_ts;
+    uint8_t flags;
+} traj_acc;
+
+static int traj_open(void *h, pch_sql_lanes **out, pch_error *err);
+
+static void traj_acc_free(pch_ctx *ctx, struct traj_acc *a)
+{
+    if (!a) return;
+    for (int i = 0; i < T_N; i++) pch_buf_dispose(&a->text[i]);
+    pch_free(ctx, a);
+}
+
+static int traj_open(void *h, pch_sql_lanes **out, pch_error *err)
+{
+    vx_src *s = h;
+    pch_sql_lanes *c;
+    int rc;
+    *out = NULL;
+    if (!(c = pch_calloc(s->ctx, 1, sizeof *c)) || !(c->acc = pch_calloc(s->ctx, 1, sizeof *c->acc))) {
+        pch_free(s->ctx, c);
+        return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     }
-    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
-        pch_lance_column *lc = &c->lc[k];
-        out_col *o = &c->col[k];
-        memset(lc, 0, sizeof *lc);
-        lc->type = c->schema->fields[k].type;
-        lc->n_rows = (size_t)n_out;
-        if (!c->def[k]) { lc->validity = c->zeros; continue; }
-        if (o->val.oom || o->off.oom || o->data.oom || o->valid.oom) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
-        lc->validity = o->valid.data;
-        lc->values = o->val.data;
-        lc->offsets = (const uint64_t *)(const void *)o->off.data;
-        lc->data = o->data.data ? o->data.data : (const uint8_t *)"";
+    c->s = s;
+    for (int i = 0; i < 64; i++) {
+        pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
+        pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
     }
-    c->batch.n_rows = (size_t)n_out;
-    c->batch.n_columns = c->schema->n_fields < 64 ? c->schema->n_fields : 64;
-    c->batch.columns = c->lc;
-    *out = &c->batch;
+    for (int i = 0; i < 4; i++) pch_buf_init(&c->id_val[i], s->ctx);
+    for (int i = 0; i < T_N; i++) pch_buf_init(&c->acc->text[i], s->ctx);
+    if ((rc = traj_schema(s, &c->schema, err)) < 0 || (rc = pch_vxp_lanes_open(&c->it, s->snap, k_traj_lanes, T_N, err)) < 0) {
+        lanes_close(c);
+        return rc;
+    }
+    *out = c;
     return PCH_OK;
+}
+
+static int64_t num(const pch_vx_array *a, uint64_t r) { return lv(a, r) ? (int64_t)lu(a, r) : 0; }
+
+/* Emit the trajectory summed in c->acc as one row. */
+static int traj_emit(pch_sql_lanes *c)
+{
+    struct traj_acc *a = c->acc;
+    for (size_t k = 0; k < TRAJ_N_COLS; k++) {
+        out_col *o = &c->col[k];
+        const traj_col *d = &k_traj_cols[k];
+        int64_t v = 0;
+        bool valid = true;
+        if (d->lane >= 0) { PCH_TRY(put_var(o, a->text[d->lane].data, a->text[d->lane].len, a->valid[d->lane])); continue; }
+        if (k == 9) {               /* state */
+            const char *nm = pch_atif_state_name((pch_atif_state)a->state);
+            PCH_TRY(put_var(o, nm, nm ? strlen(nm) : 0, nm != NULL));
+            continue;
+        }
+        switch (k) {
+        case 5: { int32_t w = (int32_t)a->preorder; PCH_TRY(put_val(o, &w, 4, true)); continue; }
+        case 10: { int32_t w = (int32_t)a->pages; PCH_TRY(put_val(o, &w, 4, true)); continue; }
+        case 11: v = a->steps; break;
+        case 12: v = a->calls; break;
+        case 13: v = a->results; break;
+        case 14: v = a->min_ts; valid = a->has_ts; break;
+        case 15: v = a->max_ts; valid = a->has_ts; break;
+        case 16: v = a->copied; break;
+        case 17: v = a->ptok; break;
+        case 18: v = a->ctok; break;
+        case 23: v = a->bytes; break;
+        default: {                  /* the flags */
+            static const uint8_t bit[4] = { 0x01, 0x04, 0x08, 0x02 };   /* logprobs, token ids, reward, external */
+            uint8_t b = (a->flags & bit[k - 19]) != 0;
+            PCH_TRY(put_val(o, &b, 1, true));
+            continue;
+        }
+        }
+        PCH_TRY(put_val(o, &v, 8, valid));
+    }
+    return PCH_OK;
+}
+
+static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err)
+{
+    struct traj_acc *a = c->acc;
+    const pch_vx_array *const *L;
+    uint64_t rows, n_out = 0;
+    for (;;) {
+        PCH_TRY(pch_vxp_lanes_next(c->it, &L, &rows, eof, err));
+        if (*eof) return PCH_OK;
+        g_lane_clusters++;
+        for (int k = 0; k < 64; k++) {
+            pch_buf_clear(&c->col[k].val); pch_buf_clear(&c->col[k].off);
+            pch_buf_clear(&c->col[k].data); pch_buf_clear(&c->col[k].valid);
+        }
+        for (uint64_t r = 0; r < rows; r++) {
+            int64_t page = num(L[T_PAGE_INDEX], r), pages = num(L[T_PAGE_COUNT], r);
+            if (!lv(L[T_PAGE_INDEX], r) || !lv(L[T_PAGE_COUNT], r) || pages < 1 || page >= pages ||
+                (page > 0 && page != a->pages))
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the pages of a trajectory are out of sequence");
+            if (page == 0) {        /* the trajectory's own values are on its first page */
+                for (int l = T_SOURCE_ID; l <= T_AGENT_MODEL; l++) {
+                    const pch_vx_array *x = L[l];
+                    pch_buf_clear(&a->text[l]);
+                    a->valid[l] = lv(x, r) && x->offsets;
+                    if (a->valid[l] && pch_buf_append(&a->text[l], x->data + x->offsets[r], (size_t)(x->offsets[r + 1] - x->offsets[r])) < 0)
+                        return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+                }
+                a->preorder = num(L[T_PREORDER], r);
+                a->state = num(L[T_STATE], r);
+                a->steps = a->calls = a->results = a->copied = a->ptok = a->ctok = a->bytes = 0;
+                a->has_ts = false;
+                a->flags = 0;
+            }
+            a->pages = page + 1;
+            a->steps += num(L[T_STEPS], r);
+            a->calls += num(L[T_CALLS], r);
+            a->results += num(L[T_RESULTS], r);
+            a->copied += num(L[T_COPIED], r);
+            a->ptok += num(L[T_PTOK], r);
+            a->ctok += num(L[T_CTOK], r);
+            a->bytes += num(L[T_BYTES], r);
+            a->flags |= (uint8_t)num(L[T_FLAGS], r);
+            if (lv(L[T_MIN_TS], r)) {
+                int64_t lo = (int64_t)lu(L[T_MIN_TS], r), hi = lv(L[T_MAX_TS], r) ? (int64_t)lu(L[T_MAX_TS], r) : lo;
+                if (!a->has_ts || lo < a->min_ts) a->min_ts = lo;
+                if (!a->has_ts || hi > a->max_ts) a->max_ts = hi;
+                a->has_ts = true;
+            }
+            if (page + 1 == pages) {
+                if (traj_emit(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+                n_out++;
+            }
+        }
+        if (n_out) break;
+    }
+    return lanes_batch(c, n_out, out, err);
 }
 
 /* An embed-assets projection lists every asset with its object id, as a Storyline root
@@ -560,7 +756,7 @@ static pch_storyline_assets vx_asset_mode(void *h)
 }
 
 static const pch_sql_doc_source k_vortex = { "vortex", vx_open, vx_close, vx_next, vx_asset, vx_asset_mode, vx_find,
-                                               lanes_open, lanes_next, lanes_close };
+                                               lanes_open, lanes_next, lanes_close, traj_schema, traj_open };
 
 int pch_vxp_sql_register(sqlite3 *db)
 {
@@ -570,10 +766,17 @@ int pch_vxp_sql_register(sqlite3 *db)
 
 const pch_sql_doc_source *pch_sql__vortex_source(void) { return &k_vortex; }
 
+/* The four relations of pch_sql_attach_module and `trajectories`. */
 static int attach_vortex(sqlite3 *db, void *payload, char **msg)
 {
     int rc = pch_sql__register_docs(db, &k_vortex);
-    return rc == SQLITE_OK ? pch_sql_attach_module(db, "vortex", payload, msg) : rc;
+    if (rc == SQLITE_OK) rc = pch_sql_attach_module(db, "vortex", payload, msg);
+    if (rc == SQLITE_OK) {
+        char *q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.trajectories USING vortex(%Q, 'trajectories')", (const char *)payload);
+        rc = q ? sqlite3_exec(db, q, NULL, NULL, msg) : SQLITE_NOMEM;
+        sqlite3_free(q);
+    }
+    return rc;
 }
 
 int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out, pch_error *err)

@@ -99,6 +99,35 @@ for p in $pairs; do
     same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, call_ordinal, tool_call_id, function_name FROM tool_calls ORDER BY 1, 2, 4, 5, 7"
     same $p "SELECT count(*), min(timestamp), max(timestamp_ms) FROM steps WHERE timestamp_ms >= 1700000000000 AND model_name IS NOT NULL"
 done
+# the read-only `trajectories` relation (§13.1): one summary row per trajectory, read from the
+# id and summary lanes (pages summed), agreeing with runs, steps and tool_calls
+for p in $pairs; do
+    q="WITH c AS (SELECT source_id, run_id, trajectory_key, count(*) AS n FROM tool_calls GROUP BY 1, 2, 3),
+         s AS (SELECT source_id, run_id, trajectory_key, count(*) AS n, sum(is_copied_context = 1) AS copied,
+                      coalesce(sum(CASE WHEN prompt_tokens > 0 THEN prompt_tokens END), 0) AS ptok,
+                      coalesce(sum(CASE WHEN completion_tokens > 0 THEN completion_tokens END), 0) AS ctok,
+                      min(timestamp_ms) AS lo, max(timestamp_ms) AS hi FROM steps GROUP BY 1, 2, 3)
+       SELECT count(*), sum(t.n_steps = coalesce(s.n, 0) AND t.n_tool_calls = coalesce(c.n, 0) AND
+                            t.n_copied_steps = coalesce(s.copied, 0) AND t.prompt_tokens = coalesce(s.ptok, 0) AND
+                            t.completion_tokens = coalesce(s.ctok, 0) AND t.first_timestamp_ms IS s.lo AND
+                            t.last_timestamp_ms IS s.hi),
+              sum(t.n_pages > 1)
+       FROM trajectories t LEFT JOIN s USING (source_id, run_id, trajectory_key) LEFT JOIN c USING (source_id, run_id, trajectory_key)"
+    got=$("$VX" sql "$tmp/$p.vx" "$q" --format csv 2>&1 | tail -1)
+    want=$("$CLI" sql "$tmp/$p.sl" "SELECT count(*) FROM runs" --format csv | tail -1)
+    checks=$((checks + 1))
+    case "$got" in "$want,$want,"*) ;; *) echo "FAIL trajectories ($p): '$got' for $want runs"; fail=1 ;; esac
+    [ "$p" != paged ] || [ "${got##*,}" -gt 0 ] || { echo "FAIL trajectories: no paged trajectory in the paged build"; fail=1; }
+    same $p "SELECT count(*) FROM runs" # (both sides have runs; trajectories exists on the Vortex side only)
+    got=$("$VX" sql "$tmp/$p.vx" "SELECT count(*) FROM trajectories t JOIN runs r USING (source_id, run_id, trajectory_key)
+            WHERE t.doc_path = r.doc_path AND t.preorder = r.preorder AND t.parent_trajectory_key IS r.parent_trajectory_key
+              AND t.state = r.state AND t.session_id IS r.session_id AND t.agent_name IS r.agent_name
+              AND t.agent_model_name IS r.agent_model_name" --format csv 2>&1 | tail -1)
+    checks=$((checks + 1))
+    [ "$got" = "$want" ] || { echo "FAIL trajectories vs runs ($p): $got of $want"; fail=1; }
+done
+"$CLI" sql "$tmp/gen.sl" "SELECT count(*) FROM trajectories" >/dev/null 2>&1 && { echo "FAIL a Storyline root has no trajectories relation"; fail=1; }
+
 # a narrow scan reads lanes only; a wide column rebuilds documents
 "$VX" sql "$tmp/paged.vx" "SELECT function_name, count(*) FROM tool_calls GROUP BY 1" --stats 2>"$tmp/st1" >/dev/null
 grep -q 'documents_rebuilt=0 lane_clusters=\([4-9]\|[1-9][0-9]\)' "$tmp/st1" || { echo "FAIL narrow scan not from lanes (or too few clusters to page): $(cat "$tmp/st1")"; fail=1; }
