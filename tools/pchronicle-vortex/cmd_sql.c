@@ -10,7 +10,8 @@ static const char k_usage[] =
     "usage: pchronicle-vortex sql ROOT \"SQL\" [--format table|csv|jsonl] [--stats]\n"
     "Run SQL (SQLite dialect) over the relations runs, steps, tool_calls and\n"
     "observation_results of a projection root: the columns and answers of a Storyline root\n"
-    "built from the same documents (docs/storyline.md §2, docs/sql.md).\n"
+    "built from the same documents (docs/storyline.md §2, docs/sql.md), and the read-only\n"
+    "trajectories (one summary row per trajectory, from the summary lanes).\n"
     "  --format F    table (default), csv or jsonl\n"
     "  --stats       print to stderr how many documents were rebuilt, how many clusters were\n"
     "                read lane by lane (narrow scans), and the time\n";
