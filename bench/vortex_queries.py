@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""bench/vortex_queries.py - queries and training reads on the Vortex projection (issue on
+RFC-0006 §13-§14), beside the peers' numbers on the same corpora (not part of make test).
+
+For each corpus of ../shared/bench/traj (real, scaled, rl), on the roots bench/vortex_traj.sh
+built ($VX_DIR/roots/vortex-<corpus>) and the shared run's results ($BENCH_DIR/results:
+q-<corpus>-noindex.json for official Lance, duckdb-q-<corpus>.json for DuckDB/Parquet):
+
+  narrow scans   the queries of ../shared/bench/traj/vortex-hook.js (steps by source, tool
+                 calls by function, the Lance run's time windows + models), one
+                 `pchronicle-vortex sql` process per query, RUNS runs, median; --stats says
+                 whether the lanes answered (documents_rebuilt=0);
+  RL             `pchronicle-vortex rl --format count` with and without prompt ids;
+  SFT            `pchronicle-vortex sft --stats` (message MiB/s).
+
+  BUILD=build VX_DIR=/tmp/vortex-traj BENCH_DIR=/tmp/traj-bench CORPORA="real scaled rl" \
+  RUNS=5 SFT=1 bench/vortex_queries.py
+Prints one markdown table per part (docs/sql.md and docs/training.md hold the results).
+"""
+import json, os, re, statistics, subprocess, sys, time
+
+BUILD = os.environ.get("BUILD", "build")
+VX = os.path.join(BUILD, "pchronicle-vortex")
+VX_DIR = os.environ.get("VX_DIR", "/tmp/vortex-traj")
+BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/traj-bench")
+CORPORA = os.environ.get("CORPORA", "real scaled rl").split()
+RUNS = int(os.environ.get("RUNS", "5"))
+SFT = os.environ.get("SFT", "1") == "1"
+
+
+def run(args, discard=False):
+    t0 = time.time()
+    r = subprocess.run(args, stdout=subprocess.DEVNULL if discard else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ms = (time.time() - t0) * 1000
+    if r.returncode != 0:
+        sys.exit("failed: %s: %s" % (" ".join(args[:3]), r.stderr[-2000:]))
+    return ms, r.stdout, r.stderr
+
+
+def peer(path, q, kind):
+    try:
+        d = json.load(open(path))["queries"][q]
+        return d["warm"]["p50_ms"] if kind == "warm" else d["cold"]["process_wall"]["p50_ms"]
+    except (OSError, KeyError):
+        return None
+
+
+def fmt(x):
+    return "—" if x is None else ("%.1f" % x if x < 100 else "%.0f" % x)
+
+
+print("| corpus | query | ours (process, median ms) | lanes only | official Lance warm / process | DuckDB warm / process |")
+print("| --- | --- | --- | --- | --- | --- |")
+for c in CORPORA:
+    root = os.path.join(VX_DIR, "roots", "vortex-" + c)
+    lance = os.path.join(BENCH_DIR, "results", "q-%s-noindex.json" % c)
+    duck = os.path.join(BENCH_DIR, "results", "duckdb-q-%s.json" % c)
+    if not os.path.isdir(root) or not os.path.exists(lance):
+        print("| %s | (missing %s or %s) | | | | |" % (c, root, lance))
+        continue
+    tm = json.load(open(lance))["params"].get("time_model") or []
+    qs = {
+        "narrow_source": ["SELECT source, count(*) AS n FROM steps GROUP BY source"],
+        "narrow_function": ["SELECT function_name, count(*) AS n FROM tool_calls GROUP BY function_name"],
+        "time_model": ["SELECT run_id, step_id, timestamp_ms, model_name, source FROM steps WHERE timestamp_ms >= %d "
+                       "AND timestamp_ms < %d AND model_name = '%s'" % (p["from"], p["to"], p["model"].replace("'", "''"))
+                       for p in tm],
+    }
+    for name, stmts in qs.items():
+        if not stmts:
+            continue
+        lat, lanes = [], True
+        for i in range(RUNS):
+            ms, _, err = run([VX, "sql", root, stmts[i % len(stmts)], "--format", "csv", "--stats"])
+            lat.append(ms)
+            lanes = lanes and "documents_rebuilt=0 " in err
+        print("| %s | %s | %s | %s | %s / %s | %s / %s |" % (c, name, fmt(statistics.median(lat)), "yes" if lanes else "no",
+              fmt(peer(lance, name, "warm")), fmt(peer(lance, name, "cold")), fmt(peer(duck, name, "warm")),
+              fmt(peer(duck, name, "cold"))))
+
+print()
+print("| corpus | read | seconds | rate |")
+print("| --- | --- | --- | --- |")
+for c in CORPORA:
+    root = os.path.join(VX_DIR, "roots", "vortex-" + c)
+    if not os.path.isdir(root):
+        continue
+    for label, extra in (("rl: completion ids + logprobs", ["--no-prompt-ids"]), ("rl: + prompt ids", [])):
+        ms, out, err = run([VX, "rl", root, "--format", "count", "--stats"] + extra)
+        m = re.search(r"tokens_per_s=(\d+)", err)
+        print("| %s | %s | %.2f | %.1f M completion tokens/s |" % (c, label, ms / 1000, int(m.group(1)) / 1e6 if m else 0))
+    if SFT:
+        ms, _, err = run([VX, "sft", root, "--stats"], discard=True)
+        m = re.search(r"message_mib_per_s=([\d.]+)", err)
+        print("| %s | sft | %.2f | %s MiB/s of message text |" % (c, ms / 1000, m.group(1) if m else "?"))
