@@ -32,37 +32,30 @@ fi
 
 [ "${1:-}" = "--deb-only" ] && exit 0
 
-# The oracle: installed once per lockfile hash.
+# npm_pinned SRC DEST WHAT: npm ci of SRC's package.json + package-lock.json into DEST, once per
+# lockfile hash (a stamp file); fails loudly when npm cannot install it.
+npm_pinned() {
+    local src=$1 dest=$2 what=$3 stamp
+    stamp=$(cat "$src/package-lock.json" "$src/package.json" | sha256sum | cut -c1-16)
+    [ -f "$dest/.stamp-$stamp" ] && return 0
+    echo "bootstrap: installing $what into $dest"
+    rm -rf "$dest"; mkdir -p "$dest"
+    cp "$src/package.json" "$src/package-lock.json" "$dest/"
+    if ! (cd "$dest" && npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1); then
+        cat "$dest/npm.log" >&2
+        echo "bootstrap: ERROR: npm could not install $what" >&2
+        exit 1
+    fi
+    touch "$dest/.stamp-$stamp"
+}
+
+# The official Lance oracle (the compatibility suite) and DuckDB's C library (npm
+# @duckdb/node-api 1.5.6-r.1: its libduckdb.so, for the Arrow-stream consumer test
+# tests/cli/vortex_arrow.sh).
 ORACLE_SRC=tests/compat/oracle
 ORACLE=$CACHE/lance-oracle
-stamp=$(cat "$ORACLE_SRC/package-lock.json" "$ORACLE_SRC/package.json" | sha256sum | cut -c1-16)
-if [ ! -f "$ORACLE/.stamp-$stamp" ]; then
-    echo "bootstrap: installing the official Lance oracle (npm @lancedb/lancedb 0.31.0) into $ORACLE"
-    rm -rf "$ORACLE"; mkdir -p "$ORACLE"
-    cp "$ORACLE_SRC/package.json" "$ORACLE_SRC/package-lock.json" "$ORACLE/"
-    if ! (cd "$ORACLE" && npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1); then
-        cat "$ORACLE/npm.log" >&2
-        echo "bootstrap: ERROR: npm could not install the pinned Lance oracle; the compatibility suite cannot run" >&2
-        exit 1
-    fi
-    touch "$ORACLE/.stamp-$stamp"
-fi
-# DuckDB's C library (npm @duckdb/node-api 1.5.6-r.1: its libduckdb.so) for the Arrow-stream
-# consumer test (tests/cli/vortex_arrow.sh); installed once per lockfile hash.
-DUCK_SRC=tests/compat/duckdb
-DUCK=$CACHE/duckdb-consumer
-stamp=$(cat "$DUCK_SRC/package-lock.json" "$DUCK_SRC/package.json" | sha256sum | cut -c1-16)
-if [ ! -f "$DUCK/.stamp-$stamp" ]; then
-    echo "bootstrap: installing DuckDB's C library (npm @duckdb/node-api 1.5.6-r.1) into $DUCK"
-    rm -rf "$DUCK"; mkdir -p "$DUCK"
-    cp "$DUCK_SRC/package.json" "$DUCK_SRC/package-lock.json" "$DUCK/"
-    if ! (cd "$DUCK" && npm ci --no-audit --no-fund --loglevel=error >npm.log 2>&1); then
-        cat "$DUCK/npm.log" >&2
-        echo "bootstrap: ERROR: npm could not install the pinned DuckDB package; the Arrow-stream test cannot run" >&2
-        exit 1
-    fi
-    touch "$DUCK/.stamp-$stamp"
-fi
+npm_pinned "$ORACLE_SRC" "$ORACLE" "the official Lance oracle (npm @lancedb/lancedb 0.31.0)"
+npm_pinned tests/compat/duckdb "$CACHE/duckdb-consumer" "DuckDB's C library (npm @duckdb/node-api 1.5.6-r.1)"
 cp "$ORACLE_SRC/oracle.js" "$ORACLE/oracle.js"
 node -e 'require(process.argv[1] + "/node_modules/@lancedb/lancedb")' "$ORACLE" \
     || { echo "bootstrap: ERROR: the Lance oracle does not load" >&2; exit 1; }

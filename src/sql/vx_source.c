@@ -461,6 +461,19 @@ static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t si,
 
 static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err);
 
+/* The next cluster's lanes, with the output columns emptied for its rows. */
+static int next_cluster(pch_sql_lanes *c, const pch_vx_array *const **L, uint64_t *rows, bool *eof, pch_error *err)
+{
+    PCH_TRY(pch_vxp_lanes_next(c->it, L, rows, eof, err));
+    if (*eof) return PCH_OK;
+    g_lane_clusters++;
+    for (int k = 0; k < 64; k++) {
+        pch_buf_clear(&c->col[k].val); pch_buf_clear(&c->col[k].off);
+        pch_buf_clear(&c->col[k].data); pch_buf_clear(&c->col[k].valid);
+    }
+    return PCH_OK;
+}
+
 /* The batch of the current cluster's rows (columns not read: all null). */
 static int lanes_batch(pch_sql_lanes *c, uint64_t n_out, const pch_lance_batch **out, pch_error *err)
 {
@@ -497,13 +510,8 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
     *out = NULL;
     if (c->acc) return traj_next(c, out, eof, err);
     for (;;) {
-        PCH_TRY(pch_vxp_lanes_next(c->it, &L, &rows, eof, err));
+        PCH_TRY(next_cluster(c, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
-        g_lane_clusters++;
-        for (int k = 0; k < 64; k++) {
-            pch_buf_clear(&c->col[k].val); pch_buf_clear(&c->col[k].off);
-            pch_buf_clear(&c->col[k].data); pch_buf_clear(&c->col[k].valid);
-        }
         n_out = 0;
         for (uint64_t r = 0; r < rows; r++) {
             const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
@@ -694,13 +702,8 @@ static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, p
     const pch_vx_array *const *L;
     uint64_t rows, n_out = 0;
     for (;;) {
-        PCH_TRY(pch_vxp_lanes_next(c->it, &L, &rows, eof, err));
+        PCH_TRY(next_cluster(c, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
-        g_lane_clusters++;
-        for (int k = 0; k < 64; k++) {
-            pch_buf_clear(&c->col[k].val); pch_buf_clear(&c->col[k].off);
-            pch_buf_clear(&c->col[k].data); pch_buf_clear(&c->col[k].valid);
-        }
         for (uint64_t r = 0; r < rows; r++) {
             int64_t page = num(L[T_PAGE_INDEX], r), pages = num(L[T_PAGE_COUNT], r);
             if (!lv(L[T_PAGE_INDEX], r) || !lv(L[T_PAGE_COUNT], r) || pages < 1 || page >= pages ||
