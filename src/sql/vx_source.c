@@ -1,9 +1,13 @@
 /* The storyline relations over a Vortex projection root (RFC-0006 §13.1; docs/sql.md
 ** "Vortex projection"): the SQLite module "vortex", a document source for vtab.c.
 **
-** CREATE VIRTUAL TABLE t USING vortex('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results')
+** CREATE VIRTUAL TABLE t USING vortex('ROOT', 'runs'|'steps'|'tool_calls'|'observation_results'
+**                                          |'trajectories')
 **
-** Each virtual table pins the snapshot CURRENT names when it connects. A cursor reads the
+** Each virtual table pins the snapshot CURRENT names when it connects. Three read paths:
+** narrow column sets of steps and tool_calls come straight from the lanes ("narrow scans"
+** below), `trajectories` from the id and summary lanes, and everything else from documents:
+** a cursor reads the
 ** document roots in storage order (each cluster decoded once), rebuilds each document from
 ** its lanes (pch_vxp_get_doc, every value hydrated and checked), parses it as the importers
 ** do, gives every trajectory the key the projection stored for it (a key made unique across
