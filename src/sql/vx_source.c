@@ -278,7 +278,9 @@ struct pch_sql_lanes {
     pch_lance_batch batch;
     uint8_t *zeros;                 /* validity of columns not read (all null) */
     size_t zeros_cap;
-    struct traj_acc *acc;           /* the trajectories relation: not NULL */
+    struct traj_acc *acc;           /* the trajectories relation (or runs from it): not NULL */
+    int traj_of[64];                /* runs from the summaries: runs column -> trajectories column, -1 */
+    bool runs_view;
 };
 
 static const lane_col_def *find_def(pch_storyline_table t, const char *name)
@@ -306,6 +308,8 @@ static void lanes_close(pch_sql_lanes *c)
     pch_free(c->s->ctx, c);
 }
 
+static int runs_open(vx_src *s, uint64_t used, pch_sql_lanes **out, pch_error *err);
+
 static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lanes **out, pch_error *err)
 {
     vx_src *s = h;
@@ -314,6 +318,7 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lan
     size_t n = 0;
     int rc;
     *out = NULL;
+    if (t == PCH_STORYLINE_RUNS) return runs_open(s, used, out, err);
     if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
     if (!(c = pch_calloc(s->ctx, 1, sizeof *c))) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     c->s = s;
@@ -488,11 +493,11 @@ static int lanes_batch(pch_sql_lanes *c, uint64_t n_out, const pch_lance_batch *
     }
     for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
         pch_lance_column *lc = &c->lc[k];
-        out_col *o = &c->col[k];
+        out_col *o = c->runs_view ? (c->traj_of[k] >= 0 ? &c->col[c->traj_of[k]] : NULL) : &c->col[k];
         memset(lc, 0, sizeof *lc);
         lc->type = c->schema->fields[k].type;
         lc->n_rows = (size_t)n_out;
-        if (!c->def[k] && !c->acc) { lc->validity = c->zeros; continue; }
+        if (!o || (!c->def[k] && !c->acc)) { lc->validity = c->zeros; continue; }
         if (o->val.oom || o->off.oom || o->data.oom || o->valid.oom) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
         lc->validity = o->valid.data;
         lc->values = o->val.data;
@@ -750,6 +755,41 @@ static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, p
         if (n_out) break;
     }
     return lanes_batch(c, n_out, out, err);
+}
+
+/* `runs` from the summaries: when every column a statement uses or pushes is one the id and
+** summary lanes hold exactly as runs does (the trajectories relation is checked against runs
+** column by column in tests/cli/vortex_sql.sh), runs is read like trajectories. */
+static int runs_open(vx_src *s, uint64_t used, pch_sql_lanes **out, pch_error *err)
+{
+    static const struct { const char *runs, *traj; } k_map[] = {
+        { "source_id", "source_id" }, { "run_id", "run_id" }, { "session_id", "session_id" },
+        { "trajectory_key", "trajectory_key" }, { "doc_path", "doc_path" }, { "preorder", "preorder" },
+        { "parent_trajectory_key", "parent_trajectory_key" }, { "agent_name", "agent_name" },
+        { "agent_model_name", "agent_model_name" }, { "state", "state" }, { "n_steps", "n_steps" },
+        { "first_timestamp_ms", "first_timestamp_ms" }, { "last_timestamp_ms", "last_timestamp_ms" },
+    };
+    pch_lance_schema *runs = NULL;
+    pch_sql_lanes *c = NULL;
+    int map[64], rc;
+    *out = NULL;
+    if ((rc = pch_storyline_table_schema(s->ctx, PCH_STORYLINE_RUNS, &runs, err)) < 0) return rc;
+    for (size_t k = 0; k < 64; k++) {
+        map[k] = -1;
+        if (k >= runs->n_fields || !((used >> (k < 63 ? k : 63)) & 1)) continue;
+        for (size_t m = 0; m < sizeof k_map / sizeof *k_map && map[k] < 0; m++)
+            if (strcmp(runs->fields[k].name, k_map[m].runs) == 0)
+                for (size_t t = 0; t < TRAJ_N_COLS; t++)
+                    if (strcmp(k_traj_cols[t].name, k_map[m].traj) == 0) map[k] = (int)t;
+        if (map[k] < 0) { pch_lance_schema_free(runs); return PCH_OK; }   /* a column only documents give */
+    }
+    if ((rc = traj_open(s, &c, err)) < 0) { pch_lance_schema_free(runs); return rc; }
+    pch_lance_schema_free(c->schema);
+    c->schema = runs;
+    c->runs_view = true;
+    memcpy(c->traj_of, map, sizeof map);
+    *out = c;
+    return PCH_OK;
 }
 
 /* An embed-assets projection lists every asset with its object id, as a Storyline root

@@ -98,6 +98,8 @@ for p in $pairs; do
     same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, timestamp_ms, timestamp, source, model_name, prompt_tokens, completion_tokens, cached_tokens, cost_usd, llm_call_count, is_copied_context, has_tool_calls, n_tool_calls FROM steps ORDER BY 1, 2, 4, 5"
     same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, call_ordinal, tool_call_id, function_name FROM tool_calls ORDER BY 1, 2, 4, 5, 7"
     same $p "SELECT count(*), min(timestamp), max(timestamp_ms) FROM steps WHERE timestamp_ms >= 1700000000000 AND model_name IS NOT NULL"
+    # every runs column the summaries hold (read like trajectories)
+    same $p "SELECT source_id, run_id, session_id, trajectory_key, doc_path, preorder, parent_trajectory_key, agent_name, agent_model_name, state, n_steps, first_timestamp_ms, last_timestamp_ms FROM runs ORDER BY 1, 2, 4"
 done
 # the read-only `trajectories` relation (§13.1): one summary row per trajectory, read from the
 # id and summary lanes (pages summed), agreeing with runs, steps and tool_calls
@@ -131,6 +133,8 @@ done
 # a narrow scan reads lanes only; a wide column rebuilds documents
 "$VX" sql "$tmp/paged.vx" "SELECT function_name, count(*) FROM tool_calls GROUP BY 1" --stats 2>"$tmp/st1" >/dev/null
 grep -q 'documents_rebuilt=0 lane_clusters=\([4-9]\|[1-9][0-9]\)' "$tmp/st1" || { echo "FAIL narrow scan not from lanes (or too few clusters to page): $(cat "$tmp/st1")"; fail=1; }
+"$VX" sql "$tmp/paged.vx" "SELECT state, count(*), sum(n_steps) FROM runs GROUP BY 1" --stats 2>"$tmp/st3" >/dev/null
+grep -q 'documents_rebuilt=0 lane_clusters=[1-9]' "$tmp/st3" || { echo "FAIL narrow runs scan not from the summaries: $(cat "$tmp/st3")"; fail=1; }
 "$VX" sql "$tmp/paged.vx" "SELECT count(arguments) FROM tool_calls" --stats 2>"$tmp/st2" >/dev/null
 grep -q 'documents_rebuilt=[1-9][0-9]* lane_clusters=0' "$tmp/st2" || { echo "FAIL wide scan: $(cat "$tmp/st2")"; fail=1; }
 # pushdown-shaped predicates answer the same (key equality, time range)
