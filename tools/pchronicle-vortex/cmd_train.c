@@ -335,7 +335,9 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
             e.n_completion = (uint32_t)st[i].n_completion;
             if (fwrite(st[i].completion_ids, 4, st[i].n_completion, out.f) != st[i].n_completion) goto io;
             at += 4 * (uint64_t)st[i].n_completion;
-            if (st[i].logprob_bits) {
+            if (st[i].logprob_bits && st[i].n_logprobs != st[i].n_completion) {
+                e.flags |= 4;       /* not one logprob per token: not written (JSON lines keep them) */
+            } else if (st[i].logprob_bits) {
                 e.flags |= 1;
                 e.logprobs_off = at;
                 for (size_t k = 0; k < st[i].n_logprobs; k++) {
@@ -343,7 +345,6 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
                     if (fwrite(&f, 4, 1, out.f) != 1) goto io;
                 }
                 at += 4 * (uint64_t)st[i].n_logprobs;
-                if (st[i].n_logprobs != st[i].n_completion) e.flags |= 4;
             }
             if (st[i].has_prompt) {
                 e.flags |= 2;
@@ -352,9 +353,7 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
                 if (fwrite(st[i].prompt_ids, 4, st[i].n_prompt, out.f) != st[i].n_prompt) goto io;
                 at += 4 * (uint64_t)st[i].n_prompt;
             }
-            sb_clear(&line);
-            rl_json(&line, &st[i]);   /* the step's metadata: the JSON line without the arrays */
-            {
+            {                         /* the step's metadata: the JSON line without the arrays */
                 pch_vxp_rl_step m = st[i];
                 sb_clear(&line);
                 m.n_completion = 0; m.has_prompt = false; m.logprob_bits = 0;
