@@ -11,6 +11,7 @@
 #ifndef PCHRONICLE_VORTEX_H
 #define PCHRONICLE_VORTEX_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "pchronicle/ctx.h"
 
@@ -98,6 +99,16 @@ struct pch_vx_array {
 
 PCH_API void pch_vx_array_free(pch_vx_array *a);
 PCH_API int pch_vx_array_is_valid(const pch_vx_array *a, uint64_t i);
+/* Checked row access for readers of decoded arrays (a NULL array or a row past its end reads
+** as absent): row i present and valid; a list's element array; list row i as [*b, *e) inside
+** its element array (false when a is not a list or the offsets are out of range); the bytes
+** of a valid utf8/binary row; the bits of an integer row widened to 64 (signed types
+** reinterpreted by the caller). */
+PCH_API bool pch_vx_row_valid(const pch_vx_array *a, uint64_t i);
+PCH_API const pch_vx_array *pch_vx_list_items(const pch_vx_array *a);
+PCH_API bool pch_vx_list_range(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e);
+PCH_API bool pch_vx_row_bytes(const pch_vx_array *a, uint64_t i, const char **p, size_t *n);
+PCH_API uint64_t pch_vx_row_uint(const pch_vx_array *a, uint64_t i);
 /* Value equality of two arrays of equal dtype (used by tests and round trips). */
 PCH_API int pch_vx_array_equal(const pch_vx_array *a, const pch_vx_array *b);
 /* Append row i as JSON to out (NUL-terminated, ctx-allocated growing string with *len):

@@ -72,23 +72,6 @@ void pch_vxp_rl_free(pch_vxp_rl_reader *r)
     pch_free(r->ctx, r);
 }
 
-static bool valid(const pch_vx_array *a, uint64_t i) { return a && i < a->len && pch_vx_array_is_valid(a, i); }
-static const pch_vx_array *items(const pch_vx_array *a) { return a && a->n_children ? a->children[0] : NULL; }
-static bool span(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e)
-{
-    if (!a || a->dtype->kind != PCH_VX_LIST || i >= a->len || !a->offsets) return false;
-    *b = (uint64_t)a->offsets[i];
-    *e = (uint64_t)a->offsets[i + 1];
-    return *b <= *e && (!a->n_children || *e <= a->children[0]->len);
-}
-static bool str(const pch_vx_array *a, uint64_t i, const char **p, size_t *n)
-{
-    if (!valid(a, i) || !a->offsets) return false;
-    *p = (const char *)a->data + a->offsets[i];
-    *n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
-    return true;
-}
-
 static bool wanted_run(const pch_vxp_train_filter *f, const char *p, size_t n)
 {
     if (!f->n_run_keys) return true;
@@ -106,7 +89,7 @@ static int reward_of(pch_vxp_rl_reader *r, const pch_vx_array *esc, uint64_t si,
     const pch_json_value *v, *x, *w;
     *off = r->reward.len;
     *len = 0;
-    if (!str(esc, si, &p, &n)) return PCH_OK;
+    if (!pch_vx_row_bytes(esc, si, &p, &n)) return PCH_OK;
     PCH_TRY(pch_json_parser_parse(r->jp, p, n, &v, err));
     if (!(x = pch_json_get(v, "extra", 5)) || !(w = pch_json_get(x, "reward", 6))) return PCH_OK;
     if (pch_buf_append(&r->reward, p + w->span_off, w->span_len) < 0) return nomem(err);
@@ -130,14 +113,14 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
             const char *src, *run, *traj;
             size_t srcn, runn, trajn;
             uint64_t sb, se;
-            if (!span(L[R_STEP_ID], row, &sb, &se) || !valid(L[R_PAGE_INDEX], row) ||
-                !str(L[R_SOURCE_ID], row, &src, &srcn) || !str(L[R_RUN_KEY], row, &run, &runn) ||
-                !str(L[R_TRAJ_KEY], row, &traj, &trajn))
+            if (!pch_vx_list_range(L[R_STEP_ID], row, &sb, &se) || !pch_vx_row_valid(L[R_PAGE_INDEX], row) ||
+                !pch_vx_row_bytes(L[R_SOURCE_ID], row, &src, &srcn) || !pch_vx_row_bytes(L[R_RUN_KEY], row, &run, &runn) ||
+                !pch_vx_row_bytes(L[R_TRAJ_KEY], row, &traj, &trajn))
                 return pch_error_set(err, PCH_ECORRUPT, "projection: a cluster's identity or step lanes are malformed");
             for (int l = R_STEP_ID; l < R_N; l++) {      /* every step lane covers the same steps */
                 if (l == R_PROMPT && r->f.skip_prompt_ids) continue;
                 uint64_t b, e;
-                if (!span(L[l], row, &b, &e) || b != sb || e != se)
+                if (!pch_vx_list_range(L[l], row, &b, &e) || b != sb || e != se)
                     return pch_error_set(err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of a row", k_rl_lanes[l]);
             }
             if (pch_load_le32(L[R_PAGE_INDEX]->data + 4 * row) == 0) r->step_base = 0;
@@ -147,21 +130,21 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 continue;
             }
             for (uint64_t si = sb; si < se; si++) {
-                const pch_vx_array *ci = items(L[R_COMPLETION]), *cp = items(L[R_COPIED]);
-                const pch_vx_array *pi = r->f.skip_prompt_ids ? NULL : items(L[R_PROMPT]);
-                const pch_vx_array *l32 = items(L[R_LP32]), *l64 = items(L[R_LP64]), *ts = items(L[R_TS_MS]);
-                const pch_vx_array *mn = items(L[R_MODEL]), *sid = items(L[R_STEP_ID]);
+                const pch_vx_array *ci = pch_vx_list_items(L[R_COMPLETION]), *cp = pch_vx_list_items(L[R_COPIED]);
+                const pch_vx_array *pi = r->f.skip_prompt_ids ? NULL : pch_vx_list_items(L[R_PROMPT]);
+                const pch_vx_array *l32 = pch_vx_list_items(L[R_LP32]), *l64 = pch_vx_list_items(L[R_LP64]), *ts = pch_vx_list_items(L[R_TS_MS]);
+                const pch_vx_array *mn = pch_vx_list_items(L[R_MODEL]), *sid = pch_vx_list_items(L[R_STEP_ID]);
                 pch_vxp_rl_step *st;
                 uint64_t b, e;
                 const char *mp = NULL;
                 size_t mlen = 0;
-                if (!valid(ci, si)) continue;                                     /* no completion ids */
-                if (valid(cp, si) && (cp->data[si / 8] >> (si % 8) & 1)) continue; /* copied context */
-                if (r->f.model && (!str(mn, si, &mp, &mlen) || strlen(r->f.model) != mlen || memcmp(r->f.model, mp, mlen) != 0))
+                if (!pch_vx_row_valid(ci, si)) continue;                                     /* no completion ids */
+                if (pch_vx_row_valid(cp, si) && (cp->data[si / 8] >> (si % 8) & 1)) continue; /* copied context */
+                if (r->f.model && (!pch_vx_row_bytes(mn, si, &mp, &mlen) || strlen(r->f.model) != mlen || memcmp(r->f.model, mp, mlen) != 0))
                     continue;
                 if (r->f.has_time) {
                     int64_t t;
-                    if (!valid(ts, si)) continue;
+                    if (!pch_vx_row_valid(ts, si)) continue;
                     t = (int64_t)pch_load_le64(ts->data + 8 * si);
                     if (t < r->f.from_ms || t >= r->f.to_ms) continue;
                 }
@@ -178,28 +161,28 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 st->run_key = run; st->run_key_len = runn;
                 st->trajectory_key = traj; st->trajectory_key_len = trajn;
                 st->step_ordinal = r->step_base + (si - sb);
-                st->has_step_id = valid(sid, si);
+                st->has_step_id = pch_vx_row_valid(sid, si);
                 st->step_id = st->has_step_id ? (int64_t)pch_load_le64(sid->data + 8 * si) : 0;
-                if (str(mn, si, &mp, &mlen)) { st->model_name = mp; st->model_name_len = mlen; }
-                if (!span(ci, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: completion_token_ids lane malformed");
-                st->completion_ids = items(ci)->data + 4 * b;
+                if (pch_vx_row_bytes(mn, si, &mp, &mlen)) { st->model_name = mp; st->model_name_len = mlen; }
+                if (!pch_vx_list_range(ci, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: completion_token_ids lane malformed");
+                st->completion_ids = pch_vx_list_items(ci)->data + 4 * b;
                 st->n_completion = (size_t)(e - b);
-                if (valid(pi, si)) {
-                    if (!span(pi, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: prompt_token_ids lane malformed");
+                if (pch_vx_row_valid(pi, si)) {
+                    if (!pch_vx_list_range(pi, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: prompt_token_ids lane malformed");
                     st->has_prompt = true;
-                    st->prompt_ids = items(pi)->data + 4 * b;
+                    st->prompt_ids = pch_vx_list_items(pi)->data + 4 * b;
                     st->n_prompt = (size_t)(e - b);
                 }
-                if (valid(l32, si) || valid(l64, si)) {
-                    const pch_vx_array *lp = valid(l32, si) ? l32 : l64;
-                    if (!span(lp, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: logprobs lane malformed");
+                if (pch_vx_row_valid(l32, si) || pch_vx_row_valid(l64, si)) {
+                    const pch_vx_array *lp = pch_vx_row_valid(l32, si) ? l32 : l64;
+                    if (!pch_vx_list_range(lp, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: logprobs lane malformed");
                     st->logprob_bits = lp == l32 ? 32 : 64;
-                    st->logprobs = items(lp)->data + (size_t)(st->logprob_bits / 8) * b;
+                    st->logprobs = pch_vx_list_items(lp)->data + (size_t)(st->logprob_bits / 8) * b;
                     st->n_logprobs = (size_t)(e - b);
                 }
                 {
                     size_t off, len;
-                    PCH_TRY(reward_of(r, items(L[R_METRICS_ESCAPE]), si, &off, &len, err));
+                    PCH_TRY(reward_of(r, pch_vx_list_items(L[R_METRICS_ESCAPE]), si, &off, &len, err));
                     st->reward_off = off;          /* resolved below: the buffer may move */
                     st->reward_len = len;
                 }

@@ -350,27 +350,6 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lan
     return PCH_OK;
 }
 
-static bool lv(const pch_vx_array *a, uint64_t i) { return a && i < a->len && pch_vx_array_is_valid(a, i); }
-static uint64_t lu(const pch_vx_array *a, uint64_t i)
-{
-    switch (a->dtype->ptype) {
-    case PCH_VX_U8: case PCH_VX_I8: return a->data[i];
-    case PCH_VX_U16: case PCH_VX_I16: return pch_load_le16(a->data + 2 * i);
-    case PCH_VX_U32: case PCH_VX_I32: return pch_load_le32(a->data + 4 * i);
-    default: return pch_load_le64(a->data + 8 * i);
-    }
-}
-static const pch_vx_array *litems(const pch_vx_array *a) { return a && a->n_children ? a->children[0] : NULL; }
-
-/* [b, e) of list row i; false when a is not a list or i is out of range. */
-static bool lrange(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e)
-{
-    if (!a || a->dtype->kind != PCH_VX_LIST || i >= a->len || !a->offsets) return false;
-    *b = (uint64_t)a->offsets[i];
-    *e = (uint64_t)a->offsets[i + 1];
-    return *b <= *e && (!a->n_children || *e <= a->children[0]->len);
-}
-
 static int put_val(out_col *o, const void *p, size_t n, bool valid)
 {
     uint8_t v = valid;
@@ -389,14 +368,14 @@ static int put_var(out_col *o, const void *p, size_t n, bool valid)
 }
 static int put_str_of(out_col *o, const pch_vx_array *a, uint64_t i)
 {
-    if (!lv(a, i) || !a->offsets) return put_var(o, NULL, 0, false);
+    if (!pch_vx_row_valid(a, i) || !a->offsets) return put_var(o, NULL, 0, false);
     return put_var(o, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), true);
 }
 static int put_i64_of(out_col *o, const pch_vx_array *a, uint64_t i, pch_lance_type t)
 {
-    int64_t v = lv(a, i) ? (int64_t)lu(a, i) : 0;
-    if (t == PCH_LANCE_INT32) { int32_t w = (int32_t)v; return put_val(o, &w, 4, lv(a, i)); }
-    return put_val(o, &v, 8, lv(a, i));
+    int64_t v = pch_vx_row_valid(a, i) ? (int64_t)pch_vx_row_uint(a, i) : 0;
+    if (t == PCH_LANCE_INT32) { int32_t w = (int32_t)v; return put_val(o, &w, 4, pch_vx_row_valid(a, i)); }
+    return put_val(o, &v, 8, pch_vx_row_valid(a, i));
 }
 
 /* One output row of the current trajectory: step `si` (items index in the step lanes), its
@@ -418,50 +397,50 @@ static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t si,
             break;
         }
         case K_ORDINAL: { int32_t v = (int32_t)sord; PCH_TRY(put_val(o, &v, 4, true)); break; }
-        case K_STEP_I64: PCH_TRY(put_i64_of(o, litems(a), si, ty)); break;
-        case K_STEP_STR: PCH_TRY(put_str_of(o, litems(a), si)); break;
+        case K_STEP_I64: PCH_TRY(put_i64_of(o, pch_vx_list_items(a), si, ty)); break;
+        case K_STEP_STR: PCH_TRY(put_str_of(o, pch_vx_list_items(a), si)); break;
         case K_STEP_BOOL: {
-            uint8_t v = lv(litems(a), si) && (litems(a)->data[si / 8] >> (si % 8) & 1);
-            PCH_TRY(put_val(o, &v, 1, lv(litems(a), si)));
+            uint8_t v = pch_vx_row_valid(pch_vx_list_items(a), si) && (pch_vx_list_items(a)->data[si / 8] >> (si % 8) & 1);
+            PCH_TRY(put_val(o, &v, 1, pch_vx_row_valid(pch_vx_list_items(a), si)));
             break;
         }
         case K_STEP_F64: {
-            const pch_vx_array *x = litems(a);
+            const pch_vx_array *x = pch_vx_list_items(a);
             double v = 0;
-            if (lv(x, si)) {
+            if (pch_vx_row_valid(x, si)) {
                 if (x->dtype->ptype == PCH_VX_F32) { float f; memcpy(&f, x->data + 4 * si, 4); v = f; }
                 else memcpy(&v, x->data + 8 * si, 8);
             }
-            PCH_TRY(put_val(o, &v, 8, lv(x, si)));
+            PCH_TRY(put_val(o, &v, 8, pch_vx_row_valid(x, si)));
             break;
         }
         case K_TS_TEXT: {           /* the original text, or the ISO form the ms write back */
-            const pch_vx_array *ms = litems(L[c->lane_at[d->lane2]]);
-            if (lv(litems(a), si)) PCH_TRY(put_str_of(o, litems(a), si));
-            else if (lv(ms, si)) {
+            const pch_vx_array *ms = pch_vx_list_items(L[c->lane_at[d->lane2]]);
+            if (pch_vx_row_valid(pch_vx_list_items(a), si)) PCH_TRY(put_str_of(o, pch_vx_list_items(a), si));
+            else if (pch_vx_row_valid(ms, si)) {
                 char iso[40];
-                pch_time_format_iso8601(iso, (int64_t)lu(ms, si));
+                pch_time_format_iso8601(iso, (int64_t)pch_vx_row_uint(ms, si));
                 PCH_TRY(put_var(o, iso, strlen(iso), true));
             } else PCH_TRY(put_var(o, NULL, 0, false));
             break;
         }
         case K_SOURCE: {
             static const char *const names[4] = { NULL, "system", "user", "agent" };
-            uint64_t k2 = lv(litems(a), si) ? lu(litems(a), si) : 0;
+            uint64_t k2 = pch_vx_row_valid(pch_vx_list_items(a), si) ? pch_vx_row_uint(pch_vx_list_items(a), si) : 0;
             const char *nm = k2 < 4 ? names[k2] : NULL;
             PCH_TRY(put_var(o, nm, nm ? strlen(nm) : 0, nm != NULL));
             break;
         }
         case K_HAS_CALLS: case K_N_CALLS: {
-            const pch_vx_array *steps = litems(a);      /* per step: its list of calls, or null */
+            const pch_vx_array *steps = pch_vx_list_items(a);      /* per step: its list of calls, or null */
             uint64_t b = 0, e = 0;
-            bool has = lv(steps, si) && lrange(steps, si, &b, &e);
+            bool has = pch_vx_row_valid(steps, si) && pch_vx_list_range(steps, si, &b, &e);
             if (d->kind == K_HAS_CALLS) { uint8_t v = has; PCH_TRY(put_val(o, &v, 1, true)); }
             else { int32_t v = (int32_t)(e - b); PCH_TRY(put_val(o, &v, 4, true)); }
             break;
         }
         case K_CALL_ORD: { int32_t v = (int32_t)cpos; PCH_TRY(put_val(o, &v, 4, true)); break; }
-        case K_CALL_STR: PCH_TRY(put_str_of(o, litems(litems(a)), ci)); break;
+        case K_CALL_STR: PCH_TRY(put_str_of(o, pch_vx_list_items(pch_vx_list_items(a)), ci)); break;
         default: return PCH_EINVAL;
         }
     }
@@ -525,21 +504,21 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
         for (uint64_t r = 0; r < rows; r++) {
             const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
             uint64_t sb, se;
-            if (!lrange(sl, r, &sb, &se) || !lv(pg, r))
+            if (!pch_vx_list_range(sl, r, &sb, &se) || !pch_vx_row_valid(pg, r))
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
             /* every step lane read must agree with step_id on this row's steps */
             for (int l = 0; l < LN_N; l++) {
                 uint64_t b, e;
                 if (c->lane_at[l] < 0 || l < LN_STEP_ID) continue;
-                if (!lrange(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
+                if (!pch_vx_list_range(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
                     return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with step_id on the steps of a row", k_lane_path[l]);
             }
-            if (lu(pg, r) == 0) {
+            if (pch_vx_row_uint(pg, r) == 0) {
                 c->step_base = 0;
                 for (int j = 0; j < 4; j++) {
                     const pch_vx_array *a = c->lane_at[LN_SOURCE_ID + j] >= 0 ? L[c->lane_at[LN_SOURCE_ID + j]] : NULL;
                     pch_buf_clear(&c->id_val[j]);
-                    c->id_valid[j] = lv(a, r) && a->offsets;
+                    c->id_valid[j] = pch_vx_row_valid(a, r) && a->offsets;
                     if (c->id_valid[j] &&
                         pch_buf_append(&c->id_val[j], a->data + a->offsets[r], (size_t)(a->offsets[r + 1] - a->offsets[r])) < 0)
                         return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
@@ -554,14 +533,14 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
                     continue;
                 }
                 {
-                    const pch_vx_array *fs = litems(L[c->lane_at[LN_FUNCTION]]);
+                    const pch_vx_array *fs = pch_vx_list_items(L[c->lane_at[LN_FUNCTION]]);
                     uint64_t cb = 0, ce = 0;
-                    if (lv(fs, si) && !lrange(fs, si, &cb, &ce))
+                    if (pch_vx_row_valid(fs, si) && !pch_vx_list_range(fs, si, &cb, &ce))
                         return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
                     if (c->lane_at[LN_CALL_ID] >= 0) {      /* the call lanes agree on each step's calls */
-                        const pch_vx_array *ids = litems(L[c->lane_at[LN_CALL_ID]]);
+                        const pch_vx_array *ids = pch_vx_list_items(L[c->lane_at[LN_CALL_ID]]);
                         uint64_t ib = 0, ie = 0;
-                        if (lv(ids, si) && !lrange(ids, si, &ib, &ie)) ib = ie = UINT64_MAX;
+                        if (pch_vx_row_valid(ids, si) && !pch_vx_list_range(ids, si, &ib, &ie)) ib = ie = UINT64_MAX;
                         if (ie - ib != ce - cb)
                             return pch_error_set(err, PCH_ECORRUPT, "vortex sql: tool_call_id disagrees with function_name on a step's calls");
                     }
@@ -664,7 +643,7 @@ static int traj_open(void *h, pch_sql_lanes **out, pch_error *err)
     return PCH_OK;
 }
 
-static int64_t num(const pch_vx_array *a, uint64_t r) { return lv(a, r) ? (int64_t)lu(a, r) : 0; }
+static int64_t num(const pch_vx_array *a, uint64_t r) { return pch_vx_row_valid(a, r) ? (int64_t)pch_vx_row_uint(a, r) : 0; }
 
 /* Emit the trajectory summed in c->acc as one row. */
 static int traj_emit(pch_sql_lanes *c)
@@ -715,14 +694,14 @@ static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, p
         if (*eof) return PCH_OK;
         for (uint64_t r = 0; r < rows; r++) {
             int64_t page = num(L[T_PAGE_INDEX], r), pages = num(L[T_PAGE_COUNT], r);
-            if (!lv(L[T_PAGE_INDEX], r) || !lv(L[T_PAGE_COUNT], r) || pages < 1 || page >= pages ||
+            if (!pch_vx_row_valid(L[T_PAGE_INDEX], r) || !pch_vx_row_valid(L[T_PAGE_COUNT], r) || pages < 1 || page >= pages ||
                 (page > 0 && page != a->pages))
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the pages of a trajectory are out of sequence");
             if (page == 0) {        /* the trajectory's own values are on its first page */
                 for (int l = T_SOURCE_ID; l <= T_AGENT_MODEL; l++) {
                     const pch_vx_array *x = L[l];
                     pch_buf_clear(&a->text[l]);
-                    a->valid[l] = lv(x, r) && x->offsets;
+                    a->valid[l] = pch_vx_row_valid(x, r) && x->offsets;
                     if (a->valid[l] && pch_buf_append(&a->text[l], x->data + x->offsets[r], (size_t)(x->offsets[r + 1] - x->offsets[r])) < 0)
                         return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
                 }
@@ -741,8 +720,8 @@ static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, p
             a->ctok += num(L[T_CTOK], r);
             a->bytes += num(L[T_BYTES], r);
             a->flags |= (uint8_t)num(L[T_FLAGS], r);
-            if (lv(L[T_MIN_TS], r)) {
-                int64_t lo = (int64_t)lu(L[T_MIN_TS], r), hi = lv(L[T_MAX_TS], r) ? (int64_t)lu(L[T_MAX_TS], r) : lo;
+            if (pch_vx_row_valid(L[T_MIN_TS], r)) {
+                int64_t lo = (int64_t)pch_vx_row_uint(L[T_MIN_TS], r), hi = pch_vx_row_valid(L[T_MAX_TS], r) ? (int64_t)pch_vx_row_uint(L[T_MAX_TS], r) : lo;
                 if (!a->has_ts || lo < a->min_ts) a->min_ts = lo;
                 if (!a->has_ts || hi > a->max_ts) a->max_ts = hi;
                 a->has_ts = true;

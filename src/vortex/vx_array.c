@@ -1033,3 +1033,33 @@ int pch_vx_array_row_json(pch_vx_text *t, const pch_vx_array *a, uint64_t i)
     default: return pch_vx__text_append(t, "null", 4);
     }
 }
+
+bool pch_vx_row_valid(const pch_vx_array *a, uint64_t i) { return a && i < a->len && pch_vx_array_is_valid(a, i); }
+
+const pch_vx_array *pch_vx_list_items(const pch_vx_array *a) { return a && a->n_children ? a->children[0] : NULL; }
+
+bool pch_vx_list_range(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t *e)
+{
+    if (!a || a->dtype->kind != PCH_VX_LIST || i >= a->len || !a->offsets) return false;
+    *b = (uint64_t)a->offsets[i];
+    *e = (uint64_t)a->offsets[i + 1];
+    return *b <= *e && (!a->n_children || *e <= a->children[0]->len);
+}
+
+bool pch_vx_row_bytes(const pch_vx_array *a, uint64_t i, const char **p, size_t *n)
+{
+    if (!pch_vx_row_valid(a, i) || !a->offsets) return false;
+    *p = (const char *)a->data + a->offsets[i];
+    *n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
+    return true;
+}
+
+uint64_t pch_vx_row_uint(const pch_vx_array *a, uint64_t i)
+{
+    switch (a->dtype->ptype) {
+    case PCH_VX_U8: case PCH_VX_I8: return a->data[i];
+    case PCH_VX_U16: case PCH_VX_I16: return pch_load_le16(a->data + 2 * i);
+    case PCH_VX_U32: case PCH_VX_I32: return pch_load_le32(a->data + 4 * i);
+    default: return pch_load_le64(a->data + 8 * i);
+    }
+}
