@@ -98,6 +98,7 @@ typedef struct pch_vxp_query_stats {  /* §20.2 */
     uint64_t bytes_read, bytes_decoded, cache_hits;
     uint64_t blobs_hydrated, blob_bytes;
     uint64_t footer_cache_hits;
+    uint64_t bytes_checked;            /* bytes hashed against their manifest digests */
 } pch_vxp_query_stats;
 
 /* Pin CURRENT → manifest (digest checked) → directory shards (digests checked). Later reads
@@ -179,6 +180,36 @@ PCH_API int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **la
                                bool *eof, pch_error *err);
 PCH_API void pch_vxp_lanes_free(pch_vxp_lanes *it);
 
+/* Pruning a lane scan (§13.3, §14): what a matching row must hold, tested on each trajectory
+** page's summary (§14.2) before its step lanes are decoded. Set before the first
+** pch_vxp_lanes_next. A cluster is skipped whole when the zone maps of the summary timestamp
+** lanes rule it out (no byte of it read), or when its summary lanes rule out every row (read
+** and checked, nothing else decoded); a cluster is never skipped when a trajectory continues
+** from it into the next one. In a cluster that is read, pch_vxp_lanes_keep flags the rows the
+** summaries rule out. Pruning never decides a match: a kept row may still fail. */
+typedef struct pch_vxp_prune {
+    bool has_ts_lo, has_ts_hi;          /* a matching step has ts_lo <= timestamp_ms <= ts_hi */
+    int64_t ts_lo, ts_hi;
+    uint8_t source_bits;                /* summary.source_mask bits a matching step's source has
+                                        ** (system 2, user 4, agent 8); 0 = any */
+    const char *model;                  /* a matching step's model_name (model bloom); NULL = any */
+    const char *function;               /* a matching call's function_name (tool bloom); NULL = any */
+    int copied;                         /* 1: a matching step is copied context, 0: is not; -1 any */
+} pch_vxp_prune;
+#define PCH_VXP_PRUNE_INIT { false, false, 0, 0, 0, NULL, NULL, -1 }
+PCH_API int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *err);
+/* Per row of the cluster the last pch_vxp_lanes_next returned: 0 = the summaries rule it out.
+** NULL when the scan is not pruned (every row kept). Borrowed until the next call. */
+PCH_API const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it);
+typedef struct pch_vxp_lanes_stats {
+    uint64_t clusters;                  /* clusters considered */
+    uint64_t clusters_zone_pruned;      /* skipped by zone maps, not read */
+    uint64_t clusters_summary_pruned;   /* read and checked, skipped by their summary lanes */
+    uint64_t clusters_read;             /* whose lanes were decoded */
+    uint64_t rows, rows_pruned;         /* trajectory pages of summary-tested clusters; ruled out */
+} pch_vxp_lanes_stats;
+PCH_API void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out);
+
 /* ---------------------------------------------------------------- training reads (§13.5) */
 
 /* Which steps a training reader considers (docs/training.md). */
@@ -258,6 +289,15 @@ PCH_API int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fm
 /* Since the process started: documents the relations rebuilt from their lanes, and clusters
 ** the narrow scans read lane by lane (docs/sql.md "The Vortex projection"). */
 PCH_API void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters);
+/* Since the process started, over the snapshots the relations closed: bytes read from data
+** files (segments fetched for decoding) and bytes hashed against their manifest digests. */
+PCH_API void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked);
+/* --explain: between begin and end, every scan of the relations is noted (relation, read
+** path, lanes, where each pushed predicate went, clusters considered / pruned by zone maps /
+** pruned by summaries / decoded); end prints the notes and the totals to out and stops
+** noting. Process-wide, for one SQL thread (the CLI). */
+PCH_API void pch_vxp_sql_explain_begin(void);
+PCH_API void pch_vxp_sql_explain_end(FILE *out);
 
 /* The relation runs, steps or tool_calls of root as an Arrow C stream (pchronicle/arrow.h):
 ** the columns named (NULL = every column of docs/storyline.md §2), one struct batch per

@@ -262,6 +262,13 @@ PCH_API uint64_t pch_vx_file_row_count(const pch_vx_file *f);
 ** both owned by the caller: free the array first, then the dtype). */
 PCH_API int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *opts,
                              pch_vx_array **out, pch_vx_dtype **dt_out, pch_error *err);
+/* Zone-map pruning of one comparison (o->filter_column, filter_op and its literal; the rest
+** of o is ignored) from the column's zone table alone, no data segment read: (*pruned)[z] = 1
+** when zone z (rows [z * zone_len, (z + 1) * zone_len)) holds no row that satisfies it.
+** *pruned = NULL and *n_zones = 0 when the column has no zone map this reader understands
+** (nothing can be pruned). *pruned: ctx allocator. */
+PCH_API int pch_vx_file_zone_prune(pch_vx_file *f, const pch_vx_scan_options *o, uint8_t **pruned,
+                                   uint64_t *n_zones, uint32_t *zone_len, pch_error *err);
 /* Decode every segment and array of the file (strict full validation). */
 PCH_API int pch_vx_file_check(pch_vx_file *f, pch_error *err);
 PCH_API void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out);

@@ -202,6 +202,7 @@ static int check_range(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t len
         if (d->fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
     }
     PCH_TRY(pj_range_digest(d->fd, off, len, got, err));
+    s->st.bytes_checked += len;
     if (strcmp(got, want) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
                              d->path, what, off, off + len, got, want);
@@ -930,6 +931,13 @@ int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err
 
 /* ---- lane scans (§13.2, §13.3): every cluster of the snapshot, only the lanes asked for ---- */
 
+/* The summary lanes a pruned scan reads first (§13.3, §14.2), in this order. */
+enum { PR_PAGE_INDEX, PR_PAGE_COUNT, PR_STEPS, PR_MIN_TS, PR_MAX_TS, PR_SOURCE, PR_MODEL, PR_TOOL, PR_COPIED, PR_N };
+static const char *const k_prune_lanes[PR_N] = {
+    "id.page_index", "id.page_count", "summary.step_count", "summary.min_timestamp_ms", "summary.max_timestamp_ms",
+    "summary.source_mask", "summary.model_bloom", "summary.tool_bloom", "summary.copied_step_count"
+};
+
 struct pch_vxp_lanes {
     pch_vxp_snapshot *s;
     const char **cols;              /* "group.lane" paths */
@@ -939,6 +947,17 @@ struct pch_vxp_lanes {
     pch_vx_array *arr;
     pch_vx_dtype *dt;
     const pch_vx_array **lanes;
+    /* pruning (pch_vxp_lanes_prune) */
+    bool prune;
+    pch_vxp_prune p;
+    char *model, *function;         /* owned copies of p.model, p.function */
+    uint64_t model_bits, tool_bits;
+    uint8_t *skip;                  /* per cluster of files[skip_file]: the zone maps rule it out */
+    size_t skip_file;
+    uint8_t *keep;                  /* per row of the current cluster */
+    size_t keep_cap;
+    bool keep_all;
+    pch_vxp_lanes_stats st;
 };
 
 int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *const *lanes, size_t n,
@@ -972,11 +991,152 @@ int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *con
 void pch_vxp_lanes_free(pch_vxp_lanes *it)
 {
     if (!it) return;
+    pch_free(it->s->ctx, it->skip);
+    pch_free(it->s->ctx, it->keep);
+    pch_free(it->s->ctx, it->model);
+    pch_free(it->s->ctx, it->function);
     pch_vx_array_free(it->arr);
     pch_vx_dtype_free(it->dt);
     pch_free(it->s->ctx, it->lanes);
     pch_free(it->s->ctx, it->cols);
     pch_free(it->s->ctx, it);
+}
+
+static char *dup_str(pch_ctx *ctx, const char *p)
+{
+    size_t n = strlen(p) + 1;
+    char *d = pch_malloc(ctx, n);
+    if (d) memcpy(d, p, n);
+    return d;
+}
+
+int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *err)
+{
+    pch_ctx *ctx = it->s->ctx;
+    if (it->file || it->cluster) return pch_error_set(err, PCH_EINVAL, "projection: prune a lane scan before its first cluster");
+    it->p = *p;
+    if ((p->model && !(it->model = dup_str(ctx, p->model))) || (p->function && !(it->function = dup_str(ctx, p->function))))
+        return nomem(err);
+    it->p.model = it->model;
+    it->p.function = it->function;
+    it->model_bits = p->model ? pj_bloom_bits(p->model, strlen(p->model)) : 0;
+    it->tool_bits = p->function ? pj_bloom_bits(p->function, strlen(p->function)) : 0;
+    it->prune = p->has_ts_lo || p->has_ts_hi || p->source_bits || p->model || p->function || p->copied >= 0;
+    return PCH_OK;
+}
+
+const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it) { return it->keep_all ? NULL : it->keep; }
+void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out) { *out = it->st; }
+
+/* One zone-map comparison on file d: OR the zones it rules out into zones[] (1 = ruled out)
+** when `any` (a predicate: any zone it rules out is out), AND them when not (page_count). */
+static int zone_pass(dataf *d, const char *col, pch_vx_cmp op, int64_t lit, uint8_t **zones, uint64_t *nz,
+                     uint32_t *zl, pch_error *err)
+{
+    pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+    so.filter_column = col;
+    so.filter_op = op;
+    so.filter_kind = 0;
+    so.filter_i = lit;
+    return pch_vx_file_zone_prune(d->f, &so, zones, nz, zl, err);
+}
+
+/* Which clusters of files[it->file] the zone maps of its summary lanes rule out, with no byte
+** of them read: every zone a cluster overlaps says no row can match, and no zone it overlaps
+** holds a paged trajectory (a skipped cluster must not hold the first pages of a trajectory
+** that continues in the next one, whose identity and step ordinals the reader carries over). */
+static int zone_skips(pch_vxp_lanes *it, dataf *d, pch_error *err)
+{
+    pch_ctx *ctx = it->s->ctx;
+    uint8_t *paged = NULL, *z[2] = { NULL, NULL };
+    uint64_t npg = 0, nz[2] = { 0, 0 };
+    uint32_t zlp = 0, zl[2] = { 0, 0 };
+    int rc = PCH_OK;
+    pch_free(ctx, it->skip);
+    it->skip = NULL;
+    it->skip_file = it->file;
+    if (!it->p.has_ts_lo && !it->p.has_ts_hi) return PCH_OK;
+    /* zones with page_count > 1 are not ruled out: 0 in paged[] means "holds a paged one" */
+    if ((rc = zone_pass(d, "id.page_count", PCH_VX_CMP_GT, 1, &paged, &npg, &zlp, err)) < 0) goto done;
+    if (!paged) goto done;
+    if (it->p.has_ts_lo && (rc = zone_pass(d, "summary.max_timestamp_ms", PCH_VX_CMP_GE, it->p.ts_lo, &z[0], &nz[0], &zl[0], err)) < 0) goto done;
+    if (it->p.has_ts_hi && (rc = zone_pass(d, "summary.min_timestamp_ms", PCH_VX_CMP_LE, it->p.ts_hi, &z[1], &nz[1], &zl[1], err)) < 0) goto done;
+    if (!(it->skip = pch_calloc(ctx, d->n_clusters ? d->n_clusters : 1, 1))) { rc = nomem(err); goto done; }
+    for (uint32_t c = 0; c < d->n_clusters; c++) {
+        uint64_t b = d->cluster_begin[c], e = d->cluster_begin[c + 1];
+        bool out = false, flat = true;
+        if (e <= b) continue;
+        for (uint64_t zi = b / zlp; zi <= (e - 1) / zlp && flat; zi++) flat = zi < npg && paged[zi];
+        for (int k = 0; k < 2 && flat && !out; k++) {
+            bool all = z[k] != NULL;
+            for (uint64_t zi = z[k] ? b / zl[k] : 0; z[k] && zi <= (e - 1) / zl[k] && all; zi++) all = zi < nz[k] && z[k][zi];
+            out = all;
+        }
+        it->skip[c] = flat && out;
+    }
+done:
+    pch_free(ctx, paged);
+    pch_free(ctx, z[0]);
+    pch_free(ctx, z[1]);
+    return rc;
+}
+
+static uint64_t lane_u(const pch_vx_array *a, uint64_t r) { return pch_vx_row_valid(a, r) ? pch_vx_row_uint(a, r) : 0; }
+
+/* The summary lanes of cluster [b, e) of d: which rows may hold a match (it->keep). *skip when
+** none may and the cluster's last row does not continue into the next cluster. */
+static int summary_keep(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, bool *skip, pch_error *err)
+{
+    pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+    pch_vx_array *arr = NULL;
+    pch_vx_dtype *dt = NULL;
+    const pch_vx_array *const *L;
+    uint64_t rows = e - b, kept = 0;
+    *skip = false;
+    so.columns = k_prune_lanes;
+    so.n_columns = PR_N;
+    so.row_begin = b;
+    so.row_end = e;
+    if (pch_vx_file_scan(d->f, &so, &arr, &dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
+    if (arr->n_children != PR_N || arr->len != rows) {
+        pch_vx_array_free(arr);
+        pch_vx_dtype_free(dt);
+        return pch_error_set(err, PCH_ECORRUPT, "%s: a summary scan returned another shape than asked", d->path);
+    }
+    L = (const pch_vx_array *const *)arr->children;
+    if (rows > it->keep_cap) {
+        pch_free(it->s->ctx, it->keep);
+        if (!(it->keep = pch_malloc(it->s->ctx, (size_t)rows))) {
+            it->keep_cap = 0;
+            pch_vx_array_free(arr);
+            pch_vx_dtype_free(dt);
+            return nomem(err);
+        }
+        it->keep_cap = (size_t)rows;
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+        bool may = true, has_ts = pch_vx_row_valid(L[PR_MIN_TS], r) && pch_vx_row_valid(L[PR_MAX_TS], r);
+        uint64_t steps = lane_u(L[PR_STEPS], r), copied = lane_u(L[PR_COPIED], r);
+        if (it->p.has_ts_lo) may = has_ts && (int64_t)pch_vx_row_uint(L[PR_MAX_TS], r) >= it->p.ts_lo;
+        if (it->p.has_ts_hi && may) may = has_ts && (int64_t)pch_vx_row_uint(L[PR_MIN_TS], r) <= it->p.ts_hi;
+        if (it->p.source_bits && may) may = (lane_u(L[PR_SOURCE], r) & it->p.source_bits) != 0;
+        if (it->p.model && may) may = (lane_u(L[PR_MODEL], r) & it->model_bits) == it->model_bits;
+        if (it->p.function && may) may = (lane_u(L[PR_TOOL], r) & it->tool_bits) == it->tool_bits;
+        if (it->p.copied == 1 && may) may = copied > 0;
+        if (it->p.copied == 0 && may) may = copied < steps;
+        it->keep[r] = may;
+        kept += may;
+    }
+    it->st.rows += rows;
+    it->st.rows_pruned += rows - kept;
+    if (kept == 0) {
+        uint64_t last = rows - 1;
+        *skip = rows > 0 && pch_vx_row_valid(L[PR_PAGE_INDEX], last) && pch_vx_row_valid(L[PR_PAGE_COUNT], last) &&
+                pch_vx_row_uint(L[PR_PAGE_INDEX], last) + 1 == pch_vx_row_uint(L[PR_PAGE_COUNT], last);
+    }
+    pch_vx_array_free(arr);
+    pch_vx_dtype_free(dt);
+    return PCH_OK;
 }
 
 int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uint64_t *rows, bool *eof,
@@ -991,14 +1151,40 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
     it->dt = NULL;
     *lanes = NULL;
     *rows = 0;
-    while (it->file < s->n_files && it->cluster >= s->files[it->file].n_clusters) { it->file++; it->cluster = 0; }
-    *eof = it->file >= s->n_files;
-    if (*eof) return PCH_OK;
-    d = &s->files[it->file];
-    PCH_TRY(open_file(s, d, err));
-    /* the cluster's digest covers all of its bytes: a narrow read checks them all (§9.5) but
-    ** decodes only the lanes asked for */
-    PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
+    for (;;) {
+        uint64_t b, e;
+        bool skip = false;
+        while (it->file < s->n_files && it->cluster >= s->files[it->file].n_clusters) { it->file++; it->cluster = 0; }
+        *eof = it->file >= s->n_files;
+        if (*eof) return PCH_OK;
+        d = &s->files[it->file];
+        PCH_TRY(open_file(s, d, err));
+        b = d->cluster_begin[it->cluster];
+        e = d->cluster_begin[it->cluster + 1];
+        it->st.clusters++;
+        it->keep_all = true;
+        if (it->prune) {
+            if (it->cluster == 0 || it->skip_file != it->file) PCH_TRY(zone_skips(it, d, err));
+            if (it->skip && it->skip[it->cluster]) {
+                it->st.clusters_zone_pruned++;
+                it->cluster++;
+                continue;
+            }
+        }
+        /* the cluster's digest covers all of its bytes: a narrow read checks them all (§9.5) but
+        ** decodes only the lanes asked for */
+        PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
+        if (it->prune) {
+            PCH_TRY(summary_keep(it, d, b, e, &skip, err));
+            it->keep_all = false;
+            if (skip) {
+                it->st.clusters_summary_pruned++;
+                it->cluster++;
+                continue;
+            }
+        }
+        break;
+    }
     so.columns = it->cols;
     so.n_columns = it->n;
     so.row_begin = d->cluster_begin[it->cluster];
@@ -1008,6 +1194,7 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         return pch_error_set(err, PCH_ECORRUPT, "%s: a lane scan returned another shape than asked", d->path);
     for (size_t i = 0; i < it->n; i++) it->lanes[i] = it->arr->children[i];
     s->st.clusters_read++;
+    it->st.clusters_read++;
     it->cluster++;
     *lanes = it->lanes;
     *rows = it->arr->len;

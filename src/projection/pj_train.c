@@ -53,6 +53,19 @@ int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_
         if (r->f.skip_prompt_ids) lanes[R_PROMPT] = k_rl_lanes[R_STEP_ID];
         rc = pch_vxp_lanes_open(&r->it, s, lanes, R_N, err);
     }
+    if (rc == PCH_OK && (r->f.has_time || r->f.model)) {
+        /* the time window and model prune clusters and trajectories by their summaries (§13.3) */
+        pch_vxp_prune p = PCH_VXP_PRUNE_INIT;
+        p.has_ts_lo = p.has_ts_hi = r->f.has_time;
+        p.ts_lo = r->f.from_ms;
+        p.ts_hi = r->f.to_ms > INT64_MIN ? r->f.to_ms - 1 : INT64_MIN;
+        p.model = r->f.model;
+        if (r->f.has_time && r->f.to_ms <= r->f.from_ms) {     /* an empty window */
+            p.ts_lo = INT64_MAX;
+            p.ts_hi = INT64_MIN;
+        }
+        rc = pch_vxp_lanes_prune(r->it, &p, err);
+    }
     if (rc < 0 ||
         (rc = pch_json_parser_new(&r->jp, ctx, NULL, err)) < 0) {
         pch_vxp_rl_free(r);
@@ -105,8 +118,10 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
     *out = NULL;
     *n_out = 0;
     for (;;) {
+        const uint8_t *keep;
         PCH_TRY(pch_vxp_lanes_next(r->it, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
+        keep = pch_vxp_lanes_keep(r->it);
         pch_buf_clear(&r->reward);
         n = 0;
         for (uint64_t row = 0; row < rows; row++) {
@@ -124,7 +139,8 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                     return pch_error_set(err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of a row", k_rl_lanes[l]);
             }
             if (pch_load_le32(L[R_PAGE_INDEX]->data + 4 * row) == 0) r->step_base = 0;
-            if ((r->f.source_id && (strlen(r->f.source_id) != srcn || memcmp(r->f.source_id, src, srcn) != 0)) ||
+            if ((keep && !keep[row]) ||
+                (r->f.source_id && (strlen(r->f.source_id) != srcn || memcmp(r->f.source_id, src, srcn) != 0)) ||
                 !wanted_run(&r->f, run, runn)) {
                 r->step_base += se - sb;
                 continue;

@@ -66,6 +66,12 @@ int pch_sql__best_index(sqlite3_vtab *vt, sqlite3_index_info *ii, pch_sql_pushab
         default: continue;
         }
         if (!pushable(vt, c->iColumn, op)) continue;
+        /* pch_sql__test compares text bytewise: a constraint under another collation
+        ** (`= 'x' COLLATE NOCASE`) is left to SQLite alone */
+        {
+            const char *coll = sqlite3_vtab_collation(ii, i);
+            if (coll && sqlite3_stricmp(coll, "BINARY") != 0) continue;
+        }
         snprintf(cons + 3 * n, 4, "%02x%c", (unsigned)c->iColumn, op);
         ii->aConstraintUsage[i].argvIndex = n + 1;
         ii->aConstraintUsage[i].omit = 0;        /* SQLite re-checks: see sql_int.h */

@@ -95,11 +95,14 @@ typedef struct pch_sql_doc_source {
     pch_storyline_assets (*asset_mode)(void *h);   /* as the projection was built */
     /* Positions (ascending, ctx allocator) of the documents that may hold a trajectory whose
     ** trajectory_key is key: an equality on it reads those documents only. */
-    int (*find)(void *h, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err);
+    int (*find)(void *h, const char *rel, const char *key, size_t key_len, uint64_t **pos, size_t *n,
+                pch_error *err);
     /* Optional narrow scans: rows of table t straight from the projection when it can make
     ** every column in `used` (bit i = column i); *out NULL otherwise (then documents are
-    ** read). Batches hold every column of the table, those not in `used` all null. */
-    int (*lanes_open)(void *h, pch_storyline_table t, uint64_t used, struct pch_sql_lanes **out, pch_error *err);
+    ** read). Batches hold every column of the table, those not in `used` all null. cons: the
+    ** pushed constraints, which the source may prune by (never decide: SQLite re-checks). */
+    int (*lanes_open)(void *h, pch_storyline_table t, uint64_t used, const pch_sql_cons *cons, int n_cons,
+                      struct pch_sql_lanes **out, pch_error *err);
     int (*lanes_next)(struct pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err);
     void (*lanes_close)(struct pch_sql_lanes *c);
     /* Optional: the read-only relation `trajectories` (one row per trajectory, a summary),

@@ -101,6 +101,12 @@ static int rel_of(const char *s)
     return -1;
 }
 
+static const char *rel_name(int rel)
+{
+    static const char *const names[] = { "runs", "steps", "tool_calls", "observation_results", "trajectories" };
+    return names[rel];
+}
+
 static pch_storyline_table table_of(int rel)
 {
     return rel == REL_RUNS ? PCH_STORYLINE_RUNS : rel == REL_STEPS ? PCH_STORYLINE_STEPS : PCH_STORYLINE_TOOL_CALLS;
@@ -206,8 +212,17 @@ static bool pushable(const sl_vtab *v, int col)
     if (col < 0 || col >= v->n_cols) return false;
     name = v->rel == REL_OBS ? k_obs_cols[col < OBS_N ? col : 0] : v->schema->fields[col].name;
     if (v->rel == REL_OBS && col >= OBS_N) return false;
-    return !strcmp(name, "source_id") || !strcmp(name, "run_id") || !strcmp(name, "session_id") ||
-           !strcmp(name, "trajectory_key") || (v->rel == REL_STEPS && !strcmp(name, "timestamp_ms"));
+    if (!strcmp(name, "source_id") || !strcmp(name, "run_id") || !strcmp(name, "session_id") ||
+        !strcmp(name, "trajectory_key") || (v->rel == REL_STEPS && !strcmp(name, "timestamp_ms")))
+        return true;
+    /* over a document source, the columns its summaries and typed lanes can prune by
+    ** (RFC-0006 §13.3: source/model via the summary mask and bloom, copied context, token and
+    ** cost predicates on the metrics lanes; function name via the tool-name bloom) */
+    if (v->src && v->rel == REL_STEPS)
+        return !strcmp(name, "source") || !strcmp(name, "model_name") || !strcmp(name, "is_copied_context") ||
+               !strcmp(name, "prompt_tokens") || !strcmp(name, "completion_tokens") ||
+               !strcmp(name, "cached_tokens") || !strcmp(name, "cost_usd") || !strcmp(name, "llm_call_count");
+    return v->src && v->rel == REL_CALLS && !strcmp(name, "function_name");
 }
 
 static bool push_ok(const sqlite3_vtab *vt, int col, char op)
@@ -474,7 +489,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
                 sqlite3_value_type(c->cons[k].v) == SQLITE_TEXT) {
                 uint64_t *pos = NULL;
                 size_t n = 0;
-                rc = v->src->find(v->src_h, (const char *)sqlite3_value_text(c->cons[k].v),
+                rc = v->src->find(v->src_h, rel_name(v->rel), (const char *)sqlite3_value_text(c->cons[k].v),
                                   (size_t)sqlite3_value_bytes(c->cons[k].v), &pos, &n, &e);
                 if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
                 /* copied: reset_scan frees with free() whoever allocated the source's list */
@@ -503,7 +518,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
             ** the statement uses or pushes (RFC-0006 §13.2) */
             sqlite3_uint64 need = used;
             for (int k = 0; k < c->n_cons; k++) need |= (sqlite3_uint64)1 << (c->cons[k].col < 63 ? c->cons[k].col : 63);
-            rc = v->src->lanes_open(v->src_h, table_of(v->rel), need, &c->lanes, &e);
+            rc = v->src->lanes_open(v->src_h, table_of(v->rel), need, c->cons, c->n_cons, &c->lanes, &e);
             if (rc != 0) return pch_sql__set_err(&v->base, &e, rc);
         }
         return advance(c);

@@ -108,7 +108,7 @@ int pch_vxp_arrow_relation(const char *root, const char *relation, const char *c
     }
     for (int i = 0; i < x->n_cols; i++) used |= (uint64_t)1 << x->cols[i];
     if ((rc = x->src->open(&x->h, x->ctx, root, err)) < 0) goto fail;
-    if ((rc = x->src->lanes_open(x->h, x->t, used, &x->lanes, err)) < 0) goto fail;
+    if ((rc = x->src->lanes_open(x->h, x->t, used, NULL, 0, &x->lanes, err)) < 0) goto fail;
     if (!x->lanes &&
         (rc = pch_storyline_rowgen_new(&x->gen, x->ctx, 0, x->src->asset_mode(x->h), x->src->assets, x->h, err)) < 0)
         goto fail;

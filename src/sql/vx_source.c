@@ -31,12 +31,95 @@
 #include "sql/sql_int.h"
 
 /* Process-wide counts for --stats (pch_vxp_sql_counters). */
-static _Atomic uint64_t g_docs_rebuilt, g_lane_clusters;
+static _Atomic uint64_t g_docs_rebuilt, g_lane_clusters, g_bytes_read, g_bytes_checked;
 
 void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters)
 {
     *docs_rebuilt = g_docs_rebuilt;
     *lane_clusters = g_lane_clusters;
+}
+
+void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked)
+{
+    *bytes_read = g_bytes_read;
+    *bytes_checked = g_bytes_checked;
+}
+
+/* ---- --explain (pch_vxp_sql_explain): one entry per distinct scan a statement made ----
+** An entry is a text saying which relation, which read path and lanes, and where each pushed
+** predicate went; scans with the same text add up (a join filters its inner table once per
+** outer row). Process-wide, as the counters: the SQL of one process runs on one thread. */
+typedef struct xp_entry {
+    char *what;
+    uint64_t scans, found;          /* xFilter calls; documents found by key */
+    pch_vxp_lanes_stats st;
+} xp_entry;
+static xp_entry *g_xp;
+static size_t g_n_xp;
+static bool g_xp_on;
+
+void pch_vxp_sql_explain_begin(void)
+{
+    for (size_t i = 0; i < g_n_xp; i++) free(g_xp[i].what);
+    free(g_xp);
+    g_xp = NULL;
+    g_n_xp = 0;
+    g_xp_on = true;
+}
+
+/* The index of the entry whose text is b's (added if new); -1 when not explaining or out
+** of memory (an index: the entries move as they grow). */
+static long xp_note(pch_buf *b)
+{
+    xp_entry *e;
+    if (!g_xp_on || b->oom || pch_buf_putc(b, 0) < 0) return -1;
+    for (size_t i = 0; i < g_n_xp; i++)
+        if (strcmp(g_xp[i].what, (const char *)b->data) == 0) { g_xp[i].scans++; return (long)i; }
+    if (!(e = realloc(g_xp, (g_n_xp + 1) * sizeof *g_xp))) return -1;
+    g_xp = e;
+    e = &g_xp[g_n_xp];
+    memset(e, 0, sizeof *e);
+    if (!(e->what = malloc(b->len))) return -1;
+    memcpy(e->what, b->data, b->len);
+    e->scans = 1;
+    return (long)g_n_xp++;
+}
+
+void pch_vxp_sql_explain_end(FILE *out)
+{
+    for (size_t i = 0; i < g_n_xp; i++) {
+        const xp_entry *e = &g_xp[i];
+        fprintf(out, "%s\n  scans: %llu", e->what, (unsigned long long)e->scans);
+        if (e->found) fprintf(out, "; documents found: %llu", (unsigned long long)e->found);
+        if (e->st.clusters)
+            fprintf(out, "; clusters: %llu considered, %llu pruned by zone maps, %llu pruned by summaries, %llu decoded"
+                         "; trajectory pages tested: %llu, ruled out: %llu",
+                    (unsigned long long)e->st.clusters, (unsigned long long)e->st.clusters_zone_pruned,
+                    (unsigned long long)e->st.clusters_summary_pruned, (unsigned long long)e->st.clusters_read,
+                    (unsigned long long)e->st.rows, (unsigned long long)e->st.rows_pruned);
+        fputc('\n', out);
+    }
+    fprintf(out, "totals: documents rebuilt %llu, clusters decoded lane by lane %llu, bytes read %llu, bytes checked %llu\n",
+            (unsigned long long)g_docs_rebuilt, (unsigned long long)g_lane_clusters,
+            (unsigned long long)g_bytes_read, (unsigned long long)g_bytes_checked);
+    pch_vxp_sql_explain_begin();
+    g_xp_on = false;
+}
+
+/* "col op literal" of a pushed constraint. */
+static void xp_cons(pch_buf *b, const char *col, const pch_sql_cons *c)
+{
+    static const char ops[] = "=><gl L";
+    static const char *const names[] = { "=", ">", "<", ">=", "<=", "", "LIKE" };
+    const char *op = "?";
+    for (int i = 0; ops[i]; i++) if (ops[i] == c->op) op = names[i];
+    pch_buf_printf(b, "%s %s ", col, op);
+    switch (sqlite3_value_type(c->v)) {
+    case SQLITE_INTEGER: pch_buf_printf(b, "%lld", (long long)sqlite3_value_int64(c->v)); break;
+    case SQLITE_FLOAT: pch_buf_printf(b, "%.17g", sqlite3_value_double(c->v)); break;
+    case SQLITE_TEXT: pch_buf_printf(b, "'%.*s'", sqlite3_value_bytes(c->v), (const char *)sqlite3_value_text(c->v)); break;
+    default: pch_buf_printf(b, "(a blob or NULL)"); break;
+    }
 }
 
 typedef struct vx_src {
@@ -99,7 +182,13 @@ static int ensure_docs(vx_src *s, bool by_path, pch_error *err)
 static void vx_close(void *h)
 {
     vx_src *s = h;
-    if (s->snap) pch_vxp_doc_dispose(s->snap, &s->doc);
+    if (s->snap) {
+        pch_vxp_query_stats q;
+        pch_vxp_snapshot_stats(s->snap, &q);
+        g_bytes_read += q.bytes_read;
+        g_bytes_checked += q.bytes_checked;
+        pch_vxp_doc_dispose(s->snap, &s->doc);
+    }
     pch_vxp_snapshot_free(s->snap);
     pch_free(s->ctx, s->docs);
     pch_free(s->ctx, s->by_path);
@@ -168,9 +257,25 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Documents holding trajectory key `key`: the directory finds its trajectories (§13.3 key
 ** equality through the directory), their document paths name the documents. */
-static int vx_find(void *h, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err)
+static int find_docs(vx_src *s, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err);
+
+static int vx_find(void *h, const char *rel, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err)
 {
-    vx_src *s = h;
+    int rc = find_docs(h, key, key_len, pos, n, err);
+    if (rc == PCH_OK && g_xp_on) {
+        pch_buf b;
+        long x;
+        pch_buf_init(&b, ((vx_src *)h)->ctx);
+        pch_buf_printf(&b, "%s: documents holding the key (trajectory_key = '%.*s' through the trajectory directory), "
+                           "each rebuilt; the other predicates on its rows (SQLite re-checks)", rel, (int)key_len, key);
+        if ((x = xp_note(&b)) >= 0) g_xp[x].found += *n;
+        pch_buf_dispose(&b);
+    }
+    return rc;
+}
+
+static int find_docs(vx_src *s, const char *key, size_t key_len, uint64_t **pos, size_t *n, pch_error *err)
+{
     uint64_t idx[64], *out;
     size_t got = 0, k = 0;
     char *z;
@@ -281,6 +386,7 @@ struct pch_sql_lanes {
     struct traj_acc *acc;           /* the trajectories relation (or runs from it): not NULL */
     int traj_of[64];                /* runs from the summaries: runs column -> trajectories column, -1 */
     bool runs_view;
+    long xp;                        /* its --explain entry, -1 */
 };
 
 static const lane_col_def *find_def(pch_storyline_table t, const char *name)
@@ -296,6 +402,17 @@ static void traj_acc_free(pch_ctx *ctx, struct traj_acc *a);
 static void lanes_close(pch_sql_lanes *c)
 {
     if (!c) return;
+    if (c->xp >= 0 && (size_t)c->xp < g_n_xp && c->it) {
+        pch_vxp_lanes_stats st;
+        pch_vxp_lanes_stats *t = &g_xp[c->xp].st;
+        pch_vxp_lanes_stats_get(c->it, &st);
+        t->clusters += st.clusters;
+        t->clusters_zone_pruned += st.clusters_zone_pruned;
+        t->clusters_summary_pruned += st.clusters_summary_pruned;
+        t->clusters_read += st.clusters_read;
+        t->rows += st.rows;
+        t->rows_pruned += st.rows_pruned;
+    }
     traj_acc_free(c->s->ctx, c->acc);
     pch_vxp_lanes_free(c->it);
     for (int i = 0; i < 64; i++) {
@@ -308,21 +425,95 @@ static void lanes_close(pch_sql_lanes *c)
     pch_free(c->s->ctx, c);
 }
 
-static int runs_open(vx_src *s, uint64_t used, pch_sql_lanes **out, pch_error *err);
+static int runs_open(vx_src *s, uint64_t used, const pch_sql_cons *cons, int n_cons, pch_sql_lanes **out,
+                     pch_error *err);
 
-static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lanes **out, pch_error *err)
+static const char *table_name(pch_storyline_table t)
+{
+    return t == PCH_STORYLINE_RUNS ? "runs" : t == PCH_STORYLINE_STEPS ? "steps" : "tool_calls";
+}
+
+/* --explain: a relation read from rebuilt documents because of column `why`. */
+static void xp_documents(vx_src *s, pch_storyline_table t, const char *why, const pch_lance_schema *schema,
+                         const pch_sql_cons *cons, int n_cons)
+{
+    pch_buf b;
+    if (!g_xp_on) return;
+    pch_buf_init(&b, s->ctx);
+    pch_buf_printf(&b, "%s: every document rebuilt (column %s is read from documents)", table_name(t), why);
+    for (int k = 0; k < n_cons; k++) {
+        pch_buf_printf(&b, "\n  pushed ");
+        xp_cons(&b, schema->fields[cons[k].col].name, &cons[k]);
+        pch_buf_printf(&b, " -> the rows of each document (SQLite re-checks)");
+    }
+    (void)xp_note(&b);
+    pch_buf_dispose(&b);
+}
+
+/* What the pushed constraints let a lane scan prune (§13.3), and for --explain where each
+** went. Only a literal of the column's own type prunes (as pch_sql__test decides). */
+static void prune_of(const pch_lance_schema *schema, const pch_sql_cons *cons, int n_cons, pch_vxp_prune *p,
+                     pch_buf *why)
+{
+    for (int k = 0; k < n_cons; k++) {
+        const pch_sql_cons *c = &cons[k];
+        const char *name = schema->fields[c->col].name, *where = "the rows of each decoded cluster";
+        int ty = sqlite3_value_type(c->v);
+        const char *txt = ty == SQLITE_TEXT ? (const char *)sqlite3_value_text(c->v) : NULL;
+        bool txt_ok = txt && strlen(txt) == (size_t)sqlite3_value_bytes(c->v) && c->op == '=';
+        if (!strcmp(name, "timestamp_ms") && ty == SQLITE_INTEGER) {
+            int64_t v = sqlite3_value_int64(c->v), lo = INT64_MIN, hi = INT64_MAX;
+            bool ok = true;
+            switch (c->op) {
+            case '=': lo = hi = v; break;
+            case 'g': lo = v; break;
+            case '>': ok = v < INT64_MAX; lo = v + (ok ? 1 : 0); break;
+            case 'l': hi = v; break;
+            case '<': ok = v > INT64_MIN; hi = v - (ok ? 1 : 0); break;
+            default: ok = false;
+            }
+            if (ok && lo != INT64_MIN && (!p->has_ts_lo || lo > p->ts_lo)) { p->ts_lo = lo; p->has_ts_lo = true; }
+            if (ok && hi != INT64_MAX && (!p->has_ts_hi || hi < p->ts_hi)) { p->ts_hi = hi; p->has_ts_hi = true; }
+            if (ok) where = "zone maps and summary lanes summary.min/max_timestamp_ms, then the rows";
+        } else if (!strcmp(name, "source") && txt_ok) {
+            p->source_bits = !strcmp(txt, "system") ? 2 : !strcmp(txt, "user") ? 4 : !strcmp(txt, "agent") ? 8 : 1;
+            where = "summary lane summary.source_mask, then the rows";
+        } else if (!strcmp(name, "model_name") && txt_ok) {
+            p->model = txt;
+            where = "model bloom summary.model_bloom, then the rows";
+        } else if (!strcmp(name, "function_name") && txt_ok) {
+            p->function = txt;
+            where = "tool-name bloom summary.tool_bloom, then the rows";
+        } else if (!strcmp(name, "is_copied_context") && ty == SQLITE_INTEGER && c->op == '=' &&
+                   (sqlite3_value_int64(c->v) == 0 || sqlite3_value_int64(c->v) == 1)) {
+            p->copied = (int)sqlite3_value_int64(c->v);
+            where = "summary lane summary.copied_step_count, then the rows";
+        }
+        if (why) {
+            pch_buf_printf(why, "\n  pushed ");
+            xp_cons(why, name, c);
+            pch_buf_printf(why, " -> %s (SQLite re-checks)", where);
+        }
+    }
+}
+
+static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_sql_cons *cons, int n_cons,
+                      pch_sql_lanes **out, pch_error *err)
 {
     vx_src *s = h;
     pch_sql_lanes *c;
     const char *paths[LN_N];
     size_t n = 0;
     int rc;
+    pch_vxp_prune pr = PCH_VXP_PRUNE_INIT;
+    pch_buf why;
     *out = NULL;
-    if (t == PCH_STORYLINE_RUNS) return runs_open(s, used, out, err);
+    if (t == PCH_STORYLINE_RUNS) return runs_open(s, used, cons, n_cons, out, err);
     if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
     if (!(c = pch_calloc(s->ctx, 1, sizeof *c))) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     c->s = s;
     c->t = t;
+    c->xp = -1;
     for (int i = 0; i < 64; i++) {
         pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
         pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
@@ -332,7 +523,11 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lan
     for (int l = 0; l < LN_N; l++) c->lane_at[l] = -1;
     for (size_t i = 0; i < c->schema->n_fields && i < 64; i++) {
         if (!((used >> (i < 63 ? i : 63)) & 1)) continue;
-        if (!(c->def[i] = find_def(t, c->schema->fields[i].name))) { lanes_close(c); return PCH_OK; }  /* a wide column */
+        if (!(c->def[i] = find_def(t, c->schema->fields[i].name))) {    /* a wide column */
+            xp_documents(s, t, c->schema->fields[i].name, c->schema, cons, n_cons);
+            lanes_close(c);
+            return PCH_OK;
+        }
     }
     /* every page's step count (step_id's list) and page index; the rest as used */
     c->lane_at[LN_STEP_ID] = 0;
@@ -346,6 +541,14 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, pch_sql_lan
     for (int l = 0; l < LN_N; l++)
         if (c->lane_at[l] == 0) { c->lane_at[l] = (int)n; paths[n++] = k_lane_path[l]; }
     if ((rc = pch_vxp_lanes_open(&c->it, s->snap, paths, n, err)) < 0) { lanes_close(c); return rc; }
+    pch_buf_init(&why, s->ctx);
+    pch_buf_printf(&why, "%s: narrow scan, no document rebuilt; lanes", table_name(t));
+    for (size_t i = 0; i < n; i++) pch_buf_printf(&why, "%s %s", i ? "," : "", paths[i]);
+    prune_of(c->schema, cons, n_cons, &pr, &why);
+    rc = pch_vxp_lanes_prune(c->it, &pr, err);
+    c->xp = rc == PCH_OK ? xp_note(&why) : -1;
+    pch_buf_dispose(&why);
+    if (rc < 0) { lanes_close(c); return rc; }
     *out = c;
     return PCH_OK;
 }
@@ -498,8 +701,10 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
     *out = NULL;
     if (c->acc) return traj_next(c, out, eof, err);
     for (;;) {
+        const uint8_t *keep;
         PCH_TRY(next_cluster(c, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
+        keep = pch_vxp_lanes_keep(c->it);
         n_out = 0;
         for (uint64_t r = 0; r < rows; r++) {
             const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
@@ -524,7 +729,7 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
                         return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
                 }
             }
-            for (uint64_t si = sb; si < se; si++) {
+            for (uint64_t si = sb; si < se && (!keep || keep[r]); si++) {   /* a page the summaries rule out: none */
                 uint64_t sord = c->step_base + (si - sb);
                 if (c->t == PCH_STORYLINE_STEPS) {
                     rc = lane_row(c, L, si, sord, UINT64_MAX, 0);
@@ -610,6 +815,7 @@ typedef struct traj_acc {
 } traj_acc;
 
 static int traj_open(void *h, pch_sql_lanes **out, pch_error *err);
+static int traj_lanes(vx_src *s, pch_sql_lanes **out, pch_error *err);
 
 static void traj_acc_free(pch_ctx *ctx, struct traj_acc *a)
 {
@@ -621,6 +827,20 @@ static void traj_acc_free(pch_ctx *ctx, struct traj_acc *a)
 static int traj_open(void *h, pch_sql_lanes **out, pch_error *err)
 {
     vx_src *s = h;
+    int rc = traj_lanes(s, out, err);
+    if (rc == PCH_OK && g_xp_on) {
+        pch_buf b;
+        pch_buf_init(&b, s->ctx);
+        pch_buf_printf(&b, "trajectories: the id and summary lanes (%d lanes), no document rebuilt; predicates on "
+                           "the rows (SQLite)", T_N);
+        (*out)->xp = xp_note(&b);
+        pch_buf_dispose(&b);
+    }
+    return rc;
+}
+
+static int traj_lanes(vx_src *s, pch_sql_lanes **out, pch_error *err)
+{
     pch_sql_lanes *c;
     int rc;
     *out = NULL;
@@ -629,6 +849,7 @@ static int traj_open(void *h, pch_sql_lanes **out, pch_error *err)
         return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     }
     c->s = s;
+    c->xp = -1;
     for (int i = 0; i < 64; i++) {
         pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
         pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
@@ -739,7 +960,8 @@ static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, p
 /* `runs` from the summaries: when every column a statement uses or pushes is one the id and
 ** summary lanes hold exactly as runs does (the trajectories relation is checked against runs
 ** column by column in tests/cli/vortex_sql.sh), runs is read like trajectories. */
-static int runs_open(vx_src *s, uint64_t used, pch_sql_lanes **out, pch_error *err)
+static int runs_open(vx_src *s, uint64_t used, const pch_sql_cons *cons, int n_cons, pch_sql_lanes **out,
+                     pch_error *err)
 {
     static const struct { const char *runs, *traj; } k_map[] = {
         { "source_id", "source_id" }, { "run_id", "run_id" }, { "session_id", "session_id" },
@@ -760,9 +982,25 @@ static int runs_open(vx_src *s, uint64_t used, pch_sql_lanes **out, pch_error *e
             if (strcmp(runs->fields[k].name, k_map[m].runs) == 0)
                 for (size_t t = 0; t < TRAJ_N_COLS; t++)
                     if (strcmp(k_traj_cols[t].name, k_map[m].traj) == 0) map[k] = (int)t;
-        if (map[k] < 0) { pch_lance_schema_free(runs); return PCH_OK; }   /* a column only documents give */
+        if (map[k] < 0) {           /* a column only documents give */
+            xp_documents(s, PCH_STORYLINE_RUNS, runs->fields[k].name, runs, cons, n_cons);
+            pch_lance_schema_free(runs);
+            return PCH_OK;
+        }
     }
-    if ((rc = traj_open(s, &c, err)) < 0) { pch_lance_schema_free(runs); return rc; }
+    if ((rc = traj_lanes(s, &c, err)) < 0) { pch_lance_schema_free(runs); return rc; }
+    if (g_xp_on) {
+        pch_buf b;
+        pch_buf_init(&b, s->ctx);
+        pch_buf_printf(&b, "runs: the id and summary lanes, no document rebuilt");
+        for (int k = 0; k < n_cons; k++) {
+            pch_buf_printf(&b, "\n  pushed ");
+            xp_cons(&b, runs->fields[cons[k].col].name, &cons[k]);
+            pch_buf_printf(&b, " -> the rows (SQLite re-checks)");
+        }
+        c->xp = xp_note(&b);
+        pch_buf_dispose(&b);
+    }
     pch_lance_schema_free(c->schema);
     c->schema = runs;
     c->runs_view = true;

@@ -786,6 +786,55 @@ static int zone_prunes(const pch_vx_array *zt, uint64_t z, uint64_t zone_rows, c
     }
 }
 
+/* The zones of column fc that cannot hold a row satisfying o's comparison (see
+** pch_vx_file_zone_prune); *pruned NULL when fc has no zone map we understand. */
+static int zones_pruned(pch_vx_file *f, const colref *fc, const pch_vx_scan_options *o, uint8_t **pruned,
+                        uint64_t *n_zones, uint32_t *zone_len, pch_error *err)
+{
+    const lnode *zn;
+    pch_vx_array *zt = NULL;
+    uint64_t *all, zl, total = fc->node->rows;
+    int rc;
+    *pruned = NULL;
+    *n_zones = 0;
+    *zone_len = 0;
+    if (fc->node->type != L_STATS || !fc->node->zones_ok || fc->n_steps != 0) return PCH_OK;
+    zn = &fc->node->children[1];
+    zl = fc->node->zone_len;
+    if (!(all = pch_malloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    for (uint64_t z = 0; z < zn->rows; z++) all[z] = z;
+    rc = read_rows(f, zn, all, zn->rows, &zt, err);
+    pch_free(f->ctx, all);
+    if (rc) return rc;
+    if (!(*pruned = pch_calloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1), 1))) {
+        pch_vx_array_free(zt);
+        return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    }
+    for (uint64_t z = 0; z < zn->rows; z++) {
+        uint64_t zrows = (z + 1) * zl <= total ? zl : total - z * zl;
+        (*pruned)[z] = (uint8_t)zone_prunes(zt, z, zrows, o);
+        f->st.zones_total++;
+        f->st.zones_pruned += (*pruned)[z];
+    }
+    pch_vx_array_free(zt);
+    *n_zones = zn->rows;
+    *zone_len = (uint32_t)zl;
+    return PCH_OK;
+}
+
+int pch_vx_file_zone_prune(pch_vx_file *f, const pch_vx_scan_options *o, uint8_t **pruned, uint64_t *n_zones,
+                           uint32_t *zone_len, pch_error *err)
+{
+    colref fc;
+    *pruned = NULL;
+    *n_zones = 0;
+    *zone_len = 0;
+    if (!o || o->version != PCH_VX_SCAN_OPTIONS_VERSION || !o->filter_column || o->filter_op == PCH_VX_CMP_NONE)
+        return pch_error_set(err, PCH_EINVAL, "vortex zone prune: a comparison is needed");
+    PCH_TRY(resolve(f, o->filter_column, &fc, err));
+    return zones_pruned(f, &fc, o, pruned, n_zones, zone_len, err);
+}
+
 int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array **out,
                      pch_vx_dtype **dt_out, pch_error *err)
 {
@@ -832,28 +881,17 @@ int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array 
         pch_vx_dtype *fdt = NULL;
         uint64_t k = 0;
         if ((rc = resolve(f, o->filter_column, &fc, err))) goto done;
-        if (fc.node->type == L_STATS && fc.node->zones_ok && fc.n_steps == 0) {
-            const lnode *zn = &fc.node->children[1];
-            pch_vx_array *zt = NULL;
-            uint64_t *all = pch_malloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1) * 8), zl = fc.node->zone_len;
-            uint8_t *pruned;
-            if (!all) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
-            for (uint64_t z = 0; z < zn->rows; z++) all[z] = z;
-            rc = read_rows(f, zn, all, zn->rows, &zt, err);
-            pch_free(f->ctx, all);
-            if (rc) goto done;
-            if (!(pruned = pch_calloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1), 1))) { pch_vx_array_free(zt); rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
-            for (uint64_t z = 0; z < zn->rows; z++) {
-                uint64_t zrows = (z + 1) * zl <= total ? zl : total - z * zl;
-                pruned[z] = (uint8_t)zone_prunes(zt, z, zrows, o);
-                f->st.zones_total++;
-                f->st.zones_pruned += pruned[z];
+        {
+            uint8_t *pruned = NULL;
+            uint64_t nz = 0;
+            uint32_t zl = 0;
+            if ((rc = zones_pruned(f, &fc, o, &pruned, &nz, &zl, err))) goto done;
+            if (pruned) {
+                for (uint64_t i = 0; i < nr; i++) if (!pruned[rows[i] / zl]) rows[k++] = rows[i];
+                nr = k;
+                k = 0;
+                pch_free(f->ctx, pruned);
             }
-            for (uint64_t i = 0; i < nr; i++) if (!pruned[rows[i] / zl]) rows[k++] = rows[i];
-            nr = k;
-            k = 0;
-            pch_free(f->ctx, pruned);
-            pch_vx_array_free(zt);
         }
         if ((rc = read_rows(f, fc.node, rows, nr, &fa, err))) goto done;
         if ((rc = extract(f, fa, &fc, &fx, &fdt, err))) goto done;

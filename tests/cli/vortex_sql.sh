@@ -47,6 +47,40 @@ for name in ("a", "b", "c"):   # the same session id three times: b and c get ge
         json.dump(doc, f, indent=3)          # whitespace a JSON column must not show
 PY
 
+# pruning input (§13.3): 800 documents in path order with rising timestamps (zone maps over
+# 256 trajectories say something), rare models, function names and copied context in a few,
+# and one long document that is paged across clusters (a time window may start inside it)
+W=$tmp/win
+python3 - "$W" <<'PY'
+import json, os, sys
+w = sys.argv[1]
+os.makedirs(w)
+T0 = 1767225600000                   # 2026-01-01T00:00:00Z
+def ts(ms):
+    return "%sZ" % __import__("datetime").datetime.utcfromtimestamp(ms / 1000).isoformat(timespec="milliseconds")
+for i in range(800):
+    t = T0 + i * 60000
+    model = "m-rare" if 100 <= i < 104 else "m-%d" % (i % 3)
+    fn = "f-rare" if 400 <= i < 403 else "f-common"
+    n = 40 if i == 300 else 3
+    steps = []
+    for k in range(n):
+        st = {"step_id": k + 1, "timestamp": ts(t + k * (45000 if i == 300 else 1000)),
+              "source": ("system", "user", "agent")[k % 3] if i % 50 else ("user", "agent", "agent")[k % 3],
+              "message": ("long step %d " % k) * (120 if i == 300 else 2)}
+        if st["source"] == "agent":
+            st["model_name"] = model
+            st["tool_calls"] = [{"tool_call_id": "c%d" % k, "function_name": fn, "arguments": {"i": i}}]
+            st["metrics"] = {"prompt_tokens": i, "completion_tokens": k + 1}
+        if 200 <= i < 205 and k == 1:
+            st["is_copied_context"] = True
+        steps.append(st)
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "w-%04d" % i,
+           "agent": {"name": "win", "version": "1", "model_name": model}, "steps": steps}
+    with open(os.path.join(w, "d%04d.json" % i), "w") as f:
+        json.dump(doc, f)
+PY
+
 build_pair() {  # build_pair NAME INPUT ASSETS [BUILD OPTIONS]
     local name=$1 input=$2 assets=$3; shift 3
     "$CLI" import --input-format atif --output-format storyline --from "$input" --to "$tmp/$name.sl" \
@@ -62,6 +96,7 @@ build_pair gen "$G" embed
 # small clusters: the large documents are paged (§7.2), several clusters per trajectory
 build_pair paged "$G" embed --cluster-bytes 16K
 pairs="$pairs paged"
+build_pair win "$W" reference --cluster-bytes 8K
 
 same() {  # same PAIR SQL: both projections answer byte-identically (JSON lines)
     local a b
@@ -144,6 +179,58 @@ same corpus "SELECT step_ordinal, source, model_name FROM steps WHERE trajectory
 same corpus "SELECT count(*) FROM tool_calls WHERE trajectory_key = '$k'" empty-ok
 same corpus "SELECT count(*) FROM steps WHERE timestamp_ms >= 1770000000000 AND timestamp_ms < 1771000000000"
 fi
+# pruning (§13.3) never changes an answer: time windows (zone maps, then summaries; one starts
+# inside the paged document), rare models and function names (blooms), sources (mask), copied
+# context, and predicates under another collation (left to SQLite)
+T=1767225600000
+for q in "timestamp_ms >= $((T + 250 * 60000)) AND timestamp_ms < $((T + 260 * 60000))" \
+         "timestamp_ms > $((T + 300 * 60000 + 20 * 45000)) AND timestamp_ms <= $((T + 300 * 60000 + 35 * 45000))" \
+         "timestamp_ms = $((T + 410 * 60000 + 1000))" "timestamp_ms < $((T + 5 * 60000))" \
+         "timestamp_ms >= $((T + 795 * 60000))" "timestamp_ms > $((T + 900 * 60000))" \
+         "model_name = 'm-rare'" "model_name = 'm-none'" "source = 'system'" "source = 'nobody'" \
+         "is_copied_context = 1" "is_copied_context = 0" \
+         "timestamp_ms BETWEEN $((T + 90 * 60000)) AND $((T + 110 * 60000)) AND model_name = 'm-rare' AND source = 'agent'" \
+         "model_name = 'M-RARE' COLLATE NOCASE" "run_id = 'W-0007' COLLATE NOCASE"; do
+    same win "SELECT run_id, step_ordinal, step_id, timestamp_ms, source, model_name, is_copied_context FROM steps WHERE $q ORDER BY 1, 2" empty-ok
+done
+same win "SELECT run_id, step_ordinal, call_ordinal, function_name FROM tool_calls WHERE function_name = 'f-rare' ORDER BY 1, 2, 3"
+same win "SELECT count(*) FROM tool_calls WHERE function_name = 'f-none'"
+same win "SELECT count(*), sum(prompt_tokens) FROM steps WHERE prompt_tokens >= 500 AND completion_tokens = 3"
+for v in "$VX sql $tmp/win.vx" "$CLI sql $tmp/win.sl"; do   # a NOCASE equality is SQLite's alone
+    n=$($v "SELECT count(*) FROM steps WHERE run_id = 'W-0007' COLLATE NOCASE" --format csv | tail -1)
+    [ "$n" = 3 ] || { echo "FAIL COLLATE NOCASE equality ($v): $n rows"; fail=1; }
+done
+n=$("$CLI" sql "$tmp/win.sl" "SELECT count(*) FROM steps WHERE timestamp_ms > $((T + 300 * 60000 + 20 * 45000)) AND timestamp_ms <= $((T + 300 * 60000 + 35 * 45000)) AND run_id = 'w-0300'" --format csv | tail -1)
+[ "$n" -gt 5 ] || { echo "FAIL the window does not start inside the paged document: $n rows"; fail=1; }
+# --explain says where each predicate went and what it pruned
+"$VX" sql "$tmp/win.vx" "SELECT count(*) FROM steps WHERE timestamp_ms >= $((T + 600 * 60000)) AND timestamp_ms < $((T + 610 * 60000))" --explain >"$tmp/x1" 2>&1
+checks=$((checks + 1))
+{ grep -q '^steps: narrow scan, no document rebuilt; lanes .*steps.timestamp_ms' "$tmp/x1" &&
+  grep -q 'pushed timestamp_ms >= .* -> zone maps and summary lanes' "$tmp/x1" &&
+  grep -q 'clusters: [0-9]* considered, [1-9][0-9]* pruned by zone maps, [0-9]* pruned by summaries, [1-9][0-9]* decoded' "$tmp/x1" &&
+  grep -q '^totals: documents rebuilt 0' "$tmp/x1"; } || { echo "FAIL --explain of a time window:"; cat "$tmp/x1"; fail=1; }
+"$VX" sql "$tmp/win.vx" "SELECT count(*) FROM tool_calls WHERE function_name = 'f-rare'" --explain >"$tmp/x2" 2>&1
+checks=$((checks + 1))
+{ grep -q 'pushed function_name = .f-rare. -> tool-name bloom summary.tool_bloom' "$tmp/x2" &&
+  grep -q '[1-9][0-9]* pruned by summaries' "$tmp/x2"; } || { echo "FAIL --explain of a function name:"; cat "$tmp/x2"; fail=1; }
+"$VX" sql "$tmp/win.vx" "SELECT count(*) FROM steps WHERE model_name = 'm-rare'" --explain >"$tmp/x3" 2>&1
+checks=$((checks + 1))
+grep -q 'ruled out: [1-9]' "$tmp/x3" || { echo "FAIL --explain of a model:"; cat "$tmp/x3"; fail=1; }
+k=$("$CLI" sql "$tmp/win.sl" "SELECT trajectory_key FROM runs ORDER BY 1 LIMIT 1" --format csv | tail -1)
+"$VX" sql "$tmp/win.vx" "SELECT count(message) FROM steps WHERE trajectory_key = '$k'" --explain >"$tmp/x4" 2>&1
+checks=$((checks + 1))
+{ grep -q "^steps: documents holding the key (trajectory_key = '$k' through the trajectory directory)" "$tmp/x4" &&
+  grep -q 'documents found: 1' "$tmp/x4" && grep -q '^totals: documents rebuilt 1,' "$tmp/x4"; } ||
+    { echo "FAIL --explain of a key lookup:"; cat "$tmp/x4"; fail=1; }
+"$VX" sql "$tmp/win.vx" "SELECT count(message) FROM steps WHERE source = 'user'" --explain >"$tmp/x5" 2>&1
+checks=$((checks + 1))
+{ grep -q '^steps: every document rebuilt (column message is read from documents)' "$tmp/x5" &&
+  grep -q "pushed source = 'user' -> the rows of each document" "$tmp/x5" &&
+  grep -q '^totals: documents rebuilt 800,' "$tmp/x5"; } || { echo "FAIL --explain of a document scan:"; cat "$tmp/x5"; fail=1; }
+[ "$("$VX" sql "$tmp/win.vx" "SELECT count(*) FROM runs" --explain | grep -c '^runs: the id and summary lanes')" = 1 ] ||
+    { echo "FAIL --explain of runs from the summaries"; fail=1; }
+"$VX" sql "$tmp/win.vx" "SELECT nope FROM steps" --explain >/dev/null 2>&1 && { echo "FAIL --explain of a bad statement succeeds"; fail=1; }
+
 # the generated input really exercises what it was built for
 n=$("$VX" sql "$tmp/gen.vx" "SELECT count(*) FROM runs WHERE trajectory_key_generated = 1 AND trajectory_key LIKE 'traj:%collide/%'" --format csv | tail -1)
 [ "$n" = 2 ] || { echo "FAIL generated collision keys: $n (want 2)"; fail=1; }

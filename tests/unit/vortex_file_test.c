@@ -691,6 +691,30 @@ static void test_vortex_file__scan_features(void)
         PCH_CHECK(st.zones_pruned == 19);
         pch_vx_array_free(out);
         pch_vx_dtype_free(odt);
+        /* the zones alone (no data segment): x >= 9700 leaves the last zone of 20 */
+        {
+            uint8_t *pruned = NULL;
+            uint64_t nz = 0, req0;
+            uint32_t zl = 0;
+            s3.filter_column = "x";
+            s3.filter_op = PCH_VX_CMP_GE;
+            s3.filter_kind = 0;
+            s3.filter_i = 9700;
+            pch_vx_file_reset_io_stats(f);
+            PCH_CHECK_OK(pch_vx_file_zone_prune(f, &s3, &pruned, &nz, &zl, &err), &err);
+            PCH_CHECK(nz == 20 && zl == 500 && pruned);
+            for (uint64_t z = 0; pruned && z < nz; z++) PCH_CHECK(pruned[z] == (z < 19));
+            pch_vx_file_io_stats(f, &st);
+            req0 = st.segments_read;
+            PCH_CHECK_MSG(req0 <= 1, "segments read %llu", (unsigned long long)req0);   /* the zone table at most */
+            pch_free(NULL, pruned);
+            /* no comparison: refused; a column without zone maps: nothing pruned */
+            s3.filter_op = PCH_VX_CMP_NONE;
+            PCH_CHECK(pch_vx_file_zone_prune(f, &s3, &pruned, &nz, &zl, &err) == PCH_EINVAL);
+            s3.filter_op = PCH_VX_CMP_GE;
+            s3.filter_column = "nope";
+            PCH_CHECK(pch_vx_file_zone_prune(f, &s3, &pruned, &nz, &zl, &err) == PCH_ENOTFOUND);
+        }
     }
     /* bad column */
     {
