@@ -299,7 +299,8 @@ PCH_API void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked);
 PCH_API void pch_vxp_sql_explain_begin(void);
 PCH_API void pch_vxp_sql_explain_end(FILE *out);
 
-/* The relation runs, steps or tool_calls of root as an Arrow C stream (pchronicle/arrow.h):
+/* A relation of root (runs, steps, tool_calls, trajectories, observation_results) as an Arrow
+** C stream (pchronicle/arrow.h):
 ** the columns named (NULL = every column of docs/storyline.md §2), one struct batch per
 ** cluster for a narrow scan or per document otherwise, with the values pchronicle-vortex
 ** sql returns (JSON columns as JSON text). The stream owns its snapshot; release it when
@@ -307,6 +308,16 @@ PCH_API void pch_vxp_sql_explain_end(FILE *out);
 struct ArrowArrayStream;
 PCH_API int pch_vxp_arrow_relation(const char *root, const char *relation, const char *const *columns,
                                    size_t n_columns, struct ArrowArrayStream *out, pch_error *err);
+/* The training readers as Arrow C streams, one struct batch per reader batch (docs/training.md
+** "Arrow streams"). RL: source_id, run_id, trajectory_key (large utf8), step_ordinal, step_id
+** (int64), model_name (large utf8), prompt_token_ids, completion_token_ids (large list of
+** uint32), logprobs (large list of float64, exact from f32), reward (large utf8, JSON text).
+** SFT: source_id, run_id, trajectory_key, step_ordinal, step_id, model_name, messages and
+** completion (JSON text, as the JSON lines hold them). f may be NULL; it is copied. */
+PCH_API int pch_vxp_arrow_rl(const char *root, const pch_vxp_train_filter *f, struct ArrowArrayStream *out,
+                             pch_error *err);
+PCH_API int pch_vxp_arrow_sft(const char *root, const pch_vxp_train_filter *f, struct ArrowArrayStream *out,
+                              pch_error *err);
 
 /* ---------------------------------------------------------------- verify, inspect (§15, §20) */
 

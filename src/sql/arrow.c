@@ -204,3 +204,228 @@ int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, 
     }
     return PCH_OK;
 }
+
+/* ---- rows built column by column (pch_sql_acol): the training readers' streams ---- */
+
+void pch_sql__acol_init(pch_sql_acol *c, char kind)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    pch_buf_init(&c->valid, NULL);
+    pch_buf_init(&c->off, NULL);
+    pch_buf_init(&c->data, NULL);
+}
+
+void pch_sql__acol_dispose(pch_sql_acol *c)
+{
+    pch_buf_dispose(&c->valid);
+    pch_buf_dispose(&c->off);
+    pch_buf_dispose(&c->data);
+}
+
+void pch_sql__acol_clear(pch_sql_acol *c)
+{
+    pch_buf_clear(&c->valid);
+    pch_buf_clear(&c->off);
+    pch_buf_clear(&c->data);
+}
+
+static int acol_end(pch_sql_acol *c, bool valid, size_t n_items)
+{
+    uint8_t v = valid;
+    int64_t end;
+    if (c->kind == 'l') return pch_buf_append(&c->valid, &v, 1);
+    if (c->off.len == 0) { int64_t z = 0; PCH_TRY(pch_buf_append(&c->off, &z, 8)); }
+    memcpy(&end, c->off.data + c->off.len - 8, 8);
+    end += (int64_t)n_items;
+    PCH_TRY(pch_buf_append(&c->valid, &v, 1));
+    return pch_buf_append(&c->off, &end, 8);
+}
+
+int pch_sql__acol_str(pch_sql_acol *c, const char *p, size_t n, bool valid)
+{
+    if (valid && n) PCH_TRY(pch_buf_append(&c->data, p, n));
+    return acol_end(c, valid, valid ? n : 0);
+}
+
+int pch_sql__acol_i64(pch_sql_acol *c, int64_t v, bool valid)
+{
+    if (!valid) v = 0;
+    PCH_TRY(pch_buf_append(&c->data, &v, 8));
+    return acol_end(c, valid, 0);
+}
+
+int pch_sql__acol_list(pch_sql_acol *c, const void *items, size_t n, unsigned item_bits, bool valid)
+{
+    if (!valid) n = 0;
+    if (c->kind == 'I') {                   /* u32 items, little-endian as stored */
+        if (n) PCH_TRY(pch_buf_append(&c->data, items, n * 4));
+    } else {                                /* float64 items, widened from f32 when stored so */
+        for (size_t i = 0; i < n; i++) {
+            double d;
+            if (item_bits == 32) { float f; memcpy(&f, (const uint8_t *)items + 4 * i, 4); d = f; }
+            else memcpy(&d, (const uint8_t *)items + 8 * i, 8);
+            PCH_TRY(pch_buf_append(&c->data, &d, 8));
+        }
+    }
+    return acol_end(c, valid, n);
+}
+
+static const char *acol_format(char kind)
+{
+    return kind == 'U' ? "U" : kind == 'l' ? "l" : "+L";
+}
+
+static void release_list_schema(struct ArrowSchema *s)
+{
+    if (!s->release) return;
+    if (s->children && s->children[0]->release) s->children[0]->release(s->children[0]);
+    free(s->private_data);              /* the item schema and the children pointer */
+    free_name(s->name);
+    s->release = NULL;
+}
+
+static void release_item_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+int pch_sql__acol_schema(const char *const *names, const pch_sql_acol *cols, int n, struct ArrowSchema *out,
+                         pch_error *err)
+{
+    struct ArrowSchema *kids = calloc((size_t)(n ? n : 1), sizeof *kids);
+    struct ArrowSchema **ptrs = calloc((size_t)(n ? n : 1), sizeof *ptrs);
+    memset(out, 0, sizeof *out);
+    if (!kids || !ptrs) { free(kids); free(ptrs); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
+    for (int i = 0; i < n; i++) {
+        kids[i].format = acol_format(cols[i].kind);
+        kids[i].name = strdup(names[i]);
+        kids[i].flags = ARROW_FLAG_NULLABLE;
+        kids[i].release = release_child_schema;
+        ptrs[i] = &kids[i];
+        if (kids[i].name && (cols[i].kind == 'I' || cols[i].kind == 'G')) {
+            /* one block: the item schema, then the pointer to it */
+            struct { struct ArrowSchema item; struct ArrowSchema *ptr; } *blk = calloc(1, sizeof *blk);
+            if (!blk) { free_name(kids[i].name); kids[i].name = NULL; }
+            else {
+                blk->item.format = cols[i].kind == 'I' ? "I" : "g";
+                blk->item.name = "item";
+                blk->item.flags = 0;
+                blk->item.release = release_item_schema;
+                blk->ptr = &blk->item;
+                kids[i].n_children = 1;
+                kids[i].children = &blk->ptr;
+                kids[i].private_data = blk;
+                kids[i].release = release_list_schema;
+            }
+        }
+        if (!kids[i].name) {
+            for (int k = 0; k < i; k++) kids[k].release(&kids[k]);
+            free(kids); free(ptrs);
+            return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+        }
+    }
+    out->format = "+s";
+    out->name = "";
+    out->n_children = n;
+    out->children = ptrs;
+    out->release = release_schema;
+    out->private_data = kids;
+    return PCH_OK;
+}
+
+/* A copy of b's bytes (at least one byte, so that a buffer is never NULL). */
+static void *copy_buf(const pch_buf *b)
+{
+    void *p = malloc(b->len ? b->len : 1);
+    if (p && b->len) memcpy(p, b->data, b->len);
+    return p;
+}
+
+/* Column c (n_rows rows) → a (its memory in a new arr_mem; a list's items in its child). */
+static int acol_array(const pch_sql_acol *c, size_t n_rows, struct ArrowArray *a, pch_error *err)
+{
+    arr_mem *m = calloc(1, sizeof *m);
+    uint8_t *valid;
+    int64_t nulls = 0;
+    if (!m || !(m->bufs[0] = calloc((n_rows + 7) / 8 + 1, 1))) { free(m); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
+    memset(a, 0, sizeof *a);
+    a->private_data = m;
+    a->release = release_array;
+    a->length = (int64_t)n_rows;
+    a->buffers = m->ptrs;
+    valid = m->bufs[0];
+    for (size_t i = 0; i < n_rows; i++) {
+        if (c->valid.data[i]) valid[i / 8] |= (uint8_t)(1u << (i % 8));
+        else nulls++;
+    }
+    a->null_count = nulls;
+    m->ptrs[0] = valid;
+    if (c->kind == 'l') {
+        if (!(m->bufs[1] = copy_buf(&c->data))) goto oom;
+        m->ptrs[1] = m->bufs[1];
+        a->n_buffers = 2;
+        return PCH_OK;
+    }
+    if (!(m->bufs[1] = copy_buf(&c->off))) goto oom;
+    m->ptrs[1] = m->bufs[1];
+    if (c->kind == 'U') {
+        if (!(m->bufs[2] = copy_buf(&c->data))) goto oom;
+        m->ptrs[2] = m->bufs[2];
+        a->n_buffers = 3;
+        return PCH_OK;
+    }
+    {   /* a large list: offsets here, the items in one child (no nulls) */
+        arr_mem *cm;
+        size_t w = c->kind == 'I' ? 4 : 8, n_items = c->data.len / w;
+        struct ArrowArray *ch;
+        a->n_buffers = 2;
+        if (!(m->children = calloc(1, sizeof *m->children)) || !(m->child_mem = calloc(1, sizeof *m->child_mem)) ||
+            !(cm = calloc(1, sizeof *cm)))
+            goto oom;
+        ch = m->children[0] = &m->child_mem[0];
+        ch->private_data = cm;
+        ch->release = release_array;
+        ch->length = (int64_t)n_items;
+        ch->n_buffers = 2;
+        ch->buffers = cm->ptrs;
+        a->n_children = 1;
+        a->children = m->children;
+        if (!(cm->bufs[1] = copy_buf(&c->data))) goto oom;
+        cm->ptrs[0] = NULL;
+        cm->ptrs[1] = cm->bufs[1];
+        return PCH_OK;
+    }
+oom:
+    release_array(a);
+    return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+}
+
+int pch_sql__acol_batch(const pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err)
+{
+    arr_mem *m = calloc(1, sizeof *m);
+    memset(out, 0, sizeof *out);
+    if (!m || !(m->children = calloc((size_t)(n ? n : 1), sizeof *m->children)) ||
+        !(m->child_mem = calloc((size_t)(n ? n : 1), sizeof *m->child_mem))) {
+        if (m) { free(m->children); free(m->child_mem); }
+        free(m);
+        return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+    }
+    out->private_data = m;
+    out->release = release_array;
+    out->length = (int64_t)n_rows;
+    out->n_buffers = 1;
+    m->ptrs[0] = NULL;
+    out->buffers = m->ptrs;
+    out->children = m->children;
+    for (int i = 0; i < n; i++) {
+        int rc;
+        if (cols[i].valid.oom || cols[i].off.oom || cols[i].data.oom || cols[i].valid.len != n_rows) {
+            release_array(out);
+            return pch_error_set(err, cols[i].valid.len != n_rows ? PCH_EINVAL : PCH_ENOMEM,
+                                 "arrow: column %d has %zu rows of %zu", i, cols[i].valid.len, n_rows);
+        }
+        m->children[i] = &m->child_mem[i];
+        rc = acol_array(&cols[i], n_rows, m->children[i], err);
+        out->n_children = i + (rc == 0);
+        if (rc < 0) { release_array(out); return rc; }
+    }
+    return PCH_OK;
+}

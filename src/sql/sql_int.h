@@ -126,4 +126,24 @@ int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, str
 int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, pch_ctx *ctx,
                               struct ArrowArray *out, pch_error *err);
 
+/* Rows built column by column, then one struct batch (the training readers' streams): kind
+** 'U' large utf8, 'l' int64, 'I' large list of uint32, 'G' large list of float64; every
+** column nullable. */
+typedef struct pch_sql_acol {
+    char kind;
+    pch_buf valid;                  /* one byte per row */
+    pch_buf off;                    /* int64 offsets (U, I, G) */
+    pch_buf data;                   /* bytes, int64 values or list items */
+} pch_sql_acol;
+void pch_sql__acol_init(pch_sql_acol *c, char kind);
+void pch_sql__acol_clear(pch_sql_acol *c);
+void pch_sql__acol_dispose(pch_sql_acol *c);
+int pch_sql__acol_str(pch_sql_acol *c, const char *p, size_t n, bool valid);
+int pch_sql__acol_i64(pch_sql_acol *c, int64_t v, bool valid);
+/* items: n u32 (kind I) or n floats of item_bits 32 or 64 (kind G, widened to float64). */
+int pch_sql__acol_list(pch_sql_acol *c, const void *items, size_t n, unsigned item_bits, bool valid);
+int pch_sql__acol_schema(const char *const *names, const pch_sql_acol *cols, int n, struct ArrowSchema *out,
+                         pch_error *err);
+int pch_sql__acol_batch(const pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err);
+
 #endif

@@ -4,6 +4,7 @@
 ** does) scans the stream of a relation of a Vortex projection and runs SQL over it.
 **
 **   duckdb_consumer ROOT RELATION COLUMNS|- "SQL over table t"
+**   duckdb_consumer ROOT rl[:MODEL]|sft[:MODEL] - "SQL over table t"    (the training readers)
 **
 ** prints one JSON array per result row (every value as DuckDB's VARCHAR cast, or null). */
 #include <stdint.h>
@@ -61,7 +62,17 @@ int main(int argc, char **argv)
         for (char *p = strtok(list, ","); p && n_cols < 64; p = strtok(NULL, ",")) cols[n_cols++] = p;
     }
     pch_error_clear(&err);
-    if (pch_vxp_arrow_relation(argv[1], argv[2], list ? cols : NULL, n_cols, &st, &err) != 0) {
+    if (strncmp(argv[2], "rl", 2) == 0 || strncmp(argv[2], "sft", 3) == 0) {
+        /* a training reader: "rl" or "sft", optionally ":MODEL" (the model filter) */
+        pch_vxp_train_filter f;
+        const char *colon = strchr(argv[2], ':');
+        memset(&f, 0, sizeof f);
+        if (colon) f.model = colon + 1;
+        rc = argv[2][0] == 'r' ? pch_vxp_arrow_rl(argv[1], &f, &st, &err) : pch_vxp_arrow_sft(argv[1], &f, &st, &err);
+    } else {
+        rc = pch_vxp_arrow_relation(argv[1], argv[2], list ? cols : NULL, n_cols, &st, &err);
+    }
+    if (rc != 0) {
         fprintf(stderr, "duckdb_consumer: %s\n", err.msg);
         free(list);
         return 1;
