@@ -9,7 +9,8 @@ q-<corpus>-noindex.json for official Lance, duckdb-q-<corpus>.json for DuckDB/Pa
   narrow scans   the queries of ../shared/bench/traj/vortex-hook.js (steps by source, tool
                  calls by function, the Lance run's time windows + models), one
                  `pchronicle-vortex sql` process per query, RUNS runs, median; --stats says
-                 whether the lanes answered (documents_rebuilt=0);
+                 whether the lanes answered (documents_rebuilt=0) and the bytes read
+                 (segments decoded) and checked (hashed against the manifest);
   RL             `pchronicle-vortex rl --format count` with and without prompt ids;
   SFT            `pchronicle-vortex sft --stats` (message MiB/s).
 
@@ -49,8 +50,8 @@ def fmt(x):
     return "—" if x is None else ("%.1f" % x if x < 100 else "%.0f" % x)
 
 
-print("| corpus | query | ours (process, median ms) | lanes only | official Lance warm / process | DuckDB warm / process |")
-print("| --- | --- | --- | --- | --- | --- |")
+print("| corpus | query | ours (process, median ms) | lanes only | bytes read / checked | official Lance warm / process | DuckDB warm / process |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 for c in CORPORA:
     root = os.path.join(VX_DIR, "roots", "vortex-" + c)
     lance = os.path.join(BENCH_DIR, "results", "q-%s-noindex.json" % c)
@@ -69,12 +70,17 @@ for c in CORPORA:
     for name, stmts in qs.items():
         if not stmts:
             continue
-        lat, lanes = [], True
+        lat, lanes, rd, ck = [], True, [], []
         for i in range(RUNS):
             ms, _, err = run([VX, "sql", root, stmts[i % len(stmts)], "--format", "csv", "--stats"])
             lat.append(ms)
             lanes = lanes and "documents_rebuilt=0 " in err
-        print("| %s | %s | %s | %s | %s / %s | %s / %s |" % (c, name, fmt(statistics.median(lat)), "yes" if lanes else "no",
+            m = re.search(r"bytes_read=(\d+) bytes_checked=(\d+)", err)
+            if m:
+                rd.append(int(m.group(1)))
+                ck.append(int(m.group(2)))
+        mb = "%.1f / %.1f MB" % (statistics.median(rd) / 1e6, statistics.median(ck) / 1e6) if rd else "?"
+        print("| %s | %s | %s | %s | %s | %s / %s | %s / %s |" % (c, name, fmt(statistics.median(lat)), "yes" if lanes else "no", mb,
               fmt(peer(lance, name, "warm")), fmt(peer(lance, name, "cold")), fmt(peer(duck, name, "warm")),
               fmt(peer(duck, name, "cold"))))
 

@@ -273,6 +273,17 @@ PCH_API int pch_vx_file_zone_prune(pch_vx_file *f, const pch_vx_scan_options *o,
 PCH_API int pch_vx_file_check(pch_vx_file *f, pch_error *err);
 PCH_API void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out);
 PCH_API void pch_vx_file_reset_io_stats(pch_vx_file *f);
+/* Segments: the file's segment map (index order), for a caller that records per-segment
+** digests. PCH_EINVAL past the last one. */
+PCH_API uint32_t pch_vx_file_n_segments(const pch_vx_file *f);
+PCH_API int pch_vx_file_segment(const pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len);
+/* Called with the exact bytes of every segment read from the file, before anything of it is
+** decoded or cached; a negative return fails the read with that code (err set by fn). */
+typedef int (*pch_vx_segment_check_fn)(void *payload, uint32_t segment, uint64_t off, const uint8_t *bytes,
+                                       uint64_t len, pch_error *err);
+PCH_API void pch_vx_file_set_segment_check(pch_vx_file *f, pch_vx_segment_check_fn fn, void *payload);
+/* Segment reads at most this many bytes apart are one read (default 64 KiB). */
+PCH_API void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes);
 /* Segment cache budget in bytes (default 64 MiB; 0 disables caching). */
 PCH_API void pch_vx_file_set_cache_bytes(pch_vx_file *f, size_t bytes);
 /* Human-readable report: versions, segments, layout tree with dtypes, encodings and bytes

@@ -44,6 +44,8 @@ typedef struct dfile {
     uint32_t clusters;
     uint64_t bytes;
     char digest[80];
+    char seg_dig[80];             /* its segment digest table (pj_segs.c) */
+    uint64_t seg_bytes;
 } dfile;
 
 typedef struct cplace {
@@ -315,6 +317,13 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
         f->tail_off = f->clusters ? f->coff[f->clusters - 1] + f->clen[f->clusters - 1] : 4;
         if (rc == PCH_OK) rc = pj_range_digest(fd, f->tail_off, f->bytes - f->tail_off, f->tail_dig, err);
         if (fd >= 0) close(fd);
+    }
+    if (rc == PCH_OK) {             /* one digest per segment: a read checks what it decodes */
+        pch_buf t;
+        pch_buf_init(&t, b->ctx);
+        pch_buf_printf(&t, "%s/data/%s/%s.segments", b->stage, b->o.partition, f->id);
+        rc = t.oom ? nomem(err) : pj_segtab_write(b->ctx, (const char *)p.data, (const char *)t.data, f->seg_dig, &f->seg_bytes, err);
+        pch_buf_dispose(&t);
     }
     pch_buf_dispose(&p);
     b->st.data_bytes += f->bytes;
@@ -711,7 +720,9 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         pch_buf_append_str(&m, "],\"clusters_at\":[");
         for (uint32_t c = 0; c < f->clusters; c++)
             pch_buf_printf(&m, "%s[%" PRIu64 ",%" PRIu64 ",\"%s\"]", c ? "," : "", f->coff[c], f->clen[c], f->cdig[c]);
-        pch_buf_printf(&m, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"]}", f->tail_off, f->bytes - f->tail_off, f->tail_dig);
+        pch_buf_printf(&m, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"],\"segments\":{\"path\":\"data/%s/%s.segments\",\"bytes\":%"
+                           PRIu64 ",\"digest\":\"%s\"}}", f->tail_off, f->bytes - f->tail_off, f->tail_dig, b->o.partition, f->id,
+                       f->seg_bytes, f->seg_dig);
     }
     pch_buf_append_str(&m, "],\n\"blob_packs\":[");
     pch_buf_append(&m, packs.data, packs.len);
@@ -743,6 +754,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     for (size_t i = 0; i < b->n_files; i++) {
         char r2[128];
         snprintf(r2, sizeof r2, "data/%s/%s.vortex", b->o.partition, b->files[i].id);
+        CK(publish_file(b, r2, err));
+        snprintf(r2, sizeof r2, "data/%s/%s.segments", b->o.partition, b->files[i].id);
         CK(publish_file(b, r2, err));
     }
     {

@@ -227,6 +227,23 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
 void pj_bytes_digest(char out[80], const void *p, size_t n);
 /* "blake3:<hex>" of the byte range [off, off+len) of an open file. */
 int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
+/* Segment digest tables (pj_segs.c): one BLAKE3 per segment of a data file. */
+typedef struct pj_segtab pj_segtab;
+/* Write the table of the Vortex file data_path to out_path (atomically); its digest and size. */
+int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
+                    pch_error *err);
+/* Read ROOT/rel, check its size and digest against the manifest's and its entries against
+** the data file's size (data_rel names it in messages). */
+int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *rel, uint64_t want_bytes,
+                   const char *want_digest, const char *data_rel, uint64_t file_bytes, pch_error *err);
+void pj_segtab_free(pj_segtab *t);
+/* The table lists exactly the segment map of f. */
+int pj_segtab_match(const pj_segtab *t, const pch_vx_file *f, pch_error *err);
+/* A pch_vx_segment_check_fn (payload: the table). */
+int pj_segtab_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err);
+uint64_t pj_segtab_checked(const pj_segtab *t);
+/* Every segment of the data file at full_path against the table (verify). */
+int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err);
 /* Random lowercase hex id of 2*n chars. */
 int pj_random_id(char *out, size_t n, pch_error *err);
 /* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */

@@ -46,6 +46,12 @@ typedef struct dataf {
     uint64_t tail_off, tail_len;
     char tail_dig[80];
     int fd;                    /* for the digest checks; -1 until opened */
+    /* its segment digest table (manifest "segments"; absent in roots built before it): every
+    ** segment read is checked against it, and no whole-cluster digest is needed */
+    char seg_path[160];
+    char seg_dig[80];
+    uint64_t seg_bytes, bytes;
+    pj_segtab *segs;
 } dataf;
 
 struct pch_vxp_snapshot {
@@ -85,6 +91,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
         pch_free(s->ctx, s->files[i].coff);
         pch_free(s->ctx, s->files[i].clen);
         pch_free(s->ctx, s->files[i].cdig);
+        pj_segtab_free(s->files[i].segs);
         if (s->files[i].fd > 0) close(s->files[i].fd);
     }
     pch_vx_array_free(s->c_arr);
@@ -113,6 +120,7 @@ void pch_vxp_snapshot_stats(const pch_vxp_snapshot *s, pch_vxp_query_stats *out)
         t.read_requests += io.requests;
         t.bytes_read += io.bytes_read;
         t.cache_hits += io.cache_hits;
+        t.bytes_checked += pj_segtab_checked(s->files[i].segs);
     }
     *out = t;
 }
@@ -293,6 +301,18 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
         PCH_TRY(pj_path_check(f->path, strlen(f->path), err));
         if (strncmp(f->path, "data/", 5) != 0 || !strstr(f->path, f->id))
             return pch_error_set(err, PCH_ECORRUPT, "%s: data file path '%s' does not name its file id", s->cur.manifest, f->path);
+        {
+            const pch_json_value *sg = pj_json_member(&df->u.items[i], "segments", PCH_JSON_OBJECT);
+            if (sg && (!pj_json_str(sg, "path", f->seg_path, sizeof f->seg_path) || !pj_json_u64(sg, "bytes", &f->seg_bytes) ||
+                       !pj_json_str(sg, "digest", f->seg_dig, sizeof f->seg_dig) || strlen(f->seg_dig) != 71 ||
+                       !pj_json_u64(&df->u.items[i], "bytes", &f->bytes)))
+                return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%u].segments lacks path, bytes or digest", s->cur.manifest, i);
+            if (sg) {
+                PCH_TRY(pj_path_check(f->seg_path, strlen(f->seg_path), err));
+                if (strncmp(f->seg_path, "data/", 5) != 0 || !strstr(f->seg_path, f->id))
+                    return pch_error_set(err, PCH_ECORRUPT, "%s: segment table path '%s' does not name its file id", s->cur.manifest, f->seg_path);
+            }
+        }
     }
     PCH_TRY(cluster_ranges(s, df, err));
     if (!(s->sh = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->sh))) return nomem(err);
@@ -508,6 +528,19 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
         d->f = NULL;
         return pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, d->path, pch_vx_file_row_count(d->f), d->rows);
     }
+    if (d->seg_path[0]) {
+        rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, err);
+        if (rc < 0) pch_error_prefix(err, "%s", d->seg_path);
+        else if ((rc = pj_segtab_match(d->segs, d->f, err)) < 0) pch_error_prefix(err, "%s", d->path);
+        if (rc < 0) {
+            pch_vx_file_free(d->f);
+            d->f = NULL;
+            pj_segtab_free(d->segs);
+            d->segs = NULL;
+            return rc;
+        }
+        pch_vx_file_set_segment_check(d->f, pj_segtab_check, d->segs);
+    }
     s->st.files_opened++;
     return PCH_OK;
 }
@@ -534,7 +567,7 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
     so.row_end = d->cluster_begin[cluster + 1];
     if (so.row_end <= so.row_begin || row < so.row_begin || row >= so.row_end)
         return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, cluster);
-    PCH_TRY(check_range(s, d, d->coff[cluster], d->clen[cluster], d->cdig[cluster], "cluster", err));
+    if (!d->segs) PCH_TRY(check_range(s, d, d->coff[cluster], d->clen[cluster], d->cdig[cluster], "cluster", err));
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
     s->c_file = file;
@@ -1171,9 +1204,9 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
                 continue;
             }
         }
-        /* the cluster's digest covers all of its bytes: a narrow read checks them all (§9.5) but
-        ** decodes only the lanes asked for */
-        PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
+        /* every segment read is checked against the file's segment digests (§9.5); a root
+        ** without them has one digest per cluster, which covers all of its bytes */
+        if (!d->segs) PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
         if (it->prune) {
             PCH_TRY(summary_keep(it, d, b, e, &skip, err));
             it->keep_all = false;
