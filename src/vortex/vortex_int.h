@@ -65,6 +65,8 @@ pch_vx_array *pch_vx__array_new(pch_ctx *ctx, const pch_vx_dtype *dt, uint64_t l
                                 uint32_t n_children);
 /* Allocate zeroed data / offsets / validity (validity all 1). */
 int pch_vx__array_alloc_data(pch_vx_array *a, size_t n);
+/* Same without zeroing, for a decoder that writes every byte it allocates. */
+int pch_vx__array_alloc_data_raw(pch_vx_array *a, size_t n);
 int pch_vx__array_alloc_offsets(pch_vx_array *a);
 int pch_vx__array_alloc_validity(pch_vx_array *a);
 /* Canonical size in bytes (logical bytes of a lane). */
@@ -160,6 +162,8 @@ void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned t_
                      unsigned bit_width);
 void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits,
                        unsigned bit_width);
+/* Same, written as n_blocks*1024 t_bits-wide little-endian values (the array layout). */
+void pch_vx__bp_unpack_typed(uint8_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits, unsigned w);
 
 /* ---- FSST (vx_fsst.c; §6.4 `vortex.fsst`, FSST paper, Boncz et al., VLDB 2020) ----
 ** Code byte 255 = escape (next byte literal); code c < 255 = symbol c. Symbols are up to 8

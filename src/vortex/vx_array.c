@@ -43,6 +43,13 @@ int pch_vx__array_alloc_data(pch_vx_array *a, size_t n)
     return a->data ? PCH_OK : PCH_ENOMEM;
 }
 
+int pch_vx__array_alloc_data_raw(pch_vx_array *a, size_t n)
+{
+    a->data = pch_malloc(a->ctx, n ? n : 1);
+    a->data_len = n;
+    return a->data ? PCH_OK : PCH_ENOMEM;
+}
+
 int pch_vx__array_alloc_offsets(pch_vx_array *a)
 {
     size_t n;

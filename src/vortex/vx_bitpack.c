@@ -81,3 +81,55 @@ void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t nblocks, unsig
         }
     }
 }
+
+/* The same unpacking straight into T-bit little-endian values (the array's own layout), one
+** pass per lane with a running word and shift: no per-value division, type switch or 64-bit
+** staging buffer (the RL read spent most of its time there). */
+#define BP_UNPACK_T(TB, T, LOAD, STORE)                                                            \
+    static void bp_unpack_##TB(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsigned w)      \
+    {                                                                                              \
+        const unsigned lanes = 1024 / TB, wb = TB / 8;                                             \
+        const T mask = w >= TB ? (T)~(T)0 : (T)(((T)1 << w) - 1);                                  \
+        for (uint64_t blk = 0; blk < nblocks; blk++) {                                             \
+            const uint8_t *bi = in + blk * 128u * w;                                               \
+            uint8_t *bo = out + blk * 1024u * wb;                                                  \
+            for (unsigned lane = 0; lane < lanes; lane++) {                                        \
+                unsigned word = 0, shift = 0;                                                      \
+                T cur = (T)LOAD(bi + (size_t)lane * wb);                                           \
+                for (unsigned row = 0; row < TB; row++) {                                          \
+                    T v = (T)(cur >> shift);                                                       \
+                    unsigned next = shift + w;                                                     \
+                    if (next >= TB) {                                                              \
+                        word++;                                                                    \
+                        cur = word < w ? (T)LOAD(bi + ((size_t)word * lanes + lane) * wb) : (T)0;   \
+                        if (next > TB) v = (T)(v | (T)(cur << (TB - shift)));                      \
+                        next -= TB;                                                                \
+                    }                                                                              \
+                    STORE(bo + (size_t)(fl_order[row / 8] * 16u + (row % 8) * 128u + lane) * wb,   \
+                          (T)(v & mask));                                                          \
+                    shift = next;                                                                  \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+static inline uint8_t ld8(const uint8_t *p) { return p[0]; }
+static inline void st8(uint8_t *p, uint8_t v) { p[0] = v; }
+BP_UNPACK_T(8, uint8_t, ld8, st8)
+BP_UNPACK_T(16, uint16_t, pch_load_le16, pch_store_le16)
+BP_UNPACK_T(32, uint32_t, pch_load_le32, pch_store_le32)
+BP_UNPACK_T(64, uint64_t, pch_load_le64, pch_store_le64)
+
+void pch_vx__bp_unpack_typed(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsigned tb, unsigned w)
+{
+    if (w == 0) {
+        memset(out, 0, (size_t)nblocks * 1024 * (tb / 8));
+        return;
+    }
+    switch (tb) {
+    case 8: bp_unpack_8(out, in, nblocks, w); break;
+    case 16: bp_unpack_16(out, in, nblocks, w); break;
+    case 32: bp_unpack_32(out, in, nblocks, w); break;
+    default: bp_unpack_64(out, in, nblocks, w); break;
+    }
+}

@@ -582,8 +582,10 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if (n.bufs.n != 1 || n.kids.n > 1) return BAD("vortex %s: bad children/buffers", pch_vx__enc_ids[n.enc]);
         if (len > SIZE_MAX / vw || bl != (size_t)len * vw)
             return BAD("vortex %s: buffer of %zu bytes for %" PRIu64 " values of %u bytes", pch_vx__enc_ids[n.enc], bl, len, vw);
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * w)) goto oom;
-        if (vw == w) {
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) ||
+            (vw == w ? pch_vx__array_alloc_data_raw(a, (size_t)len * w) : pch_vx__array_alloc_data(a, (size_t)len * w)))
+            goto oom;
+        if (vw == w) {              /* the copy writes every byte */
             if (bl) memcpy(a->data, bp, bl);
         } else {
             for (uint64_t i = 0; i < len; i++) {
@@ -763,13 +765,20 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         else if (s.kind == PCH_VX_SV_U64 && !pch_vx__is_signed(p)) ref = s.u;
         else return BAD("vortex for: reference scalar does not match %s", pch_vx_ptype_name(p));
         PCH_TRY(decode_child(ds, &n, 0, dt, len, &a));
-        for (uint64_t i = 0; i < len; i++)
-            pch_vx__store_uint(a->data, p, i, pch_vx__load_uint(a->data, p, i) + ref);
+        {
+            uint8_t *d = a->data;           /* a local: the stores cannot move it */
+            switch (pch_vx_ptype_width(p)) {   /* wrapping adds, one loop per width */
+            case 1: for (uint64_t i = 0; i < len; i++) d[i] = (uint8_t)(d[i] + ref); break;
+            case 2: for (uint64_t i = 0; i < len; i++) pch_store_le16(d + 2 * i, (uint16_t)(pch_load_le16(d + 2 * i) + ref)); break;
+            case 4: for (uint64_t i = 0; i < len; i++) pch_store_le32(d + 4 * i, (uint32_t)(pch_load_le32(d + 4 * i) + ref)); break;
+            default: for (uint64_t i = 0; i < len; i++) pch_store_le64(d + 8 * i, pch_load_le64(d + 8 * i) + ref); break;
+            }
+        }
         break;
     }
     case PCH_VX_E_BITPACKED: {
         unsigned p = dt->ptype, tb = 8 * pch_vx_ptype_width(p);
-        uint64_t *vals = NULL, nblocks, pm[6];
+        uint64_t nblocks, pm[6];
         int has_patches = 0, has_chunks = 0;
         uint32_t nkids_data = 0;
         pch_rd r = pch_rd_make(n.meta, n.meta_len);
@@ -792,11 +801,17 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         nblocks = (len + m[1] + 1023) / 1024;
         if (bl != pch_vx__bp_bytes(len + m[1], (unsigned)m[0]))
             return BAD("vortex bitpacked: packed buffer %zu bytes, want %zu", bl, pch_vx__bp_bytes(len + m[1], (unsigned)m[0]));
-        if (nblocks > SIZE_MAX / 8192 || !(vals = pch_malloc(ds->ctx, (size_t)(nblocks ? nblocks : 1) * 8192))) return NOMEM();
-        pch_vx__bp_unpack(vals, bp, nblocks, tb, (unsigned)m[0]);
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * (tb / 8))) { pch_free(ds->ctx, vals); goto oom; }
-        for (uint64_t i = 0; i < len; i++) pch_vx__store_uint(a->data, p, i, vals[i + m[1]]);
-        pch_free(ds->ctx, vals);
+        if (nblocks > SIZE_MAX / 8192) return NOMEM();
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)len * (tb / 8))) goto oom;
+        if (m[1] == 0 && nblocks * 1024 == len) {   /* every byte written below */
+            pch_vx__bp_unpack_typed(a->data, bp, nblocks, tb, (unsigned)m[0]);
+        } else {                    /* a slice: whole blocks, then the rows from the offset */
+            uint8_t *tmp = pch_malloc(ds->ctx, (size_t)(nblocks ? nblocks : 1) * 1024 * (tb / 8));
+            if (!tmp) goto oom;
+            pch_vx__bp_unpack_typed(tmp, bp, nblocks, tb, (unsigned)m[0]);
+            if (len) memcpy(a->data, tmp + (size_t)m[1] * (tb / 8), (size_t)len * (tb / 8));
+            pch_free(ds->ctx, tmp);
+        }
         nkids_data = has_patches ? 2 : 0;
         if (n.kids.n > nkids_data + 1) { rc = BAD("vortex bitpacked: %u children", n.kids.n); goto fail; }
         if ((rc = take_validity(ds, &n, nkids_data, a))) goto fail;
@@ -931,10 +946,11 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
             unsigned w = pch_vx_ptype_width(dt->ptype);
             size_t j = 0;
             if (plain.len != valid_rows * w) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: payload size"); goto fail; }
-            if (pch_vx__array_alloc_data(a, (size_t)len * w)) { pch_buf_dispose(&plain); goto oom; }
-            if (!a->validity) {                        /* dense: one copy (token-id lanes) */
-                if (len) memcpy(a->data, plain.data, (size_t)len * w);
+            if (!a->validity) {                        /* dense: the payload is the data (token-id lanes) */
+                if (pch_buf_reserve(&plain, 1) < 0) { pch_buf_dispose(&plain); goto oom; }
+                a->data = pch_buf_detach(&plain, &a->data_len);
             } else {
+                if (pch_vx__array_alloc_data(a, (size_t)len * w)) { pch_buf_dispose(&plain); goto oom; }
                 for (uint64_t i = 0; i < len; i++)
                     if (pch_vx__bit(a->validity, i)) { memcpy(a->data + i * w, plain.data + j, w); j += w; }
             }
@@ -1004,6 +1020,29 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * (bits / 8))) { rc = NOMEM(); goto alprd_done; }
         a->validity = lp->validity;   /* the left parts carry the array's validity */
         lp->validity = NULL;
+        if (bits == 32 && lpt == PCH_VX_U16 && !a->validity) {
+            /* the common case (f32 logprobs, u16 codes, no nulls): one branch-free pass, the
+            ** checks accumulated and the failing row looked for only when one fails */
+            const uint8_t *lc = lp->data, *rb = rp->data;
+            uint8_t *dst = a->data;
+            uint64_t sd[ALPRD_DICT_MAX];
+            uint32_t bad_code = 0, bad_right = 0;
+            for (uint64_t d = 0; d < dlen; d++) sd[d] = dict[d] << rbw;
+            for (uint64_t i = 0; i < len; i++) {
+                uint16_t code = pch_load_le16(lc + 2 * i);
+                uint32_t right = pch_load_le32(rb + 4 * i);
+                bad_code |= code >= dlen;
+                bad_right |= (uint32_t)((uint64_t)right >> rbw);
+                pch_store_le32(dst + 4 * i, (uint32_t)(sd[code < dlen ? code : 0] | right));
+            }
+            if (bad_code || bad_right) {
+                for (uint64_t i = 0; i < len; i++)
+                    if (pch_load_le16(lc + 2 * i) >= dlen || ((uint64_t)pch_load_le32(rb + 4 * i) >> rbw)) {
+                        rc = BAD("vortex alprd: code past the %" PRIu64 "-entry dictionary or right part wider than %" PRIu64 " bits at row %" PRIu64, dlen, rbw, i);
+                        goto alprd_done;
+                    }
+            }
+        } else
         for (uint64_t i = 0; i < len; i++) {
             uint64_t code = lpt == PCH_VX_U16 ? pch_load_le16(lp->data + 2 * i) : pch_vx__load_uint(lp->data, (unsigned)lpt, i);
             uint64_t right = bits == 32 ? pch_load_le32(rp->data + 4 * i) : pch_load_le64(rp->data + 8 * i), v;
