@@ -236,6 +236,10 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, c
 ** the data file's size (data_rel names it in messages). */
 int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *rel, uint64_t want_bytes,
                    const char *want_digest, const char *data_rel, uint64_t file_bytes, pch_error *err);
+/* The table in raw[0..len) (copied), checked: magic, the data file's size, entry count,
+** entries in order inside the file. */
+int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t len, const char *data_rel,
+                    uint64_t file_bytes, pch_error *err);
 void pj_segtab_free(pj_segtab *t);
 /* The table lists exactly the segment map of f. */
 int pj_segtab_match(const pj_segtab *t, const pch_vx_file *f, pch_error *err);

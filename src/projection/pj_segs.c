@@ -96,13 +96,43 @@ done:
     return rc;
 }
 
+int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t len, const char *data_rel,
+                    uint64_t file_bytes, pch_error *err)
+{
+    pj_segtab *t;
+    uint64_t prev_end = 0;
+    uint32_t n;
+    *out = NULL;
+    if (len < SEG_HEAD || memcmp(raw, SEG_MAGIC, 8) != 0 || pch_load_le64(raw + 8) != file_bytes ||
+        pch_load_le32(raw + 20) != 0 || (len - SEG_HEAD) % SEG_ENTRY != 0 || (len - SEG_HEAD) / SEG_ENTRY != pch_load_le32(raw + 16))
+        return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
+    n = pch_load_le32(raw + 16);
+    /* segments in file order, inside the file, not overlapping */
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = raw + SEG_HEAD + (size_t)i * SEG_ENTRY;
+        uint64_t off = pch_load_le64(e), l = pch_load_le64(e + 8);
+        if (off < prev_end || l > file_bytes || off > file_bytes - l)
+            return pch_error_set(err, PCH_ECORRUPT, "segment %u (bytes %" PRIu64 "+%" PRIu64 ") out of order or outside %s",
+                                 i, off, l, data_rel);
+        prev_end = off + l;
+    }
+    if (!(t = pch_calloc(ctx, 1, sizeof *t)) || !(t->raw = pch_malloc(ctx, len))) {
+        pch_free(ctx, t);
+        return nomem(err);
+    }
+    memcpy(t->raw, raw, len);
+    t->ctx = ctx;
+    t->n = n;
+    t->file_bytes = file_bytes;
+    *out = t;
+    return PCH_OK;
+}
+
 int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *rel, uint64_t want_bytes,
                    const char *want_digest, const char *data_rel, uint64_t file_bytes, pch_error *err)
 {
-    pj_segtab *t;
     pch_buf p, raw;
     char got[80];
-    uint64_t prev_end = 0;
     int rc;
     *out = NULL;
     pch_buf_init(&p, ctx);
@@ -111,38 +141,15 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
     if (p.oom) return nomem(err);
     rc = pch_file_read_all(&raw, (const char *)p.data, (size_t)want_bytes + 1, err);
     pch_buf_dispose(&p);
-    if (rc < 0) { pch_buf_dispose(&raw); return rc; }
-    pj_bytes_digest(got, raw.data, raw.len);
-    if (raw.len != want_bytes || strcmp(got, want_digest) != 0) {
-        rc = pch_error_set(err, PCH_ECORRUPT, "%zu bytes with digest %s, the manifest says %" PRIu64 " bytes, %s",
-                           raw.len, got, want_bytes, want_digest);
-        pch_buf_dispose(&raw);
-        return rc;
+    if (rc == PCH_OK) {             /* the manifest's size and digest before anything is parsed */
+        pj_bytes_digest(got, raw.data, raw.len);
+        if (raw.len != want_bytes || strcmp(got, want_digest) != 0)
+            rc = pch_error_set(err, PCH_ECORRUPT, "%zu bytes with digest %s, the manifest says %" PRIu64 " bytes, %s",
+                               raw.len, got, want_bytes, want_digest);
     }
-    if (raw.len < SEG_HEAD || memcmp(raw.data, SEG_MAGIC, 8) != 0 || pch_load_le64(raw.data + 8) != file_bytes ||
-        pch_load_le32(raw.data + 20) != 0 || (raw.len - SEG_HEAD) % SEG_ENTRY != 0 ||
-        (raw.len - SEG_HEAD) / SEG_ENTRY != pch_load_le32(raw.data + 16)) {
-        pch_buf_dispose(&raw);
-        return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
-    }
-    if (!(t = pch_calloc(ctx, 1, sizeof *t))) { pch_buf_dispose(&raw); return nomem(err); }
-    t->ctx = ctx;
-    t->n = pch_load_le32(raw.data + 16);
-    t->file_bytes = file_bytes;
-    t->raw = pch_buf_detach(&raw, NULL);
-    /* segments in file order, inside the file, not overlapping */
-    for (uint32_t i = 0; i < t->n; i++) {
-        const uint8_t *e = t->raw + SEG_HEAD + (size_t)i * SEG_ENTRY;
-        uint64_t off = pch_load_le64(e), len = pch_load_le64(e + 8);
-        if (off < prev_end || len > file_bytes || off > file_bytes - len) {
-            pj_segtab_free(t);
-            return pch_error_set(err, PCH_ECORRUPT, "segment %u (bytes %" PRIu64 "+%" PRIu64 ") out of order or outside %s",
-                                 i, off, len, data_rel);
-        }
-        prev_end = off + len;
-    }
-    *out = t;
-    return PCH_OK;
+    if (rc == PCH_OK) rc = pj_segtab_parse(out, ctx, raw.data, raw.len, data_rel, file_bytes, err);
+    pch_buf_dispose(&raw);
+    return rc;
 }
 
 void pj_segtab_free(pj_segtab *t)
