@@ -1188,10 +1188,12 @@ static int write_metrics(rd *d, uint64_t s)
         PCH_TRY(key(d, &first, "cost_usd"));
         OUT(pch_buf_append(d->out, t, pch_json__fmt_double(t, v)));
     }
-    if (ok(L1(TOKENS_PROMPT_IDS), s)) { PCH_TRY(key(d, &first, "prompt_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_PROMPT_IDS), s)); }
-    if (ok(L1(TOKENS_COMPLETION_IDS), s)) { PCH_TRY(key(d, &first, "completion_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_COMPLETION_IDS), s)); }
-    if (ok(L1(TOKENS_LOGPROBS32), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS32), s)); }
-    else if (ok(L1(TOKENS_LOGPROBS64), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS64), s)); }
+    if (d->mode != PJ_FULL_NO_TOKENS) {
+        if (ok(L1(TOKENS_PROMPT_IDS), s)) { PCH_TRY(key(d, &first, "prompt_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_PROMPT_IDS), s)); }
+        if (ok(L1(TOKENS_COMPLETION_IDS), s)) { PCH_TRY(key(d, &first, "completion_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_COMPLETION_IDS), s)); }
+        if (ok(L1(TOKENS_LOGPROBS32), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS32), s)); }
+        else if (ok(L1(TOKENS_LOGPROBS64), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS64), s)); }
+    }
     PCH_TRY(escape(d, 1, L1(TOKENS_METRICS_ESCAPE), s, &esc, &src));
     PCH_TRY(esc_rest(d, &first, esc, src, NULL, 0));
     OUT(pch_buf_putc(d->out, '}'));

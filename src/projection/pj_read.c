@@ -651,7 +651,7 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
         return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than %d (cyclic?)", PJ_MAX_SUBAGENT_DEPTH);
     if (++g->nodes > 100000) return pch_error_set(err, PCH_ELIMIT, "more than 100,000 subagent trajectories under one document");
     if (g->visited && pch_buf_append(g->visited, &idx, sizeof idx) < 0) return nomem(err);
-    if (g->mode == PCH_VXP_FULL) PCH_TRY(ensure_blobs(s, err));
+    if (g->mode != PCH_VXP_PREVIEW) PCH_TRY(ensure_blobs(s, err));
     PCH_TRY(load_cluster(s, e, &base, err));
     {
         /* the cluster stays decoded while children (usually in it) are written */
@@ -708,27 +708,38 @@ int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool 
     return get_json(s, idx, mode, pretty, out, len_out, NULL, err);
 }
 
-int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_error *err)
+static int get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *out, pch_error *err)
 {
     pch_buf rows;
     int rc;
     memset(out, 0, sizeof *out);
     pch_buf_init(&rows, s->ctx);
-    rc = get_json(s, idx, PCH_VXP_FULL, false, &out->json, &out->len, &rows, err);
+    rc = get_json(s, idx, mode, false, &out->json, &out->len, &rows, err);
     if (rc < 0) { pch_buf_dispose(&rows); return rc; }
     out->n_rows = rows.len / sizeof(uint64_t);
     out->rows = (uint64_t *)(void *)pch_buf_detach(&rows, NULL);
     return PCH_OK;
 }
 
+int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_error *err)
+{
+    return get_doc(s, idx, PCH_VXP_FULL, out, err);
+}
+
 int pch_vxp_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *raw, pch_atif_doc **out, pch_error *err)
+{
+    return pj_get_atif(s, idx, PCH_VXP_FULL, raw, out, err);
+}
+
+int pj_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *raw, pch_atif_doc **out,
+                pch_error *err)
 {
     pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_atif_doc *d = NULL;
     const entry *e;
     int rc;
     *out = NULL;
-    PCH_TRY(pch_vxp_get_doc(s, idx, raw, err));
+    PCH_TRY(get_doc(s, idx, mode, raw, err));
     e = &s->e[idx];
     ao.source_id = e->s;
     rc = pch_atif_doc_parse(&d, s->ctx, raw->json, raw->len, e->doc, &ao, NULL, NULL, err);
