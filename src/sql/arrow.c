@@ -69,27 +69,49 @@ static const char *format_of(pch_lance_type t)
     }
 }
 
-int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, struct ArrowSchema *out, pch_error *err)
+static void release_item_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+static void release_list_schema(struct ArrowSchema *s)
+{
+    if (!s->release) return;
+    if (s->children && s->children[0]->release) s->children[0]->release(s->children[0]);
+    free(s->private_data);              /* the item schema and the children pointer */
+    free_name(s->name);
+    s->release = NULL;
+}
+
+/* The struct schema "+s" of n nullable children: names[i] of format fmts[i]; a large list
+** ("+L") has one child "item" of format items[i]. */
+static int struct_schema(const char *const *names, const char *const *fmts, const char *const *items, int n,
+                         struct ArrowSchema *out, pch_error *err)
 {
     struct ArrowSchema *kids = calloc((size_t)(n ? n : 1), sizeof *kids);
     struct ArrowSchema **ptrs = calloc((size_t)(n ? n : 1), sizeof *ptrs);
     memset(out, 0, sizeof *out);
     if (!kids || !ptrs) { free(kids); free(ptrs); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
     for (int i = 0; i < n; i++) {
-        const pch_lance_field *f = &s->fields[cols[i]];
-        const char *fmt = f->type == PCH_LANCE_JSON ? "U" : format_of(f->type);
-        if (!fmt) {
-            for (int k = 0; k < i; k++) free_name(kids[k].name);
-            free(kids); free(ptrs);
-            return pch_error_set(err, PCH_EUNSUPPORTED, "arrow: column %s has no Arrow mapping here", f->name);
-        }
-        kids[i].format = fmt;
-        kids[i].name = strdup(f->name);
+        kids[i].format = fmts[i];
+        kids[i].name = strdup(names[i]);
         kids[i].flags = ARROW_FLAG_NULLABLE;
         kids[i].release = release_child_schema;
         ptrs[i] = &kids[i];
+        if (kids[i].name && items && items[i]) {
+            /* one block: the item schema, then the pointer to it */
+            struct { struct ArrowSchema item; struct ArrowSchema *ptr; } *blk = calloc(1, sizeof *blk);
+            if (!blk) { free_name(kids[i].name); kids[i].name = NULL; }
+            else {
+                blk->item.format = items[i];
+                blk->item.name = "item";
+                blk->item.release = release_item_schema;
+                blk->ptr = &blk->item;
+                kids[i].n_children = 1;
+                kids[i].children = &blk->ptr;
+                kids[i].private_data = blk;
+                kids[i].release = release_list_schema;
+            }
+        }
         if (!kids[i].name) {
-            for (int k = 0; k < i; k++) free_name(kids[k].name);
+            for (int k = 0; k < i; k++) kids[k].release(&kids[k]);
             free(kids); free(ptrs);
             return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
         }
@@ -101,6 +123,19 @@ int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, str
     out->release = release_schema;
     out->private_data = kids;
     return PCH_OK;
+}
+
+int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, struct ArrowSchema *out, pch_error *err)
+{
+    const char *names[64], *fmts[64];
+    if (n > 64) return pch_error_set(err, PCH_EINVAL, "arrow: %d columns (64 at most)", n);
+    for (int i = 0; i < n; i++) {
+        const pch_lance_field *f = &s->fields[cols[i]];
+        names[i] = f->name;
+        fmts[i] = f->type == PCH_LANCE_JSON ? "U" : format_of(f->type);
+        if (!fmts[i]) return pch_error_set(err, PCH_EUNSUPPORTED, "arrow: column %s has no Arrow mapping here", f->name);
+    }
+    return struct_schema(names, fmts, NULL, n, out, err);
 }
 
 /* One column → child array a (memory in a new arr_mem). */
@@ -271,64 +306,17 @@ int pch_sql__acol_list(pch_sql_acol *c, const void *items, size_t n, unsigned it
     return acol_end(c, valid, n);
 }
 
-static const char *acol_format(char kind)
-{
-    return kind == 'U' ? "U" : kind == 'l' ? "l" : "+L";
-}
-
-static void release_list_schema(struct ArrowSchema *s)
-{
-    if (!s->release) return;
-    if (s->children && s->children[0]->release) s->children[0]->release(s->children[0]);
-    free(s->private_data);              /* the item schema and the children pointer */
-    free_name(s->name);
-    s->release = NULL;
-}
-
-static void release_item_schema(struct ArrowSchema *s) { s->release = NULL; }
-
 int pch_sql__acol_schema(const char *const *names, const pch_sql_acol *cols, int n, struct ArrowSchema *out,
                          pch_error *err)
 {
-    struct ArrowSchema *kids = calloc((size_t)(n ? n : 1), sizeof *kids);
-    struct ArrowSchema **ptrs = calloc((size_t)(n ? n : 1), sizeof *ptrs);
-    memset(out, 0, sizeof *out);
-    if (!kids || !ptrs) { free(kids); free(ptrs); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
+    const char *fmts[64], *items[64];
+    if (n > 64) return pch_error_set(err, PCH_EINVAL, "arrow: %d columns (64 at most)", n);
     for (int i = 0; i < n; i++) {
-        kids[i].format = acol_format(cols[i].kind);
-        kids[i].name = strdup(names[i]);
-        kids[i].flags = ARROW_FLAG_NULLABLE;
-        kids[i].release = release_child_schema;
-        ptrs[i] = &kids[i];
-        if (kids[i].name && (cols[i].kind == 'I' || cols[i].kind == 'G')) {
-            /* one block: the item schema, then the pointer to it */
-            struct { struct ArrowSchema item; struct ArrowSchema *ptr; } *blk = calloc(1, sizeof *blk);
-            if (!blk) { free_name(kids[i].name); kids[i].name = NULL; }
-            else {
-                blk->item.format = cols[i].kind == 'I' ? "I" : "g";
-                blk->item.name = "item";
-                blk->item.flags = 0;
-                blk->item.release = release_item_schema;
-                blk->ptr = &blk->item;
-                kids[i].n_children = 1;
-                kids[i].children = &blk->ptr;
-                kids[i].private_data = blk;
-                kids[i].release = release_list_schema;
-            }
-        }
-        if (!kids[i].name) {
-            for (int k = 0; k < i; k++) kids[k].release(&kids[k]);
-            free(kids); free(ptrs);
-            return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
-        }
+        char k = cols[i].kind;
+        fmts[i] = k == 'U' ? "U" : k == 'l' ? "l" : "+L";
+        items[i] = k == 'I' ? "I" : k == 'G' ? "g" : NULL;
     }
-    out->format = "+s";
-    out->name = "";
-    out->n_children = n;
-    out->children = ptrs;
-    out->release = release_schema;
-    out->private_data = kids;
-    return PCH_OK;
+    return struct_schema(names, fmts, items, n, out, err);
 }
 
 /* A copy of b's bytes (at least one byte, so that a buffer is never NULL). */
