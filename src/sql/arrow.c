@@ -138,14 +138,19 @@ int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, str
     return struct_schema(names, fmts, NULL, n, out, err);
 }
 
-/* One column → child array a (memory in a new arr_mem). */
-static int column_array(const pch_lance_column *lc, size_t n_rows, pch_ctx *ctx, struct ArrowArray *a, pch_error *err)
+/* A new child array a of n_rows rows with its memory (arr_mem) and its validity bitmap from
+** is_valid(src, row); NULL when out of memory (err set). */
+static arr_mem *array_begin(struct ArrowArray *a, size_t n_rows, bool (*is_valid)(const void *, size_t),
+                            const void *src, pch_error *err)
 {
     arr_mem *m = calloc(1, sizeof *m);
-    size_t nbits = (n_rows + 7) / 8 + 1;
     uint8_t *valid;
     int64_t nulls = 0;
-    if (!m || !(m->bufs[0] = calloc(nbits, 1))) { free(m); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
+    if (!m || !(m->bufs[0] = calloc((n_rows + 7) / 8 + 1, 1))) {
+        free(m);
+        pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+        return NULL;
+    }
     memset(a, 0, sizeof *a);
     a->private_data = m;
     a->release = release_array;
@@ -153,11 +158,22 @@ static int column_array(const pch_lance_column *lc, size_t n_rows, pch_ctx *ctx,
     a->buffers = m->ptrs;
     valid = m->bufs[0];
     for (size_t i = 0; i < n_rows; i++) {
-        if (pch_sql__valid(lc, i)) valid[i / 8] |= (uint8_t)(1u << (i % 8));
+        if (is_valid(src, i)) valid[i / 8] |= (uint8_t)(1u << (i % 8));
         else nulls++;
     }
     a->null_count = nulls;
     m->ptrs[0] = valid;
+    return m;
+}
+
+static bool lance_valid(const void *lc, size_t row) { return pch_sql__valid(lc, row); }
+
+/* One column → child array a (memory in a new arr_mem). */
+static int column_array(const pch_lance_column *lc, size_t n_rows, pch_ctx *ctx, struct ArrowArray *a, pch_error *err)
+{
+    size_t nbits = (n_rows + 7) / 8 + 1;
+    arr_mem *m = array_begin(a, n_rows, lance_valid, lc, err);
+    if (!m) return err->code;
     if (lc->type == PCH_LANCE_BOOL) {
         uint8_t *bits = calloc(nbits, 1);
         if (!(m->bufs[1] = bits)) goto oom;
@@ -328,24 +344,12 @@ static void *copy_buf(const pch_buf *b)
 }
 
 /* Column c (n_rows rows) → a (its memory in a new arr_mem; a list's items in its child). */
+static bool acol_valid(const void *c, size_t row) { return ((const pch_sql_acol *)c)->valid.data[row] != 0; }
+
 static int acol_array(const pch_sql_acol *c, size_t n_rows, struct ArrowArray *a, pch_error *err)
 {
-    arr_mem *m = calloc(1, sizeof *m);
-    uint8_t *valid;
-    int64_t nulls = 0;
-    if (!m || !(m->bufs[0] = calloc((n_rows + 7) / 8 + 1, 1))) { free(m); return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory"); }
-    memset(a, 0, sizeof *a);
-    a->private_data = m;
-    a->release = release_array;
-    a->length = (int64_t)n_rows;
-    a->buffers = m->ptrs;
-    valid = m->bufs[0];
-    for (size_t i = 0; i < n_rows; i++) {
-        if (c->valid.data[i]) valid[i / 8] |= (uint8_t)(1u << (i % 8));
-        else nulls++;
-    }
-    a->null_count = nulls;
-    m->ptrs[0] = valid;
+    arr_mem *m = array_begin(a, n_rows, acol_valid, c, err);
+    if (!m) return err->code;
     if (c->kind == 'l') {
         if (!(m->bufs[1] = copy_buf(&c->data))) goto oom;
         m->ptrs[1] = m->bufs[1];
