@@ -109,6 +109,8 @@ typedef struct pch_sql_doc_source {
     ** its schema and a cursor read with lanes_next / lanes_close. */
     int (*traj_schema)(void *h, pch_lance_schema **out, pch_error *err);
     int (*traj_open)(void *h, struct pch_sql_lanes **out, pch_error *err);
+    /* Optional: a scan of relation rel over every document is starting (for --explain). */
+    void (*note_documents)(void *h, const char *rel);
 } pch_sql_doc_source;
 
 /* Register src as a module (src must outlive db). SQLite result code. */

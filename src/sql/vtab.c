@@ -501,6 +501,7 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
                 break;
             }
     if (v->rel == REL_OBS) {
+        if (v->src && !c->only && v->src->note_documents) v->src->note_documents(v->src_h, rel_name(v->rel));
         c->phase = 0;
         rc = obs_open_phase(c, v);
         if (rc != SQLITE_OK) return rc;

@@ -1019,8 +1019,21 @@ static pch_storyline_assets vx_asset_mode(void *h)
                                                                     : PCH_STORYLINE_ASSETS_REFERENCE;
 }
 
+/* --explain: a relation read from every rebuilt document (observation_results). */
+static void vx_note_documents(void *h, const char *rel)
+{
+    pch_buf b;
+    if (!g_xp_on) return;
+    pch_buf_init(&b, ((vx_src *)h)->ctx);
+    pch_buf_printf(&b, "%s: every document rebuilt, twice (the results of the calls, then the uncorrelated "
+                       "results of the steps); predicates on the rows (SQLite)", rel);
+    (void)xp_note(&b);
+    pch_buf_dispose(&b);
+}
+
 static const pch_sql_doc_source k_vortex = { "vortex", vx_open, vx_close, vx_next, vx_asset, vx_asset_mode, vx_find,
-                                               lanes_open, lanes_next, lanes_close, traj_schema, traj_open };
+                                               lanes_open, lanes_next, lanes_close, traj_schema, traj_open,
+                                               vx_note_documents };
 
 int pch_vxp_sql_register(sqlite3 *db)
 {

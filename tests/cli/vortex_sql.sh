@@ -230,6 +230,10 @@ checks=$((checks + 1))
 { grep -q '^steps: every document rebuilt (column message is read from documents)' "$tmp/x5" &&
   grep -q "pushed source = 'user' -> the rows of each document" "$tmp/x5" &&
   grep -q '^totals: documents rebuilt 800,' "$tmp/x5"; } || { echo "FAIL --explain of a document scan:"; cat "$tmp/x5"; fail=1; }
+"$VX" sql "$tmp/win.vx" "SELECT count(*) FROM observation_results" --explain >"$tmp/x6" 2>&1
+checks=$((checks + 1))
+{ grep -q '^observation_results: every document rebuilt' "$tmp/x6" && grep -q '^totals: documents rebuilt 1600,' "$tmp/x6"; } ||
+    { echo "FAIL --explain of observation_results:"; cat "$tmp/x6"; fail=1; }
 [ "$("$VX" sql "$tmp/win.vx" "SELECT count(*) FROM runs" --explain | grep -c '^runs: the id and summary lanes')" = 1 ] ||
     { echo "FAIL --explain of runs from the summaries"; fail=1; }
 "$VX" sql "$tmp/win.vx" "SELECT nope FROM steps" --explain >/dev/null 2>&1 && { echo "FAIL --explain of a bad statement succeeds"; fail=1; }
