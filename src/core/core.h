@@ -189,6 +189,10 @@ int pch_write_all(int fd, const void *data, size_t len);
 /* Write data to path atomically: staging "<dir>/.<name>.tmp-<pid>-<n>", fsync, rename over
 ** path, fsync the parent. Overwrites an existing path. */
 int pch_file_publish(const char *path, const void *data, size_t len, pch_error *err);
+/* An atomic publish renames over its path: PCH_EINVAL when the path exists and is not a
+** regular file (a device such as /dev/null, a directory, a pipe; links are followed), which a rename
+** would replace. */
+int pch_check_replaceable(const char *path, pch_error *err);
 /* Same, but create-if-absent: link(staging, path); PCH_EEXISTS if path already exists (two
 ** writers can never both win). The staging name never ends in ".manifest". */
 int pch_file_publish_new(const char *path, const void *data, size_t len, pch_error *err);

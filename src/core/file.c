@@ -101,6 +101,14 @@ int pch_fsync_dir(const char *dir, pch_error *err)
     return rc;
 }
 
+int pch_check_replaceable(const char *path, pch_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return pch_error_set(err, PCH_EINVAL, "%s exists and is not a regular file: it is not replaced", path);
+    return PCH_OK;
+}
+
 static int publish(const char *path, const void *data, size_t len, bool exclusive,
                    pch_error *err)
 {
@@ -109,6 +117,7 @@ static int publish(const char *path, const void *data, size_t len, bool exclusiv
     int rc = PCH_OK, fd = -1;
     bool staged = false;
     if (!dir || !tmp) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
+    if ((rc = pch_check_replaceable(path, err)) < 0) goto done;
     if (split_path(path, dir, PATH_MAX, &base) != 0 || !*base) {
         rc = pch_error_set(err, PCH_EINVAL, "bad path %s", path);
         goto done;

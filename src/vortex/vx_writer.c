@@ -197,7 +197,7 @@ static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
     pch_buf_init(&w->file, ctx);
     pch_arena_init(&w->arena, ctx, 1 << 20);
     if ((rc = pch_vx_dtype_clone(&w->dt, dt, err))) goto fail;
-    if (path && (rc = open_staging(w, path, err))) goto fail;
+    if (path && ((rc = pch_check_replaceable(path, err)) || (rc = open_staging(w, path, err)))) goto fail;
     if (pch_buf_append(&w->file, PCH_VX_MAGIC, 4)) { rc = OOM(); goto fail; }
     w->root_struct = dt->kind == PCH_VX_STRUCT && !dt->nullable;
     if (w->root_struct) rc = collect_lanes(w, w->dt, NULL, steps, 0, err);

@@ -41,6 +41,15 @@ check convert_report bash -c 'set -o pipefail; "$1" convert --from "$2/rows.json
 check convert_infer "$VX" convert --from "$G/rows.jsonl" --to "$T/b.vortex" --no-compress --zone-len 0
 check dump_infer "$VX" dump "$T/b.vortex"
 check convert_bad_schema "$VX" convert --from "$G/rows.jsonl" --to "$T/c.vortex" --schema 'traj:i64'
+# an atomic writer never renames over something that is not a regular file (a pipe here;
+# /dev/null is the case that matters)
+mkfifo "$T/pipe.vortex"
+n=$((n + 1))
+if "$VX" convert --from "$G/rows.jsonl" --to "$T/pipe.vortex" >"$T/pipe.err" 2>&1 || [ ! -p "$T/pipe.vortex" ] ||
+   ! grep -q 'exists and is not a regular file' "$T/pipe.err"; then
+    echo "FAIL convert over a pipe: $(cat "$T/pipe.err")"; fail=$((fail + 1))
+fi
+rm -f "$T/pipe.vortex"     # (the structure check below opens every *.vortex here)
 check legacy "$VX" dump tests/data/vortex/legacy-pre036-example.vortex
 check missing "$VX" inspect tests/data/vortex/nope.vortex
 check usage "$VX" frobnicate

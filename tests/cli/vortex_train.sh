@@ -182,6 +182,20 @@ PY
 "$VX" sft "$tmp/vx" --format jsonl >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || { echo "FAIL sft --format: exit $rc"; fail=1; }
 
+# --to a device or a pipe is written straight, never replaced by a rename (a rename over
+# /dev/null would replace the device for the whole machine)
+mkfifo "$tmp/pipe"
+cat "$tmp/pipe" >"$tmp/pipe.out" &
+"$VX" sft "$tmp/vx" --to "$tmp/pipe" 2>"$tmp/pipe.err" || { echo "FAIL sft --to a pipe"; cat "$tmp/pipe.err"; fail=1; }
+wait
+cmp -s "$tmp/pipe.out" "$tmp/sft.out" || { echo "FAIL sft through a pipe differs from sft --to FILE"; fail=1; }
+[ -p "$tmp/pipe" ] || { echo "FAIL the pipe was replaced"; fail=1; }
+mkdir "$tmp/adir"
+"$VX" sft "$tmp/vx" --to "$tmp/adir" >/dev/null 2>"$tmp/dir.err" && { echo "FAIL sft --to a directory succeeded"; fail=1; }
+grep -q 'is a directory' "$tmp/dir.err" || { echo "FAIL sft --to a directory: $(cat "$tmp/dir.err")"; fail=1; }
+"$VX" rl "$tmp/vx" --format binary --to /dev/null 2>"$tmp/null.err" || { echo "FAIL rl --to /dev/null"; cat "$tmp/null.err"; fail=1; }
+[ -c /dev/null ] || { echo "FAIL /dev/null is no longer a character device"; fail=1; }
+
 # the long documents really are paged (ordinals continue across pages)
 "$VX" dump "$(find "$tmp/vx/data" -name '*.vortex' | head -1)" --columns id.page_count | grep -Eq '"id.page_count":([3-9]|[1-9][0-9])' ||
     { echo "FAIL the long document was not paged"; fail=1; }

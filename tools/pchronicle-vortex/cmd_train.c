@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +26,8 @@ static const char k_rl_usage[] =
     "    docs/training.md), for a trainer to mmap;\n"
     "  count: read every step's ids and logprobs through the C API and print one summary\n"
     "    object (steps, token and logprob counts, a checksum): the reader's own speed.\n"
-    "  --to FILE        write there (atomically: a temporary file renamed when complete)\n"
+    "  --to FILE        write there (atomically: a temporary file renamed when complete;\n"
+    "                   a device or pipe is written straight, never replaced)\n"
     "  --source-id ID   only this source;  --run KEY  only these runs (repeatable)\n"
     "  --model NAME     only steps of this model_name\n"
     "  --no-prompt-ids  do not read prompt_token_ids (null in the output)\n"
@@ -149,15 +151,26 @@ static int parse_train(int argc, char **argv, train_args *a, const char *verb, c
     return 0;
 }
 
-/* ---- output: a FILE to stdout or to a temporary file renamed over --to ---- */
+/* ---- output: a FILE to stdout, to a temporary file renamed over --to, or straight into
+** --to when that is no regular file (/dev/stdout, a pipe: a rename would replace it) ---- */
 
-typedef struct sink { FILE *f; char *tmp; const char *to; } sink;
+typedef struct sink { FILE *f; char *tmp; const char *to; bool direct; } sink;
 
 static int sink_open(sink *s, const char *to)
 {
+    struct stat st;
     s->to = to;
     s->tmp = NULL;
+    s->direct = false;
     if (!to) { s->f = stdout; return 0; }
+    if (stat(to, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode) || !(s->f = fopen(to, "wb"))) {
+            fprintf(stderr, "pchronicle-vortex: %s: %s\n", to, S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno));
+            return -1;
+        }
+        s->direct = true;
+        return 0;
+    }
     if (!(s->tmp = malloc(strlen(to) + 16))) return -1;
     sprintf(s->tmp, "%s.tmp-XXXXXX", to);
     int fd = mkstemp(s->tmp);
@@ -175,6 +188,7 @@ static int sink_open(sink *s, const char *to)
 static int sink_close(sink *s, bool ok)
 {
     int rc = 0;
+    if (s->direct) return fclose(s->f) == 0 && ok ? 0 : -1;
     if (!s->tmp) return fflush(stdout) == 0 && ok ? 0 : -1;
     if (ok && (fflush(s->f) != 0 || fsync(fileno(s->f)) != 0)) ok = false;
     if (fclose(s->f) != 0) ok = false;
@@ -280,7 +294,7 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_rl_reader *r = NULL;
     pch_error err;
     sbuf line = { 0 }, meta = { 0 }, index = { 0 };
-    sink out = { NULL, NULL, NULL };
+    sink out = { NULL, NULL, NULL, false };
     bool binary, count, ok = false;
     uint64_t steps = 0, tokens = 0, at = 8, prompt = 0, lps = 0, sum = 0;
     double t0 = now_s();
@@ -427,7 +441,7 @@ int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_snapshot *snap = NULL;
     pch_vxp_sft_reader *r = NULL;
     pch_error err;
-    sink out = { NULL, NULL, NULL };
+    sink out = { NULL, NULL, NULL, false };
     bool ok = false;
     uint64_t examples = 0;
     double t0 = now_s();
