@@ -76,6 +76,7 @@ struct pch_vxp_snapshot {
     pch_vx_dtype *c_dt;
     pj_rows c_rows;
     pch_vxp_query_stats st;
+    pch_vx_dtype *data_dt;      /* the data-file schema every data file must have */
     unsigned depth;
     pch_arena strings;          /* directory keys (NUL-terminated copies) */
 };
@@ -96,6 +97,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
     }
     pch_vx_array_free(s->c_arr);
     pch_vx_dtype_free(s->c_dt);
+    pch_vx_dtype_free(s->data_dt);
     pj_blobs_free(s->blobs);
     pch_free(s->ctx, s->sh);
     pch_free(s->ctx, s->e);
@@ -523,6 +525,18 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
     rc = pch_vx_file_open(&d->f, s->ctx, (const char *)p.data, err);
     pch_buf_dispose(&p);
     if (rc < 0) return pch_error_prefix(err, "%s", d->path);
+    /* every reader (point reads, lane scans, pruning, training readers) reads lanes by their
+    ** model types: a file of another schema fails here, before any lane of it is used */
+    if (!s->data_dt && (rc = pj_data_dtype(s->ctx, &s->data_dt, err)) < 0) {
+        pch_vx_file_free(d->f);
+        d->f = NULL;
+        return rc;
+    }
+    if (!pch_vx_dtype_equal(pch_vx_file_dtype(d->f), s->data_dt)) {
+        pch_vx_file_free(d->f);
+        d->f = NULL;
+        return pch_error_set(err, PCH_ECORRUPT, "%s: its columns are not the projection's data-file schema", d->path);
+    }
     if (pch_vx_file_row_count(d->f) != d->rows) {
         pch_vx_file_free(d->f);
         d->f = NULL;

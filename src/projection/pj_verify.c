@@ -121,7 +121,16 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
                        uint64_t *trajectories)
 {
     uint64_t rows = pch_vx_file_row_count(f), chunk = 64;
+    pch_vx_dtype *want = NULL;
     pch_buf out;
+    pch_error de;
+    /* the data-file schema first: every lane is then read by its model type */
+    if (pj_data_dtype(v->ctx, &want, &de) < 0 || !pch_vx_dtype_equal(pch_vx_file_dtype(f), want)) {
+        pch_vx_dtype_free(want);
+        finding(v, rel, "its columns are not the projection's data-file schema");
+        return;
+    }
+    pch_vx_dtype_free(want);
     pch_buf_init(&out, v->ctx);
     for (uint64_t b = 0; b < rows; b += chunk) {
         pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;

@@ -705,6 +705,34 @@ else
     bad "no message_hot segment found in $(basename "$f")"
 fi
 
+# a data file of another schema, with every digest made consistent (a hostile root, not a
+# damaged one): readers and verify refuse it before any lane of it is read by its model type
+c=$T/c-schema; rm -rf "$c"; cp -a "$R" "$c"
+f=$(cd "$c" && ls data/*/*.vortex | head -n 1)
+rows=$("$PY" -c 'import json, sys; m = json.load(open(sys.argv[1])); print([d for d in m["data_files"] if d["path"] == sys.argv[2]][0]["rows"])' "$c/$(vp json "$c/CURRENT" /manifest)" "$f")
+"$PY" -c 'import json, sys; [print(json.dumps({"x": i})) for i in range(int(sys.argv[1]))]' "$rows" >"$T/foreign.jsonl"
+rm "$c/$f" && "$VX" convert --from "$T/foreign.jsonl" --to "$c/$f" --chunk-rows 100000000 >/dev/null 2>&1 || bad "could not write the foreign file"
+m=$(vp json "$c/CURRENT" /manifest)
+"$PY" - "$c" "$m" "$f" <<'PY'
+import json, os, subprocess, sys
+root, man, rel = sys.argv[1:4]
+def b3(data): return "blake3:" + subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
+data = open(os.path.join(root, rel), "rb").read()
+m = json.load(open(os.path.join(root, man)))
+for d in m["data_files"]:
+    if d["path"] != rel: continue
+    d.pop("segments", None)
+    d["bytes"], d["digest"], d["clusters"], d["cluster_rows"] = len(data), b3(data), 1, [d["rows"]]
+    d["clusters_at"] = [[4, 1, b3(data[4:5])]]
+    d["tail"] = [5, len(data) - 5, b3(data[5:])]
+json.dump(m, open(os.path.join(root, man), "w"))
+PY
+sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c/$m")\"/" "$c/CURRENT"
+run schema-sql 1 "$VX" sql "$c" "SELECT source, count(*) FROM steps GROUP BY 1"
+has "a foreign data file fails the narrow scan" "$T/schema-sql.err" "not the projection's data-file schema"
+run schema-verify 1 "$VX" verify "$c"
+has "verify names the foreign data file" "$T/schema-verify.out" "$(basename "$f").*not the projection's data-file schema"
+
 # a root built before segment tables (no "segments" in its manifest) is read through its
 # cluster digests: same answers, and a damaged cluster still fails the read
 c=$T/c-old; rm -rf "$c"; cp -a "$R" "$c"
