@@ -112,8 +112,11 @@ PCH_API void pch_vxp_snapshot_stats(const pch_vxp_snapshot *s, pch_vxp_query_sta
 
 typedef enum pch_vxp_hydration {
     PCH_VXP_FULL = 0,              /* every content value complete (external ones checked) */
-    PCH_VXP_PREVIEW = 1            /* cold/external values replaced by an explicit preview
+    PCH_VXP_PREVIEW = 1,           /* cold/external values replaced by an explicit preview
                                    ** object {"pchronicle_preview":true,...} (§13.6) */
+    PCH_VXP_METADATA = 2           /* late hydration (§13.6) for readers that use no content
+                                   ** value: as FULL, but an external text value is never read
+                                   ** and comes back as "" (still valid ATIF) */
 } pch_vxp_hydration;
 
 /* Find trajectories by key: every trajectory whose trajectory key is KEY and every document
@@ -149,6 +152,9 @@ PCH_API void pch_vxp_doc_dispose(pch_vxp_snapshot *s, pch_vxp_doc *d);
 ** receives the text *out points into: dispose of both, *out first. */
 PCH_API int pch_vxp_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *raw, pch_atif_doc **out,
                              pch_error *err);
+/* The same with a hydration mode: PCH_VXP_FULL or PCH_VXP_METADATA. */
+PCH_API int pch_vxp_get_atif_as(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *raw,
+                                pch_atif_doc **out, pch_error *err);
 
 /* Directory rows of every document root in storage order (data file, row): reading the
 ** documents in this order decodes each cluster once. *idx: ctx allocator (pch_free). */
@@ -290,8 +296,9 @@ PCH_API int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fm
 ** the narrow scans read lane by lane (docs/sql.md "The Vortex projection"). */
 PCH_API void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters);
 /* Since the process started, over the snapshots the relations closed: bytes read from data
-** files (segments fetched for decoding) and bytes hashed against their manifest digests. */
-PCH_API void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked);
+** files (segments fetched for decoding), bytes hashed against their manifest digests, and
+** external values read from blob packs. */
+PCH_API void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked, uint64_t *blobs_hydrated);
 /* --explain: between begin and end, every scan of the relations is noted (relation, read
 ** path, lanes, where each pushed predicate went, clusters considered / pruned by zone maps /
 ** pruned by summaries / decoded); end prints the notes and the totals to out and stops

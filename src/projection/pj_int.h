@@ -300,7 +300,7 @@ int pj_rows_bind(pj_rows *r, const pch_vx_array *root, pch_error *err);
 /* An internal hydration mode: as PCH_VXP_FULL, but each step's metrics leave out
 ** prompt_token_ids, completion_token_ids and logprobs (the SFT reader never uses them, and
 ** on RL data formatting them is most of a document). */
-#define PJ_FULL_NO_TOKENS ((pch_vxp_hydration)2)
+#define PJ_FULL_NO_TOKENS ((pch_vxp_hydration)3)
 typedef int (*pj_child_cb)(pch_buf *out, const char *run_key, size_t run_len,
                            const char *traj_key, size_t traj_len, void *payload, pch_error *err);
 /* A paged trajectory (page_count > 1 on its first row): page_cb appends the steps of pages
@@ -315,9 +315,6 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
 int pj_model_write_page(pch_buf *out, const pj_rows *r, uint64_t row, const char *traj_key, size_t traj_len,
                         uint32_t page, uint32_t pages, bool *first, pj_blobs *blobs, pch_vxp_hydration mode,
                         pch_vxp_query_stats *st, pch_error *err);
-/* pch_vxp_get_atif with a hydration mode (PCH_VXP_FULL or PJ_FULL_NO_TOKENS). */
-int pj_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *raw, pch_atif_doc **out,
-                pch_error *err);
 /* Structural checks of a decoded cluster (§15: offsets agree across lanes of one level,
 ** token/logprob length relations, kinds in range). Findings via cb; returns the count. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload);

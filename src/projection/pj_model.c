@@ -971,6 +971,10 @@ static int content(rd *d, const pch_vx_array *hot, const pch_vx_array *cold, con
     }
     if (str_at(ref, i, &p, &n)) {
         if (n != 32) return corrupt(d, "content id is not 32 bytes");
+        if (d->mode == PCH_VXP_METADATA && text) {   /* late hydration: never read (§13.6) */
+            OUT(pch_buf_append(d->out, "\"\"", 2));
+            return PCH_OK;
+        }
         if (d->mode == PCH_VXP_PREVIEW || !d->blobs) {
             char hex[65];
             pch_hex_encode(hex, (const uint8_t *)p, 32);

@@ -742,17 +742,18 @@ int pch_vxp_get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *out, pch_err
 
 int pch_vxp_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_doc *raw, pch_atif_doc **out, pch_error *err)
 {
-    return pj_get_atif(s, idx, PCH_VXP_FULL, raw, out, err);
+    return pch_vxp_get_atif_as(s, idx, PCH_VXP_FULL, raw, out, err);
 }
 
-int pj_get_atif(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *raw, pch_atif_doc **out,
-                pch_error *err)
+int pch_vxp_get_atif_as(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *raw,
+                        pch_atif_doc **out, pch_error *err)
 {
     pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_atif_doc *d = NULL;
     const entry *e;
     int rc;
     *out = NULL;
+    if (mode == PCH_VXP_PREVIEW) return pch_error_set(err, PCH_EINVAL, "projection: a preview is no ATIF document");
     PCH_TRY(get_doc(s, idx, mode, raw, err));
     e = &s->e[idx];
     ao.source_id = e->s;

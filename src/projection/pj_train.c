@@ -363,7 +363,7 @@ int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size
         int rc = PCH_OK;
         *eof = r->pos >= r->n_docs;
         if (*eof) return PCH_OK;
-        PCH_TRY(pj_get_atif(r->s, r->docs[r->pos], PJ_FULL_NO_TOKENS, &raw, &d, err));
+        PCH_TRY(pch_vxp_get_atif_as(r->s, r->docs[r->pos], PJ_FULL_NO_TOKENS, &raw, &d, err));
         r->pos++;
         for (size_t i = 0; i < pch_atif_doc_count(d) && rc == PCH_OK; i++) {
             const pch_atif_trajectory *t = pch_atif_doc_get(d, i);

@@ -90,7 +90,10 @@ typedef struct pch_sql_doc_source {
     int (*open)(void **h, pch_ctx *ctx, const char *path, pch_error *err);
     void (*close)(void *h);
     /* Add the document at *pos (then advance *pos) to g; *eof = true past the last one. */
-    int (*next)(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, pch_error *err);
+    /* content: the statement reads a content column (message, reasoning, arguments, results
+    ** and their *_object ids, observation results); when false the source may leave content
+    ** it would have to fetch unread (late hydration, RFC-0006 §13.6). */
+    int (*next)(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool content, bool *eof, pch_error *err);
     pch_storyline_asset_fn assets;        /* called with the handle while next() runs */
     pch_storyline_assets (*asset_mode)(void *h);   /* as the projection was built */
     /* Positions (ascending, ctx allocator) of the documents that may hold a trajectory whose
@@ -112,6 +115,10 @@ typedef struct pch_sql_doc_source {
     /* Optional: a scan of relation rel over every document is starting (for --explain). */
     void (*note_documents)(void *h, const char *rel);
 } pch_sql_doc_source;
+
+/* A column whose values are trajectory content (message, reasoning, tool arguments, results
+** and their *_object ids): what a late-hydrating source must fetch when it is read. */
+bool pch_sql__content_column(const char *name);
 
 /* Register src as a module (src must outlive db). SQLite result code. */
 int pch_sql__register_docs(sqlite3 *db, const pch_sql_doc_source *src);

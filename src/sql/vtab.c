@@ -72,6 +72,7 @@ typedef struct sl_cursor {
     uint64_t *only;                 /* NULL, or the only document positions to read */
     size_t n_only, i_only;
     pch_sql_lanes *lanes;           /* a narrow scan straight from the source's lanes */
+    bool content;                   /* the statement reads a content column (late hydration) */
     pch_sql_cons cons[PCH_SQL_MAX_CONS];
     int n_cons;
     bool eof;
@@ -99,6 +100,16 @@ static int rel_of(const char *s)
     if (!strcmp(t, "observation_results")) return REL_OBS;
     if (!strcmp(t, "trajectories")) return REL_TRAJ;
     return -1;
+}
+
+bool pch_sql__content_column(const char *name)
+{
+    static const char *const k[] = { "message", "reasoning_content", "observation_results", "arguments", "results" };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        size_t n = strlen(k[i]);
+        if (strncmp(name, k[i], n) == 0 && (name[n] == 0 || strcmp(name + n, "_object") == 0)) return true;
+    }
+    return false;
 }
 
 static const char *rel_name(int rel)
@@ -310,7 +321,7 @@ static int scan_step(sl_cursor *c, sqlite3_vtab *vt, bool *have)
                 if (c->i_only == c->n_only) { *have = false; return SQLITE_OK; }
                 c->pos = c->only[c->i_only++];
             }
-            rc = v->src->next(v->src_h, &c->pos, c->gen, &eof, &e);
+            rc = v->src->next(v->src_h, &c->pos, c->gen, c->content, &eof, &e);
             if (rc == 0 && eof) { *have = false; return SQLITE_OK; }
             if (rc == 0) rc = pch_storyline_rowgen_batch(c->gen, t, &c->batch, &e);
             if (rc != 0) { pch_storyline_rowgen_reset(c->gen); c->batch = NULL; return pch_sql__set_err(vt, &e, rc); }
@@ -476,6 +487,12 @@ static int x_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
             pch_error_set(&e, PCH_EINVAL, "storyline: bad plan '%s'", idxStr);
             return pch_sql__set_err(&v->base, &e, PCH_EINVAL);
         }
+    /* late hydration (RFC-0006 §13.6): content is fetched only for a statement that reads it */
+    c->content = v->rel == REL_OBS || ((used >> 63) & 1);
+    for (int i = 0; i < v->n_cols && i < 63 && !c->content; i++)
+        if ((used >> i) & 1) c->content = pch_sql__content_column(v->schema->fields[i].name);
+    for (int k = 0; k < c->n_cons && !c->content; k++)
+        if (c->cons[k].col < v->n_cols && v->rel != REL_OBS) c->content = pch_sql__content_column(v->schema->fields[c->cons[k].col].name);
     if (v->src && !c->gen &&
         (rc = pch_storyline_rowgen_new(&c->gen, v->ctx, 0, v->src->asset_mode(v->src_h), v->src->assets, v->src_h,
                                     &e)) != 0)

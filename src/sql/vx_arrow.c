@@ -29,6 +29,7 @@ typedef struct vx_stream {
     pch_error err;
     bool done;
     bool traj;                        /* the trajectories relation */
+    bool content;                     /* a content column is asked for (late hydration) */
 } vx_stream;
 
 static int st_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
@@ -49,7 +50,7 @@ static int st_next(struct ArrowArrayStream *s, struct ArrowArray *out)
             rc = x->src->lanes_next(x->lanes, &b, &eof, &x->err);
         } else {
             pch_storyline_rowgen_reset(x->gen);
-            rc = x->src->next(x->h, &x->pos, x->gen, &eof, &x->err);
+            rc = x->src->next(x->h, &x->pos, x->gen, x->content, &eof, &x->err);
             if (rc == 0 && !eof) rc = pch_storyline_rowgen_batch(x->gen, x->t, &b, &x->err);
         }
         if (rc < 0) return EIO;
@@ -423,7 +424,10 @@ int pch_vxp_arrow_relation(const char *root, const char *relation, const char *c
             x->cols[x->n_cols++] = (int)fi;
         }
     }
-    for (int i = 0; i < x->n_cols; i++) used |= (uint64_t)1 << x->cols[i];
+    for (int i = 0; i < x->n_cols; i++) {
+        used |= (uint64_t)1 << x->cols[i];
+        x->content = x->content || pch_sql__content_column(x->schema->fields[x->cols[i]].name);
+    }
     if (x->traj) {
         if ((rc = x->src->traj_open(x->h, &x->lanes, err)) < 0) goto fail;
         return PCH_OK;

@@ -31,7 +31,7 @@
 #include "sql/sql_int.h"
 
 /* Process-wide counts for --stats (pch_vxp_sql_counters). */
-static _Atomic uint64_t g_docs_rebuilt, g_lane_clusters, g_bytes_read, g_bytes_checked;
+static _Atomic uint64_t g_docs_rebuilt, g_lane_clusters, g_bytes_read, g_bytes_checked, g_blobs;
 
 void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters)
 {
@@ -39,10 +39,11 @@ void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters)
     *lane_clusters = g_lane_clusters;
 }
 
-void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked)
+void pch_vxp_sql_bytes(uint64_t *bytes_read, uint64_t *bytes_checked, uint64_t *blobs_hydrated)
 {
     *bytes_read = g_bytes_read;
     *bytes_checked = g_bytes_checked;
+    *blobs_hydrated = g_blobs;
 }
 
 /* ---- --explain (pch_vxp_sql_explain): one entry per distinct scan a statement made ----
@@ -99,9 +100,10 @@ void pch_vxp_sql_explain_end(FILE *out)
                     (unsigned long long)e->st.rows, (unsigned long long)e->st.rows_pruned);
         fputc('\n', out);
     }
-    fprintf(out, "totals: documents rebuilt %llu, clusters decoded lane by lane %llu, bytes read %llu, bytes checked %llu\n",
+    fprintf(out, "totals: documents rebuilt %llu, clusters decoded lane by lane %llu, bytes read %llu, bytes checked %llu, "
+                 "external values hydrated %llu\n",
             (unsigned long long)g_docs_rebuilt, (unsigned long long)g_lane_clusters,
-            (unsigned long long)g_bytes_read, (unsigned long long)g_bytes_checked);
+            (unsigned long long)g_bytes_read, (unsigned long long)g_bytes_checked, (unsigned long long)g_blobs);
     pch_vxp_sql_explain_begin();
     g_xp_on = false;
 }
@@ -187,6 +189,7 @@ static void vx_close(void *h)
         pch_vxp_snapshot_stats(s->snap, &q);
         g_bytes_read += q.bytes_read;
         g_bytes_checked += q.bytes_checked;
+        g_blobs += q.blobs_hydrated;
         pch_vxp_doc_dispose(s->snap, &s->doc);
     }
     pch_vxp_snapshot_free(s->snap);
@@ -225,7 +228,7 @@ static bool vx_asset(const char *doc_path, const char *path, size_t path_len, ch
     return false;
 }
 
-static int vx_next(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, pch_error *err)
+static int vx_next(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool content, bool *eof, pch_error *err)
 {
     vx_src *s = h;
     pch_atif_doc *d = NULL;
@@ -235,7 +238,7 @@ static int vx_next(void *h, uint64_t *pos, pch_storyline_rowgen *g, bool *eof, p
     if (*eof) return PCH_OK;
     pch_vxp_doc_dispose(s->snap, &s->doc);
     pch_buf_clear(&s->assets);
-    PCH_TRY(pch_vxp_get_atif(s->snap, s->docs[*pos], &s->doc, &d, err));
+    PCH_TRY(pch_vxp_get_atif_as(s->snap, s->docs[*pos], content ? PCH_VXP_FULL : PCH_VXP_METADATA, &s->doc, &d, err));
     g_docs_rebuilt++;
     rc = PCH_OK;
     for (size_t i = 0; i < s->doc.n_rows && rc == PCH_OK; i++) {

@@ -45,6 +45,14 @@ for name in ("a", "b", "c"):   # the same session id three times: b and c get ge
                       "metrics": {"prompt_tokens": 10, "completion_tokens": 3, "cost_usd": 0.25}}]}
     with open(os.path.join(g, "collide", name + ".json"), "w") as f:
         json.dump(doc, f, indent=3)          # whitespace a JSON column must not show
+# external values (above --cold-max): blob packs, read only when a content column is (§13.6)
+doc = {"schema_version": "ATIF-v1.6", "session_id": "external-values", "agent": {"name": "gen", "version": "1"},
+       "steps": [{"step_id": 1, "source": "user", "message": "go"},
+                 {"step_id": 2, "source": "agent", "message": "done", "reasoning_content": "r" * 300000,
+                  "tool_calls": [{"tool_call_id": "e1", "function_name": "big", "arguments": {"a": 1}}],
+                  "observation": {"results": [{"source_call_id": "e1", "content": "o" * 300000}]}}]}
+with open(os.path.join(g, "external.json"), "w") as f:
+    json.dump(doc, f)
 PY
 
 # pruning input (§13.3): 800 documents in path order with rising timestamps (zone maps over
@@ -237,6 +245,17 @@ checks=$((checks + 1))
 [ "$("$VX" sql "$tmp/win.vx" "SELECT count(*) FROM runs" --explain | grep -c '^runs: the id and summary lanes')" = 1 ] ||
     { echo "FAIL --explain of runs from the summaries"; fail=1; }
 "$VX" sql "$tmp/win.vx" "SELECT nope FROM steps" --explain >/dev/null 2>&1 && { echo "FAIL --explain of a bad statement succeeds"; fail=1; }
+
+# late hydration (§13.6): a statement that reads no content column reads no external value
+# (and answers as Storyline); one that reads content hydrates them
+q="SELECT trajectory_key, step_ordinal, raw_members, metrics_extra, has_observation_results, n_tool_calls, assets FROM steps ORDER BY 1, 2"
+same gen "$q"
+"$VX" sql "$tmp/gen.vx" "$q" --stats 2>"$tmp/lh1" >/dev/null
+grep -q 'documents_rebuilt=[1-9][0-9]* .*blobs_hydrated=0 ' "$tmp/lh1" || { echo "FAIL late hydration: $(cat "$tmp/lh1")"; fail=1; }
+q="SELECT trajectory_key, step_ordinal, length(reasoning_content), reasoning_content_object FROM steps ORDER BY 1, 2"
+same gen "$q"
+"$VX" sql "$tmp/gen.vx" "$q" --stats 2>"$tmp/lh2" >/dev/null
+grep -q 'blobs_hydrated=[1-9]' "$tmp/lh2" || { echo "FAIL a content column hydrates external values: $(cat "$tmp/lh2")"; fail=1; }
 
 # the generated input really exercises what it was built for
 n=$("$VX" sql "$tmp/gen.vx" "SELECT count(*) FROM runs WHERE trajectory_key_generated = 1 AND trajectory_key LIKE 'traj:%collide/%'" --format csv | tail -1)

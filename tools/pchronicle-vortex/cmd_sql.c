@@ -14,7 +14,8 @@ static const char k_usage[] =
     "trajectories (one summary row per trajectory, from the summary lanes).\n"
     "  --format F    table (default), csv or jsonl\n"
     "  --stats       print to stderr how many documents were rebuilt, how many clusters were\n"
-    "                read lane by lane (narrow scans), the bytes read and checked, and the time\n"
+    "                read lane by lane (narrow scans), the bytes read and checked, the external\n"
+    "                values hydrated, and the time\n"
     "  --explain     run the statement without printing its rows; print instead each scan it\n"
     "                made: relation, read path and lanes, where each pushed predicate went\n"
     "                (directory, zone maps, summary lanes, blooms, rows), clusters considered,\n"
@@ -74,12 +75,13 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
     }
     if (fflush(stdout) != 0 && rc == 0) rc = pch_error_set(&err, PCH_EIO, "write to standard output failed");
     if (stats) {
-        uint64_t docs, clusters, bread, bcheck;
+        uint64_t docs, clusters, bread, bcheck, blobs;
         pch_vxp_sql_counters(&docs, &clusters);
-        pch_vxp_sql_bytes(&bread, &bcheck);
-        fprintf(stderr, "stats: documents_rebuilt=%llu lane_clusters=%llu bytes_read=%llu bytes_checked=%llu seconds=%.3f\n",
+        pch_vxp_sql_bytes(&bread, &bcheck, &blobs);
+        fprintf(stderr, "stats: documents_rebuilt=%llu lane_clusters=%llu bytes_read=%llu bytes_checked=%llu "
+                        "blobs_hydrated=%llu seconds=%.3f\n",
                 (unsigned long long)docs, (unsigned long long)clusters, (unsigned long long)bread,
-                (unsigned long long)bcheck, now_s() - t0);
+                (unsigned long long)bcheck, (unsigned long long)blobs, now_s() - t0);
     }
     return rc < 0 ? vx_fail("sql", &err) : VX_EXIT_OK;
 }
