@@ -116,7 +116,8 @@ typedef enum pch_vxp_hydration {
                                    ** object {"pchronicle_preview":true,...} (§13.6) */
     PCH_VXP_METADATA = 2           /* late hydration (§13.6) for readers that use no content
                                    ** value: as FULL, but an external text value is never read
-                                   ** and comes back as "" (still valid ATIF) */
+                                   ** and comes back as "" (still valid ATIF); external JSON
+                                   ** values are read (a placeholder would change their type) */
 } pch_vxp_hydration;
 
 /* Find trajectories by key: every trajectory whose trajectory key is KEY and every document
