@@ -227,27 +227,37 @@ oom:
     return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
 }
 
-int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, pch_ctx *ctx, struct ArrowArray *out,
-                              pch_error *err)
+/* A new struct array out of n_rows rows with room for n children (filled by the caller,
+** which counts them in out->n_children as they succeed); NULL when out of memory. */
+static arr_mem *struct_begin(struct ArrowArray *out, int n, size_t n_rows, pch_error *err)
 {
     arr_mem *m = calloc(1, sizeof *m);
     memset(out, 0, sizeof *out);
     if (!m || !(m->children = calloc((size_t)(n ? n : 1), sizeof *m->children)) ||
-        !(m->child_mem = calloc((size_t)(n ? n : 1), sizeof *m->child_mem)) || !(m->bufs[0] = malloc(1))) {
+        !(m->child_mem = calloc((size_t)(n ? n : 1), sizeof *m->child_mem))) {
         if (m) { free(m->children); free(m->child_mem); }
         free(m);
-        return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+        pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+        return NULL;
     }
     out->private_data = m;
     out->release = release_array;
-    out->length = (int64_t)b->n_rows;
+    out->length = (int64_t)n_rows;
     out->n_buffers = 1;              /* a struct array: validity only (NULL: no nulls) */
     m->ptrs[0] = NULL;
     out->buffers = m->ptrs;
     out->children = m->children;
+    for (int i = 0; i < n; i++) m->children[i] = &m->child_mem[i];
+    return m;
+}
+
+int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, pch_ctx *ctx, struct ArrowArray *out,
+                              pch_error *err)
+{
+    arr_mem *m = struct_begin(out, n, b->n_rows, err);
+    if (!m) return err->code;
     for (int i = 0; i < n; i++) {
         int rc;
-        m->children[i] = &m->child_mem[i];
         if ((size_t)cols[i] >= b->n_columns) { out->n_children = i; release_array(out); return pch_error_set(err, PCH_EINVAL, "arrow: no column %d", cols[i]); }
         rc = column_array(&b->columns[cols[i]], b->n_rows, ctx, m->children[i], err);
         out->n_children = i + (rc == 0);
@@ -335,31 +345,31 @@ int pch_sql__acol_schema(const char *const *names, const pch_sql_acol *cols, int
     return struct_schema(names, fmts, items, n, out, err);
 }
 
-/* A copy of b's bytes (at least one byte, so that a buffer is never NULL). */
-static void *copy_buf(const pch_buf *b)
+/* b's bytes, handed over (b is left empty; at least one byte, so a buffer is never NULL).
+** The columns' buffers use libc (pch_sql__acol_init), as release_array frees them. */
+static void *take_buf(pch_buf *b)
 {
-    void *p = malloc(b->len ? b->len : 1);
-    if (p && b->len) memcpy(p, b->data, b->len);
-    return p;
+    return pch_buf_reserve(b, 1) < 0 ? NULL : pch_buf_detach(b, NULL);
 }
 
-/* Column c (n_rows rows) → a (its memory in a new arr_mem; a list's items in its child). */
 static bool acol_valid(const void *c, size_t row) { return ((const pch_sql_acol *)c)->valid.data[row] != 0; }
 
-static int acol_array(const pch_sql_acol *c, size_t n_rows, struct ArrowArray *a, pch_error *err)
+/* Column c (n_rows rows) → a: its offsets and values move into a new arr_mem (a list's items
+** into its child). */
+static int acol_array(pch_sql_acol *c, size_t n_rows, struct ArrowArray *a, pch_error *err)
 {
     arr_mem *m = array_begin(a, n_rows, acol_valid, c, err);
     if (!m) return err->code;
     if (c->kind == 'l') {
-        if (!(m->bufs[1] = copy_buf(&c->data))) goto oom;
+        if (!(m->bufs[1] = take_buf(&c->data))) goto oom;
         m->ptrs[1] = m->bufs[1];
         a->n_buffers = 2;
         return PCH_OK;
     }
-    if (!(m->bufs[1] = copy_buf(&c->off))) goto oom;
+    if (!(m->bufs[1] = take_buf(&c->off))) goto oom;
     m->ptrs[1] = m->bufs[1];
     if (c->kind == 'U') {
-        if (!(m->bufs[2] = copy_buf(&c->data))) goto oom;
+        if (!(m->bufs[2] = take_buf(&c->data))) goto oom;
         m->ptrs[2] = m->bufs[2];
         a->n_buffers = 3;
         return PCH_OK;
@@ -380,7 +390,7 @@ static int acol_array(const pch_sql_acol *c, size_t n_rows, struct ArrowArray *a
         ch->buffers = cm->ptrs;
         a->n_children = 1;
         a->children = m->children;
-        if (!(cm->bufs[1] = copy_buf(&c->data))) goto oom;
+        if (!(cm->bufs[1] = take_buf(&c->data))) goto oom;
         cm->ptrs[0] = NULL;
         cm->ptrs[1] = cm->bufs[1];
         return PCH_OK;
@@ -390,23 +400,10 @@ oom:
     return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
 }
 
-int pch_sql__acol_batch(const pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err)
+int pch_sql__acol_batch(pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err)
 {
-    arr_mem *m = calloc(1, sizeof *m);
-    memset(out, 0, sizeof *out);
-    if (!m || !(m->children = calloc((size_t)(n ? n : 1), sizeof *m->children)) ||
-        !(m->child_mem = calloc((size_t)(n ? n : 1), sizeof *m->child_mem))) {
-        if (m) { free(m->children); free(m->child_mem); }
-        free(m);
-        return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
-    }
-    out->private_data = m;
-    out->release = release_array;
-    out->length = (int64_t)n_rows;
-    out->n_buffers = 1;
-    m->ptrs[0] = NULL;
-    out->buffers = m->ptrs;
-    out->children = m->children;
+    arr_mem *m = struct_begin(out, n, n_rows, err);
+    if (!m) return err->code;
     for (int i = 0; i < n; i++) {
         int rc;
         if (cols[i].valid.oom || cols[i].off.oom || cols[i].data.oom || cols[i].valid.len != n_rows) {
@@ -414,7 +411,6 @@ int pch_sql__acol_batch(const pch_sql_acol *cols, int n, size_t n_rows, struct A
             return pch_error_set(err, cols[i].valid.len != n_rows ? PCH_EINVAL : PCH_ENOMEM,
                                  "arrow: column %d has %zu rows of %zu", i, cols[i].valid.len, n_rows);
         }
-        m->children[i] = &m->child_mem[i];
         rc = acol_array(&cols[i], n_rows, m->children[i], err);
         out->n_children = i + (rc == 0);
         if (rc < 0) { release_array(out); return rc; }

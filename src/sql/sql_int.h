@@ -153,6 +153,8 @@ int pch_sql__acol_i64(pch_sql_acol *c, int64_t v, bool valid);
 int pch_sql__acol_list(pch_sql_acol *c, const void *items, size_t n, unsigned item_bits, bool valid);
 int pch_sql__acol_schema(const char *const *names, const pch_sql_acol *cols, int n, struct ArrowSchema *out,
                          pch_error *err);
-int pch_sql__acol_batch(const pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err);
+/* The rows as one struct batch; the columns' offsets and values move into it (the columns are
+** left empty for the next batch). */
+int pch_sql__acol_batch(pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err);
 
 #endif

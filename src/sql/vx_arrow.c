@@ -15,7 +15,26 @@
 #include "pchronicle-vortex/projection.h"
 #include "sql/sql_int.h"
 
+/* The private data of every stream below starts with its last error (stream_error). */
+static const char *stream_error(struct ArrowArrayStream *s)
+{
+    const pch_error *e = s->private_data;
+    return e->msg[0] ? e->msg : NULL;
+}
+
+static void stream_init(struct ArrowArrayStream *out, void *x, void (*release)(struct ArrowArrayStream *),
+                        int (*schema)(struct ArrowArrayStream *, struct ArrowSchema *),
+                        int (*next)(struct ArrowArrayStream *, struct ArrowArray *))
+{
+    out->private_data = x;
+    out->release = release;
+    out->get_schema = schema;
+    out->get_next = next;
+    out->get_last_error = stream_error;
+}
+
 typedef struct vx_stream {
+    pch_error err;                    /* first: stream_error */
     pch_ctx *ctx;
     const pch_sql_doc_source *src;
     void *h;
@@ -26,7 +45,6 @@ typedef struct vx_stream {
     pch_sql_lanes *lanes;             /* narrow scan, or NULL: documents */
     pch_storyline_rowgen *gen;
     uint64_t pos;
-    pch_error err;
     bool done;
     bool traj;                        /* the trajectories relation */
     bool content;                     /* a content column is asked for (late hydration) */
@@ -60,12 +78,6 @@ static int st_next(struct ArrowArrayStream *s, struct ArrowArray *out)
     return 0;                         /* out->release NULL: the end of the stream */
 }
 
-static const char *st_error(struct ArrowArrayStream *s)
-{
-    vx_stream *x = s->private_data;
-    return x->err.msg[0] ? x->err.msg : NULL;
-}
-
 static void st_release(struct ArrowArrayStream *s)
 {
     vx_stream *x = s->private_data;
@@ -87,12 +99,12 @@ static const char *const k_obs_names[] = { "source_id", "run_id", "session_id", 
 #define OBS_COLS 10
 
 typedef struct obs_stream_t {
+    pch_error err;                    /* first: stream_error */
     sqlite3 *db;
     sqlite3_stmt *st;
     int cols[OBS_COLS], n_cols;
     pch_sql_acol col[OBS_COLS];
     const char *names[OBS_COLS];
-    pch_error err;
     bool done;
 } obs_stream_t;
 
@@ -130,12 +142,6 @@ static int obs_next(struct ArrowArrayStream *s, struct ArrowArray *out)
     return pch_sql__acol_batch(x->col, x->n_cols, n, out, &x->err) < 0 ? EIO : 0;
 }
 
-static const char *obs_error(struct ArrowArrayStream *s)
-{
-    obs_stream_t *x = s->private_data;
-    return x->err.msg[0] ? x->err.msg : NULL;
-}
-
 static void obs_release(struct ArrowArrayStream *s)
 {
     obs_stream_t *x = s->private_data;
@@ -156,11 +162,7 @@ static int obs_stream(const char *root, const char *const *columns, size_t n_col
     int rc;
     if (!x) return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
     for (int i = 0; i < OBS_COLS; i++) pch_sql__acol_init(&x->col[i], 'U');
-    out->private_data = x;
-    out->release = obs_release;
-    out->get_schema = obs_schema;
-    out->get_next = obs_next;
-    out->get_last_error = obs_error;
+    stream_init(out, x, obs_release, obs_schema, obs_next);
     for (size_t i = 0; i < (columns ? n_columns : OBS_COLS); i++) {
         int c = -1;
         for (int k = 0; k < OBS_COLS && columns; k++) if (strcmp(columns[i], k_obs_names[k]) == 0) c = k;
@@ -205,6 +207,7 @@ static int obs_stream(const char *root, const char *const *columns, size_t n_col
 /* ---- the training readers (§13.5) as Arrow streams: one batch per reader batch ---- */
 
 typedef struct train_stream {
+    pch_error err;                    /* first: stream_error */
     pch_ctx *ctx;
     pch_vxp_snapshot *snap;
     pch_vxp_rl_reader *rl;
@@ -215,7 +218,6 @@ typedef struct train_stream {
     const char **keys;
     pch_sql_acol col[10];
     int n_cols;
-    pch_error err;
 } train_stream;
 
 static const char *const k_rl_names[] = { "source_id", "run_id", "trajectory_key", "step_ordinal", "step_id",
@@ -301,12 +303,6 @@ static int tr_next(struct ArrowArrayStream *s, struct ArrowArray *out)
     }
 }
 
-static const char *tr_error(struct ArrowArrayStream *s)
-{
-    train_stream *x = s->private_data;
-    return x->err.msg[0] ? x->err.msg : NULL;
-}
-
 static void tr_release(struct ArrowArrayStream *s)
 {
     train_stream *x = s->private_data;
@@ -355,11 +351,7 @@ static int train_stream_open(const char *root, const pch_vxp_train_filter *f, bo
     if (!x) return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
     x->n_cols = (int)strlen(kinds);
     for (int i = 0; i < 10; i++) pch_sql__acol_init(&x->col[i], i < x->n_cols ? kinds[i] : 'U');
-    out->private_data = x;
-    out->release = tr_release;
-    out->get_schema = tr_schema;
-    out->get_next = tr_next;
-    out->get_last_error = tr_error;
+    stream_init(out, x, tr_release, tr_schema, tr_next);
     if ((rc = copy_filter(x, f, err)) < 0 || (rc = pch_ctx_new(&x->ctx, NULL, NULL, err)) < 0 ||
         (rc = pch_vxp_snapshot_open(&x->snap, x->ctx, root, err)) < 0 ||
         (rc = rl ? pch_vxp_rl_open(&x->rl, x->snap, f ? &x->f : NULL, err)
@@ -388,8 +380,8 @@ int pch_vxp_arrow_relation(const char *root, const char *relation, const char *c
     uint64_t used = 0;
     int rc;
     memset(out, 0, sizeof *out);
+    if (strcmp(relation, "observation_results") == 0) return obs_stream(root, columns, n_columns, out, err);
     if (!(x = calloc(1, sizeof *x))) return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
-    if (strcmp(relation, "observation_results") == 0) { free(x); return obs_stream(root, columns, n_columns, out, err); }
     if (strcmp(relation, "runs") == 0) x->t = PCH_STORYLINE_RUNS;
     else if (strcmp(relation, "steps") == 0) x->t = PCH_STORYLINE_STEPS;
     else if (strcmp(relation, "tool_calls") == 0) x->t = PCH_STORYLINE_TOOL_CALLS;
@@ -401,11 +393,7 @@ int pch_vxp_arrow_relation(const char *root, const char *relation, const char *c
     }
     x->src = pch_sql__vortex_source();
     if ((rc = pch_ctx_new(&x->ctx, NULL, NULL, err)) < 0) { free(x); return rc; }
-    out->private_data = x;
-    out->release = st_release;
-    out->get_schema = st_schema;
-    out->get_next = st_next;
-    out->get_last_error = st_error;
+    stream_init(out, x, st_release, st_schema, st_next);
     if (x->traj) {                    /* the summaries: schema and lanes from the source */
         if ((rc = x->src->open(&x->h, x->ctx, root, err)) < 0 || (rc = x->src->traj_schema(x->h, &x->schema, err)) < 0)
             goto fail;
