@@ -9,17 +9,6 @@
 
 #include "compact_jsonl/cj_int.h"
 
-static char *dup_str(pch_ctx *ctx, const char *s, size_t n)
-{
-    size_t cap;
-    if (!pch_add_size(&cap, n, 1)) return NULL;
-    char *p = pch_malloc(ctx, cap);
-    if (!p) return NULL;
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return p;
-}
-
 static int add_file(pch_cj_filelist *l, const char *rel, const char *abs, uint64_t size,
                     pch_error *err)
 {
@@ -33,8 +22,8 @@ static int add_file(pch_cj_filelist *l, const char *rel, const char *abs, uint64
         l->cap = ncap;
     }
     pch_cj_file *f = &l->v[l->n];
-    f->rel = dup_str(l->ctx, rel, strlen(rel));
-    f->abs = dup_str(l->ctx, abs, strlen(abs));
+    f->rel = pch_strndup(l->ctx, rel, strlen(rel));
+    f->abs = pch_strndup(l->ctx, abs, strlen(abs));
     f->size = size;
     if (!f->rel || !f->abs) {
         pch_free(l->ctx, f->rel);

@@ -47,6 +47,10 @@ static inline void pch_store_be64(void *p, uint64_t v) { v = __builtin_bswap64(v
 #error "pChronicle currently builds on little-endian hosts only"
 #endif
 
+/* A NUL-terminated copy of s[0..n) through the context allocator (pch_free); NULL when out
+** of memory. */
+char *pch_strndup(pch_ctx *ctx, const char *s, size_t n);
+
 /* ---- owned growable buffer (sds / git_str). Always NUL-terminated past len once
 ** allocated. A failed grow leaves it valid; the first failure is latched in `oom` and
 ** reported by the next call that checks. ---- */

@@ -57,6 +57,16 @@ void *pch_malloc(pch_ctx *ctx, size_t size)
     return ctx->alloc.alloc(ctx->alloc.payload, size ? size : 1);
 }
 
+char *pch_strndup(pch_ctx *ctx, const char *s, size_t n)
+{
+    size_t cap;
+    char *p;
+    if (!pch_add_size(&cap, n, 1) || !(p = pch_malloc(ctx, cap))) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
 void *pch_calloc(pch_ctx *ctx, size_t n, size_t size)
 {
     size_t total;

@@ -26,14 +26,6 @@
 #define SUPPORTED_READER_FLAGS (PCH_LANCE_FLAG_DELETION_FILES | PCH_LANCE_FLAG_STABLE_ROW_IDS | \
                                 PCH_LANCE_FLAG_USE_V2_FORMAT | PCH_LANCE_FLAG_TABLE_CONFIG)
 
-static char *dup_str(pch_ctx *ctx, const char *s)
-{
-    size_t n = strlen(s);
-    char *d = pch_malloc(ctx, n + 1);
-    if (d) memcpy(d, s, n + 1);
-    return d;
-}
-
 /* ======================================================================= writer */
 
 typedef struct written_file {
@@ -120,7 +112,7 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
     }
     w->max_rows = opts->max_rows_per_file ? opts->max_rows_per_file : DEFAULT_MAX_ROWS_PER_FILE;
     pch_buf_init(&dir, ctx);
-    if (!(w->path = dup_str(ctx, path))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
+    if (!(w->path = pch_strndup(ctx, path, strlen(path)))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
 
     if (opts->mode == PCH_LANCE_APPEND) {
         if ((rc = pch_lance__load_manifest(&base, ctx, path, 0, NULL, err)) < 0) goto done;
@@ -180,7 +172,7 @@ static int open_data_file(pch_lance_writer *w, pch_error *err)
     PCH_TRY(pch_random_bytes(rnd, sizeof rnd, err));
     pch_hex_encode(name, rnd, sizeof rnd);
     memcpy(name + 32, ".lance", 7);
-    if (!(w->cur_name = dup_str(w->ctx, name))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    if (!(w->cur_name = pch_strndup(w->ctx, name, strlen(name)))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     pch_buf_init(&p, w->ctx);
     if (data_path(&p, w->path, name) < 0) {
         pch_buf_dispose(&p);
@@ -583,7 +575,7 @@ int pch_lance_dataset_open(pch_lance_dataset **out, pch_ctx *ctx, const char *pa
     *out = NULL;
     if (!(ds = pch_calloc(ctx, 1, sizeof *ds))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     ds->ctx = ctx;
-    if (!(ds->path = dup_str(ctx, path))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto fail; }
+    if (!(ds->path = pch_strndup(ctx, path, strlen(path)))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto fail; }
     if ((rc = pch_lance__load_manifest(&ds->m, ctx, path, version, NULL, err)) < 0) goto fail;
     if (ds->m->reader_flags & ~(uint64_t)SUPPORTED_READER_FLAGS) {
         uint64_t bad = ds->m->reader_flags & ~(uint64_t)SUPPORTED_READER_FLAGS;

@@ -1013,9 +1013,8 @@ struct pch_vxp_lanes {
     uint64_t model_bits, tool_bits;
     uint8_t *skip;                  /* per cluster of files[skip_file]: the zone maps rule it out */
     size_t skip_file;
-    uint8_t *keep;                  /* per row of the current cluster */
+    uint8_t *keep;                  /* per row of the current cluster (when pruned) */
     size_t keep_cap;
-    bool keep_all;
     pch_vxp_lanes_stats st;
 };
 
@@ -1061,20 +1060,13 @@ void pch_vxp_lanes_free(pch_vxp_lanes *it)
     pch_free(it->s->ctx, it);
 }
 
-static char *dup_str(pch_ctx *ctx, const char *p)
-{
-    size_t n = strlen(p) + 1;
-    char *d = pch_malloc(ctx, n);
-    if (d) memcpy(d, p, n);
-    return d;
-}
-
 int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *err)
 {
     pch_ctx *ctx = it->s->ctx;
     if (it->file || it->cluster) return pch_error_set(err, PCH_EINVAL, "projection: prune a lane scan before its first cluster");
     it->p = *p;
-    if ((p->model && !(it->model = dup_str(ctx, p->model))) || (p->function && !(it->function = dup_str(ctx, p->function))))
+    if ((p->model && !(it->model = pch_strndup(ctx, p->model, strlen(p->model)))) ||
+        (p->function && !(it->function = pch_strndup(ctx, p->function, strlen(p->function)))))
         return nomem(err);
     it->p.model = it->model;
     it->p.function = it->function;
@@ -1084,11 +1076,12 @@ int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *er
     return PCH_OK;
 }
 
-const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it) { return it->keep_all ? NULL : it->keep; }
+/* A pruned scan tests the summaries of every cluster it returns (pch_vxp_lanes_next). */
+const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it) { return it->prune ? it->keep : NULL; }
 void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out) { *out = it->st; }
 
-/* One zone-map comparison on file d: OR the zones it rules out into zones[] (1 = ruled out)
-** when `any` (a predicate: any zone it rules out is out), AND them when not (page_count). */
+/* One zone-map comparison on file d: (*zones)[z] = 1 when zone z holds no row that satisfies
+** `col op lit` (pch_vx_file_zone_prune; *zones NULL when col has no zone map). */
 static int zone_pass(dataf *d, const char *col, pch_vx_cmp op, int64_t lit, uint8_t **zones, uint64_t *nz,
                      uint32_t *zl, pch_error *err)
 {
@@ -1104,6 +1097,14 @@ static int zone_pass(dataf *d, const char *col, pch_vx_cmp op, int64_t lit, uint
 ** of them read: every zone a cluster overlaps says no row can match, and no zone it overlaps
 ** holds a paged trajectory (a skipped cluster must not hold the first pages of a trajectory
 ** that continues in the next one, whose identity and step ordinals the reader carries over). */
+static bool all_zones(const uint8_t *zones, uint64_t n_zones, uint32_t zone_len, uint64_t b, uint64_t e)
+{
+    if (!zones) return false;
+    for (uint64_t z = b / zone_len; z <= (e - 1) / zone_len; z++)
+        if (z >= n_zones || !zones[z]) return false;
+    return true;
+}
+
 static int zone_skips(pch_vxp_lanes *it, dataf *d, pch_error *err)
 {
     pch_ctx *ctx = it->s->ctx;
@@ -1123,15 +1124,9 @@ static int zone_skips(pch_vxp_lanes *it, dataf *d, pch_error *err)
     if (!(it->skip = pch_calloc(ctx, d->n_clusters ? d->n_clusters : 1, 1))) { rc = nomem(err); goto done; }
     for (uint32_t c = 0; c < d->n_clusters; c++) {
         uint64_t b = d->cluster_begin[c], e = d->cluster_begin[c + 1];
-        bool out = false, flat = true;
         if (e <= b) continue;
-        for (uint64_t zi = b / zlp; zi <= (e - 1) / zlp && flat; zi++) flat = zi < npg && paged[zi];
-        for (int k = 0; k < 2 && flat && !out; k++) {
-            bool all = z[k] != NULL;
-            for (uint64_t zi = z[k] ? b / zl[k] : 0; z[k] && zi <= (e - 1) / zl[k] && all; zi++) all = zi < nz[k] && z[k][zi];
-            out = all;
-        }
-        it->skip[c] = flat && out;
+        it->skip[c] = all_zones(paged, npg, zlp, b, e) &&
+                      (all_zones(z[0], nz[0], zl[0], b, e) || all_zones(z[1], nz[1], zl[1], b, e));
     }
 done:
     pch_free(ctx, paged);
@@ -1221,7 +1216,6 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         b = d->cluster_begin[it->cluster];
         e = d->cluster_begin[it->cluster + 1];
         it->st.clusters++;
-        it->keep_all = true;
         if (it->prune) {
             if (it->cluster == 0 || it->skip_file != it->file) PCH_TRY(zone_skips(it, d, err));
             if (it->skip && it->skip[it->cluster]) {
@@ -1235,7 +1229,6 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         if (!d->segs) PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
         if (it->prune) {
             PCH_TRY(summary_keep(it, d, b, e, &skip, err));
-            it->keep_all = false;
             if (skip) {
                 it->st.clusters_summary_pruned++;
                 it->cluster++;
