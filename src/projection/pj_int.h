@@ -227,6 +227,8 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
 void pj_bytes_digest(char out[80], const void *p, size_t n);
 /* "blake3:<hex>" of the byte range [off, off+len) of an open file. */
 int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
+/* The same as the 32 raw bytes of the BLAKE3. */
+int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32], pch_error *err);
 /* Segment digest tables (pj_segs.c): one BLAKE3 per segment of a data file. */
 typedef struct pj_segtab pj_segtab;
 /* Write the table of the Vortex file data_path to out_path (atomically); its digest and size. */

@@ -86,8 +86,16 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
 
 int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err)
 {
+    uint8_t d[32];
+    PCH_TRY(pj_range_hash(fd, off, len, d, err));
+    digest_text(out, d);
+    return PCH_OK;
+}
+
+int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t d[32], pch_error *err)
+{
     pch_blake3 h;
-    uint8_t d[32], *buf;
+    uint8_t *buf;
     uint64_t done = 0;
     if (!(buf = malloc(1 << 20))) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     pch_blake3_init(&h);
@@ -101,7 +109,6 @@ int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error 
     }
     free(buf);
     pch_blake3_final(&h, d, 32);
-    digest_text(out, d);
     return PCH_OK;
 }
 

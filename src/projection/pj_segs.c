@@ -35,26 +35,11 @@ struct pj_segtab {
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
 
-static int read_range(int fd, uint64_t off, uint64_t len, uint8_t *dst, pch_error *err)
-{
-    while (len) {
-        ssize_t r = pread(fd, dst, (size_t)len, (off_t)off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return r < 0 ? pch_error_set_sys(err, PCH_EIO, errno, "read") : pch_error_set(err, PCH_ECORRUPT, "file shorter than its segment map");
-        dst += r;
-        off += (uint64_t)r;
-        len -= (uint64_t)r;
-    }
-    return PCH_OK;
-}
-
 int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
                     pch_error *err)
 {
     pch_vx_file *f = NULL;
     pch_buf t;
-    uint8_t *seg = NULL;
-    size_t seg_cap = 0;
     uint64_t size;
     uint32_t n;
     int fd = -1, rc;
@@ -71,13 +56,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, c
         uint64_t off, len;
         uint8_t d[32];
         pch_vx_file_segment(f, i, &off, &len);
-        if (len > seg_cap) {
-            pch_free(ctx, seg);
-            if (!(seg = pch_malloc(ctx, (size_t)len))) { seg_cap = 0; rc = nomem(err); break; }
-            seg_cap = (size_t)len;
-        }
-        if ((rc = read_range(fd, off, len, seg, err)) < 0) break;
-        pch_blake3_hash(d, seg, (size_t)len);
+        if ((rc = pj_range_hash(fd, off, len, d, err)) < 0) break;
         pch_buf_put_le64(&t, off);
         pch_buf_put_le64(&t, len);
         pch_buf_append(&t, d, 32);
@@ -90,7 +69,6 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, c
     }
 done:
     if (fd >= 0) close(fd);
-    pch_free(ctx, seg);
     pch_vx_file_free(f);
     pch_buf_dispose(&t);
     return rc;
@@ -176,17 +154,15 @@ int pj_segtab_match(const pj_segtab *t, const pch_vx_file *f, pch_error *err)
     return PCH_OK;
 }
 
-int pj_segtab_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err)
+/* Segment seg, at off for len bytes with BLAKE3 d, against its entry. */
+static int entry_check(pj_segtab *t, uint32_t seg, uint64_t off, uint64_t len, const uint8_t d[32], pch_error *err)
 {
-    pj_segtab *t = payload;
     const uint8_t *e;
-    uint8_t d[32];
     if (seg >= t->n) return pch_error_set(err, PCH_ECORRUPT, "segment %u is not in its digest table", seg);
     e = t->raw + SEG_HEAD + (size_t)seg * SEG_ENTRY;
     if (pch_load_le64(e) != off || pch_load_le64(e + 8) != len)
         return pch_error_set(err, PCH_ECORRUPT, "segment %u is at bytes %" PRIu64 "+%" PRIu64 ", its digest table says %"
                              PRIu64 "+%" PRIu64, seg, off, len, pch_load_le64(e), pch_load_le64(e + 8));
-    pch_blake3_hash(d, bytes, (size_t)len);
     t->checked += len;
     if (memcmp(d, e + 16, 32) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "segment %u (bytes %" PRIu64 "..%" PRIu64 ") does not match its digest",
@@ -194,23 +170,23 @@ int pj_segtab_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *by
     return PCH_OK;
 }
 
+int pj_segtab_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    uint8_t d[32];
+    pch_blake3_hash(d, bytes, (size_t)len);
+    return entry_check(payload, seg, off, len, d, err);
+}
+
 int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err)
 {
-    uint8_t *buf = NULL;
-    size_t cap = 0;
     int rc = PCH_OK, fd = open(full_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open");
     for (uint32_t i = 0; i < t->n && rc == PCH_OK; i++) {
         const uint8_t *e = t->raw + SEG_HEAD + (size_t)i * SEG_ENTRY;
         uint64_t off = pch_load_le64(e), len = pch_load_le64(e + 8);
-        if (len > cap) {
-            pch_free(t->ctx, buf);
-            if (!(buf = pch_malloc(t->ctx, (size_t)len))) { cap = 0; rc = nomem(err); break; }
-            cap = (size_t)len;
-        }
-        if ((rc = read_range(fd, off, len, buf, err)) == PCH_OK) rc = pj_segtab_check(t, i, off, buf, len, err);
+        uint8_t d[32];
+        if ((rc = pj_range_hash(fd, off, len, d, err)) == PCH_OK) rc = entry_check(t, i, off, len, d, err);
     }
-    pch_free(t->ctx, buf);
     close(fd);
     return rc;
 }
