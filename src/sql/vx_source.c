@@ -108,20 +108,21 @@ void pch_vxp_sql_explain_end(FILE *out)
     g_xp_on = false;
 }
 
-/* "col op literal" of a pushed constraint. */
-static void xp_cons(pch_buf *b, const char *col, const pch_sql_cons *c)
+/* One --explain line: "  pushed col op literal -> where (SQLite re-checks)". */
+static void xp_cons(pch_buf *b, const char *col, const pch_sql_cons *c, const char *where)
 {
     static const char ops[] = "=><gl L";
     static const char *const names[] = { "=", ">", "<", ">=", "<=", "", "LIKE" };
     const char *op = "?";
     for (int i = 0; ops[i]; i++) if (ops[i] == c->op) op = names[i];
-    pch_buf_printf(b, "%s %s ", col, op);
+    pch_buf_printf(b, "\n  pushed %s %s ", col, op);
     switch (sqlite3_value_type(c->v)) {
     case SQLITE_INTEGER: pch_buf_printf(b, "%lld", (long long)sqlite3_value_int64(c->v)); break;
     case SQLITE_FLOAT: pch_buf_printf(b, "%.17g", sqlite3_value_double(c->v)); break;
     case SQLITE_TEXT: pch_buf_printf(b, "'%.*s'", sqlite3_value_bytes(c->v), (const char *)sqlite3_value_text(c->v)); break;
     default: pch_buf_printf(b, "(a blob or NULL)"); break;
     }
+    pch_buf_printf(b, " -> %s (SQLite re-checks)", where);
 }
 
 typedef struct vx_src {
@@ -445,9 +446,7 @@ static void xp_documents(vx_src *s, pch_storyline_table t, const char *why, cons
     pch_buf_init(&b, s->ctx);
     pch_buf_printf(&b, "%s: every document rebuilt (column %s is read from documents)", table_name(t), why);
     for (int k = 0; k < n_cons; k++) {
-        pch_buf_printf(&b, "\n  pushed ");
-        xp_cons(&b, schema->fields[cons[k].col].name, &cons[k]);
-        pch_buf_printf(&b, " -> the rows of each document (SQLite re-checks)");
+        xp_cons(&b, schema->fields[cons[k].col].name, &cons[k], "the rows of each document");
     }
     (void)xp_note(&b);
     pch_buf_dispose(&b);
@@ -492,11 +491,7 @@ static void prune_of(const pch_lance_schema *schema, const pch_sql_cons *cons, i
             p->copied = (int)sqlite3_value_int64(c->v);
             where = "summary lane summary.copied_step_count, then the rows";
         }
-        if (why) {
-            pch_buf_printf(why, "\n  pushed ");
-            xp_cons(why, name, c);
-            pch_buf_printf(why, " -> %s (SQLite re-checks)", where);
-        }
+        if (why) xp_cons(why, name, c, where);
     }
 }
 
@@ -997,9 +992,7 @@ static int runs_open(vx_src *s, uint64_t used, const pch_sql_cons *cons, int n_c
         pch_buf_init(&b, s->ctx);
         pch_buf_printf(&b, "runs: the id and summary lanes, no document rebuilt");
         for (int k = 0; k < n_cons; k++) {
-            pch_buf_printf(&b, "\n  pushed ");
-            xp_cons(&b, runs->fields[cons[k].col].name, &cons[k]);
-            pch_buf_printf(&b, " -> the rows (SQLite re-checks)");
+            xp_cons(&b, runs->fields[cons[k].col].name, &cons[k], "the rows");
         }
         c->xp = xp_note(&b);
         pch_buf_dispose(&b);
