@@ -217,8 +217,9 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
 /* ---- SFT (§13.5): conversations in order, one example per trainable agent step ----
 **
 ** Messages are the document's own JSON values (message, reasoning_content, tool calls,
-** observation results), so the reader rebuilds each document (pch_vxp_get_atif: every value
-** hydrated and checked) and walks its steps in order. An agent step that is not copied
+** observation results), so the reader rebuilds each document (every value hydrated and
+** checked; PJ_FULL_NO_TOKENS leaves out the token arrays no example holds) and walks its
+** steps in order. An agent step that is not copied
 ** context and not a deterministic dispatch (llm_call_count 0) is an example: the
 ** conversation before it as `messages`, the step itself as `completion`. One batch per
 ** document: memory is bounded by the largest document's examples. */
@@ -367,12 +368,8 @@ int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size
         r->pos++;
         for (size_t i = 0; i < pch_atif_doc_count(d) && rc == PCH_OK; i++) {
             const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
-            if (r->f.source_id && strcmp(r->f.source_id, t->source_id) != 0) continue;
-            if (r->f.n_run_keys) {
-                bool want = false;
-                for (size_t k = 0; k < r->f.n_run_keys && !want; k++) want = strcmp(r->f.run_keys[k], t->run_key) == 0;
-                if (!want) continue;
-            }
+            if ((r->f.source_id && strcmp(r->f.source_id, t->source_id) != 0) || !wanted_run(&r->f, t->run_key, strlen(t->run_key)))
+                continue;
             rc = sft_traj(r, t, n, err);
         }
         pch_atif_doc_free(d);
