@@ -160,10 +160,8 @@ int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const u
 size_t pch_vx__bp_bytes(uint64_t n, unsigned bit_width);  /* packed bytes for n values */
 void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned t_bits,
                      unsigned bit_width);
-void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits,
-                       unsigned bit_width);
-/* Same, written as n_blocks*1024 t_bits-wide little-endian values (the array layout). */
-void pch_vx__bp_unpack_typed(uint8_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits, unsigned w);
+/* n_blocks*1024 values as t_bits-wide little-endian values (the array layout). */
+void pch_vx__bp_unpack(uint8_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits, unsigned bit_width);
 
 /* ---- FSST (vx_fsst.c; §6.4 `vortex.fsst`, FSST paper, Boncz et al., VLDB 2020) ----
 ** Code byte 255 = escape (next byte literal); code c < 255 = symbol c. Symbols are up to 8

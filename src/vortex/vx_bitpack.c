@@ -12,16 +12,6 @@ size_t pch_vx__bp_bytes(uint64_t n, unsigned bit_width)
     return (size_t)((n + 1023) / 1024) * 128u * bit_width;
 }
 
-static inline uint64_t ld(const uint8_t *p, unsigned tb)
-{
-    switch (tb) {
-    case 8: return p[0];
-    case 16: return pch_load_le16(p);
-    case 32: return pch_load_le32(p);
-    default: return pch_load_le64(p);
-    }
-}
-
 static inline void st_or(uint8_t *p, unsigned tb, uint64_t v)
 {
     switch (tb) {
@@ -57,34 +47,9 @@ void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned tb
     }
 }
 
-void pch_vx__bp_unpack(uint64_t *out, const uint8_t *in, uint64_t nblocks, unsigned tb, unsigned w)
-{
-    const unsigned lanes = 1024 / tb, wb = tb / 8;
-    const uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1);
-    const uint64_t tmask = tb >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << tb) - 1);
-    if (w == 0) {
-        memset(out, 0, (size_t)nblocks * 1024 * sizeof(uint64_t));
-        return;
-    }
-    for (uint64_t blk = 0; blk < nblocks; blk++) {
-        const uint8_t *bi = in + blk * 128u * w;
-        uint64_t *bo = out + blk * 1024;
-        for (unsigned lane = 0; lane < lanes; lane++) {
-            for (unsigned row = 0; row < tb; row++) {
-                uint64_t bit = (uint64_t)row * w;
-                unsigned word = (unsigned)(bit / tb), shift = (unsigned)(bit % tb);
-                uint64_t v = ld(bi + ((size_t)word * lanes + lane) * wb, tb) >> shift;
-                if (shift + w > tb)
-                    v |= (ld(bi + ((size_t)(word + 1) * lanes + lane) * wb, tb) << (tb - shift)) & tmask;
-                bo[fl_order[row / 8] * 16u + (row % 8) * 128u + lane] = v & mask;
-            }
-        }
-    }
-}
-
-/* The same unpacking straight into T-bit little-endian values (the array's own layout), one
-** pass per lane with a running word and shift: no per-value division, type switch or 64-bit
-** staging buffer (the RL read spent most of its time there). */
+/* Unpacking straight into T-bit little-endian values (the array's own layout), one pass per
+** lane with a running word and shift: no per-value division, type switch or 64-bit staging
+** buffer (the RL read spent most of its time there). */
 #define BP_UNPACK_T(TB, T, LOAD, STORE)                                                            \
     static void bp_unpack_##TB(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsigned w)      \
     {                                                                                              \
@@ -120,7 +85,7 @@ BP_UNPACK_T(16, uint16_t, pch_load_le16, pch_store_le16)
 BP_UNPACK_T(32, uint32_t, pch_load_le32, pch_store_le32)
 BP_UNPACK_T(64, uint64_t, pch_load_le64, pch_store_le64)
 
-void pch_vx__bp_unpack_typed(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsigned tb, unsigned w)
+void pch_vx__bp_unpack(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsigned tb, unsigned w)
 {
     if (w == 0) {
         memset(out, 0, (size_t)nblocks * 1024 * (tb / 8));

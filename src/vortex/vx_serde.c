@@ -804,11 +804,11 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if (nblocks > SIZE_MAX / 8192) return NOMEM();
         if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)len * (tb / 8))) goto oom;
         if (m[1] == 0 && nblocks * 1024 == len) {   /* every byte written below */
-            pch_vx__bp_unpack_typed(a->data, bp, nblocks, tb, (unsigned)m[0]);
+            pch_vx__bp_unpack(a->data, bp, nblocks, tb, (unsigned)m[0]);
         } else {                    /* a slice: whole blocks, then the rows from the offset */
             uint8_t *tmp = pch_malloc(ds->ctx, (size_t)(nblocks ? nblocks : 1) * 1024 * (tb / 8));
             if (!tmp) goto oom;
-            pch_vx__bp_unpack_typed(tmp, bp, nblocks, tb, (unsigned)m[0]);
+            pch_vx__bp_unpack(tmp, bp, nblocks, tb, (unsigned)m[0]);
             if (len) memcpy(a->data, tmp + (size_t)m[1] * (tb / 8), (size_t)len * (tb / 8));
             pch_free(ds->ctx, tmp);
         }
@@ -1042,16 +1042,17 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
                         goto alprd_done;
                     }
             }
-        } else
-        for (uint64_t i = 0; i < len; i++) {
-            uint64_t code = lpt == PCH_VX_U16 ? pch_load_le16(lp->data + 2 * i) : pch_vx__load_uint(lp->data, (unsigned)lpt, i);
-            uint64_t right = bits == 32 ? pch_load_le32(rp->data + 4 * i) : pch_load_le64(rp->data + 8 * i), v;
-            if (a->validity && !pch_vx__bit(a->validity, i)) v = 0;
-            else if (code >= dlen) { rc = BAD("vortex alprd: code %" PRIu64 " past the %" PRIu64 "-entry dictionary at row %" PRIu64, code, dlen, i); goto alprd_done; }
-            else if (right >> rbw) { rc = BAD("vortex alprd: right part wider than %" PRIu64 " bits at row %" PRIu64, rbw, i); goto alprd_done; }
-            else v = (dict[code] << rbw) | right;
-            if (bits == 32) pch_store_le32(a->data + 4 * i, (uint32_t)v);
-            else pch_store_le64(a->data + 8 * i, v);
+        } else {
+            for (uint64_t i = 0; i < len; i++) {
+                uint64_t code = lpt == PCH_VX_U16 ? pch_load_le16(lp->data + 2 * i) : pch_vx__load_uint(lp->data, (unsigned)lpt, i);
+                uint64_t right = bits == 32 ? pch_load_le32(rp->data + 4 * i) : pch_load_le64(rp->data + 8 * i), v;
+                if (a->validity && !pch_vx__bit(a->validity, i)) v = 0;
+                else if (code >= dlen) { rc = BAD("vortex alprd: code %" PRIu64 " past the %" PRIu64 "-entry dictionary at row %" PRIu64, code, dlen, i); goto alprd_done; }
+                else if (right >> rbw) { rc = BAD("vortex alprd: right part wider than %" PRIu64 " bits at row %" PRIu64, rbw, i); goto alprd_done; }
+                else v = (dict[code] << rbw) | right;
+                if (bits == 32) pch_store_le32(a->data + 4 * i, (uint32_t)v);
+                else pch_store_le64(a->data + 8 * i, v);
+            }
         }
         if (has_patches) {
             uint64_t np = pm[0];
