@@ -1,7 +1,6 @@
 /* pchronicle-vortex sql ROOT "SQL" [--format table|csv|jsonl] [--stats] (docs/sql.md "Vortex
 ** projection"): the Storyline relations over a projection root (RFC-0006 §13.1). */
 #include <stdlib.h>
-#include <time.h>
 
 #include "vx_cli.h"
 #include "pchronicle-vortex/projection.h"
@@ -20,13 +19,6 @@ static const char k_usage[] =
     "                made: relation, read path and lanes, where each pushed predicate went\n"
     "                (directory, zone maps, summary lanes, blooms, rows), clusters considered,\n"
     "                pruned and decoded, and the totals\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
 {
@@ -60,7 +52,7 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
         return VX_EXIT_USAGE;
     }
     pch_error_clear(&err);
-    t0 = now_s();
+    t0 = vx_now_s();
     if (explain) {
         if (!(rows_out = fopen("/dev/null", "w"))) {
             fprintf(stderr, "pchronicle-vortex sql: cannot open /dev/null for the rows --explain discards\n");
@@ -81,7 +73,7 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
         fprintf(stderr, "stats: documents_rebuilt=%llu lane_clusters=%llu bytes_read=%llu bytes_checked=%llu "
                         "blobs_hydrated=%llu seconds=%.3f\n",
                 (unsigned long long)docs, (unsigned long long)clusters, (unsigned long long)bread,
-                (unsigned long long)bcheck, (unsigned long long)blobs, now_s() - t0);
+                (unsigned long long)bcheck, (unsigned long long)blobs, vx_now_s() - t0);
     }
     return rc < 0 ? vx_fail("sql", &err) : VX_EXIT_OK;
 }

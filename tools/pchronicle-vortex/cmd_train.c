@@ -67,13 +67,6 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 static void sb_clear(sbuf *b) { b->len = 0; }
 static void sb_free(sbuf *b) { free(b->data); memset(b, 0, sizeof *b); }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* UTC milliseconds, or ISO-8601 UTC "YYYY-MM-DDTHH:MM:SS[.fff]Z". */
 static int parse_time(const char *s, int64_t *ms)
 {
@@ -297,7 +290,7 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
     sink out = { NULL, NULL, NULL, false };
     bool binary, count, ok = false;
     uint64_t steps = 0, tokens = 0, at = 8, prompt = 0, lps = 0, sum = 0;
-    double t0 = now_s();
+    double t0 = vx_now_s();
     int rc = parse_train(argc, argv, &a, "rl", k_rl_usage);
     if (rc) { free(a.runs); return rc < 0 ? VX_EXIT_OK : rc; }
     binary = a.format && strcmp(a.format, "binary") == 0;
@@ -411,7 +404,7 @@ io:
 done:
     if (out.f && sink_close(&out, ok) < 0 && rc == VX_EXIT_OK) rc = VX_EXIT_FAIL;
     if (a.stats && rc == VX_EXIT_OK) {
-        double s = now_s() - t0;
+        double s = vx_now_s() - t0;
         fprintf(stderr, "stats: steps=%llu completion_tokens=%llu seconds=%.3f tokens_per_s=%.0f\n",
                 (unsigned long long)steps, (unsigned long long)tokens, s, s > 0 ? (double)tokens / s : 0.0);
     }
@@ -444,7 +437,7 @@ int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
     sink out = { NULL, NULL, NULL, false };
     bool ok = false;
     uint64_t examples = 0;
-    double t0 = now_s();
+    double t0 = vx_now_s();
     int rc = parse_train(argc, argv, &a, "sft", k_sft_usage);
     if (rc) { free(a.runs); return rc < 0 ? VX_EXIT_OK : rc; }
     if (a.format) { fprintf(stderr, "pchronicle-vortex sft: writes JSON lines only (no --format)\n%s", k_sft_usage); free(a.runs); return VX_EXIT_USAGE; }
@@ -472,7 +465,7 @@ int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
 done:
     if (out.f && sink_close(&out, ok) < 0 && rc == VX_EXIT_OK) rc = VX_EXIT_FAIL;
     if (a.stats && rc == VX_EXIT_OK) {
-        double s = now_s() - t0, mib = (double)pch_vxp_sft_message_bytes(r) / 1048576.0;
+        double s = vx_now_s() - t0, mib = (double)pch_vxp_sft_message_bytes(r) / 1048576.0;
         fprintf(stderr, "stats: examples=%llu message_mib=%.1f seconds=%.3f message_mib_per_s=%.1f\n",
                 (unsigned long long)examples, mib, s, s > 0 ? mib / s : 0.0);
     }

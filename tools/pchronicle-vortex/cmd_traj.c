@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <ftw.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pchronicle/atif.h"
@@ -407,13 +406,6 @@ static void print_summary(const char *name, const double *v, size_t n)
     free(s);
 }
 
-static double mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
 {
     const char *root = NULL, *keys_path = NULL, *out_dir = NULL;
@@ -463,9 +455,9 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
     }
     fclose(kf);
     if (rc != VX_EXIT_OK) goto out;
-    t0 = mono_ms();
+    t0 = (vx_now_s() * 1e3);
     if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) { rc = vx_fail(root, &err); goto out; }
-    open_ms = mono_ms() - t0;
+    open_ms = (vx_now_s() * 1e3) - t0;
     lat = calloc(n_keys * repeat + 1, sizeof *lat);
     lk = calloc(n_keys * repeat + 1, sizeof *lk);
     gt = calloc(n_keys * repeat + 1, sizeof *gt);
@@ -476,7 +468,7 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
             uint64_t idx[2];
             size_t n = 0, len = 0;
             char *doc = NULL;
-            double a = mono_ms(), b, c;
+            double a = (vx_now_s() * 1e3), b, c;
             if (r == 0 && k == warmup) pch_vxp_snapshot_stats(s, &q0);
             if (pch_vxp_lookup(s, keys[k], idx, 2, &n, &err) < 0 || n != 1) {
                 fprintf(stderr, "pchronicle-vortex bench-get: line %zu '%s': %zu candidates%s%s\n", k + 1, keys[k], n,
@@ -484,12 +476,12 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
                 rc = VX_EXIT_FAIL;
                 break;
             }
-            b = mono_ms();
+            b = (vx_now_s() * 1e3);
             if (pch_vxp_get(s, idx[0], preview ? PCH_VXP_PREVIEW : PCH_VXP_FULL, false, &doc, &len, &err) < 0) {
                 rc = vx_fail(keys[k], &err);
                 break;
             }
-            c = mono_ms();
+            c = (vx_now_s() * 1e3);
             if (r > 0 || k >= warmup) {
                 lk[n_lat] = b - a;
                 gt[n_lat] = c - b;

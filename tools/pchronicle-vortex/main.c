@@ -3,6 +3,7 @@
 ** export, verify, inspect, sql, rl, sft, bench-get (the projection). Exit codes: 0 success,
 ** 1 failure (message on stderr), 2 usage error. */
 #include <stdlib.h>
+#include <time.h>
 
 #include "vx_cli.h"
 
@@ -31,6 +32,13 @@ int vx_fail(const char *what, const pch_error *err)
 {
     fprintf(stderr, "pchronicle-vortex: %s: %s\n", what, err && err->msg[0] ? err->msg : "failed");
     return VX_EXIT_FAIL;
+}
+
+double vx_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int vx_usage(const char *msg)

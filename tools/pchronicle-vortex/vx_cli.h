@@ -39,6 +39,8 @@ int vx_cmd_inspect_root(pch_ctx *ctx, const char *root);
 /* Print "pchronicle-vortex: <what>: <msg>" and return VX_EXIT_FAIL. */
 int vx_fail(const char *what, const pch_error *err);
 int vx_usage(const char *msg);
+/* Seconds on the monotonic clock (for --stats and the benchmarks). */
+double vx_now_s(void);
 
 /* Append a JSON value (parsed from src) to a builder of any dtype: null → null, numbers by
 ** column type, strings, {"base64":...} for binary, objects → structs (missing = null),
