@@ -495,6 +495,21 @@ static void prune_of(const pch_lance_schema *schema, const pch_sql_cons *cons, i
     }
 }
 
+/* A new lane cursor with its output columns and identity buffers empty. */
+static pch_sql_lanes *lanes_new(vx_src *s)
+{
+    pch_sql_lanes *c = pch_calloc(s->ctx, 1, sizeof *c);
+    if (!c) return NULL;
+    c->s = s;
+    c->xp = -1;
+    for (int i = 0; i < 64; i++) {
+        pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
+        pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
+    }
+    for (int i = 0; i < 4; i++) pch_buf_init(&c->id_val[i], s->ctx);
+    return c;
+}
+
 static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_sql_cons *cons, int n_cons,
                       pch_sql_lanes **out, pch_error *err)
 {
@@ -508,16 +523,9 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_s
     *out = NULL;
     if (t == PCH_STORYLINE_RUNS) return runs_open(s, used, cons, n_cons, out, err);
     if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
-    if (!(c = pch_calloc(s->ctx, 1, sizeof *c))) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
-    c->s = s;
+    if (!(c = lanes_new(s))) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     c->t = t;
-    c->xp = -1;
-    for (int i = 0; i < 64; i++) {
-        pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
-        pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
-    }
     if ((rc = pch_storyline_table_schema(s->ctx, t, &c->schema, err)) < 0) { lanes_close(c); return rc; }
-    for (int i = 0; i < 4; i++) pch_buf_init(&c->id_val[i], s->ctx);
     for (int l = 0; l < LN_N; l++) c->lane_at[l] = -1;
     for (size_t i = 0; i < c->schema->n_fields && i < 64; i++) {
         if (!((used >> (i < 63 ? i : 63)) & 1)) continue;
@@ -842,17 +850,10 @@ static int traj_lanes(vx_src *s, pch_sql_lanes **out, pch_error *err)
     pch_sql_lanes *c;
     int rc;
     *out = NULL;
-    if (!(c = pch_calloc(s->ctx, 1, sizeof *c)) || !(c->acc = pch_calloc(s->ctx, 1, sizeof *c->acc))) {
+    if (!(c = lanes_new(s)) || !(c->acc = pch_calloc(s->ctx, 1, sizeof *c->acc))) {
         pch_free(s->ctx, c);
         return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     }
-    c->s = s;
-    c->xp = -1;
-    for (int i = 0; i < 64; i++) {
-        pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
-        pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
-    }
-    for (int i = 0; i < 4; i++) pch_buf_init(&c->id_val[i], s->ctx);
     for (int i = 0; i < T_N; i++) pch_buf_init(&c->acc->text[i], s->ctx);
     if ((rc = traj_schema(s, &c->schema, err)) < 0 || (rc = pch_vxp_lanes_open(&c->it, s->snap, k_traj_lanes, T_N, err)) < 0) {
         lanes_close(c);
