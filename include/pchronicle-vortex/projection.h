@@ -289,10 +289,29 @@ PCH_API void pch_vxp_sft_free(pch_vxp_sft_reader *r);
 ** (pch_sql_attach_module(db, "vortex", root, ...) creates all four). Also the loadable
 ** extension build/pchronicle_vortex_sqlite.so. SQLite result code. */
 PCH_API int pch_vxp_sql_register(struct sqlite3 *db);
-/* Run statements over the four relations of root and print the rows (pch_sql_exec).
+/* Run statements over the four relations of root and print the rows (pch_sql_exec), each
+** on the fastest exact path (pch_vxp_sql_exec with PCH_VXP_SQL_AUTO).
 ** Errors: PCH_EINVAL (SQL error or not a projection root: the message says which). */
 PCH_API int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out,
                             pch_error *err);
+
+/* A SQL session over one snapshot of root (docs/sql.md "Execution paths"): the relations of
+** pch_vxp_sql_run attached once, statements run many times. With PCH_VXP_SQL_AUTO a SELECT
+** the vectorised engine answers exactly (narrow steps/tool_calls columns: filters, group-by,
+** count/sum/min/max/avg, order-by, limit) runs over the lanes' column vectors; everything
+** else, and everything with PCH_VXP_SQL_SQLITE, runs row at a time through SQLite. Both paths
+** print the same bytes (the differential tests). One thread at a time. */
+typedef enum pch_vxp_sql_engine { PCH_VXP_SQL_AUTO = 0, PCH_VXP_SQL_SQLITE = 1 } pch_vxp_sql_engine;
+typedef struct pch_vxp_sql pch_vxp_sql;
+PCH_API int pch_vxp_sql_open(pch_vxp_sql **out, const char *root, pch_vxp_sql_engine engine,
+                             pch_error *err);
+PCH_API int pch_vxp_sql_exec(pch_vxp_sql *q, const char *sql, pch_sql_format fmt, FILE *out,
+                             pch_error *err);
+/* Of the last pch_vxp_sql_exec: one line per statement naming the path it took ("statement
+** N: vectorised: ..." or "statement N: SQLite, row at a time (why)"); the rows printed. */
+PCH_API const char *pch_vxp_sql_path(const pch_vxp_sql *q);
+PCH_API uint64_t pch_vxp_sql_rows(const pch_vxp_sql *q);
+PCH_API void pch_vxp_sql_close(pch_vxp_sql *q);
 /* Since the process started: documents the relations rebuilt from their lanes, and clusters
 ** the narrow scans read lane by lane (docs/sql.md "The Vortex projection"). */
 PCH_API void pch_vxp_sql_counters(uint64_t *docs_rebuilt, uint64_t *lane_clusters);

@@ -11,60 +11,64 @@
 #include "json/json.h"
 #include "pchronicle/sql.h"
 #include "pchronicle/storyline.h"
+#include "sql/sql_int.h"
 
-static void csv_field(FILE *out, const char *s)
+/* One CSV field (RFC 4180 quoting): the text up to its first NUL, as the SQLite shell. */
+static void csv_field(FILE *out, const char *s, size_t n)
 {
-    if (!strpbrk(s, ",\"\n\r")) { fputs(s, out); return; }
+    n = strnlen(s, n);
+    if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) && !memchr(s, '\r', n)) { fwrite(s, 1, n, out); return; }
     fputc('"', out);
-    for (; *s; s++) { if (*s == '"') fputc('"', out); fputc(*s, out); }
+    for (size_t i = 0; i < n; i++) { if (s[i] == '"') fputc('"', out); fputc(s[i], out); }
     fputc('"', out);
 }
 
-static int print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, pch_error *err)
+/* Print every row src gives (the SQLite path and the vectorised engine share this, so both
+** print a value the same way). */
+int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uint64_t *n_rows, pch_error *err)
 {
-    int nc = sqlite3_column_count(st), rc;
+    int nc = src->n_cols, rc;
     pch_buf line;
+    pch_sql_cell *cell;
     char **cells = NULL;            /* table format: all cells buffered to align columns */
     size_t n_cells = 0, cap = 0, *width = NULL;
     pch_buf_init(&line, NULL);
-    if (nc == 0) {                  /* not a query: run it */
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
-        pch_buf_dispose(&line);
-        return rc == SQLITE_DONE ? PCH_OK : pch_error_set(err, PCH_EINVAL, "sql: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
-    }
     if (fmt == PCH_SQL_CSV) {
-        for (int i = 0; i < nc; i++) { if (i) fputc(',', out); csv_field(out, sqlite3_column_name(st, i)); }
+        for (int i = 0; i < nc; i++) { if (i) fputc(',', out); csv_field(out, src->names[i], strlen(src->names[i])); }
         fputc('\n', out);
     }
     width = calloc((size_t)nc, sizeof *width);
-    if (!width) return pch_error_set(err, PCH_ENOMEM, "sql: out of memory");
+    cell = calloc((size_t)nc, sizeof *cell);
+    if (!width || !cell) { free(width); free(cell); return pch_error_set(err, PCH_ENOMEM, "sql: out of memory"); }
     if (fmt == PCH_SQL_TABLE)
         for (int i = 0; i < nc; i++) {
-            char *h = strdup(sqlite3_column_name(st, i));
+            char *h = strdup(src->names[i]);
             if (n_cells == cap) { cap = cap ? cap * 2 : 64; cells = realloc(cells, cap * sizeof *cells); }
             cells[n_cells++] = h;
         }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (n_rows) *n_rows = 0;
+    while ((rc = src->next(src->payload, cell, err)) == 1) {
+        if (n_rows) (*n_rows)++;
         if (fmt == PCH_SQL_JSONL) pch_buf_clear(&line), pch_buf_putc(&line, '{');
         for (int i = 0; i < nc; i++) {
-            int t = sqlite3_column_type(st, i);
-            const char *txt = t == SQLITE_NULL ? NULL : (const char *)sqlite3_column_text(st, i);
+            int t = cell[i].type;
+            const char *txt = t == SQLITE_NULL ? NULL : cell[i].s;
             if (fmt == PCH_SQL_JSONL) {
-                const char *name = sqlite3_column_name(st, i);
+                const char *name = src->names[i];
                 if (i) pch_buf_putc(&line, ',');
                 pch_json__write_string(&line, name, strlen(name));
                 pch_buf_putc(&line, ':');
                 if (t == SQLITE_NULL) pch_buf_append_str(&line, "null");
-                else if (t == SQLITE_INTEGER) pch_buf_printf(&line, "%lld", (long long)sqlite3_column_int64(st, i));
-                else if (t == SQLITE_FLOAT) { char d[32]; size_t n = pch_json__fmt_double(d, sqlite3_column_double(st, i)); pch_buf_append(&line, d, n); }
-                else if (t == SQLITE_BLOB) { pch_buf_append_str(&line, "{\"base64\":\""); pch_base64_encode(&line, sqlite3_column_blob(st, i), (size_t)sqlite3_column_bytes(st, i)); pch_buf_append_str(&line, "\"}"); }
-                else if (pch_json__write_string(&line, txt, (size_t)sqlite3_column_bytes(st, i)) < 0) pch_buf_append_str(&line, "null");
+                else if (t == SQLITE_INTEGER) pch_buf_printf(&line, "%lld", (long long)cell[i].i);
+                else if (t == SQLITE_FLOAT) { char d[32]; size_t n = pch_json__fmt_double(d, cell[i].f); pch_buf_append(&line, d, n); }
+                else if (t == SQLITE_BLOB) { pch_buf_append_str(&line, "{\"base64\":\""); pch_base64_encode(&line, (const uint8_t *)cell[i].s, cell[i].n); pch_buf_append_str(&line, "\"}"); }
+                else if (pch_json__write_string(&line, txt, cell[i].n) < 0) pch_buf_append_str(&line, "null");
             } else if (fmt == PCH_SQL_CSV) {
                 if (i) fputc(',', out);
-                if (txt) csv_field(out, txt);
+                if (txt) csv_field(out, txt, cell[i].n);
             } else {
                 if (n_cells == cap) { cap = cap ? cap * 2 : 64; cells = realloc(cells, cap * sizeof *cells); }
-                cells[n_cells++] = strdup(txt ? txt : "NULL");
+                cells[n_cells++] = txt ? strndup(txt, cell[i].n) : strdup("NULL");
             }
         }
         if (fmt == PCH_SQL_JSONL) { pch_buf_append(&line, "}\n", 2); fwrite(line.data, 1, line.len, out); }
@@ -85,9 +89,53 @@ static int print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, pch_error
     for (size_t k = 0; k < n_cells; k++) free(cells[k]);
     free(cells);
     free(width);
+    free(cell);
     pch_buf_dispose(&line);
-    if (rc != SQLITE_DONE) return pch_error_set(err, PCH_EINVAL, "sql: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
-    return PCH_OK;
+    return rc < 0 ? rc : PCH_OK;
+}
+
+/* A prepared statement as a row source: each value as SQLite converts it (text of a REAL
+** by SQLite's own formatting). */
+static int stmt_next(void *payload, pch_sql_cell *cell, pch_error *err)
+{
+    sqlite3_stmt *st = payload;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) return pch_error_set(err, PCH_EINVAL, "sql: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    for (int i = 0, nc = sqlite3_column_count(st); i < nc; i++) {
+        pch_sql_cell *c = &cell[i];
+        c->type = sqlite3_column_type(st, i);
+        c->s = NULL;
+        c->n = 0;
+        if (c->type == SQLITE_NULL) continue;
+        if (c->type == SQLITE_BLOB) c->s = sqlite3_column_blob(st, i);
+        else c->s = (const char *)sqlite3_column_text(st, i);
+        c->n = (size_t)sqlite3_column_bytes(st, i);
+        if (c->type == SQLITE_INTEGER) c->i = sqlite3_column_int64(st, i);
+        else if (c->type == SQLITE_FLOAT) c->f = sqlite3_column_double(st, i);
+    }
+    return 1;
+}
+
+int pch_sql__print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, uint64_t *n_rows, pch_error *err)
+{
+    int nc = sqlite3_column_count(st), rc;
+    const char **names;
+    pch_sql_rowsrc src;
+    if (n_rows) *n_rows = 0;
+    if (nc == 0) {                  /* not a query: run it */
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+        return rc == SQLITE_DONE ? PCH_OK : pch_error_set(err, PCH_EINVAL, "sql: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    }
+    if (!(names = calloc((size_t)nc, sizeof *names))) return pch_error_set(err, PCH_ENOMEM, "sql: out of memory");
+    for (int i = 0; i < nc; i++) names[i] = sqlite3_column_name(st, i);
+    src.n_cols = nc;
+    src.names = names;
+    src.next = stmt_next;
+    src.payload = st;
+    rc = pch_sql__print(&src, fmt, out, n_rows, err);
+    free(names);
+    return rc;
 }
 
 struct target { const char *path; uint64_t version; };
@@ -152,7 +200,7 @@ int pch_sql_exec(sqlite3 *db, const char *sql, pch_sql_format fmt, FILE *out, pc
             break;
         }
         if (!st) break;             /* only whitespace/comments left */
-        rc = print_stmt(st, fmt, out, err);
+        rc = pch_sql__print_stmt(st, fmt, out, NULL, err);
         sqlite3_finalize(st);
         tail = next;
     }

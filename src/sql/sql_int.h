@@ -8,6 +8,7 @@
 
 #include "core/core.h"
 #include "pchronicle/lance.h"
+#include "pchronicle/sql.h"
 #include "pchronicle/storyline.h"
 
 /* Most pushed constraints one plan carries. */
@@ -156,5 +157,67 @@ int pch_sql__acol_schema(const char *const *names, const pch_sql_acol *cols, int
 /* The rows as one struct batch; the columns' offsets and values move into it (the columns are
 ** left empty for the next batch). */
 int pch_sql__acol_batch(pch_sql_acol *cols, int n, size_t n_rows, struct ArrowArray *out, pch_error *err);
+
+/* ---- printing results (run.c): the SQLite path and the vectorised engine (vx_exec.c) ----
+** A cell is one value as SQLite types it; s/n its text (TEXT, and the text SQLite gives an
+** INTEGER or REAL) or its bytes (BLOB). */
+typedef struct pch_sql_cell { int type; int64_t i; double f; const char *s; size_t n; } pch_sql_cell;
+typedef struct pch_sql_rowsrc {
+    int n_cols;
+    const char *const *names;
+    /* The next row into cell[0..n_cols): 1 a row, 0 done, < 0 an error (in err). */
+    int (*next)(void *payload, pch_sql_cell *cell, pch_error *err);
+    void *payload;
+} pch_sql_rowsrc;
+int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uint64_t *n_rows, pch_error *err);
+/* Step a prepared statement to its end, printing its rows (a statement without columns is
+** only run); *n_rows (may be NULL) = rows printed. */
+int pch_sql__print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, uint64_t *n_rows, pch_error *err);
+
+/* ---- vector scans (vx_source.c → vx_exec.c) ----
+** A narrow scan of steps or tool_calls handed out a cluster at a time as column vectors, not
+** rows: the rows of the kept pages in storage order (the rows lanes_next makes, value for
+** value). Kinds: 'i' int64, 'f' double, 's' text (row r is data[off[x] .. off[x + 1]) with
+** x = idx ? idx[r] : r), 'c' text by code (row r is dict entry code[r]). valid: one byte a row. */
+typedef struct pch_sql_vec {
+    char kind;
+    const uint8_t *valid;
+    const int64_t *i;
+    const double *f;
+    const uint8_t *data;
+    const int64_t *off;
+    const uint64_t *idx;
+    const uint32_t *code;
+    const char *const *dict;        /* 'c': entry k is dict[k] (dict_n[k] bytes); NULL = null */
+    const size_t *dict_n;
+    uint32_t n_dict;
+} pch_sql_vec;
+
+static inline void pch_sql__vec_str(const pch_sql_vec *v, uint64_t r, const char **p, size_t *n)
+{
+    if (v->kind == 'c') { *p = v->dict[v->code[r]]; *n = v->dict_n[v->code[r]]; return; }
+    {
+        uint64_t x = v->idx ? v->idx[r] : r;
+        *p = (const char *)v->data + v->off[x];
+        *n = (size_t)(v->off[x + 1] - v->off[x]);
+    }
+}
+
+/* The value kind of a column a narrow scan of t makes ('i', 'f' or 's'; 0 = not a lane
+** column: read from documents). */
+char pch_sql__vx_lane_kind(pch_storyline_table t, const char *column);
+/* Open a vector scan of t over the columns in `used` (bit i = column i of t's schema; every
+** one a lane column), pruned by cons (which it never decides). *out NULL when it cannot. */
+int pch_sql__vx_vec_open(void *h, pch_storyline_table t, uint64_t used, const pch_sql_cons *cons, int n_cons,
+                         pch_sql_lanes **out, pch_error *err);
+/* The next cluster with rows: cols[i] for each column i in `used`, *n rows; *eof at the end.
+** Borrowed until the next call. */
+int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool *eof, pch_error *err);
+/* The Vortex relations (runs, steps, tool_calls, observation_results, trajectories) of root as
+** temp virtual tables of db. SQLite result code. */
+int pch_sql__vx_attach(sqlite3 *db, const char *root, char **msg);
+/* While set (h: a handle of the Vortex source), every relation that connects must pin the
+** snapshot h pinned, or fail; NULL clears it. */
+void pch_sql__vx_pin(void *h);
 
 #endif

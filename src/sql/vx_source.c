@@ -122,7 +122,7 @@ static void xp_cons(pch_buf *b, const char *col, const pch_sql_cons *c, const ch
     case SQLITE_TEXT: pch_buf_printf(b, "'%.*s'", sqlite3_value_bytes(c->v), (const char *)sqlite3_value_text(c->v)); break;
     default: pch_buf_printf(b, "(a blob or NULL)"); break;
     }
-    pch_buf_printf(b, " -> %s (SQLite re-checks)", where);
+    pch_buf_printf(b, " -> %s (every row re-checked)", where);
 }
 
 typedef struct vx_src {
@@ -151,6 +151,14 @@ static int cmp_path(const void *a, const void *b, void *arg)
     return strcmp(doc_path_of(s, *(const uint64_t *)a), doc_path_of(s, *(const uint64_t *)b));
 }
 
+/* The snapshot a session's relations must pin (pch_sql__vx_pin): set while they connect. */
+static _Thread_local const char *g_pin;
+
+void pch_sql__vx_pin(void *h)
+{
+    g_pin = h ? pch_vxp_snapshot_id(((vx_src *)h)->snap) : NULL;
+}
+
 static int vx_open(void **h, pch_ctx *ctx, const char *path, pch_error *err)
 {
     vx_src *s = pch_calloc(ctx, 1, sizeof *s);
@@ -160,6 +168,9 @@ static int vx_open(void **h, pch_ctx *ctx, const char *path, pch_error *err)
     s->ctx = ctx;
     pch_buf_init(&s->assets, ctx);
     rc = pch_vxp_snapshot_open(&s->snap, ctx, path, err);
+    if (rc == PCH_OK && g_pin && strcmp(pch_vxp_snapshot_id(s->snap), g_pin) != 0)
+        rc = pch_error_set(err, PCH_EINVAL, "vortex sql: %s: CURRENT moved from snapshot %s to %s while the relations "
+                                            "were opened; run the statement again", path, g_pin, pch_vxp_snapshot_id(s->snap));
     if (rc < 0) {
         vx_close(s);
         return rc;
@@ -382,6 +393,19 @@ struct pch_sql_lanes {
     ** only the keys (§7.2), and the first page may sit in an earlier cluster */
     pch_buf id_val[4];
     bool id_valid[4];
+    /* the identities the current cluster's rows have: entry 0 the one carried in, one more
+    ** per first page; per id column the entries' bytes, int64 offsets and validity bytes */
+    pch_buf ent_data[4], ent_off[4], ent_ok[4];
+    uint32_t n_ent;
+    /* the current cluster's output rows: step item, call item, step ordinal, call position,
+    ** identity entry (enum_rows) */
+    uint64_t *r_step, *r_call, *r_ord, *r_cpos;
+    uint32_t *r_ent;
+    size_t r_cap;
+    /* vector scans: per column its vector, the dictionaries of 'c' columns */
+    bool vec;
+    pch_sql_vec v[64];
+    pch_buf v_dict[4], v_dict_n[4];
     out_col col[64];
     pch_lance_column lc[64];
     pch_lance_batch batch;
@@ -423,7 +447,13 @@ static void lanes_close(pch_sql_lanes *c)
         pch_buf_dispose(&c->col[i].val); pch_buf_dispose(&c->col[i].off);
         pch_buf_dispose(&c->col[i].data); pch_buf_dispose(&c->col[i].valid);
     }
-    for (int i = 0; i < 4; i++) pch_buf_dispose(&c->id_val[i]);
+    for (int i = 0; i < 4; i++) {
+        pch_buf_dispose(&c->id_val[i]);
+        pch_buf_dispose(&c->ent_data[i]); pch_buf_dispose(&c->ent_off[i]); pch_buf_dispose(&c->ent_ok[i]);
+        pch_buf_dispose(&c->v_dict[i]); pch_buf_dispose(&c->v_dict_n[i]);
+    }
+    pch_free(c->s->ctx, c->r_step); pch_free(c->s->ctx, c->r_call); pch_free(c->s->ctx, c->r_ord);
+    pch_free(c->s->ctx, c->r_cpos); pch_free(c->s->ctx, c->r_ent);
     pch_lance_schema_free(c->schema);
     pch_free(c->s->ctx, c->zeros);
     pch_free(c->s->ctx, c);
@@ -506,7 +536,11 @@ static pch_sql_lanes *lanes_new(vx_src *s)
         pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
         pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
     }
-    for (int i = 0; i < 4; i++) pch_buf_init(&c->id_val[i], s->ctx);
+    for (int i = 0; i < 4; i++) {
+        pch_buf_init(&c->id_val[i], s->ctx);
+        pch_buf_init(&c->ent_data[i], s->ctx); pch_buf_init(&c->ent_off[i], s->ctx); pch_buf_init(&c->ent_ok[i], s->ctx);
+        pch_buf_init(&c->v_dict[i], s->ctx); pch_buf_init(&c->v_dict_n[i], s->ctx);
+    }
     return c;
 }
 
@@ -587,12 +621,12 @@ static int put_i64_of(out_col *o, const pch_vx_array *a, uint64_t i, pch_lance_t
     return put_val(o, &v, 8, pch_vx_row_valid(a, i));
 }
 
-/* One output row of the current trajectory: step `si` (items index in the step lanes), its
-** ordinal `sord`, call `ci` (items index in the call lanes, or UINT64_MAX) at position `cpos`
-** in its step. */
-static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t si, uint64_t sord, uint64_t ci,
-                    uint64_t cpos)
+/* Output row j of the current cluster (enum_rows): step r_step[j] (items index in the step
+** lanes), its ordinal, call r_call[j] (items index in the call lanes, or UINT64_MAX) at
+** position r_cpos[j] in its step, the identity of entry r_ent[j]. */
+static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t j)
 {
+    uint64_t si = c->r_step[j], sord = c->r_ord[j], ci = c->r_call[j], cpos = c->r_cpos[j];
     for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
         const lane_col_def *d = c->def[k];
         const pch_vx_array *a = d ? L[c->lane_at[d->lane]] : NULL;
@@ -601,8 +635,10 @@ static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t si,
         if (!d) continue;
         switch (d->kind) {
         case K_ID: {
-            int j = d->lane - LN_SOURCE_ID;             /* the first page's value */
-            PCH_TRY(put_var(o, c->id_val[j].data, c->id_val[j].len, c->id_valid[j]));
+            int x = d->lane - LN_SOURCE_ID;             /* the first page's value */
+            uint32_t e = c->r_ent[j];
+            const int64_t *eo = (const int64_t *)(const void *)c->ent_off[x].data;
+            PCH_TRY(put_var(o, c->ent_data[x].data + eo[e], (size_t)(eo[e + 1] - eo[e]), c->ent_ok[x].data[e]));
             break;
         }
         case K_ORDINAL: { int32_t v = (int32_t)sord; PCH_TRY(put_val(o, &v, 4, true)); break; }
@@ -699,6 +735,106 @@ static int lanes_batch(pch_sql_lanes *c, uint64_t n_out, const pch_lance_batch *
     return PCH_OK;
 }
 
+/* Entry n_ent of the identity table: the current identity (c->id_val). */
+static int push_ent(pch_sql_lanes *c)
+{
+    for (int j = 0; j < 4; j++) {
+        int64_t end;
+        uint8_t ok = c->id_valid[j];
+        if (c->ent_off[j].len == 0) { int64_t z = 0; PCH_TRY(pch_buf_append(&c->ent_off[j], &z, 8)); }
+        if (ok) PCH_TRY(pch_buf_append(&c->ent_data[j], c->id_val[j].data, c->id_val[j].len));
+        end = (int64_t)c->ent_data[j].len;
+        PCH_TRY(pch_buf_append(&c->ent_off[j], &end, 8));
+        PCH_TRY(pch_buf_append(&c->ent_ok[j], &ok, 1));
+    }
+    c->n_ent++;
+    return PCH_OK;
+}
+
+static int grow_rows(pch_sql_lanes *c, uint64_t need)
+{
+    pch_ctx *ctx = c->s->ctx;
+    size_t cap = c->r_cap ? c->r_cap : 1024;
+    if (need <= c->r_cap) return PCH_OK;
+    if (need > SIZE_MAX / 16) return PCH_ENOMEM;
+    while (cap < need) cap *= 2;
+    pch_free(ctx, c->r_step); pch_free(ctx, c->r_call); pch_free(ctx, c->r_ord);
+    pch_free(ctx, c->r_cpos); pch_free(ctx, c->r_ent);
+    c->r_step = pch_malloc(ctx, cap * 8);
+    c->r_call = pch_malloc(ctx, cap * 8);
+    c->r_ord = pch_malloc(ctx, cap * 8);
+    c->r_cpos = pch_malloc(ctx, cap * 8);
+    c->r_ent = pch_malloc(ctx, cap * 4);
+    c->r_cap = cap;
+    if (!c->r_step || !c->r_call || !c->r_ord || !c->r_cpos || !c->r_ent) { c->r_cap = 0; return PCH_ENOMEM; }
+    return PCH_OK;
+}
+
+/* The output rows of the cluster in L (storage order), into c->r_*: the steps (or calls) of
+** every page the summaries keep, after checking that every lane read agrees with step_id on
+** each page's steps (and the call lanes on each step's calls). */
+static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t rows, uint64_t *n_out, pch_error *err)
+{
+    const uint8_t *keep = pch_vxp_lanes_keep(c->it);
+    const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
+    const pch_vx_array *fs = c->t == PCH_STORYLINE_TOOL_CALLS ? pch_vx_list_items(L[c->lane_at[LN_FUNCTION]]) : NULL;
+    uint64_t n = 0, most = c->t == PCH_STORYLINE_STEPS ? (pch_vx_list_items(sl) ? pch_vx_list_items(sl)->len : 0)
+                                                       : (pch_vx_list_items(fs) ? pch_vx_list_items(fs)->len : 0);
+    for (int j = 0; j < 4; j++) { pch_buf_clear(&c->ent_data[j]); pch_buf_clear(&c->ent_off[j]); pch_buf_clear(&c->ent_ok[j]); }
+    c->n_ent = 0;
+    if (grow_rows(c, most) < 0 || push_ent(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+    for (uint64_t r = 0; r < rows; r++) {
+        uint64_t sb, se;
+        if (!pch_vx_list_range(sl, r, &sb, &se) || !pch_vx_row_valid(pg, r))
+            return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
+        /* every step lane read must agree with step_id on this row's steps */
+        for (int l = 0; l < LN_N; l++) {
+            uint64_t b, e;
+            if (c->lane_at[l] < 0 || l < LN_STEP_ID) continue;
+            if (!pch_vx_list_range(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with step_id on the steps of a row", k_lane_path[l]);
+        }
+        if (pch_vx_row_uint(pg, r) == 0) {
+            c->step_base = 0;
+            for (int j = 0; j < 4; j++) {
+                const pch_vx_array *a = c->lane_at[LN_SOURCE_ID + j] >= 0 ? L[c->lane_at[LN_SOURCE_ID + j]] : NULL;
+                pch_buf_clear(&c->id_val[j]);
+                c->id_valid[j] = pch_vx_row_valid(a, r) && a->offsets;
+                if (c->id_valid[j] &&
+                    pch_buf_append(&c->id_val[j], a->data + a->offsets[r], (size_t)(a->offsets[r + 1] - a->offsets[r])) < 0)
+                    return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+            }
+            if (push_ent(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+        }
+        for (uint64_t si = sb; si < se && (!keep || keep[r]); si++) {   /* a page the summaries rule out: none */
+            uint64_t sord = c->step_base + (si - sb), cb = 0, ce = 0;
+            if (c->t == PCH_STORYLINE_STEPS) {
+                if (n >= c->r_cap) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
+                c->r_step[n] = si; c->r_ord[n] = sord; c->r_call[n] = UINT64_MAX; c->r_cpos[n] = 0; c->r_ent[n] = c->n_ent - 1;
+                n++;
+                continue;
+            }
+            if (pch_vx_row_valid(fs, si) && !pch_vx_list_range(fs, si, &cb, &ce))
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
+            if (c->lane_at[LN_CALL_ID] >= 0) {      /* the call lanes agree on each step's calls */
+                const pch_vx_array *ids = pch_vx_list_items(L[c->lane_at[LN_CALL_ID]]);
+                uint64_t ib = 0, ie = 0;
+                if (pch_vx_row_valid(ids, si) && !pch_vx_list_range(ids, si, &ib, &ie)) ib = ie = UINT64_MAX;
+                if (ie - ib != ce - cb)
+                    return pch_error_set(err, PCH_ECORRUPT, "vortex sql: tool_call_id disagrees with function_name on a step's calls");
+            }
+            if (ce < cb || ce - cb > c->r_cap - n)
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
+            for (uint64_t ci = cb; ci < ce; ci++, n++) {
+                c->r_step[n] = si; c->r_ord[n] = sord; c->r_call[n] = ci; c->r_cpos[n] = ci - cb; c->r_ent[n] = c->n_ent - 1;
+            }
+        }
+        c->step_base += se - sb;
+    }
+    *n_out = n;
+    return PCH_OK;
+}
+
 static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err)
 {
     const pch_vx_array *const *L;
@@ -707,66 +843,214 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
     *out = NULL;
     if (c->acc) return traj_next(c, out, eof, err);
     for (;;) {
-        const uint8_t *keep;
         PCH_TRY(next_cluster(c, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
-        keep = pch_vxp_lanes_keep(c->it);
-        n_out = 0;
-        for (uint64_t r = 0; r < rows; r++) {
-            const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
-            uint64_t sb, se;
-            if (!pch_vx_list_range(sl, r, &sb, &se) || !pch_vx_row_valid(pg, r))
-                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
-            /* every step lane read must agree with step_id on this row's steps */
-            for (int l = 0; l < LN_N; l++) {
-                uint64_t b, e;
-                if (c->lane_at[l] < 0 || l < LN_STEP_ID) continue;
-                if (!pch_vx_list_range(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
-                    return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with step_id on the steps of a row", k_lane_path[l]);
-            }
-            if (pch_vx_row_uint(pg, r) == 0) {
-                c->step_base = 0;
-                for (int j = 0; j < 4; j++) {
-                    const pch_vx_array *a = c->lane_at[LN_SOURCE_ID + j] >= 0 ? L[c->lane_at[LN_SOURCE_ID + j]] : NULL;
-                    pch_buf_clear(&c->id_val[j]);
-                    c->id_valid[j] = pch_vx_row_valid(a, r) && a->offsets;
-                    if (c->id_valid[j] &&
-                        pch_buf_append(&c->id_val[j], a->data + a->offsets[r], (size_t)(a->offsets[r + 1] - a->offsets[r])) < 0)
-                        return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
-                }
-            }
-            for (uint64_t si = sb; si < se && (!keep || keep[r]); si++) {   /* a page the summaries rule out: none */
-                uint64_t sord = c->step_base + (si - sb);
-                if (c->t == PCH_STORYLINE_STEPS) {
-                    rc = lane_row(c, L, si, sord, UINT64_MAX, 0);
-                    if (rc < 0) return pch_error_set(err, rc, "vortex sql: out of memory");
-                    n_out++;
-                    continue;
-                }
-                {
-                    const pch_vx_array *fs = pch_vx_list_items(L[c->lane_at[LN_FUNCTION]]);
-                    uint64_t cb = 0, ce = 0;
-                    if (pch_vx_row_valid(fs, si) && !pch_vx_list_range(fs, si, &cb, &ce))
-                        return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
-                    if (c->lane_at[LN_CALL_ID] >= 0) {      /* the call lanes agree on each step's calls */
-                        const pch_vx_array *ids = pch_vx_list_items(L[c->lane_at[LN_CALL_ID]]);
-                        uint64_t ib = 0, ie = 0;
-                        if (pch_vx_row_valid(ids, si) && !pch_vx_list_range(ids, si, &ib, &ie)) ib = ie = UINT64_MAX;
-                        if (ie - ib != ce - cb)
-                            return pch_error_set(err, PCH_ECORRUPT, "vortex sql: tool_call_id disagrees with function_name on a step's calls");
-                    }
-                    for (uint64_t ci = cb; ci < ce; ci++) {
-                        rc = lane_row(c, L, si, sord, ci, ci - cb);
-                        if (rc < 0) return pch_error_set(err, rc, "vortex sql: out of memory");
-                        n_out++;
-                    }
-                }
-            }
-            c->step_base += se - sb;
-        }
+        PCH_TRY(enum_rows(c, L, rows, &n_out, err));
+        for (uint64_t j = 0; j < n_out; j++)
+            if ((rc = lane_row(c, L, j)) < 0) return pch_error_set(err, rc, "vortex sql: out of memory");
         if (n_out) break;
     }
     return lanes_batch(c, n_out, out, err);
+}
+
+/* ---- vector scans (sql_int.h; the vectorised engine of vx_exec.c) ----
+** The rows enum_rows makes, handed out a column at a time: each value exactly as lane_row
+** puts it into a batch (the differential tests compare the two paths). Text comes straight
+** from the decoded lanes ('s' with the row's item index) or, for the identity columns and
+** `source`, by code into a small dictionary ('c'). */
+
+char pch_sql__vx_lane_kind(pch_storyline_table t, const char *column)
+{
+    const lane_col_def *d;
+    if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return 0;
+    if (!(d = find_def(t, column))) return 0;
+    switch (d->kind) {
+    case K_ID: case K_STEP_STR: case K_TS_TEXT: case K_SOURCE: case K_CALL_STR: return 's';
+    case K_STEP_F64: return 'f';
+    default: return 'i';
+    }
+}
+
+int pch_sql__vx_vec_open(void *h, pch_storyline_table t, uint64_t used, const pch_sql_cons *cons, int n_cons,
+                         pch_sql_lanes **out, pch_error *err)
+{
+    *out = NULL;
+    if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
+    PCH_TRY(lanes_open(h, t, used, cons, n_cons, out, err));
+    if (*out) (*out)->vec = true;
+    return PCH_OK;
+}
+
+static void *vbuf(pch_buf *b, size_t n)
+{
+    pch_buf_clear(b);
+    if (pch_buf_reserve(b, n ? n : 1) < 0) return NULL;
+    b->len = n;
+    return b->data;
+}
+
+/* Integers of items array a at rows idx[0..n) (NULL items: all null), as put_i64_of. */
+static void vec_ints(const pch_vx_array *a, const uint64_t *idx, uint64_t n, bool i32, int64_t *v, uint8_t *ok)
+{
+    for (uint64_t j = 0; j < n; j++) {
+        bool valid = pch_vx_row_valid(a, idx[j]);
+        int64_t x = valid ? (int64_t)pch_vx_row_uint(a, idx[j]) : 0;
+        v[j] = i32 ? (int32_t)x : x;
+        ok[j] = valid;
+    }
+}
+
+/* The 'c' dictionary of identity column x: the cluster's entries. */
+static int vec_ids(pch_sql_lanes *c, int x, pch_sql_vec *v)
+{
+    const char **p;
+    size_t *pn;
+    const int64_t *eo = (const int64_t *)(const void *)c->ent_off[x].data;
+    if (!(p = vbuf(&c->v_dict[x], c->n_ent * sizeof *p)) || !(pn = vbuf(&c->v_dict_n[x], c->n_ent * sizeof *pn)))
+        return PCH_ENOMEM;
+    for (uint32_t e = 0; e < c->n_ent; e++) {
+        p[e] = c->ent_ok[x].data[e] ? (const char *)c->ent_data[x].data + eo[e] : NULL;
+        pn[e] = (size_t)(eo[e + 1] - eo[e]);
+    }
+    v->kind = 'c';
+    v->code = c->r_ent;
+    v->dict = p;
+    v->dict_n = pn;
+    v->n_dict = c->n_ent;
+    return PCH_OK;
+}
+
+static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, uint64_t n)
+{
+    static const char *const k_source[4] = { NULL, "system", "user", "agent" };
+    static const size_t k_source_n[4] = { 0, 6, 4, 5 };
+    const lane_col_def *d = c->def[k];
+    const pch_vx_array *a = L[c->lane_at[d->lane]], *x = pch_vx_list_items(a);
+    out_col *o = &c->col[k];
+    pch_sql_vec *v = &c->v[k];
+    uint8_t *ok = vbuf(&o->valid, n);
+    int64_t *iv = NULL;
+    memset(v, 0, sizeof *v);
+    v->valid = ok;
+    if (!ok) return PCH_ENOMEM;
+    switch (d->kind) {
+    case K_ID:
+        for (uint64_t j = 0; j < n; j++) ok[j] = c->ent_ok[d->lane - LN_SOURCE_ID].data[c->r_ent[j]];
+        return vec_ids(c, d->lane - LN_SOURCE_ID, v);
+    case K_SOURCE: {
+        uint32_t *code = vbuf(&o->val, n * 4);
+        if (!code) return PCH_ENOMEM;
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t k2 = pch_vx_row_valid(x, c->r_step[j]) ? pch_vx_row_uint(x, c->r_step[j]) : 0;
+            code[j] = k2 < 4 ? (uint32_t)k2 : 0;
+            ok[j] = code[j] != 0;
+        }
+        v->kind = 'c';
+        v->code = code;
+        v->dict = k_source;
+        v->dict_n = k_source_n;
+        v->n_dict = 4;
+        return PCH_OK;
+    }
+    case K_STEP_STR: case K_CALL_STR: {
+        const uint64_t *idx = d->kind == K_STEP_STR ? c->r_step : c->r_call;
+        if (d->kind == K_CALL_STR) x = pch_vx_list_items(x);
+        for (uint64_t j = 0; j < n; j++) ok[j] = pch_vx_row_valid(x, idx[j]) && x->offsets;
+        v->kind = 's';
+        v->idx = idx;
+        if (x && x->offsets) { v->data = x->data ? x->data : (const uint8_t *)""; v->off = x->offsets; }
+        else {                      /* no offsets: every row null (the engine reads valid rows only) */
+            static const int64_t k_zero[1] = { 0 };
+            v->data = (const uint8_t *)"";
+            v->off = k_zero;
+        }
+        return PCH_OK;
+    }
+    case K_TS_TEXT: {               /* the original text, or the ISO form the ms write back */
+        const pch_vx_array *ms = pch_vx_list_items(L[c->lane_at[d->lane2]]);
+        int64_t *off;
+        pch_buf_clear(&o->data);
+        if (!(off = vbuf(&o->off, (n + 1) * 8))) return PCH_ENOMEM;
+        off[0] = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t si = c->r_step[j];
+            char iso[40];
+            ok[j] = 1;
+            if (pch_vx_row_valid(x, si) && x->offsets) PCH_TRY(pch_buf_append(&o->data, x->data + x->offsets[si], (size_t)(x->offsets[si + 1] - x->offsets[si])));
+            else if (pch_vx_row_valid(x, si)) ok[j] = 0;
+            else if (pch_vx_row_valid(ms, si)) {
+                pch_time_format_iso8601(iso, (int64_t)pch_vx_row_uint(ms, si));
+                PCH_TRY(pch_buf_append(&o->data, iso, strlen(iso)));
+            } else ok[j] = 0;
+            off[j + 1] = (int64_t)o->data.len;
+        }
+        v->kind = 's';
+        v->data = o->data.data ? o->data.data : (const uint8_t *)"";
+        v->off = off;
+        return PCH_OK;
+    }
+    case K_STEP_F64: {
+        double *f = vbuf(&o->val, n * 8);
+        if (!f) return PCH_ENOMEM;
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t si = c->r_step[j];
+            f[j] = 0;
+            ok[j] = pch_vx_row_valid(x, si);
+            if (ok[j]) {
+                if (x->dtype->ptype == PCH_VX_F32) { float g; memcpy(&g, x->data + 4 * si, 4); f[j] = g; }
+                else memcpy(&f[j], x->data + 8 * si, 8);
+            }
+        }
+        v->kind = 'f';
+        v->f = f;
+        return PCH_OK;
+    }
+    default: break;
+    }
+    if (!(iv = vbuf(&o->val, n * 8))) return PCH_ENOMEM;
+    v->kind = 'i';
+    v->i = iv;
+    switch (d->kind) {
+    case K_ORDINAL: for (uint64_t j = 0; j < n; j++) { iv[j] = (int32_t)c->r_ord[j]; ok[j] = 1; } break;
+    case K_CALL_ORD: for (uint64_t j = 0; j < n; j++) { iv[j] = (int32_t)c->r_cpos[j]; ok[j] = 1; } break;
+    case K_STEP_I64: vec_ints(x, c->r_step, n, c->schema->fields[k].type == PCH_LANCE_INT32, iv, ok); break;
+    case K_STEP_BOOL:
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t si = c->r_step[j];
+            ok[j] = pch_vx_row_valid(x, si);
+            iv[j] = ok[j] && (x->data[si / 8] >> (si % 8) & 1);
+        }
+        break;
+    case K_HAS_CALLS: case K_N_CALLS:
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t b = 0, e = 0, si = c->r_step[j];
+            bool has = pch_vx_row_valid(x, si) && pch_vx_list_range(x, si, &b, &e);
+            iv[j] = d->kind == K_HAS_CALLS ? has : (int32_t)(e - b);
+            ok[j] = 1;
+        }
+        break;
+    default: return PCH_EINVAL;
+    }
+    return PCH_OK;
+}
+
+int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool *eof, pch_error *err)
+{
+    const pch_vx_array *const *L;
+    uint64_t rows;
+    *n = 0;
+    for (;;) {
+        PCH_TRY(next_cluster(c, &L, &rows, eof, err));
+        if (*eof) return PCH_OK;
+        PCH_TRY(enum_rows(c, L, rows, n, err));
+        if (*n) break;
+    }
+    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
+        if (!c->def[k]) continue;
+        if (vec_column(c, L, k, *n) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+        cols[k] = c->v[k];
+    }
+    return PCH_OK;
 }
 
 /* ---- the read-only `trajectories` relation (§13.1): one row per trajectory from the id and
@@ -1041,21 +1325,16 @@ int pch_vxp_sql_register(sqlite3 *db)
 const pch_sql_doc_source *pch_sql__vortex_source(void) { return &k_vortex; }
 
 /* The four relations of pch_sql_attach_module and `trajectories`. */
-static int attach_vortex(sqlite3 *db, void *payload, char **msg)
+int pch_sql__vx_attach(sqlite3 *db, const char *root, char **msg)
 {
     int rc = pch_sql__register_docs(db, &k_vortex);
-    if (rc == SQLITE_OK) rc = pch_sql_attach_module(db, "vortex", payload, msg);
+    if (rc == SQLITE_OK) rc = pch_sql_attach_module(db, "vortex", root, msg);
     if (rc == SQLITE_OK) {
-        char *q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.trajectories USING vortex(%Q, 'trajectories')", (const char *)payload);
+        char *q = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.trajectories USING vortex(%Q, 'trajectories')", root);
         rc = q ? sqlite3_exec(db, q, NULL, NULL, msg) : SQLITE_NOMEM;
         sqlite3_free(q);
     }
     return rc;
-}
-
-int pch_vxp_sql_run(const char *root, const char *sql, pch_sql_format fmt, FILE *out, pch_error *err)
-{
-    return pch_sql_run_with(attach_vortex, (void *)(uintptr_t)root, sql, fmt, out, err);
 }
 
 /* Loadable extension entry point (build/pchronicle_vortex_sqlite.so): the storyline, lance

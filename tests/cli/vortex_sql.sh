@@ -106,11 +106,16 @@ build_pair paged "$G" embed --cluster-bytes 16K
 pairs="$pairs paged"
 build_pair win "$W" reference --cluster-bytes 8K
 
-same() {  # same PAIR SQL: both projections answer byte-identically (JSON lines)
-    local a b
+same() {  # same PAIR SQL: both projections, and both execution paths, answer byte-identically (JSON lines)
+    local a b c
     a=$("$CLI" sql "$tmp/$1.sl" "$2" --format jsonl 2>&1) || { echo "FAIL storyline sql ($1): $2"; echo "$a" | head -5; fail=1; return; }
     b=$("$VX" sql "$tmp/$1.vx" "$2" --format jsonl 2>&1) || { echo "FAIL vortex sql ($1): $2"; echo "$b" | head -5; fail=1; return; }
+    # both execution paths (docs/sql.md "Execution paths"): the row-at-a-time one too
+    c=$("$VX" sql "$tmp/$1.vx" "$2" --format jsonl --engine sqlite 2>&1) || { echo "FAIL vortex sql --engine sqlite ($1): $2"; echo "$c" | head -5; fail=1; return; }
     checks=$((checks + 1))
+    if [ "$b" != "$c" ]; then
+        echo "FAIL the execution paths differ ($1): $2"; diff <(printf '%s\n' "$c") <(printf '%s\n' "$b") | head -c 2000; echo; fail=1
+    fi
     if [ "$a" != "$b" ]; then
         echo "FAIL differs ($1): $2"; diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | head -c 2000; echo; fail=1
     elif [ -z "$a" ] && [ "${3:-}" != empty-ok ]; then

@@ -1,6 +1,6 @@
 /* pchronicle-vortex: the Vortex side's program (RFC-0006 §3.6: the pchronicle program links no
 ** Vortex code). Subcommands: convert, dump, inspect, check (Vortex files); build, get,
-** export, verify, inspect, sql, rl, sft, bench-get (the projection). Exit codes: 0 success,
+** export, verify, inspect, sql, rl, sft, bench-get, bench-sql (the projection). Exit codes: 0 success,
 ** 1 failure (message on stderr), 2 usage error. */
 #include <stdlib.h>
 #include <time.h>
@@ -21,11 +21,13 @@ static const char usage_text[] =
     "  export --from ROOT --output-format atif --to DIR [--stats]\n"
     "  verify ROOT            every check of RFC-0006 §15; exit 1 with one line per finding\n"
     "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
-    "  sql ROOT \"SQL\" [--format table|csv|jsonl]   runs, steps, tool_calls, observation_results\n"
+    "  sql ROOT \"SQL\" [--format table|csv|jsonl] [--engine auto|sqlite]   runs, steps, tool_calls, observation_results\n"
     "  rl ROOT [--format jsonl|binary|count] [--to FILE] [filters]   RL steps (token lanes)\n"
     "  sft ROOT [--to FILE] [filters]   SFT examples: conversation before each agent step\n"
     "  bench-get ROOT --keys FILE [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
     "                         warm in-process point-read latencies (benchmarks)\n"
+    "  bench-sql ROOT --queries FILE [--repeat N] [--engine auto|sqlite]\n"
+    "                         warm in-process SQL latencies (benchmarks)\n"
     "every command takes --help\n";
 
 int vx_fail(const char *what, const pch_error *err)
@@ -77,6 +79,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "rl") == 0) rc = vx_cmd_rl(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "sft") == 0) rc = vx_cmd_sft(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "bench-get") == 0) rc = vx_cmd_bench_get(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "bench-sql") == 0) rc = vx_cmd_bench_sql(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "check") == 0) rc = vx_cmd_check(ctx, argc - 2, argv + 2);
     else {
         fprintf(stderr, "pchronicle-vortex: unknown command '%s'\n", argv[1]);

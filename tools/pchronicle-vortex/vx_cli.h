@@ -30,6 +30,7 @@ int vx_cmd_verify(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv);
 /* SQL relations over a projection root (cmd_sql.c) */
 int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_bench_sql(pch_ctx *ctx, int argc, char **argv);
 /* training readers (cmd_train.c) */
 int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv);
