@@ -7,10 +7,11 @@ built ($VX_DIR/roots/vortex-<corpus>) and the shared run's results ($BENCH_DIR/r
 q-<corpus>-noindex.json for official Lance, duckdb-q-<corpus>.json for DuckDB/Parquet):
 
   narrow scans   the queries of ../shared/bench/traj/vortex-hook.js (steps by source, tool
-                 calls by function, the Lance run's time windows + models), one
-                 `pchronicle-vortex sql` process per query, RUNS runs, median; --stats says
-                 whether the lanes answered (documents_rebuilt=0) and the bytes read
-                 (segments decoded) and checked (hashed against the manifest);
+                 calls by function, the Lance run's time windows + models): one
+                 `pchronicle-vortex sql` process per query, RUNS runs, median (--stats: the
+                 bytes read and checked), and warm in one process with `bench-sql` (p50; the
+                 path each statement took), beside official Lance with BTree indexes
+                 (q-<corpus>-btree.json) and DuckDB/Parquet: warm, engine and process p50;
   RL             `pchronicle-vortex rl --format count` with and without prompt ids;
   SFT            `pchronicle-vortex sft --stats` (message MiB/s).
 
@@ -41,8 +42,12 @@ def run(args, discard=False):
 def peer(path, q, kind):
     try:
         d = json.load(open(path))["queries"][q]
-        return d["warm"]["p50_ms"] if kind == "warm" else d["cold"]["process_wall"]["p50_ms"]
-    except (OSError, KeyError):
+        if kind == "warm":
+            return d["warm"]["p50_ms"]
+        if kind == "engine":
+            return d["engine"]["p50_ms"]
+        return d["cold"]["process_wall"]["p50_ms"]
+    except (OSError, KeyError, TypeError):
         return None
 
 
@@ -50,14 +55,30 @@ def fmt(x):
     return "—" if x is None else ("%.1f" % x if x < 100 else "%.0f" % x)
 
 
-print("| corpus | query | ours (process, median ms) | lanes only | bytes read / checked | official Lance warm / process | DuckDB warm / process |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+def ratio(peers, ours):
+    peers = [x for x in peers if x is not None]
+    return "%.2f×" % (min(peers) / ours) if peers and ours else "—"
+
+
+def bench_sql(root, stmts):
+    """Warm in-process p50 (ms) of each statement through `bench-sql` (one process), and paths."""
+    qf = os.path.join(VX_DIR, "results", "bench-sql.sql")
+    os.makedirs(os.path.dirname(qf), exist_ok=True)
+    with open(qf, "w") as f:
+        f.write("\n".join(stmts) + "\n")
+    _, out, _ = run([VX, "bench-sql", root, "--queries", qf, "--repeat", str(max(RUNS, 5))])
+    rows = [json.loads(l) for l in out.splitlines() if l.strip()]
+    return [r["p50_ms"] for r in rows], sorted({r["path"].split(":")[1].strip() for r in rows})
+
+
+print("| corpus | query | ours per process (ms) | ours warm, bench-sql (ms) | path | bytes read / checked | official Lance BTree warm / engine / process | DuckDB warm / engine / process | warm: faster peer ÷ ours | process: faster peer ÷ ours |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for c in CORPORA:
     root = os.path.join(VX_DIR, "roots", "vortex-" + c)
-    lance = os.path.join(BENCH_DIR, "results", "q-%s-noindex.json" % c)
+    lance = os.path.join(BENCH_DIR, "results", "q-%s-btree.json" % c)
     duck = os.path.join(BENCH_DIR, "results", "duckdb-q-%s.json" % c)
     if not os.path.isdir(root) or not os.path.exists(lance):
-        print("| %s | (missing %s or %s) | | | | |" % (c, root, lance))
+        print("| %s | (missing %s or %s) | | | | | | | | |" % (c, root, lance))
         continue
     tm = json.load(open(lance))["params"].get("time_model") or []
     qs = {
@@ -70,19 +91,22 @@ for c in CORPORA:
     for name, stmts in qs.items():
         if not stmts:
             continue
-        lat, lanes, rd, ck = [], True, [], []
+        lat, rd, ck = [], [], []
         for i in range(RUNS):
             ms, _, err = run([VX, "sql", root, stmts[i % len(stmts)], "--format", "csv", "--stats"])
             lat.append(ms)
-            lanes = lanes and "documents_rebuilt=0 " in err
             m = re.search(r"bytes_read=(\d+) bytes_checked=(\d+)", err)
             if m:
                 rd.append(int(m.group(1)))
                 ck.append(int(m.group(2)))
+        warm, paths = bench_sql(root, stmts)
         mb = "%.1f / %.1f MB" % (statistics.median(rd) / 1e6, statistics.median(ck) / 1e6) if rd else "?"
-        print("| %s | %s | %s | %s | %s | %s / %s | %s / %s |" % (c, name, fmt(statistics.median(lat)), "yes" if lanes else "no", mb,
-              fmt(peer(lance, name, "warm")), fmt(peer(lance, name, "cold")), fmt(peer(duck, name, "warm")),
-              fmt(peer(duck, name, "cold"))))
+        ours_p, ours_w = statistics.median(lat), statistics.median(warm)
+        lw, le, lp = peer(lance, name, "warm"), peer(lance, name, "engine"), peer(lance, name, "cold")
+        dw, de, dp = peer(duck, name, "warm"), peer(duck, name, "engine"), peer(duck, name, "cold")
+        print("| %s | %s | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s | %s |" % (
+            c, name, fmt(ours_p), fmt(ours_w), ", ".join(paths), mb, fmt(lw), fmt(le), fmt(lp), fmt(dw), fmt(de), fmt(dp),
+            ratio([lw, dw], ours_w), ratio([lp, dp], ours_p)))
 
 print()
 print("| corpus | read | seconds | rate |")

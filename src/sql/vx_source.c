@@ -739,6 +739,7 @@ static int lanes_batch(pch_sql_lanes *c, uint64_t n_out, const pch_lance_batch *
 static int push_ent(pch_sql_lanes *c)
 {
     for (int j = 0; j < 4; j++) {
+        if (c->lane_at[LN_SOURCE_ID + j] < 0 && c->ent_off[j].len) continue;   /* not read: entry 0 serves */
         int64_t end;
         uint8_t ok = c->id_valid[j];
         if (c->ent_off[j].len == 0) { int64_t z = 0; PCH_TRY(pch_buf_append(&c->ent_off[j], &z, 8)); }
@@ -889,9 +890,36 @@ static void *vbuf(pch_buf *b, size_t n)
     return b->data;
 }
 
-/* Integers of items array a at rows idx[0..n) (NULL items: all null), as put_i64_of. */
+/* Integers of items array a at rows idx[0..n) (NULL items: all null), as put_i64_of
+** (pch_vx_row_valid, pch_vx_row_uint): a primitive array is read in place, one loop per
+** width, instead of two calls per row. */
 static void vec_ints(const pch_vx_array *a, const uint64_t *idx, uint64_t n, bool i32, int64_t *v, uint8_t *ok)
 {
+    if (a && a->dtype->kind == PCH_VX_PRIMITIVE) {
+        const uint8_t *vb = a->validity, *d = a->data;
+        uint64_t len = a->len;
+        int w;
+        switch (a->dtype->ptype) {
+        case PCH_VX_U8: case PCH_VX_I8: w = 1; break;
+        case PCH_VX_U16: case PCH_VX_I16: w = 2; break;
+        case PCH_VX_U32: case PCH_VX_I32: w = 4; break;
+        default: w = 8; break;
+        }
+#define VEC_INTS_LOOP(LOAD)                                                                   \
+        for (uint64_t j = 0; j < n; j++) {                                                    \
+            uint64_t r = idx[j];                                                              \
+            bool valid = r < len && (!vb || ((vb[r >> 3] >> (r & 7)) & 1));                   \
+            int64_t x = valid ? (int64_t)(LOAD) : 0;                                          \
+            v[j] = i32 ? (int32_t)x : x;                                                      \
+            ok[j] = valid;                                                                    \
+        }
+        if (w == 1) { VEC_INTS_LOOP(d[r]) }
+        else if (w == 2) { VEC_INTS_LOOP(pch_load_le16(d + 2 * r)) }
+        else if (w == 4) { VEC_INTS_LOOP(pch_load_le32(d + 4 * r)) }
+        else { VEC_INTS_LOOP(pch_load_le64(d + 8 * r)) }
+#undef VEC_INTS_LOOP
+        return;
+    }
     for (uint64_t j = 0; j < n; j++) {
         bool valid = pch_vx_row_valid(a, idx[j]);
         int64_t x = valid ? (int64_t)pch_vx_row_uint(a, idx[j]) : 0;
@@ -939,10 +967,11 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
         return vec_ids(c, d->lane - LN_SOURCE_ID, v);
     case K_SOURCE: {
         uint32_t *code = vbuf(&o->val, n * 4);
-        if (!code) return PCH_ENOMEM;
+        int64_t *k2 = vbuf(&o->data, n * 8);
+        if (!code || !k2) return PCH_ENOMEM;
+        vec_ints(x, c->r_step, n, false, k2, ok);   /* invalid rows read as 0 */
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t k2 = pch_vx_row_valid(x, c->r_step[j]) ? pch_vx_row_uint(x, c->r_step[j]) : 0;
-            code[j] = k2 < 4 ? (uint32_t)k2 : 0;
+            code[j] = (uint64_t)k2[j] < 4 ? (uint32_t)k2[j] : 0;
             ok[j] = code[j] != 0;
         }
         v->kind = 'c';
