@@ -198,7 +198,7 @@ int pch_vx__array_validate(const pch_vx_array *a, const pch_vx_dtype *d, pch_err
             if (a->offsets[i + 1] < a->offsets[i]) return pch_error_set(err, PCH_EINVAL, "vortex array: offsets decrease at %" PRIu64, i);
         if ((uint64_t)a->offsets[a->len] != end) return pch_error_set(err, PCH_EINVAL, "vortex array: last offset %" PRId64 " != %" PRIu64, a->offsets[a->len], end);
         if (d->kind == PCH_VX_LIST) return pch_vx__array_validate(a->children[0], d->elem, err);
-        if (d->kind == PCH_VX_UTF8)
+        if (d->kind == PCH_VX_UTF8 && !pch_vx_utf8_rows_valid(a->data, a->offsets, a->len))
             for (uint64_t i = 0; i < a->len; i++)
                 if (!pch_vx_utf8_valid(a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i])))
                     return pch_error_set(err, PCH_EINVAL, "vortex array: invalid UTF-8 at row %" PRIu64, i);

@@ -214,6 +214,15 @@ int pch_vx_fbb_finish(pch_vx_fbb *b, uint32_t root, pch_bytes *out, pch_error *e
 
 /* ------------------------------------------------------------------ reader / verifier */
 
+bool pch_vx_utf8_rows_valid(const uint8_t *data, const int64_t *offsets, uint64_t rows)
+{
+    size_t n = (size_t)offsets[rows];
+    if (!pch_vx_utf8_valid(data, n)) return false;
+    for (uint64_t k = 1; k < rows; k++)
+        if ((size_t)offsets[k] < n && (data[offsets[k]] & 0xc0) == 0x80) return false;
+    return true;
+}
+
 bool pch_vx_utf8_valid(const uint8_t *s, size_t n)
 {
     size_t i = 0;

@@ -107,5 +107,10 @@ int pch_vx_fb_vec_string(const pch_vx_fbt *t, const pch_vx_fbvec *vec, uint32_t 
 
 /* Exported for the array/dtype code: UTF-8 validity (RFC 3629, no surrogates). */
 bool pch_vx_utf8_valid(const uint8_t *p, size_t n);
+/* Every row of a varbin (offsets[0..rows], from 0) is valid UTF-8: true when the whole buffer
+** is and every offset falls on a character boundary (no row can then start or end inside a
+** character); false when that does not hold, and the caller checks row by row (a null row
+** may hold any bytes). */
+bool pch_vx_utf8_rows_valid(const uint8_t *data, const int64_t *offsets, uint64_t rows);
 
 #endif

@@ -452,6 +452,7 @@ static int dec_varbin_common(dstate *ds, pch_vx_array *a, const uint64_t *o, con
 static int check_utf8(dstate *ds, const pch_vx_array *a)
 {
     if (a->dtype->kind != PCH_VX_UTF8) return PCH_OK;
+    if (a->offsets && pch_vx_utf8_rows_valid(a->data, a->offsets, a->len)) return PCH_OK;   /* one pass */
     for (uint64_t k = 0; k < a->len; k++)
         if (pch_vx_array_is_valid(a, k) &&
             !pch_vx_utf8_valid(a->data + a->offsets[k], (size_t)(a->offsets[k + 1] - a->offsets[k])))
