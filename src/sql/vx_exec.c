@@ -143,6 +143,18 @@ static bool tok_name(const tok *t, char *buf, size_t cap)
     return strlen(buf) == n;
 }
 
+/* A number token as a result-column ordinal (1 ..), -1 if it is not a small integer. */
+static long tok_ordinal(const tok *t)
+{
+    long v = 0;
+    if (t->t != T_NUM || t->n > 6) return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->p[i] < '0' || t->p[i] > '9') return -1;
+        v = v * 10 + (t->p[i] - '0');
+    }
+    return v;
+}
+
 /* Words that end an item or a FROM clause (an alias may not be one). */
 static bool is_reserved(const tok *t)
 {
@@ -477,9 +489,8 @@ static bool parse_select(parser *ps, char alias_of_item[][128])
         do {
             int col = -1;
             if (ps->x.cur.t == T_NUM) {         /* an ordinal: a result column */
-                char *e;
-                long k = strtol(ps->x.cur.p, &e, 10);
-                if (e != ps->x.cur.p + ps->x.cur.n || k < 1 || k > p->n_visible || p->item[k - 1].agg != A_NONE)
+                long k = tok_ordinal(&ps->x.cur);
+                if (k < 1 || k > p->n_visible || p->item[k - 1].agg != A_NONE)
                     return reject(ps, "a GROUP BY term the engine does not read");
                 col = p->item[k - 1].col;
                 lex_next(&ps->x);
@@ -525,9 +536,8 @@ static bool parse_select(parser *ps, char alias_of_item[][128])
                 if (at < 0) ps->x = save;
             }
             if (at < 0 && ps->x.cur.t == T_NUM) {
-                char *e;
-                long n = strtol(ps->x.cur.p, &e, 10);
-                if (e != ps->x.cur.p + ps->x.cur.n || n < 1 || n > p->n_visible) return reject(ps, "an ORDER BY term the engine does not read");
+                long n = tok_ordinal(&ps->x.cur);
+                if (n < 1 || n > p->n_visible) return reject(ps, "an ORDER BY term the engine does not read");
                 at = (int)n - 1;
                 lex_next(&ps->x);
             }
@@ -1387,6 +1397,15 @@ static bool vq_plan_of(vq_plan *p, sqlite3 *db, const char *b, const char *end)
             p->order[p->n_order++].desc = false;
         }
     return true;
+}
+
+int pch_sql__vx_plan_probe(sqlite3 *db, const char *sql, size_t n, char *why, size_t why_cap)
+{
+    vq_plan p;
+    bool ok = vq_plan_of(&p, db, sql, sql + n);
+    if (why && why_cap) snprintf(why, why_cap, "%s", ok ? "" : p.why);
+    plan_dispose(&p);
+    return ok;
 }
 
 /* ------------------------------------------------------------------ sessions */
