@@ -368,7 +368,7 @@ static bool parse_conj(parser *ps)
     return true;
 }
 
-/* An item: column | count(*) | agg(column); *span_b/e its text. */
+/* An item: column | count(*) | agg(column). */
 static bool parse_expr(parser *ps, vq_item *it)
 {
     static const char *const aggs[] = { "COUNT", "SUM", "MIN", "MAX", "AVG", NULL };
@@ -1373,7 +1373,7 @@ done:
 static bool vq_plan_of(vq_plan *p, sqlite3 *db, const char *b, const char *end)
 {
     parser ps;
-    static char aliases[VQ_MAX][128];   /* one SQL thread (as --explain) */
+    char aliases[VQ_MAX][128];
     memset(p, 0, sizeof *p);
     memset(&ps, 0, sizeof ps);
     ps.x.p = b;
