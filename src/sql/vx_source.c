@@ -402,9 +402,10 @@ struct pch_sql_lanes {
     uint64_t *r_step, *r_call, *r_ord, *r_cpos;
     uint32_t *r_ent;
     size_t r_cap;
-    /* vector scans: per column its vector, the dictionaries of 'c' columns */
-    bool vec;
+    /* per column its vector (vec_column) and the vector's own buffers; the dictionaries of
+    ** the 'c' identity columns */
     pch_sql_vec v[64];
+    out_col vcol[64];
     pch_buf v_dict[4], v_dict_n[4];
     out_col col[64];
     pch_lance_column lc[64];
@@ -446,6 +447,8 @@ static void lanes_close(pch_sql_lanes *c)
     for (int i = 0; i < 64; i++) {
         pch_buf_dispose(&c->col[i].val); pch_buf_dispose(&c->col[i].off);
         pch_buf_dispose(&c->col[i].data); pch_buf_dispose(&c->col[i].valid);
+        pch_buf_dispose(&c->vcol[i].val); pch_buf_dispose(&c->vcol[i].off);
+        pch_buf_dispose(&c->vcol[i].data); pch_buf_dispose(&c->vcol[i].valid);
     }
     for (int i = 0; i < 4; i++) {
         pch_buf_dispose(&c->id_val[i]);
@@ -535,6 +538,8 @@ static pch_sql_lanes *lanes_new(vx_src *s)
     for (int i = 0; i < 64; i++) {
         pch_buf_init(&c->col[i].val, s->ctx); pch_buf_init(&c->col[i].off, s->ctx);
         pch_buf_init(&c->col[i].data, s->ctx); pch_buf_init(&c->col[i].valid, s->ctx);
+        pch_buf_init(&c->vcol[i].val, s->ctx); pch_buf_init(&c->vcol[i].off, s->ctx);
+        pch_buf_init(&c->vcol[i].data, s->ctx); pch_buf_init(&c->vcol[i].valid, s->ctx);
     }
     for (int i = 0; i < 4; i++) {
         pch_buf_init(&c->id_val[i], s->ctx);
@@ -609,89 +614,6 @@ static int put_var(out_col *o, const void *p, size_t n, bool valid)
     PCH_TRY(pch_buf_append(&o->valid, &v, 1));
     return pch_buf_append(&o->off, &end, 8);
 }
-static int put_str_of(out_col *o, const pch_vx_array *a, uint64_t i)
-{
-    if (!pch_vx_row_valid(a, i) || !a->offsets) return put_var(o, NULL, 0, false);
-    return put_var(o, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]), true);
-}
-static int put_i64_of(out_col *o, const pch_vx_array *a, uint64_t i, pch_lance_type t)
-{
-    int64_t v = pch_vx_row_valid(a, i) ? (int64_t)pch_vx_row_uint(a, i) : 0;
-    if (t == PCH_LANCE_INT32) { int32_t w = (int32_t)v; return put_val(o, &w, 4, pch_vx_row_valid(a, i)); }
-    return put_val(o, &v, 8, pch_vx_row_valid(a, i));
-}
-
-/* Output row j of the current cluster (enum_rows): step r_step[j] (items index in the step
-** lanes), its ordinal, call r_call[j] (items index in the call lanes, or UINT64_MAX) at
-** position r_cpos[j] in its step, the identity of entry r_ent[j]. */
-static int lane_row(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t j)
-{
-    uint64_t si = c->r_step[j], sord = c->r_ord[j], ci = c->r_call[j], cpos = c->r_cpos[j];
-    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
-        const lane_col_def *d = c->def[k];
-        const pch_vx_array *a = d ? L[c->lane_at[d->lane]] : NULL;
-        out_col *o = &c->col[k];
-        pch_lance_type ty = c->schema->fields[k].type;
-        if (!d) continue;
-        switch (d->kind) {
-        case K_ID: {
-            int x = d->lane - LN_SOURCE_ID;             /* the first page's value */
-            uint32_t e = c->r_ent[j];
-            const int64_t *eo = (const int64_t *)(const void *)c->ent_off[x].data;
-            PCH_TRY(put_var(o, c->ent_data[x].data + eo[e], (size_t)(eo[e + 1] - eo[e]), c->ent_ok[x].data[e]));
-            break;
-        }
-        case K_ORDINAL: { int32_t v = (int32_t)sord; PCH_TRY(put_val(o, &v, 4, true)); break; }
-        case K_STEP_I64: PCH_TRY(put_i64_of(o, pch_vx_list_items(a), si, ty)); break;
-        case K_STEP_STR: PCH_TRY(put_str_of(o, pch_vx_list_items(a), si)); break;
-        case K_STEP_BOOL: {
-            uint8_t v = pch_vx_row_valid(pch_vx_list_items(a), si) && (pch_vx_list_items(a)->data[si / 8] >> (si % 8) & 1);
-            PCH_TRY(put_val(o, &v, 1, pch_vx_row_valid(pch_vx_list_items(a), si)));
-            break;
-        }
-        case K_STEP_F64: {
-            const pch_vx_array *x = pch_vx_list_items(a);
-            double v = 0;
-            if (pch_vx_row_valid(x, si)) {
-                if (x->dtype->ptype == PCH_VX_F32) { float f; memcpy(&f, x->data + 4 * si, 4); v = f; }
-                else memcpy(&v, x->data + 8 * si, 8);
-            }
-            PCH_TRY(put_val(o, &v, 8, pch_vx_row_valid(x, si)));
-            break;
-        }
-        case K_TS_TEXT: {           /* the original text, or the ISO form the ms write back */
-            const pch_vx_array *ms = pch_vx_list_items(L[c->lane_at[d->lane2]]);
-            if (pch_vx_row_valid(pch_vx_list_items(a), si)) PCH_TRY(put_str_of(o, pch_vx_list_items(a), si));
-            else if (pch_vx_row_valid(ms, si)) {
-                char iso[40];
-                pch_time_format_iso8601(iso, (int64_t)pch_vx_row_uint(ms, si));
-                PCH_TRY(put_var(o, iso, strlen(iso), true));
-            } else PCH_TRY(put_var(o, NULL, 0, false));
-            break;
-        }
-        case K_SOURCE: {
-            static const char *const names[4] = { NULL, "system", "user", "agent" };
-            uint64_t k2 = pch_vx_row_valid(pch_vx_list_items(a), si) ? pch_vx_row_uint(pch_vx_list_items(a), si) : 0;
-            const char *nm = k2 < 4 ? names[k2] : NULL;
-            PCH_TRY(put_var(o, nm, nm ? strlen(nm) : 0, nm != NULL));
-            break;
-        }
-        case K_HAS_CALLS: case K_N_CALLS: {
-            const pch_vx_array *steps = pch_vx_list_items(a);      /* per step: its list of calls, or null */
-            uint64_t b = 0, e = 0;
-            bool has = pch_vx_row_valid(steps, si) && pch_vx_list_range(steps, si, &b, &e);
-            if (d->kind == K_HAS_CALLS) { uint8_t v = has; PCH_TRY(put_val(o, &v, 1, true)); }
-            else { int32_t v = (int32_t)(e - b); PCH_TRY(put_val(o, &v, 4, true)); }
-            break;
-        }
-        case K_CALL_ORD: { int32_t v = (int32_t)cpos; PCH_TRY(put_val(o, &v, 4, true)); break; }
-        case K_CALL_STR: PCH_TRY(put_str_of(o, pch_vx_list_items(pch_vx_list_items(a)), ci)); break;
-        default: return PCH_EINVAL;
-        }
-    }
-    return PCH_OK;
-}
-
 static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err);
 
 /* The next cluster's lanes, with the output columns emptied for its rows. */
@@ -852,27 +774,9 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
     return PCH_OK;
 }
 
-static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err)
-{
-    const pch_vx_array *const *L;
-    uint64_t rows, n_out = 0;
-    int rc;
-    *out = NULL;
-    if (c->acc) return traj_next(c, out, eof, err);
-    for (;;) {
-        PCH_TRY(next_cluster(c, &L, &rows, eof, err));
-        if (*eof) return PCH_OK;
-        PCH_TRY(enum_rows(c, L, rows, &n_out, err));
-        for (uint64_t j = 0; j < n_out; j++)
-            if ((rc = lane_row(c, L, j)) < 0) return pch_error_set(err, rc, "vortex sql: out of memory");
-        if (n_out) break;
-    }
-    return lanes_batch(c, n_out, out, err);
-}
-
 /* ---- vector scans (sql_int.h; the vectorised engine of vx_exec.c) ----
-** The rows enum_rows makes, handed out a column at a time: each value exactly as lane_row
-** puts it into a batch (the differential tests compare the two paths). Text comes straight
+** The rows enum_rows makes, handed out a column at a time: the one definition of each
+** lane column's values (the SQLite path's batches are built from them, vec_to_batch). Text comes straight
 ** from the decoded lanes ('s' with the row's item index) or, for the identity columns and
 ** `source`, by code into a small dictionary ('c'). */
 
@@ -893,9 +797,7 @@ int pch_sql__vx_vec_open(void *h, pch_storyline_table t, uint64_t used, const pc
 {
     *out = NULL;
     if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
-    PCH_TRY(lanes_open(h, t, used, cons, n_cons, out, err));
-    if (*out) (*out)->vec = true;
-    return PCH_OK;
+    return lanes_open(h, t, used, cons, n_cons, out, err);
 }
 
 static void *vbuf(pch_buf *b, size_t n)
@@ -906,8 +808,8 @@ static void *vbuf(pch_buf *b, size_t n)
     return b->data;
 }
 
-/* Integers of items array a at rows idx[0..n) (NULL items: all null), as put_i64_of
-** (pch_vx_row_valid, pch_vx_row_uint): a primitive array is read in place, one loop per
+/* Integers of items array a at rows idx[0..n) (NULL items: all null; pch_vx_row_valid,
+** pch_vx_row_uint): a primitive array is read in place, one loop per
 ** width, instead of two calls per row. */
 static void vec_ints(const pch_vx_array *a, const uint64_t *idx, uint64_t n, bool i32, int64_t *v, uint8_t *ok)
 {
@@ -970,7 +872,7 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
     static const size_t k_source_n[4] = { 0, 6, 4, 5 };
     const lane_col_def *d = c->def[k];
     const pch_vx_array *a = L[c->lane_at[d->lane]], *x = pch_vx_list_items(a);
-    out_col *o = &c->col[k];
+    out_col *o = &c->vcol[k];
     pch_sql_vec *v = &c->v[k];
     uint8_t *ok = vbuf(&o->valid, n);
     int64_t *iv = NULL;
@@ -1077,6 +979,60 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
     default: return PCH_EINVAL;
     }
     return PCH_OK;
+}
+
+/* Column k of the batch (put_val/put_var layout: validity bytes, values of the schema type's
+** width, u64 offsets into the bytes) from its vector: the SQLite path's rows are the
+** vectors' values, so the two paths cannot disagree on one. */
+static int vec_to_batch(pch_sql_lanes *c, size_t k, uint64_t n)
+{
+    const pch_sql_vec *v = &c->v[k];
+    out_col *o = &c->col[k];
+    pch_lance_type ty = c->schema->fields[k].type;
+    PCH_TRY(pch_buf_append(&o->valid, v->valid, (size_t)n));
+    if (v->kind == 'i' || v->kind == 'f') {
+        size_t w = v->kind == 'f' ? 8 : ty == PCH_LANCE_BOOL ? 1 : ty == PCH_LANCE_INT32 ? 4 : 8;
+        uint8_t *dst = vbuf(&o->val, (size_t)n * w);
+        if (!dst) return PCH_ENOMEM;
+        if (v->kind == 'f') memcpy(dst, v->f, (size_t)n * 8);
+        else if (w == 8) memcpy(dst, v->i, (size_t)n * 8);
+        else if (w == 4) for (uint64_t j = 0; j < n; j++) { int32_t x = (int32_t)v->i[j]; memcpy(dst + 4 * j, &x, 4); }
+        else for (uint64_t j = 0; j < n; j++) dst[j] = (uint8_t)v->i[j];
+        return PCH_OK;
+    }
+    {
+        uint64_t *off = vbuf(&o->off, (size_t)(n + 1) * 8);
+        if (!off) return PCH_ENOMEM;
+        off[0] = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            if (v->valid[j]) {
+                const char *p;
+                size_t len;
+                pch_sql__vec_str(v, j, &p, &len);
+                PCH_TRY(pch_buf_append(&o->data, p, len));
+            }
+            off[j + 1] = o->data.len;
+        }
+    }
+    return PCH_OK;
+}
+
+static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, pch_error *err)
+{
+    const pch_vx_array *const *L;
+    uint64_t rows, n_out = 0;
+    *out = NULL;
+    if (c->acc) return traj_next(c, out, eof, err);
+    for (;;) {
+        PCH_TRY(next_cluster(c, &L, &rows, eof, err));
+        if (*eof) return PCH_OK;
+        PCH_TRY(enum_rows(c, L, rows, &n_out, err));
+        if (n_out) break;
+    }
+    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++)
+        if (c->def[k] && (vec_column(c, L, k, n_out) < 0 || vec_to_batch(c, k, n_out) < 0))
+            return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+    return lanes_batch(c, n_out, out, err);
 }
 
 int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool *eof, pch_error *err)
