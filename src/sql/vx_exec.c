@@ -816,17 +816,16 @@ typedef struct vq_exec {
     char num[VQ_MAX][40];
     sqlite3_stmt *real_text;        /* SELECT ?1: SQLite's text of a REAL */
     bool fallback;                  /* hand the statement back to SQLite (why in p->why) */
-    uint64_t groups_seen;
     pch_buf grows;                  /* u64 per group: its rows */
 } vq_exec;
 
 static int oom(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory"); }
 
-static bool hand_back(vq_exec *e, const char *why)
+/* Give the statement back to SQLite (nothing has been printed yet); p->why says why. */
+static void hand_back(vq_exec *e, const char *why)
 {
     snprintf(e->p->why, sizeof e->p->why, "handed back at run time: %s", why);
     e->fallback = true;
-    return false;
 }
 
 /* Every group state buffer sized for groups [0, g]. */
@@ -1031,7 +1030,6 @@ static int accumulate(vq_exec *e, pch_error *err)
         uint64_t most = 0;
         for (uint64_t j = 0; j < m; j++) if (e->gid[j] > most) most = e->gid[j];
         if (ensure_groups(e, most) < 0) return oom(err);
-        e->groups_seen = e->groups_seen > most + 1 ? e->groups_seen : most + 1;
         for (uint64_t j = 0; j < m; j++) ((uint64_t *)(void *)e->grows.data)[e->gid[j]]++;
     }
     for (int i = 0; i < p->n_items; i++) {
@@ -1058,7 +1056,7 @@ static int accumulate(vq_exec *e, pch_error *err)
                 cnt[g]++;
                 if (abs[g] < (1ull << 62)) abs[g] += ax < (1ull << 62) ? ax : (1ull << 62);
                 if (__builtin_add_overflow(sum[g], x, &sum[g])) {
-                    if (it->agg == A_SUM) return hand_back(e, "sum over 2^63 (SQLite's integer overflow)"), PCH_OK;
+                    if (it->agg == A_SUM) { hand_back(e, "sum over 2^63 (SQLite's integer overflow)"); return PCH_OK; }
                 }
             }
             break;
@@ -1088,7 +1086,7 @@ static int add_out_row(vq_exec *e, pch_error *err)
     if (e->n_out == e->cap_out) {
         uint64_t cap = e->cap_out ? e->cap_out * 2 : 256;
         vq_val *o;
-        if (cap > (1ull << 22)) return hand_back(e, "more than 4M rows to sort"), 1;
+        if (cap > (1ull << 22)) { hand_back(e, "more than 4M rows to sort"); return PCH_OK; }
         if (!(o = pch_realloc(e->ctx, e->out, (size_t)cap * (size_t)e->p->n_items * sizeof *o))) return oom(err);
         e->out = o;
         e->cap_out = cap;
@@ -1103,9 +1101,9 @@ static int buffer_rows(vq_exec *e, pch_error *err)
     const vq_plan *p = e->p;
     for (uint64_t j = 0; j < e->n; j++) {
         vq_val *row;
-        int rc;
         if (!e->pass[j]) continue;
-        if ((rc = add_out_row(e, err)) != PCH_OK) return rc < 0 ? rc : PCH_OK;
+        PCH_TRY(add_out_row(e, err));
+        if (e->fallback) return PCH_OK;
         row = &e->out[(e->n_out - 1) * (uint64_t)p->n_items];
         for (int i = 0; i < p->n_items; i++) {
             row[i] = vec_val(&e->cols[p->item[i].col], j);
@@ -1119,12 +1117,11 @@ static int buffer_rows(vq_exec *e, pch_error *err)
 static int finish_groups(vq_exec *e, pch_error *err)
 {
     const vq_plan *p = e->p;
-    uint64_t end = p->n_group ? e->groups_seen : 1;
+    uint64_t end = p->n_group ? e->n_groups : 1;
     if (!p->n_group && ensure_groups(e, 0) < 0) return oom(err);
     for (uint64_t g = 0; g < end; g++) {
         uint32_t kid[VQ_MAX];
         vq_val *row;
-        int rc;
         if (p->n_group && !((const uint64_t *)(const void *)e->grows.data)[g]) continue;   /* no row */
         if (p->n_group == 1) kid[0] = (uint32_t)g;          /* group g is key id g (0 = NULL) */
         else if (p->n_group > 1) {                          /* group g is tuple g */
@@ -1132,7 +1129,8 @@ static int finish_groups(vq_exec *e, pch_error *err)
             const uint8_t *b = intern_bytes(&e->tuples, (uint32_t)g, &n);
             memcpy(kid, b, n);
         }
-        if ((rc = add_out_row(e, err)) != PCH_OK) return rc < 0 ? rc : PCH_OK;
+        PCH_TRY(add_out_row(e, err));
+        if (e->fallback) return PCH_OK;
         row = &e->out[(e->n_out - 1) * (uint64_t)p->n_items];
         for (int i = 0; i < p->n_items; i++) {
             const vq_item *it = &p->item[i];
@@ -1152,14 +1150,16 @@ static int finish_groups(vq_exec *e, pch_error *err)
                 break;
             case A_AVG:
                 if (cnt) {
-                    if (((const uint64_t *)(const void *)a->abs.data)[g] >= (1ull << 53))
-                        return hand_back(e, "avg of integers whose sum may be inexact as a double (|sum| >= 2^53)"), PCH_OK;
+                    if (((const uint64_t *)(const void *)a->abs.data)[g] >= (1ull << 53)) {
+                        hand_back(e, "avg of integers whose sum may be inexact as a double (|sum| >= 2^53)");
+                        return PCH_OK;
+                    }
                     x->type = SQLITE_FLOAT;
                     x->f = (double)((const int64_t *)(const void *)a->sum.data)[g] / (double)cnt;
                 }
                 break;
             default:
-                if (a->flag.data[g]) return hand_back(e, "min/max of a REAL group that holds 0.0 and -0.0"), PCH_OK;
+                if (a->flag.data[g]) { hand_back(e, "min/max of a REAL group that holds 0.0 and -0.0"); return PCH_OK; }
                 *x = ((const vq_val *)(const void *)a->best.data)[g];
                 break;
             }
