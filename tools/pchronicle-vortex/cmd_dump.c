@@ -33,16 +33,16 @@ static const char *type_name(const pch_vx_dtype *d, char **owned)
     }
 }
 
-static void put_json_string(const char *s)
+void vx_put_json_string(FILE *out, const char *s)
 {
-    putchar('"');
+    fputc('"', out);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c < 0x20) fprintf(out, "\\u%04x", c);
+        else fputc(c, out);
     }
-    putchar('"');
+    fputc('"', out);
 }
 
 static int parse_rows(const char *s, uint64_t *a, uint64_t *b)
@@ -113,9 +113,9 @@ int vx_cmd_dump(pch_ctx *ctx, int argc, char **argv)
                 char *owned;
                 const char *tn = type_name(dt->fields[i], &owned);
                 printf("%s{\"name\":", i ? "," : "");
-                put_json_string(dt->names[i]);
+                vx_put_json_string(stdout, dt->names[i]);
                 printf(",\"type\":");
-                put_json_string(tn);
+                vx_put_json_string(stdout, tn);
                 printf(",\"nullable\":%s,\"metadata\":{}}", dt->fields[i]->nullable ? "true" : "false");
                 pch_free(ctx, owned);
             }

@@ -120,19 +120,6 @@ static int cmp_ms(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c == '\n') fputs("\\n", out);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 int vx_cmd_bench_sql(pch_ctx *ctx, int argc, char **argv)
 {
     const char *root = NULL, *queries = NULL, *engine_s = "auto";
@@ -184,9 +171,9 @@ int vx_cmd_bench_sql(pch_ctx *ctx, int argc, char **argv)
         if (!(path = strdup(pch_vxp_sql_path(q)))) { rc = -1; goto out; }
         if ((nl = strrchr(path, '\n')) && !nl[1]) *nl = 0;
         fputs("{\"sql\":", stdout);
-        json_str(stdout, line);
+        vx_put_json_string(stdout, line);
         printf(",\"engine\":\"%s\",\"path\":", engine_s);
-        json_str(stdout, path);
+        vx_put_json_string(stdout, path);
         printf(",\"rows\":%llu,\"repeat\":%ld,\"p50_ms\":%.3f,\"p95_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f}\n",
                (unsigned long long)pch_vxp_sql_rows(q), repeat, ms[(repeat - 1) / 2],
                ms[(size_t)((double)(repeat - 1) * 0.95 + 0.5)], ms[0], ms[repeat - 1]);

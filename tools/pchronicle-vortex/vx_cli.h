@@ -40,6 +40,8 @@ int vx_cmd_inspect_root(pch_ctx *ctx, const char *root);
 /* Print "pchronicle-vortex: <what>: <msg>" and return VX_EXIT_FAIL. */
 int vx_fail(const char *what, const pch_error *err);
 int vx_usage(const char *msg);
+/* s as a JSON string (quotes, backslashes and control characters escaped). */
+void vx_put_json_string(FILE *out, const char *s);
 /* Seconds on the monotonic clock (for --stats and the benchmarks). */
 double vx_now_s(void);
 
