@@ -425,6 +425,7 @@ static bool parse_select(parser *ps, char alias_of_item[][128])
 {
     vq_plan *p = ps->p;
     char name[128];
+    lexer after_from;
     if (!accept_kw(&ps->x, "SELECT")) return reject(ps, "not a SELECT");
     (void)accept_kw(&ps->x, "ALL");
     if (is_kw(&ps->x.cur, "DISTINCT")) return reject(ps, "SELECT DISTINCT");
@@ -458,6 +459,7 @@ static bool parse_select(parser *ps, char alias_of_item[][128])
         if (is_op(&ps->x.cur, ",") || is_kw(&ps->x.cur, "JOIN") || is_kw(&ps->x.cur, "NATURAL") || is_kw(&ps->x.cur, "LEFT") ||
             is_kw(&ps->x.cur, "INNER") || is_kw(&ps->x.cur, "CROSS") || is_kw(&ps->x.cur, "INDEXED") || is_kw(&ps->x.cur, "NOT"))
             return reject(ps, "a join");
+        after_from = ps->x;
         ps->x = save;
     }
     if (pch_storyline_table_schema(NULL, p->t, (pch_lance_schema **)(uintptr_t)&p->schema, NULL) < 0)
@@ -476,12 +478,8 @@ static bool parse_select(parser *ps, char alias_of_item[][128])
         }
     } while (accept_op(&ps->x, ","));
     p->n_visible = p->n_items;
-    if (!accept_kw(&ps->x, "FROM")) return reject(ps, "an expression the engine does not evaluate");
-    /* skip the FROM clause parsed above */
-    lex_next(&ps->x);
-    if (accept_op(&ps->x, ".")) lex_next(&ps->x);
-    (void)accept_kw(&ps->x, "AS");
-    if (ps->alias[0]) lex_next(&ps->x);
+    if (!is_kw(&ps->x.cur, "FROM")) return reject(ps, "an expression the engine does not evaluate");
+    ps->x = after_from;             /* past the FROM clause read above */
     if (accept_kw(&ps->x, "WHERE") && !parse_conj(ps)) return false;
     if (accept_kw(&ps->x, "GROUP")) {
         if (!accept_kw(&ps->x, "BY")) return reject(ps, "GROUP without BY");
