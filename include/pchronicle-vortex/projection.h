@@ -265,19 +265,64 @@ PCH_API int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **steps,
                             pch_error *err);
 PCH_API void pch_vxp_rl_free(pch_vxp_rl_reader *r);
 
-/* The SFT reader: one example per agent step that is not copied context and not a
-** deterministic dispatch (llm_call_count 0), as a JSON line {source_id, run_id,
-** trajectory_key, step_ordinal, step_id, model_name, messages: the conversation before the
-** step, completion: the step} (docs/training.md). f may be NULL (skip_prompt_ids unused). */
+/* The SFT reader (docs/training.md "SFT"): one example per agent step that is not copied
+** context and not a deterministic dispatch (llm_call_count 0), read from the step, message,
+** reasoning and tool lanes (no document is rebuilt). Each trajectory (subagents included) is
+** its own conversation: every step's message, then one "tool" message per observation
+** result. An example is the conversation before its step plus the step's own message. f may
+** be NULL (skip_prompt_ids unused). */
 typedef struct pch_vxp_sft_reader pch_vxp_sft_reader;
+typedef enum pch_vxp_sft_format {
+    /* JSON lines {source_id, run_id, trajectory_key, step_ordinal, step_id, model_name,
+    ** messages, completion}; tool calls as {id, function_name, arguments} */
+    PCH_VXP_SFT_ATIF = 0,
+    /* JSON lines {messages, tools} as chat trainers take them (OpenAI style): role system /
+    ** user / assistant / tool, content, reasoning_content, tool_calls {id, type: "function",
+    ** function: {name, arguments: a JSON string}}, tool_call_id; the step itself is the last
+    ** assistant message; tools = the agent's tool_definitions */
+    PCH_VXP_SFT_MESSAGES = 1
+} pch_vxp_sft_format;
 PCH_API int pch_vxp_sft_open(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch_vxp_train_filter *f,
                              pch_error *err);
-/* The next batch: the examples of the next document holding any, as JSON lines (*text,
-** *len bytes, *n examples; borrowed until the next call). */
+PCH_API int pch_vxp_sft_open_as(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch_vxp_train_filter *f,
+                                pch_vxp_sft_format format, pch_error *err);
+
+/* Examples without their shared prefix: a batch is one trajectory page holding examples.
+** messages is the JSON array body "m0,m1,...": message i spans [i ? message_end[i-1] + 1 : 0,
+** message_end[i]); the conversation before an example is the array body up to its message's
+** start, less the comma. A paged trajectory comes as one batch per page with examples, all
+** with the same identity, each holding the whole conversation so far (first_new = the first
+** message this batch adds). Everything is borrowed until the next call. */
+typedef struct pch_vxp_sft_example {
+    uint64_t step_ordinal;              /* position in the trajectory's steps */
+    bool has_step_id;
+    int64_t step_id;
+    const char *model_name;             /* NULL = none */
+    size_t model_name_len;
+    size_t message;                     /* the step's own message */
+} pch_vxp_sft_example;
+typedef struct pch_vxp_sft_batch {
+    const char *source_id, *run_key, *trajectory_key;
+    size_t source_id_len, run_key_len, trajectory_key_len;
+    const char *tools;                  /* JSON array text of agent.tool_definitions ("[]") */
+    size_t tools_len;
+    const char *messages;
+    const size_t *message_end;
+    size_t n_messages, first_new;
+    const pch_vxp_sft_example *examples;
+    size_t n_examples;
+} pch_vxp_sft_batch;
+PCH_API int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batch, bool *eof,
+                                   pch_error *err);
+/* The next batch as JSON lines in the reader's format (*text, *len bytes, *n examples;
+** borrowed until the next call). */
 PCH_API int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size_t *n, bool *eof,
                              pch_error *err);
-/* Bytes of step messages and observation result contents read so far (JSON text). */
+/* JSON text of the message, reasoning, tool-call argument and result contents read so far,
+** each counted once (not once per example that repeats it). */
 PCH_API uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r);
+/* The reader's lane scan so far: clusters considered, skipped by zone maps or summaries, read. */
+PCH_API void pch_vxp_sft_scan_stats(const pch_vxp_sft_reader *r, pch_vxp_lanes_stats *out);
 PCH_API void pch_vxp_sft_free(pch_vxp_sft_reader *r);
 
 /* ---------------------------------------------------------------- SQL relations (§13.1) */

@@ -321,6 +321,28 @@ int pj_model_write_page(pch_buf *out, const pj_rows *r, uint64_t row, const char
 ** token/logprob length relations, kinds in range). Findings via cb; returns the count. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload);
 
+/* Chat messages of steps (pj_model.c, the SFT reader's, §13.5; docs/training.md "SFT"):
+** written from the step source and escape, message, reasoning and tool lanes of a cluster
+** (bound in the pj_rows; the others may be NULL) with content hydrated through blobs. Each
+** appends one JSON object to out. ATIF: tool calls as {id, function_name, arguments}; OPENAI:
+** {id, type: "function", function: {name, arguments: a string}} and no empty tool_calls. */
+typedef enum pj_chat_dialect { PJ_CHAT_ATIF = 0, PJ_CHAT_OPENAI = 1 } pj_chat_dialect;
+typedef struct pj_chat pj_chat;
+int pj_chat_new(pj_chat **out, pj_blobs *blobs, pch_error *err);
+void pj_chat_free(pj_chat *c);
+/* Step s's own message: role, content, reasoning_content, tool_calls. */
+int pj_chat_message(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, pj_chat_dialect dia, pch_error *err);
+/* Step s's observation results are items [b, e) of the result lanes (checked); result q as
+** a {"role": "tool", "tool_call_id", "content"} message. */
+int pj_chat_results(pj_chat *c, const pj_rows *r, uint64_t s, uint64_t *b, uint64_t *e, pch_error *err);
+int pj_chat_result(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, uint64_t q, pch_error *err);
+/* Step member k kept in the step escape (an untyped value) as JSON, or null. */
+int pj_chat_escaped(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, const char *k, pch_error *err);
+/* agent.tool_definitions of row (an array; "[]" when absent or not an array). */
+int pj_chat_tools(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t row, pch_error *err);
+/* JSON text of the content values written so far (message text, SFT's MiB/s). */
+uint64_t pj_chat_content_bytes(const pj_chat *c);
+
 /* Page lanes and key of a row (lanes bound; 0 / "" where null). */
 void pj_model_page_info(const pj_rows *r, uint64_t row, uint64_t *page, uint64_t *pages, const char **key,
                         size_t *key_len);
@@ -338,8 +360,17 @@ int pj_page_seq_end(pj_page_seq *q, char *msg, size_t cap);
 /* Page count of the trajectory whose first page is row `row` (fails if it is a continuation). */
 int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *err);
 
+/* The training filter's run keys admit run key p[0..n) (every run when it names none). */
+bool pj_train_run_wanted(const pch_vxp_train_filter *f, const char *p, size_t n);
+/* Prune a training read's lane scan by f's time window and model and by the summaries'
+** source bits (0 = any) and copied-step counts (copied: 0 = a step that is not copied, -1
+** any), pch_vxp_prune. */
+int pj_train_prune(pch_vxp_lanes *it, const pch_vxp_train_filter *f, uint8_t source_bits, int copied, pch_error *err);
+
 /* The context a snapshot was opened with. */
 pch_ctx *pj_snapshot_ctx(const pch_vxp_snapshot *s);
+/* The snapshot's content directory (loaded on first use) for hydrating external values. */
+int pj_snapshot_blobs(pch_vxp_snapshot *s, pj_blobs **out, pch_error *err);
 
 /* Embedded assets of trajectory row `row`: cb(content_id, relative path) for each. */
 int pj_model_assets(const pj_rows *r, uint64_t row,

@@ -1465,6 +1465,252 @@ done:
     return rc;
 }
 
+/* ---------------------------------------------------------------- chat messages (§13.5)
+**
+** The SFT reader's view of a step (docs/training.md "SFT"), written from the message,
+** reasoning and tool lanes of a cluster alone: no document is rebuilt and no other lane is
+** needed. Values are the document's own (hydrated and checked as a Full point read does);
+** the two dialects differ only in the shape of a tool call. */
+
+struct pj_chat {
+    rd d;
+    pch_vxp_query_stats st;
+    pch_buf args;                 /* a tool call's arguments before they become a string */
+    uint64_t content_bytes;
+};
+
+int pj_chat_new(pj_chat **out, pj_blobs *blobs, pch_error *err)
+{
+    pj_chat *c = calloc(1, sizeof *c);
+    *out = NULL;
+    if (!c) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    c->d.blobs = blobs;
+    c->d.mode = PCH_VXP_FULL;
+    c->d.st = &c->st;
+    pch_buf_init(&c->d.scratch, NULL);
+    pch_buf_init(&c->args, NULL);
+    if (pch_json_parser_new(&c->d.jp[0], NULL, NULL, err) < 0 || pch_json_parser_new(&c->d.jp[1], NULL, NULL, err) < 0) {
+        pj_chat_free(c);
+        return PCH_ENOMEM;
+    }
+    *out = c;
+    return PCH_OK;
+}
+
+void pj_chat_free(pj_chat *c)
+{
+    if (!c) return;
+    rd_close(&c->d);
+    pch_buf_dispose(&c->args);
+    free(c);
+}
+
+uint64_t pj_chat_content_bytes(const pj_chat *c) { return c->content_bytes; }
+
+static rd *chat_rd(pj_chat *c, pch_buf *out, const pj_rows *r, pch_error *err)
+{
+    c->d.r = r;
+    c->d.out = out;
+    c->d.err = err;
+    return &c->d;
+}
+
+/* A content value counted as message text (pch_vxp_sft_message_bytes). */
+static int chat_content(pj_chat *c, const pch_vx_array *hot, const pch_vx_array *cold, const pch_vx_array *ref,
+                        uint64_t i, bool text)
+{
+    size_t before = c->d.out->len;
+    PCH_TRY(content(&c->d, hot, cold, ref, i, text));
+    c->content_bytes += c->d.out->len - before;
+    return PCH_OK;
+}
+
+/* A step member the builder kept in the step escape (an untyped value), or null. */
+static int chat_escaped(rd *d, uint64_t s, const char *k)
+{
+    const pch_json_value *esc, *v;
+    const char *src;
+    PCH_TRY(escape(d, 0, L1(STEPS_ESCAPE), s, &esc, &src));
+    if (!esc || !(v = pch_json_get(esc, k, strlen(k)))) { OUT(pch_buf_append_str(d->out, "null")); return PCH_OK; }
+    if (pch_json__write_value(d->out, v, src) < 0) return corrupt(d, "escape value");
+    return PCH_OK;
+}
+
+int pj_chat_escaped(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, const char *k, pch_error *err)
+{
+    return chat_escaped(chat_rd(c, out, r, err), s, k);
+}
+
+/* A tool call's id or function name: the typed lane, else the call escape, else null. */
+static int chat_call_field(rd *d, const pch_vx_array *lane, uint64_t c, const char *k)
+{
+    const pch_json_value *esc, *v;
+    const char *src, *p;
+    size_t n;
+    if (str_at(lane, c, &p, &n)) return put_json_str(d, p, n);
+    PCH_TRY(escape(d, 1, L2(TOOLS_CALL_ESCAPE), c, &esc, &src));
+    if (!esc || !(v = pch_json_get(esc, k, strlen(k)))) { OUT(pch_buf_append_str(d->out, "null")); return PCH_OK; }
+    if (pch_json__write_value(d->out, v, src) < 0) return corrupt(d, "escape value");
+    return PCH_OK;
+}
+
+/* OpenAI's "arguments" is a string holding JSON: a string value is that string, any other
+** value its JSON text (as the document wrote it) as a string. */
+static int chat_arguments(pj_chat *c, uint64_t q)
+{
+    rd *d = &c->d;
+    pch_buf *out = d->out;
+    if (!has_content(L2(TOOLS_ARGS_HOT), L2(TOOLS_ARGS_COLD), L2(TOOLS_ARGS_REF), q)) {
+        OUT(pch_buf_append_str(out, "null"));
+        return PCH_OK;
+    }
+    pch_buf_clear(&c->args);
+    d->out = &c->args;
+    int rc = content(d, L2(TOOLS_ARGS_HOT), L2(TOOLS_ARGS_COLD), L2(TOOLS_ARGS_REF), q, false);
+    d->out = out;
+    PCH_TRY(rc);
+    if (c->args.oom) return corrupt(d, "out of memory");
+    c->content_bytes += c->args.len;
+    if (c->args.len && c->args.data[0] == '"') OUT(pch_buf_append(out, c->args.data, c->args.len));
+    else OUT(pch_json__write_string(out, (const char *)c->args.data, c->args.len));
+    return PCH_OK;
+}
+
+static int chat_calls(pj_chat *c, uint64_t s, pj_chat_dialect dia)
+{
+    rd *d = &c->d;
+    const pch_vx_array *ids = items(d->r->l[PJ_TOOLS_CALL_ID]);
+    uint64_t b, e;
+    PCH_TRY(range(d, ids, s, &b, &e));
+    for (int l = PJ_TOOLS_FUNCTION; l <= PJ_TOOLS_CALL_ESCAPE; l++) {
+        uint64_t lb, le;
+        PCH_TRY(range(d, items(d->r->l[l]), s, &lb, &le));
+        if (lb != b || le != e) return corrupt(d, "tool-call lanes disagree on their offsets");
+    }
+    if (dia == PJ_CHAT_OPENAI && e == b) return PCH_OK;       /* OpenAI has no empty tool_calls */
+    OUT(pch_buf_append_str(d->out, ",\"tool_calls\":["));
+    for (uint64_t q = b; q < e; q++) {
+        if (q > b) OUT(pch_buf_putc(d->out, ','));
+        OUT(pch_buf_append_str(d->out, "{\"id\":"));
+        PCH_TRY(chat_call_field(d, items(ids), q, "tool_call_id"));
+        if (dia == PJ_CHAT_OPENAI) {
+            OUT(pch_buf_append_str(d->out, ",\"type\":\"function\",\"function\":{\"name\":"));
+            PCH_TRY(chat_call_field(d, L2(TOOLS_FUNCTION), q, "function_name"));
+            OUT(pch_buf_append_str(d->out, ",\"arguments\":"));
+            PCH_TRY(chat_arguments(c, q));
+            OUT(pch_buf_append_str(d->out, "}}"));
+        } else {
+            OUT(pch_buf_append_str(d->out, ",\"function_name\":"));
+            PCH_TRY(chat_call_field(d, L2(TOOLS_FUNCTION), q, "function_name"));
+            OUT(pch_buf_append_str(d->out, ",\"arguments\":"));
+            if (has_content(L2(TOOLS_ARGS_HOT), L2(TOOLS_ARGS_COLD), L2(TOOLS_ARGS_REF), q))
+                PCH_TRY(chat_content(c, L2(TOOLS_ARGS_HOT), L2(TOOLS_ARGS_COLD), L2(TOOLS_ARGS_REF), q, false));
+            else OUT(pch_buf_append_str(d->out, "null"));
+            OUT(pch_buf_putc(d->out, '}'));
+        }
+    }
+    OUT(pch_buf_putc(d->out, ']'));
+    return PCH_OK;
+}
+
+static const char *const chat_roles[4] = { NULL, "\"system\"", "\"user\"", "\"assistant\"" };
+
+int pj_chat_message(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, pj_chat_dialect dia, pch_error *err)
+{
+    rd *d = chat_rd(c, out, r, err);
+    uint64_t k = load_u(L1(STEPS_SOURCE), s), pb, pe;
+    bool first = false;
+    if (k > 3) return corrupt(d, "step source code out of range");
+    OUT(pch_buf_append_str(out, "{\"role\":"));
+    if (k) OUT(pch_buf_append_str(out, chat_roles[k]));
+    else PCH_TRY(chat_escaped(d, s, "source"));
+    OUT(pch_buf_append_str(out, ",\"content\":"));
+    k = load_u(L1(MESSAGE_KIND), s);
+    PCH_TRY(range(d, L1(MESSAGE_PART_KIND), s, &pb, &pe));
+    if (k == PJ_CK_PARTS) {
+        size_t before = out->len;
+        PCH_TRY(write_parts(d, s));
+        c->content_bytes += out->len - before;
+    } else if (pe != pb) {
+        return corrupt(d, "content parts on a message that is not a parts list");
+    } else if (k == PJ_CK_ABSENT) {
+        OUT(pch_buf_append_str(out, "null"));
+    } else if (k == PJ_CK_TEXT || k == PJ_CK_JSON) {
+        PCH_TRY(chat_content(c, L1(MESSAGE_HOT), L1(MESSAGE_COLD), L1(MESSAGE_REF), s, k == PJ_CK_TEXT));
+    } else {
+        return corrupt(d, "unknown content kind");
+    }
+    k = load_u(L1(MESSAGE_RKIND), s);
+    if (k != PJ_CK_ABSENT) {
+        if (k != PJ_CK_TEXT && k != PJ_CK_JSON) return corrupt(d, "unknown content kind");
+        PCH_TRY(key(d, &first, "reasoning_content"));
+        PCH_TRY(chat_content(c, L1(MESSAGE_RHOT), L1(MESSAGE_RCOLD), L1(MESSAGE_RREF), s, k == PJ_CK_TEXT));
+    }
+    if (ok(L1(TOOLS_CALL_ID), s)) {
+        PCH_TRY(chat_calls(c, s, dia));
+    } else {
+        uint64_t cb, ce;
+        PCH_TRY(range(d, L1(TOOLS_FUNCTION), s, &cb, &ce));
+        if (ce != cb) return corrupt(d, "tool calls on a step without tool_calls");
+    }
+    OUT(pch_buf_putc(out, '}'));
+    return PCH_OK;
+}
+
+int pj_chat_results(pj_chat *c, const pj_rows *r, uint64_t s, uint64_t *b, uint64_t *e, pch_error *err)
+{
+    rd *d = chat_rd(c, NULL, r, err);
+    uint64_t k = load_u(L1(TOOLS_OBS_KIND), s);
+    PCH_TRY(range(d, L1(TOOLS_RES_CALL), s, b, e));
+    for (int l = PJ_TOOLS_RES_ORIGIN; l <= PJ_TOOLS_RES_ESCAPE; l++) PCH_TRY(sub(d, l, s, *b, *e));
+    if (k > 2) return corrupt(d, "observation kind out of range");
+    if (k != 1 && *e != *b) return corrupt(d, "observation results on a step whose observation has none");
+    return PCH_OK;
+}
+
+int pj_chat_result(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, uint64_t q, pch_error *err)
+{
+    rd *d = chat_rd(c, out, r, err);
+    const pch_json_value *esc, *v;
+    const char *src;
+    uint64_t k = load_u(L2(TOOLS_RES_KIND), q);
+    OUT(pch_buf_append_str(out, "{\"role\":\"tool\",\"tool_call_id\":"));
+    PCH_TRY(escape(d, 1, L2(TOOLS_RES_ESCAPE), q, &esc, &src));
+    if (esc && (v = pch_json_get(esc, "source_call_id", 14))) {
+        if (pch_json__write_value(out, v, src) < 0) return corrupt(d, "escape value");
+    } else if (ok(L2(TOOLS_RES_CALL), q)) {
+        /* implied: the id of the correlated call of this step (§5.5) */
+        uint64_t cn = load_u(L2(TOOLS_RES_CALL), q), cb, ce;
+        const char *p;
+        size_t n;
+        PCH_TRY(range(d, L1(TOOLS_CALL_ID), s, &cb, &ce));
+        if (cn >= ce - cb || !str_at(L2(TOOLS_CALL_ID), cb + cn, &p, &n)) return corrupt(d, "result call ordinal out of range");
+        PCH_TRY(put_json_str(d, p, n));
+    } else {
+        OUT(pch_buf_append_str(out, "null"));
+    }
+    OUT(pch_buf_append_str(out, ",\"content\":"));
+    if (k == PJ_CK_ABSENT) OUT(pch_buf_append_str(out, "null"));
+    else if (k == PJ_CK_TEXT || k == PJ_CK_JSON) PCH_TRY(chat_content(c, L2(TOOLS_RES_HOT), L2(TOOLS_RES_COLD), L2(TOOLS_RES_REF), q, k == PJ_CK_TEXT));
+    else return corrupt(d, "unknown content kind");
+    OUT(pch_buf_putc(out, '}'));
+    return PCH_OK;
+}
+
+int pj_chat_tools(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t row, pch_error *err)
+{
+    rd *d = chat_rd(c, out, r, err);
+    const pch_json_value *esc, *ag, *v = NULL;
+    const char *src;
+    if (load_u(r->l[PJ_ID_KEY_FLAGS], row) & PJ_KEY_HAS_AGENT) {
+        PCH_TRY(escape(d, 0, r->l[PJ_ID_ESCAPE], row, &esc, &src));
+        if ((ag = pch_json_get(esc, "agent", 5)) && ag->kind == PCH_JSON_OBJECT) v = pch_json_get(ag, "tool_definitions", 16);
+    }
+    if (!v || v->kind != PCH_JSON_ARRAY) { OUT(pch_buf_append_str(out, "[]")); return PCH_OK; }
+    if (pch_json__write_value(out, v, src) < 0) return corrupt(d, "escape value");
+    return PCH_OK;
+}
+
 /* §15: offsets of one level agree across lanes, kinds in range, token/logprob lengths. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload)
 {

@@ -821,6 +821,14 @@ static int storage_order(pch_vxp_snapshot *s, bool roots_only, uint64_t **out, u
 
 pch_ctx *pj_snapshot_ctx(const pch_vxp_snapshot *s) { return s->ctx; }
 
+int pj_snapshot_blobs(pch_vxp_snapshot *s, pj_blobs **out, pch_error *err)
+{
+    *out = NULL;
+    PCH_TRY(ensure_blobs(s, err));
+    *out = s->blobs;
+    return PCH_OK;
+}
+
 pch_vxp_assets pch_vxp_snapshot_assets(const pch_vxp_snapshot *s)
 {
     const pch_json_value *l = pch_json_get(s->m, "layout", 6), *a = l ? pch_json_get(l, "assets", 6) : NULL;

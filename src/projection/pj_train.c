@@ -1,4 +1,4 @@
-/* Training reads (RFC-0006 §13.5; docs/training.md): the RL reader streams, cluster by
+/* The RL reader (RFC-0006 §13.5; docs/training.md; the SFT reader is pj_sft.c) streams, cluster by
 ** cluster, the steps that have completion_token_ids and are not copied context, straight
 ** from the typed token lanes — no document is rebuilt, no content lane is decoded.
 **
@@ -53,19 +53,7 @@ int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_
         if (r->f.skip_prompt_ids) lanes[R_PROMPT] = k_rl_lanes[R_STEP_ID];
         rc = pch_vxp_lanes_open(&r->it, s, lanes, R_N, err);
     }
-    if (rc == PCH_OK && (r->f.has_time || r->f.model)) {
-        /* the time window and model prune clusters and trajectories by their summaries (§13.3) */
-        pch_vxp_prune p = PCH_VXP_PRUNE_INIT;
-        p.has_ts_lo = p.has_ts_hi = r->f.has_time;
-        p.ts_lo = r->f.from_ms;
-        p.ts_hi = r->f.to_ms > INT64_MIN ? r->f.to_ms - 1 : INT64_MIN;
-        p.model = r->f.model;
-        if (r->f.has_time && r->f.to_ms <= r->f.from_ms) {     /* an empty window */
-            p.ts_lo = INT64_MAX;
-            p.ts_hi = INT64_MIN;
-        }
-        rc = pch_vxp_lanes_prune(r->it, &p, err);
-    }
+    if (rc == PCH_OK) rc = pj_train_prune(r->it, &r->f, 0, -1, err);
     if (rc < 0 ||
         (rc = pch_json_parser_new(&r->jp, ctx, NULL, err)) < 0) {
         pch_vxp_rl_free(r);
@@ -85,7 +73,25 @@ void pch_vxp_rl_free(pch_vxp_rl_reader *r)
     pch_free(r->ctx, r);
 }
 
-static bool wanted_run(const pch_vxp_train_filter *f, const char *p, size_t n)
+int pj_train_prune(pch_vxp_lanes *it, const pch_vxp_train_filter *f, uint8_t source_bits, int copied, pch_error *err)
+{
+    /* the time window and model prune clusters and trajectories by their summaries (§13.3) */
+    pch_vxp_prune p = PCH_VXP_PRUNE_INIT;
+    if (!f->has_time && !f->model && !source_bits && copied < 0) return PCH_OK;
+    p.has_ts_lo = p.has_ts_hi = f->has_time;
+    p.ts_lo = f->from_ms;
+    p.ts_hi = f->to_ms > INT64_MIN ? f->to_ms - 1 : INT64_MIN;
+    p.model = f->model;
+    p.source_bits = source_bits;
+    p.copied = copied;
+    if (f->has_time && f->to_ms <= f->from_ms) {     /* an empty window */
+        p.ts_lo = INT64_MAX;
+        p.ts_hi = INT64_MIN;
+    }
+    return pch_vxp_lanes_prune(it, &p, err);
+}
+
+bool pj_train_run_wanted(const pch_vxp_train_filter *f, const char *p, size_t n)
 {
     if (!f->n_run_keys) return true;
     for (size_t i = 0; i < f->n_run_keys; i++)
@@ -141,7 +147,7 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
             if (pch_load_le32(L[R_PAGE_INDEX]->data + 4 * row) == 0) r->step_base = 0;
             if ((keep && !keep[row]) ||
                 (r->f.source_id && (strlen(r->f.source_id) != srcn || memcmp(r->f.source_id, src, srcn) != 0)) ||
-                !wanted_run(&r->f, run, runn)) {
+                !pj_train_run_wanted(&r->f, run, runn)) {
                 r->step_base += se - sb;
                 continue;
             }
@@ -211,172 +217,5 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
         r->steps[i].reward_json = r->steps[i].reward_len ? (const char *)r->reward.data + r->steps[i].reward_off : NULL;
     *out = r->steps;
     *n_out = n;
-    return PCH_OK;
-}
-
-/* ---- SFT (§13.5): conversations in order, one example per trainable agent step ----
-**
-** Messages are the document's own JSON values (message, reasoning_content, tool calls,
-** observation results), so the reader rebuilds each document (every value hydrated and
-** checked; PJ_FULL_NO_TOKENS leaves out the token arrays no example holds) and walks its
-** steps in order. An agent step that is not copied
-** context and not a deterministic dispatch (llm_call_count 0) is an example: the
-** conversation before it as `messages`, the step itself as `completion`. One batch per
-** document: memory is bounded by the largest document's examples. */
-
-struct pch_vxp_sft_reader {
-    pch_vxp_snapshot *s;
-    pch_ctx *ctx;
-    pch_vxp_train_filter f;
-    uint64_t *docs, n_docs, pos;
-    pch_buf out, conv, msg;
-    uint64_t message_bytes;
-};
-
-int pch_vxp_sft_open(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch_vxp_train_filter *f, pch_error *err)
-{
-    pch_vxp_sft_reader *r;
-    pch_ctx *ctx = pj_snapshot_ctx(s);
-    int rc;
-    *out = NULL;
-    if (!(r = pch_calloc(ctx, 1, sizeof *r))) return nomem(err);
-    r->s = s;
-    r->ctx = ctx;
-    if (f) r->f = *f;
-    pch_buf_init(&r->out, ctx);
-    pch_buf_init(&r->conv, ctx);
-    pch_buf_init(&r->msg, ctx);
-    if ((rc = pch_vxp_documents(s, &r->docs, &r->n_docs, err)) < 0) { pch_vxp_sft_free(r); return rc; }
-    *out = r;
-    return PCH_OK;
-}
-
-void pch_vxp_sft_free(pch_vxp_sft_reader *r)
-{
-    if (!r) return;
-    pch_free(r->ctx, r->docs);
-    pch_buf_dispose(&r->out);
-    pch_buf_dispose(&r->conv);
-    pch_buf_dispose(&r->msg);
-    pch_free(r->ctx, r);
-}
-
-uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r) { return r->message_bytes; }
-
-static void put_raw_or_null(pch_buf *b, const pch_atif_raw *v)
-{
-    if (v->ptr) pch_buf_append(b, v->ptr, v->len);
-    else pch_buf_append_str(b, "null");
-}
-
-static void put_key(pch_buf *b, const char *k, const pch_atif_raw *v)
-{
-    pch_buf_printf(b, ",\"%s\":", k);
-    put_raw_or_null(b, v);
-}
-
-/* The step as chat messages into r->msg: the step's own message (role from its source),
-** then for an agent step one "tool" message per observation result. *first_len = the
-** length of the first one (the completion of an example). */
-static void step_messages(pch_vxp_sft_reader *r, const pch_atif_step *st, size_t *first_len)
-{
-    static const char *const roles[] = { NULL, "system", "user", "assistant" };
-    pch_buf *b = &r->msg;
-    pch_buf_clear(b);
-    pch_buf_append_str(b, "{\"role\":");
-    if ((unsigned)st->source < 4 && roles[st->source]) pch_buf_printf(b, "\"%s\"", roles[st->source]);
-    else put_raw_or_null(b, &st->f[PCH_ATIF_S_SOURCE]);
-    put_key(b, "content", &st->f[PCH_ATIF_S_MESSAGE]);
-    r->message_bytes += st->f[PCH_ATIF_S_MESSAGE].len;
-    if (st->f[PCH_ATIF_S_REASONING_CONTENT].ptr) put_key(b, "reasoning_content", &st->f[PCH_ATIF_S_REASONING_CONTENT]);
-    if (st->has_tool_calls) {
-        pch_buf_append_str(b, ",\"tool_calls\":[");
-        for (uint32_t c = 0; c < st->n_calls; c++) {
-            pch_buf_append_str(b, c ? ",{\"id\":" : "{\"id\":");
-            put_raw_or_null(b, &st->calls[c].f[PCH_ATIF_C_TOOL_CALL_ID]);
-            put_key(b, "function_name", &st->calls[c].f[PCH_ATIF_C_FUNCTION_NAME]);
-            put_key(b, "arguments", &st->calls[c].f[PCH_ATIF_C_ARGUMENTS]);
-            pch_buf_putc(b, '}');
-        }
-        pch_buf_putc(b, ']');
-    }
-    pch_buf_putc(b, '}');
-    *first_len = b->len;
-    for (uint32_t k = 0; k < st->n_results; k++) {
-        pch_buf_append_str(b, ",{\"role\":\"tool\",\"tool_call_id\":");
-        put_raw_or_null(b, &st->results[k].f[PCH_ATIF_R_SOURCE_CALL_ID]);
-        put_key(b, "content", &st->results[k].f[PCH_ATIF_R_CONTENT]);
-        r->message_bytes += st->results[k].f[PCH_ATIF_R_CONTENT].len;
-        pch_buf_putc(b, '}');
-    }
-}
-
-static bool trainable(const pch_vxp_train_filter *f, const pch_atif_step *st)
-{
-    if (st->source != PCH_ATIF_SOURCE_AGENT || st->is_copied_context == 1) return false;
-    if (st->has_llm_call_count && st->llm_call_count == 0) return false;      /* deterministic dispatch */
-    if (f->model && (!st->model_name || strcmp(st->model_name, f->model) != 0)) return false;
-    if (f->has_time && (!st->has_timestamp || st->timestamp_ms < f->from_ms || st->timestamp_ms >= f->to_ms)) return false;
-    return true;
-}
-
-static int sft_traj(pch_vxp_sft_reader *r, const pch_atif_trajectory *t, size_t *n, pch_error *err)
-{
-    pch_buf_clear(&r->conv);
-    for (uint32_t i = 0; i < t->n_steps; i++) {
-        const pch_atif_step *st = &t->steps[i];
-        size_t first;
-        step_messages(r, st, &first);
-        if (trainable(&r->f, st)) {
-            pch_buf *o = &r->out;
-            pch_buf_append_str(o, "{\"source_id\":");
-            pch_json__write_string(o, t->source_id, strlen(t->source_id));
-            pch_buf_append_str(o, ",\"run_id\":");
-            pch_json__write_string(o, t->run_key, strlen(t->run_key));
-            pch_buf_append_str(o, ",\"trajectory_key\":");
-            pch_json__write_string(o, t->trajectory_key, strlen(t->trajectory_key));
-            pch_buf_printf(o, ",\"step_ordinal\":%u", st->ordinal);
-            put_key(o, "step_id", &st->f[PCH_ATIF_S_STEP_ID]);
-            put_key(o, "model_name", &st->f[PCH_ATIF_S_MODEL_NAME]);
-            pch_buf_append_str(o, ",\"messages\":[");
-            pch_buf_append(o, r->conv.data, r->conv.len);
-            pch_buf_append_str(o, "],\"completion\":");
-            pch_buf_append(o, r->msg.data, first);
-            pch_buf_append_str(o, "}\n");
-            (*n)++;
-        }
-        if (r->conv.len) pch_buf_putc(&r->conv, ',');
-        pch_buf_append(&r->conv, r->msg.data, r->msg.len);
-        if (r->out.oom || r->conv.oom || r->msg.oom) return nomem(err);
-    }
-    return PCH_OK;
-}
-
-int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size_t *n, bool *eof, pch_error *err)
-{
-    *text = NULL;
-    *len = 0;
-    *n = 0;
-    pch_buf_clear(&r->out);
-    while (*n == 0) {
-        pch_vxp_doc raw;
-        pch_atif_doc *d = NULL;
-        int rc = PCH_OK;
-        *eof = r->pos >= r->n_docs;
-        if (*eof) return PCH_OK;
-        PCH_TRY(pch_vxp_get_atif_as(r->s, r->docs[r->pos], PJ_FULL_NO_TOKENS, &raw, &d, err));
-        r->pos++;
-        for (size_t i = 0; i < pch_atif_doc_count(d) && rc == PCH_OK; i++) {
-            const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
-            if ((r->f.source_id && strcmp(r->f.source_id, t->source_id) != 0) || !wanted_run(&r->f, t->run_key, strlen(t->run_key)))
-                continue;
-            rc = sft_traj(r, t, n, err);
-        }
-        pch_atif_doc_free(d);
-        pch_vxp_doc_dispose(r->s, &raw);
-        if (rc < 0) return rc;
-    }
-    *text = (const char *)r->out.data;
-    *len = r->out.len;
     return PCH_OK;
 }

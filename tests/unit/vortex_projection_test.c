@@ -443,6 +443,76 @@ static void test_projection__paged_trajectory(void)
     PCH_CHECK(pj_page_seq_end(&q, msg, sizeof msg) == PCH_ECORRUPT);
 }
 
+/* The SFT batch API over a paged trajectory: one batch per page with examples, the
+** conversation held once and growing (first_new), each example an index into it; the JSON
+** lines of pch_vxp_sft_next are those batches with the prefix repeated. */
+static void test_projection__sft_batches_share_the_prefix(void)
+{
+    static const char *const want_last[] = { "{\"role\":\"assistant\",\"content\":\"second\",\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"x\\\":1}\"}}]}",
+                                             "{\"role\":\"assistant\",\"content\":\"third\"}",
+                                             "{\"role\":\"assistant\",\"content\":\"fourth step, again with a message of some length to fill a page\"}" };
+    pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_error err;
+    char *root = tmp_path("sft");
+    pch_vxp_snapshot *s = NULL;
+    pch_vxp_sft_reader *r = NULL, *lines = NULL;
+    const pch_vxp_sft_batch *b;
+    bool eof = false;
+    size_t examples = 0, batches = 0, seen = 0;
+    pch_buf want;
+    o.cluster_bytes = 100;
+    rmrf(root);
+    PCH_CHECK_OK(build_one(root, paged_doc, &o, &err), &err);
+    PCH_CHECK_OK(pch_vxp_snapshot_open(&s, g_ctx, root, &err), &err);
+    PCH_CHECK_OK(pch_vxp_sft_open_as(&r, s, NULL, PCH_VXP_SFT_MESSAGES, &err), &err);
+    PCH_CHECK_OK(pch_vxp_sft_open_as(&lines, s, NULL, PCH_VXP_SFT_MESSAGES, &err), &err);
+    {
+        pch_vxp_sft_reader *bad = NULL;
+        PCH_CHECK(pch_vxp_sft_open_as(&bad, s, NULL, (pch_vxp_sft_format)7, &err) == PCH_EINVAL && !bad);
+    }
+    pch_buf_init(&want, g_ctx);
+    while (r && lines) {
+        const char *text;
+        size_t len, n;
+        bool eof2;
+        PCH_CHECK_OK(pch_vxp_sft_next_batch(r, &b, &eof, &err), &err);
+        PCH_CHECK_OK(pch_vxp_sft_next(lines, &text, &len, &n, &eof2, &err), &err);
+        PCH_CHECK(eof == eof2);
+        if (eof || eof2) break;
+        batches++;
+        PCH_CHECK(b->trajectory_key_len == 7 && memcmp(b->trajectory_key, "s-paged", 7) == 0);
+        PCH_CHECK(b->tools_len == 2 && memcmp(b->tools, "[]", 2) == 0);
+        /* a page without examples adds messages but no batch */
+        PCH_CHECK_MSG(b->first_new >= seen, "first_new %zu after %zu messages", b->first_new, seen);
+        PCH_CHECK(b->n_messages > b->first_new && b->n_examples > 0);
+        seen = b->n_messages;
+        pch_buf_clear(&want);
+        for (size_t k = 0; k < b->n_examples; k++) {
+            const pch_vxp_sft_example *e = &b->examples[k];
+            size_t m0 = e->message ? b->message_end[e->message - 1] + 1 : 0;
+            PCH_CHECK(e->message >= b->first_new && e->message < b->n_messages);
+            PCH_CHECK(e->has_step_id && e->step_id == (int64_t)e->step_ordinal + 1);
+            if (examples < 3)
+                PCH_CHECK_MSG(b->message_end[e->message] - m0 == strlen(want_last[examples]) &&
+                              memcmp(b->messages + m0, want_last[examples], strlen(want_last[examples])) == 0,
+                              "example %zu: %.*s", examples, (int)(b->message_end[e->message] - m0), b->messages + m0);
+            pch_buf_append_str(&want, "{\"messages\":[");
+            pch_buf_append(&want, b->messages, b->message_end[e->message]);
+            pch_buf_append_str(&want, "],\"tools\":[]}\n");
+            examples++;
+        }
+        PCH_CHECK(n == b->n_examples && len == want.len && memcmp(text, want.data, len) == 0);
+    }
+    PCH_CHECK_MSG(examples == 3 && batches >= 2, "%zu examples in %zu batches", examples, batches);
+    /* user, assistant + its tool result, assistant, assistant (and the closing user step when
+    ** it shares the last example's page): every message once */
+    PCH_CHECK_MSG(seen == 5 || seen == 6, "%zu messages", seen);
+    pch_buf_dispose(&want);
+    pch_vxp_sft_free(lines);
+    pch_vxp_sft_free(r);
+    pch_vxp_snapshot_free(s);
+}
+
 static void test_projection__hostile_paths_and_pointers(void)
 {
     static const char *const bad_paths[] = { "../x.vortex", "/etc/passwd", "data/../../x", "data//x", "data/./x",
@@ -510,6 +580,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_projection__stale_commit_and_abandon);
     PCH_RUN(test_projection__hostile_paths_and_pointers);
     PCH_RUN(test_projection__paged_trajectory);
+    PCH_RUN(test_projection__sft_batches_share_the_prefix);
     rmrf(g_tmp);
     pch_ctx_free(g_ctx);
     return pch_test_report();

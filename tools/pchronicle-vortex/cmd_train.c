@@ -420,13 +420,19 @@ done:
 /* ---- sft ---- */
 
 static const char k_sft_usage[] =
-    "usage: pchronicle-vortex sft ROOT [--to FILE] [--source-id ID] [--run KEY]... [--model NAME]\n"
-    "                          [--since TIME] [--until TIME] [--stats]\n"
+    "usage: pchronicle-vortex sft ROOT [--format atif|messages] [--to FILE] [--source-id ID]\n"
+    "                          [--run KEY]... [--model NAME] [--since TIME] [--until TIME] [--stats]\n"
     "One JSON line per agent step that is not copied context and not a deterministic dispatch\n"
-    "(llm_call_count 0), in storage order: source_id, run_id, trajectory_key, step_ordinal,\n"
-    "step_id, model_name, messages (the conversation before the step: role, content,\n"
-    "reasoning_content, tool_calls; observation results as role \"tool\") and completion (the\n"
-    "step). Filters and --to as for rl (docs/training.md).\n";
+    "(llm_call_count 0), in storage order, read from the message and tool lanes:\n"
+    "  atif (default): source_id, run_id, trajectory_key, step_ordinal, step_id, model_name,\n"
+    "    messages (the conversation before the step: role, content, reasoning_content,\n"
+    "    tool_calls {id, function_name, arguments}; observation results as role \"tool\")\n"
+    "    and completion (the step's message);\n"
+    "  messages: {\"messages\": [...], \"tools\": [...]} as chat trainers take it (OpenAI style:\n"
+    "    tool_calls {id, type, function: {name, arguments}}, the step the last assistant\n"
+    "    message, tools = the agent's tool_definitions).\n"
+    "Filters and --to as for rl (docs/training.md). --stats: examples, message MiB (each\n"
+    "content value counted once) and MiB/s to stderr.\n";
 
 int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
 {
@@ -440,9 +446,15 @@ int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
     double t0 = vx_now_s();
     int rc = parse_train(argc, argv, &a, "sft", k_sft_usage);
     if (rc) { free(a.runs); return rc < 0 ? VX_EXIT_OK : rc; }
-    if (a.format) { fprintf(stderr, "pchronicle-vortex sft: writes JSON lines only (no --format)\n%s", k_sft_usage); free(a.runs); return VX_EXIT_USAGE; }
+    if (a.format && strcmp(a.format, "atif") != 0 && strcmp(a.format, "messages") != 0) {
+        fprintf(stderr, "pchronicle-vortex sft: --format is atif or messages, not %s\n%s", a.format, k_sft_usage);
+        free(a.runs);
+        return VX_EXIT_USAGE;
+    }
     pch_error_clear(&err);
-    if (pch_vxp_snapshot_open(&snap, ctx, a.root, &err) < 0 || pch_vxp_sft_open(&r, snap, &a.f, &err) < 0) {
+    if (pch_vxp_snapshot_open(&snap, ctx, a.root, &err) < 0 ||
+        pch_vxp_sft_open_as(&r, snap, &a.f, a.format && strcmp(a.format, "messages") == 0 ? PCH_VXP_SFT_MESSAGES : PCH_VXP_SFT_ATIF,
+                            &err) < 0) {
         rc = vx_fail(a.root, &err);
         goto done;
     }
@@ -466,8 +478,13 @@ done:
     if (out.f && sink_close(&out, ok) < 0 && rc == VX_EXIT_OK) rc = VX_EXIT_FAIL;
     if (a.stats && rc == VX_EXIT_OK) {
         double s = vx_now_s() - t0, mib = (double)pch_vxp_sft_message_bytes(r) / 1048576.0;
-        fprintf(stderr, "stats: examples=%llu message_mib=%.1f seconds=%.3f message_mib_per_s=%.1f\n",
-                (unsigned long long)examples, mib, s, s > 0 ? mib / s : 0.0);
+        pch_vxp_lanes_stats ls;
+        pch_vxp_sft_scan_stats(r, &ls);
+        fprintf(stderr, "stats: examples=%llu message_mib=%.1f seconds=%.3f message_mib_per_s=%.1f clusters=%llu "
+                "clusters_zone_pruned=%llu clusters_summary_pruned=%llu clusters_read=%llu\n",
+                (unsigned long long)examples, mib, s, s > 0 ? mib / s : 0.0, (unsigned long long)ls.clusters,
+                (unsigned long long)ls.clusters_zone_pruned, (unsigned long long)ls.clusters_summary_pruned,
+                (unsigned long long)ls.clusters_read);
     }
     pch_vxp_sft_free(r);
     pch_vxp_snapshot_free(snap);
