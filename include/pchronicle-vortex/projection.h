@@ -318,9 +318,11 @@ PCH_API int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batc
 ** borrowed until the next call). */
 PCH_API int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size_t *n, bool *eof,
                              pch_error *err);
-/* JSON text of the message, reasoning, tool-call argument and result contents read so far,
-** each counted once (not once per example that repeats it). */
+/* JSON text of the step messages and reasoning read so far, and of every content value
+** (messages, reasoning, tool-call arguments, results), each counted once (not once per
+** example that repeats it). */
 PCH_API uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r);
+PCH_API uint64_t pch_vxp_sft_content_bytes(const pch_vxp_sft_reader *r);
 /* The reader's lane scan so far: clusters considered, skipped by zone maps or summaries, read. */
 PCH_API void pch_vxp_sft_scan_stats(const pch_vxp_sft_reader *r, pch_vxp_lanes_stats *out);
 PCH_API void pch_vxp_sft_free(pch_vxp_sft_reader *r);

@@ -13,6 +13,8 @@
 ** escaping, as serde_json). s must be valid UTF-8 (checked: PCH_EINVAL otherwise).
 ** Errors: PCH_EINVAL, PCH_ENOMEM. */
 int pch_json__write_string(pch_buf *out, const char *s, size_t len);
+/* The same for text already checked to be valid UTF-8 (it is not checked again). */
+int pch_json__write_utf8(pch_buf *out, const char *s, size_t len);
 
 /* Append v as compact JSON (no whitespace, members in stored order). Numbers are copied
 ** from their span in src when src != NULL (exact original text), else written in canonical

@@ -79,6 +79,25 @@ static inline size_t pch_json__scan_plain(const uint8_t *s, size_t len, size_t i
     return i;
 }
 
+/* Index of the first byte of s[i..len) that a JSON string must escape ('"', '\\', C0
+** controls), or len: the scan for text already known to be valid UTF-8. */
+static inline size_t pch_json__scan_escape(const uint8_t *s, size_t len, size_t i)
+{
+#ifdef PCH_JSON_SSE2
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c0 = _mm_set1_epi8(0x1f);
+    while (len - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(v, c0), v));  /* unsigned v <= 0x1f */
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+        i += 16;
+    }
+#endif
+    while (i < len && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20) i++;
+    return i;
+}
+
 /* Offset of the first byte of p[0..n) that is invalid UTF-8, or n if all of it is valid. */
 size_t pch_json__utf8_check(const uint8_t *p, size_t n);
 

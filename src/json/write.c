@@ -115,6 +115,57 @@ size_t pch_json__fmt_double(char out[32], double d)
 
 static const char hexd[] = "0123456789abcdef";
 
+/* pch_buf_reserve without the call when there is room (the string writers' inner loops). */
+static inline int room(pch_buf *b, size_t n)
+{
+    return !b->oom && b->data && b->cap - b->len > n ? PCH_OK : pch_buf_reserve(b, n);
+}
+
+/* The escape of a byte JSON cannot hold in a string ('"', '\\', C0) at o; its length. */
+static size_t escape_byte(uint8_t *o, uint8_t c)
+{
+    o[0] = '\\';
+    switch (c) {
+    case '"': o[1] = '"'; return 2;
+    case '\\': o[1] = '\\'; return 2;
+    case '\b': o[1] = 'b'; return 2;
+    case '\f': o[1] = 'f'; return 2;
+    case '\n': o[1] = 'n'; return 2;
+    case '\r': o[1] = 'r'; return 2;
+    case '\t': o[1] = 't'; return 2;
+    default:
+        o[1] = 'u'; o[2] = '0'; o[3] = '0';
+        o[4] = (uint8_t)hexd[c >> 4]; o[5] = (uint8_t)hexd[c & 15];
+        return 6;
+    }
+}
+
+/* As pch_json__write_string for text the caller has checked to be UTF-8 (a decoded utf8
+** lane): only the bytes JSON escapes are looked at. */
+int pch_json__write_utf8(pch_buf *out, const char *str, size_t len)
+{
+    const uint8_t *s = (const uint8_t *)str;
+    size_t i = 0, extra;
+    if (!pch_add_size(&extra, len, 2) || pch_buf_reserve(out, extra) != PCH_OK) return PCH_ENOMEM;
+    out->data[out->len++] = '"';
+    for (;;) {
+        size_t j = pch_json__scan_escape(s, len, i);
+        if (j > i) {
+            if (room(out, j - i + 1) != PCH_OK) return PCH_ENOMEM;
+            memcpy(out->data + out->len, s + i, j - i);
+            out->len += j - i;
+        }
+        i = j;
+        if (i >= len) break;
+        if (room(out, 7) != PCH_OK) return PCH_ENOMEM;
+        out->len += escape_byte(out->data + out->len, s[i++]);
+    }
+    if (room(out, 1) != PCH_OK) return PCH_ENOMEM;
+    out->data[out->len++] = '"';
+    out->data[out->len] = 0;
+    return PCH_OK;
+}
+
 int pch_json__write_string(pch_buf *out, const char *str, size_t len)
 {
     const uint8_t *s = (const uint8_t *)str;
@@ -126,7 +177,7 @@ int pch_json__write_string(pch_buf *out, const char *str, size_t len)
     for (;;) {
         size_t j = pch_json__scan_plain(s, len, i);
         if (j > i) {
-            if (pch_buf_reserve(out, j - i + 1) != PCH_OK) goto oom;
+            if (room(out, j - i + 1) != PCH_OK) goto oom;
             memcpy(out->data + out->len, s + i, j - i);
             out->len += j - i;
         }
@@ -136,29 +187,14 @@ int pch_json__write_string(pch_buf *out, const char *str, size_t len)
         if (c >= 0x80) {
             size_t k = pch_json__utf8_seq(s + i, len - i);
             if (!k) { out->len = save; if (out->data) out->data[save] = 0; return PCH_EINVAL; }
-            if (pch_buf_reserve(out, k + 1) != PCH_OK) goto oom;
+            if (room(out, k + 1) != PCH_OK) goto oom;
             memcpy(out->data + out->len, s + i, k);
             out->len += k;
             i += k;
             continue;
         }
-        if (pch_buf_reserve(out, 7) != PCH_OK) goto oom;
-        uint8_t *o = out->data + out->len;
-        o[0] = '\\';
-        switch (c) {
-        case '"': o[1] = '"'; out->len += 2; break;
-        case '\\': o[1] = '\\'; out->len += 2; break;
-        case '\b': o[1] = 'b'; out->len += 2; break;
-        case '\f': o[1] = 'f'; out->len += 2; break;
-        case '\n': o[1] = 'n'; out->len += 2; break;
-        case '\r': o[1] = 'r'; out->len += 2; break;
-        case '\t': o[1] = 't'; out->len += 2; break;
-        default:
-            o[1] = 'u'; o[2] = '0'; o[3] = '0';
-            o[4] = (uint8_t)hexd[c >> 4]; o[5] = (uint8_t)hexd[c & 15];
-            out->len += 6;
-            break;
-        }
+        if (room(out, 7) != PCH_OK) goto oom;
+        out->len += escape_byte(out->data + out->len, c);
         i++;
     }
     if (pch_buf_putc(out, '"') != PCH_OK) goto oom;

@@ -340,8 +340,10 @@ int pj_chat_result(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, uint6
 int pj_chat_escaped(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, const char *k, pch_error *err);
 /* agent.tool_definitions of row (an array; "[]" when absent or not an array). */
 int pj_chat_tools(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t row, pch_error *err);
-/* JSON text of the content values written so far (message text, SFT's MiB/s). */
+/* JSON text of the content values written so far: all of them (messages, reasoning, tool
+** arguments, results), and of the step messages and reasoning alone (SFT's MiB/s). */
 uint64_t pj_chat_content_bytes(const pj_chat *c);
+uint64_t pj_chat_message_bytes(const pj_chat *c);
 
 /* Page lanes and key of a row (lanes bound; 0 / "" where null). */
 void pj_model_page_info(const pj_rows *r, uint64_t row, uint64_t *page, uint64_t *pages, const char **key,

@@ -895,6 +895,12 @@ static int put_json_str(rd *d, const char *p, size_t n)
     if (pch_json__write_string(d->out, p, n) < 0) return corrupt(d, "string lane is not UTF-8");
     return PCH_OK;
 }
+/* Text of a utf8 lane: the Vortex reader checked it to be UTF-8 when it decoded the lane. */
+static int put_lane_str(rd *d, const char *p, size_t n)
+{
+    OUT(pch_json__write_utf8(d->out, p, n));
+    return PCH_OK;
+}
 /* A raw JSON text from a lane: validated before it is copied into the document. */
 static int put_raw_json(rd *d, const char *p, size_t n)
 {
@@ -955,7 +961,7 @@ static int content(rd *d, const pch_vx_array *hot, const pch_vx_array *cold, con
     size_t n;
     if (str_at(hot, i, &p, &n)) {
         d->st->bytes_decoded += n;
-        return text ? put_json_str(d, p, n) : put_raw_json(d, p, n);
+        return text ? put_lane_str(d, p, n) : put_raw_json(d, p, n);
     }
     if (str_at(cold, i, &p, &n)) {
         d->st->bytes_decoded += n;
@@ -967,7 +973,7 @@ static int content(rd *d, const pch_vx_array *hot, const pch_vx_array *cold, con
             OUT(pch_buf_putc(d->out, '}'));
             return PCH_OK;
         }
-        return text ? put_json_str(d, p, n) : put_raw_json(d, p, n);
+        return text ? put_lane_str(d, p, n) : put_raw_json(d, p, n);
     }
     if (str_at(ref, i, &p, &n)) {
         if (n != 32) return corrupt(d, "content id is not 32 bytes");
@@ -1476,7 +1482,8 @@ struct pj_chat {
     rd d;
     pch_vxp_query_stats st;
     pch_buf args;                 /* a tool call's arguments before they become a string */
-    uint64_t content_bytes;
+    uint64_t content_bytes;       /* every content value written */
+    uint64_t message_bytes;       /* of which step messages and reasoning */
 };
 
 int pj_chat_new(pj_chat **out, pj_blobs *blobs, pch_error *err)
@@ -1506,6 +1513,7 @@ void pj_chat_free(pj_chat *c)
 }
 
 uint64_t pj_chat_content_bytes(const pj_chat *c) { return c->content_bytes; }
+uint64_t pj_chat_message_bytes(const pj_chat *c) { return c->message_bytes; }
 
 static rd *chat_rd(pj_chat *c, pch_buf *out, const pj_rows *r, pch_error *err)
 {
@@ -1618,7 +1626,7 @@ static const char *const chat_roles[4] = { NULL, "\"system\"", "\"user\"", "\"as
 int pj_chat_message(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, pj_chat_dialect dia, pch_error *err)
 {
     rd *d = chat_rd(c, out, r, err);
-    uint64_t k = load_u(L1(STEPS_SOURCE), s), pb, pe;
+    uint64_t k = load_u(L1(STEPS_SOURCE), s), pb, pe, before = c->content_bytes;
     bool first = false;
     if (k > 3) return corrupt(d, "step source code out of range");
     OUT(pch_buf_append_str(out, "{\"role\":"));
@@ -1628,9 +1636,9 @@ int pj_chat_message(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, pj_c
     k = load_u(L1(MESSAGE_KIND), s);
     PCH_TRY(range(d, L1(MESSAGE_PART_KIND), s, &pb, &pe));
     if (k == PJ_CK_PARTS) {
-        size_t before = out->len;
+        size_t at = out->len;
         PCH_TRY(write_parts(d, s));
-        c->content_bytes += out->len - before;
+        c->content_bytes += out->len - at;
     } else if (pe != pb) {
         return corrupt(d, "content parts on a message that is not a parts list");
     } else if (k == PJ_CK_ABSENT) {
@@ -1646,6 +1654,7 @@ int pj_chat_message(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, pj_c
         PCH_TRY(key(d, &first, "reasoning_content"));
         PCH_TRY(chat_content(c, L1(MESSAGE_RHOT), L1(MESSAGE_RCOLD), L1(MESSAGE_RREF), s, k == PJ_CK_TEXT));
     }
+    c->message_bytes += c->content_bytes - before;
     if (ok(L1(TOOLS_CALL_ID), s)) {
         PCH_TRY(chat_calls(c, s, dia));
     } else {

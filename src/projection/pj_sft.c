@@ -120,7 +120,8 @@ void pch_vxp_sft_free(pch_vxp_sft_reader *r)
     pch_free(r->ctx, r);
 }
 
-uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r) { return pj_chat_content_bytes(r->chat); }
+uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r) { return pj_chat_message_bytes(r->chat); }
+uint64_t pch_vxp_sft_content_bytes(const pch_vxp_sft_reader *r) { return pj_chat_content_bytes(r->chat); }
 void pch_vxp_sft_scan_stats(const pch_vxp_sft_reader *r, pch_vxp_lanes_stats *out) { pch_vxp_lanes_stats_get(r->it, out); }
 
 #define ITEMS(lane) pch_vx_list_items(r->rows.l[lane])

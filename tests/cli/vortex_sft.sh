@@ -150,6 +150,13 @@ grep -q '"type":"function","function":{"name":"fn0","arguments":"' "$tmp/message
 grep -q '"tools":\[{"type":"function"' "$tmp/messages.out" || { echo "FAIL no tool definitions in the output"; fail=1; }
 grep -q '"tools":\[\]' "$tmp/messages.out" || { echo "FAIL no example without tool definitions"; fail=1; }
 grep -q '"content":\[{"type":"text"' "$tmp/messages.out" || { echo "FAIL no content parts in the output"; fail=1; }
+# count: the C API's batches hold the same examples
+for f in "" "--model m-late"; do
+    n=$(wc -l <"$tmp/messages${f:+-late}.out")
+    "$VX" sft "$tmp/vx" --format count $f >"$tmp/count.out" 2>"$tmp/count.err" &&
+        python3 -c "import json,sys; c=json.load(open(sys.argv[1])); sys.exit(0 if c['examples']==int(sys.argv[2])>0 and c['messages']>=c['examples'] and c['content_bytes']>=c['message_bytes']>0 else 1)" "$tmp/count.out" "$n" ||
+        { echo "FAIL sft --format count $f: $(cat "$tmp/count.out" "$tmp/count.err") (want $n examples)"; fail=1; }
+done
 # the default format is atif
 "$VX" sft "$tmp/vx" >"$tmp/default.out" 2>/dev/null && cmp -s "$tmp/default.out" "$tmp/atif.out" ||
     { echo "FAIL the default format is not atif"; fail=1; }
@@ -169,7 +176,7 @@ PY
 
 # errors
 "$VX" sft "$tmp/vx" --format jsonl >/dev/null 2>"$tmp/e1"; rc=$?
-{ [ $rc = 2 ] && grep -q 'atif or messages' "$tmp/e1"; } || { echo "FAIL --format jsonl: exit $rc"; cat "$tmp/e1"; fail=1; }
+{ [ $rc = 2 ] && grep -q 'atif, messages or count' "$tmp/e1"; } || { echo "FAIL --format jsonl: exit $rc"; cat "$tmp/e1"; fail=1; }
 "$VX" sft "$tmp/vx" --format >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || { echo "FAIL --format without a value: exit $rc"; fail=1; }
 "$VX" sft --help | grep -q 'tool_definitions' || { echo "FAIL --help"; fail=1; }

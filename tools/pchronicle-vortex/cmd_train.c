@@ -420,7 +420,7 @@ done:
 /* ---- sft ---- */
 
 static const char k_sft_usage[] =
-    "usage: pchronicle-vortex sft ROOT [--format atif|messages] [--to FILE] [--source-id ID]\n"
+    "usage: pchronicle-vortex sft ROOT [--format atif|messages|count] [--to FILE] [--source-id ID]\n"
     "                          [--run KEY]... [--model NAME] [--since TIME] [--until TIME] [--stats]\n"
     "One JSON line per agent step that is not copied context and not a deterministic dispatch\n"
     "(llm_call_count 0), in storage order, read from the message and tool lanes:\n"
@@ -431,8 +431,11 @@ static const char k_sft_usage[] =
     "  messages: {\"messages\": [...], \"tools\": [...]} as chat trainers take it (OpenAI style:\n"
     "    tool_calls {id, type, function: {name, arguments}}, the step the last assistant\n"
     "    message, tools = the agent's tool_definitions).\n"
-    "Filters and --to as for rl (docs/training.md). --stats: examples, message MiB (each\n"
-    "content value counted once) and MiB/s to stderr.\n";
+    "  count: read every example through the C API (the messages form, each conversation\n"
+    "    held once), touch every message byte and print one summary object (examples,\n"
+    "    messages, message and content bytes, a checksum): the reader's own speed.\n"
+    "Filters and --to as for rl (docs/training.md). --stats: examples, message MiB (step\n"
+    "messages and reasoning, each counted once) and MiB/s, clusters read and skipped.\n";
 
 int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
 {
@@ -441,25 +444,50 @@ int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_sft_reader *r = NULL;
     pch_error err;
     sink out = { NULL, NULL, NULL, false };
-    bool ok = false;
-    uint64_t examples = 0;
+    bool ok = false, count;
+    uint64_t examples = 0, messages = 0, checksum = 0;
     double t0 = vx_now_s();
     int rc = parse_train(argc, argv, &a, "sft", k_sft_usage);
     if (rc) { free(a.runs); return rc < 0 ? VX_EXIT_OK : rc; }
-    if (a.format && strcmp(a.format, "atif") != 0 && strcmp(a.format, "messages") != 0) {
-        fprintf(stderr, "pchronicle-vortex sft: --format is atif or messages, not %s\n%s", a.format, k_sft_usage);
+    if (a.format && strcmp(a.format, "atif") != 0 && strcmp(a.format, "messages") != 0 && strcmp(a.format, "count") != 0) {
+        fprintf(stderr, "pchronicle-vortex sft: --format is atif, messages or count, not %s\n%s", a.format, k_sft_usage);
         free(a.runs);
         return VX_EXIT_USAGE;
     }
+    count = a.format && strcmp(a.format, "count") == 0;
     pch_error_clear(&err);
     if (pch_vxp_snapshot_open(&snap, ctx, a.root, &err) < 0 ||
-        pch_vxp_sft_open_as(&r, snap, &a.f, a.format && strcmp(a.format, "messages") == 0 ? PCH_VXP_SFT_MESSAGES : PCH_VXP_SFT_ATIF,
+        pch_vxp_sft_open_as(&r, snap, &a.f, a.format && strcmp(a.format, "atif") != 0 ? PCH_VXP_SFT_MESSAGES : PCH_VXP_SFT_ATIF,
                             &err) < 0) {
         rc = vx_fail(a.root, &err);
         goto done;
     }
     if (sink_open(&out, a.to) < 0) { rc = VX_EXIT_FAIL; goto done; }
-    for (;;) {
+    while (count) {
+        const pch_vxp_sft_batch *b;
+        bool eof;
+        if (pch_vxp_sft_next_batch(r, &b, &eof, &err) < 0) { rc = vx_fail(a.root, &err); goto done; }
+        if (eof) {
+            fprintf(out.f, "{\"examples\":%llu,\"messages\":%llu,\"message_bytes\":%llu,\"content_bytes\":%llu,\"checksum\":%llu}\n",
+                    (unsigned long long)examples, (unsigned long long)messages, (unsigned long long)pch_vxp_sft_message_bytes(r),
+                    (unsigned long long)pch_vxp_sft_content_bytes(r), (unsigned long long)checksum);
+            break;
+        }
+        /* the messages this batch adds, once; each example by its message's place */
+        {
+            size_t i = b->first_new ? b->message_end[b->first_new - 1] + 1 : 0, end = b->message_end[b->n_messages - 1];
+            for (; i + 8 <= end; i += 8) {
+                uint64_t w;
+                memcpy(&w, b->messages + i, 8);
+                checksum += w;
+            }
+            for (; i < end; i++) checksum += (unsigned char)b->messages[i];
+        }
+        for (size_t k = 0; k < b->n_examples; k++) checksum += b->message_end[b->examples[k].message];
+        messages += b->n_messages - b->first_new;
+        examples += b->n_examples;
+    }
+    for (; !count;) {
         const char *text;
         size_t len, n;
         bool eof;
