@@ -464,6 +464,21 @@ static void test_json__serialize(void)
     size_t before = b.len;
     PCH_CHECK(pch_json__write_string(&b, "bad \xff", 5) == PCH_EINVAL);
     PCH_CHECK(b.len == before);
+    /* the writer for checked UTF-8 escapes the same bytes, 16-byte blocks and tails alike */
+    {
+        static const char *const texts[] = { "q\"b\\n\n\r\t\b\f\x1f\x7f\0z", "plain ascii text, longer than a block of sixteen",
+                                             "\xc3\xa9\xe4\xb8\xad \xf0\x9f\x98\x80 \"quoted\" over sixteen bytes\n\x01", "", "\\" };
+        static const size_t lens[] = { 14, 48, 40, 0, 1 };
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+            pch_buf u;
+            pch_buf_init(&u, NULL);
+            pch_buf_clear(&b);
+            PCH_CHECK_OK(pch_json__write_string(&b, texts[i], lens[i]), &err);
+            PCH_CHECK(pch_json__write_utf8(&u, texts[i], lens[i]) == PCH_OK);
+            PCH_CHECK_MSG(u.len == b.len && memcmp(u.data, b.data, b.len) == 0, "text %zu: %s vs %s", i, (const char *)u.data, (const char *)b.data);
+            pch_buf_dispose(&u);
+        }
+    }
     pch_buf_dispose(&b);
 
     /* Parse → serialize → parse again gives the same serialization (idempotent). */
