@@ -252,7 +252,7 @@ typedef struct pch_vxp_rl_step {
     size_t n_logprobs;
     const char *reward_json;
     size_t reward_len;
-    size_t reward_off;                  /* private */
+    size_t reward_off, prompt_off;      /* private */
 } pch_vxp_rl_step;
 
 typedef struct pch_vxp_rl_reader pch_vxp_rl_reader;

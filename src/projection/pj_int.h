@@ -115,7 +115,14 @@
     X(TOKENS, COMPLETION_IDS, "completion_token_ids", "list<list<u32>?>") \
     X(TOKENS, LOGPROBS32, "logprobs_f32", "list<list<f32>?>") \
     X(TOKENS, LOGPROBS64, "logprobs_f64", "list<list<f64>?>") \
-    X(TOKENS, METRICS_ESCAPE, "metrics_escape", "list<utf8?>")
+    X(TOKENS, METRICS_ESCAPE, "metrics_escape", "list<utf8?>") \
+    /* prompt-prefix form of prompt_token_ids (§8.2): a step whose ids share a long prefix \
+    ** with a checkpoint step earlier in its row holds (base, prefix length, suffix ids) \
+    ** instead of the plain list; prompt_ids_len is every step's full count */ \
+    X(TOKENS, PROMPT_BASE, "prompt_base", "list<u32?>") \
+    X(TOKENS, PROMPT_PREFIX, "prompt_prefix_len", "list<u32?>") \
+    X(TOKENS, PROMPT_SUFFIX, "prompt_suffix_ids", "list<list<u32>?>") \
+    X(TOKENS, PROMPT_LEN, "prompt_ids_len", "list<u32?>")
 
 #define PJ_G_ENUM(g, name) PJ_G_##g,
 enum { PJ_GROUPS(PJ_G_ENUM) PJ_G_N };
@@ -194,8 +201,16 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
 
 #define PJ_CURRENT_FORMAT "pchronicle-vortex-current/v1"
 #define PJ_MANIFEST_FORMAT "pchronicle-vortex-manifest/v1"
-/* The lanes of a data file (this header's PJ_LANES); /2 added page_index and page_count. */
-#define PJ_DATA_MODEL "trajectory-struct-of-lane-lists/2"
+/* The lanes of a data file (this header's PJ_LANES); /2 added page_index and page_count,
+** /3 the prompt-prefix lanes. */
+#define PJ_DATA_MODEL "trajectory-struct-of-lane-lists/3"
+
+/* Prompt-prefix form (§8.2): a checkpoint (a plain prompt_token_ids list) at least every
+** PJ_PROMPT_CHECKPOINT prompts of a row, and whenever a prompt shares less than half of its
+** ids with the row's last checkpoint or its suffix would pass PJ_PROMPT_SUFFIX_MAX ids; a
+** row keeps every prompt plain unless the form stores at most 80 % of its ids. */
+#define PJ_PROMPT_CHECKPOINT 16
+#define PJ_PROMPT_SUFFIX_MAX 65536u
 
 typedef struct pj_current {
     char snapshot_id[64];
@@ -317,6 +332,19 @@ int pj_model_write_json(pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *
 int pj_model_write_page(pch_buf *out, const pj_rows *r, uint64_t row, const char *traj_key, size_t traj_len,
                         uint32_t page, uint32_t pages, bool *first, pj_blobs *blobs, pch_vxp_hydration mode,
                         pch_vxp_query_stats *st, pch_error *err);
+/* The prompt ids of step s (a list index of the step lanes) of a row whose steps begin at
+** sb: the plain list in place, or a prefix-form prompt rebuilt into scratch (appended: the
+** caller resolves *off into scratch->data once it stops growing). Checked (§8.2): one form
+** per step, a base that is a checkpoint earlier in the same row, a prefix no longer than the
+** base, the rebuilt count equal to prompt_ids_len. *has false when the step has none. The
+** lanes PROMPT_IDS, PROMPT_BASE, PROMPT_PREFIX, PROMPT_SUFFIX and PROMPT_LEN must be bound. */
+typedef struct pj_prompt {
+    bool has, rebuilt;            /* rebuilt: the ids are scratch->data + off */
+    const uint8_t *ids;           /* in place (u32 LE) when !rebuilt */
+    size_t off, n;
+} pj_prompt;
+int pj_prompt_ids(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *out, pch_error *err);
+
 /* Structural checks of a decoded cluster (§15: offsets agree across lanes of one level,
 ** token/logprob length relations, kinds in range). Findings via cb; returns the count. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload);

@@ -102,6 +102,11 @@ typedef struct app {
     pch_error *err;
     uint64_t logical;
     bool external;
+    /* the prompt ids of the page's steps: the form is chosen, and the prompt lanes written,
+    ** when the page is complete (put_prompts, §8.2) */
+    pch_buf pids;                /* u32, back to back */
+    struct pj_pstep { size_t off; uint32_t n; bool has; } *ps;
+    size_t n_ps, cap_ps;
 } app;
 
 #define B(l) (a->lane[PJ_##l])
@@ -440,6 +445,110 @@ static int put_ids(app *a, pch_vx_builder *lane, const pch_json_value *v)
     return pch_vx_builder_append_valid(lane, a->err);
 }
 
+/* The step's prompt ids (v NULL: none), kept for put_prompts. */
+static int stash_prompt(app *a, const pch_json_value *v)
+{
+    struct pj_pstep *p;
+    if (a->n_ps == a->cap_ps) {
+        size_t nc = a->cap_ps ? a->cap_ps * 2 : 64;
+        struct pj_pstep *np = realloc(a->ps, nc * sizeof *np);
+        if (!np) return oom(a);
+        a->ps = np;
+        a->cap_ps = nc;
+    }
+    p = &a->ps[a->n_ps++];
+    p->has = v != NULL;
+    p->n = v ? v->n : 0;
+    p->off = a->pids.len;
+    if (!v) return PCH_OK;
+    if (pch_buf_reserve(&a->pids, 4 * (size_t)v->n) < 0) return oom(a);
+    for (uint32_t i = 0; i < v->n; i++) {
+        uint32_t x = (uint32_t)v->u.items[i].u.num.u;
+        memcpy(a->pids.data + a->pids.len + 4 * (size_t)i, &x, 4);
+    }
+    a->pids.len += 4 * (size_t)v->n;
+    a->logical += 4ull * v->n;
+    return PCH_OK;
+}
+
+static const uint32_t *pids_at(const app *a, size_t i) { return (const uint32_t *)(const void *)(a->pids.data + a->ps[i].off); }
+
+/* The prompt lanes of the page's steps (§8.2): each prompt with ids is a checkpoint (the
+** plain list) or, when it shares at least half of its ids with the last checkpoint of the
+** row (at most PJ_PROMPT_CHECKPOINT prompts back), the prefix form; the row keeps the plain
+** lists unless the form stores at most 80 % of the ids. */
+static int put_prompts(app *a)
+{
+    int64_t *base = NULL;
+    uint32_t *prefix = NULL;
+    uint64_t total = 0, stored = 0;
+    int64_t ck = -1;
+    unsigned since = 0;
+    bool use;
+    int rc = PCH_OK;
+    if (a->n_ps && (!(base = malloc(a->n_ps * sizeof *base)) || !(prefix = malloc(a->n_ps * sizeof *prefix)))) {
+        free(base);
+        return oom(a);
+    }
+    for (size_t i = 0; i < a->n_ps; i++) {
+        const struct pj_pstep *p = &a->ps[i];
+        base[i] = -1;
+        prefix[i] = 0;
+        if (!p->has) continue;
+        total += p->n;
+        if (ck >= 0 && since < PJ_PROMPT_CHECKPOINT) {
+            const uint32_t *x = pids_at(a, i), *c = pids_at(a, (size_t)ck);
+            uint32_t k = 0, m = p->n < a->ps[ck].n ? p->n : a->ps[ck].n;
+            while (k < m && x[k] == c[k]) k++;
+            if (k > 0 && 2ull * k >= p->n && p->n - k <= PJ_PROMPT_SUFFIX_MAX) {
+                base[i] = ck;
+                prefix[i] = k;
+                stored += p->n - k;
+                since++;
+                continue;
+            }
+        }
+        ck = (int64_t)i;
+        since = 1;
+        stored += p->n;
+    }
+    use = total > 0 && stored * 5 <= total * 4;
+#define CKP(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    for (size_t i = 0; i < a->n_ps; i++) {
+        const struct pj_pstep *p = &a->ps[i];
+        bool pf = use && base[i] >= 0;
+        if (!p->has) {
+            CKP(put_null(a, S(TOKENS_PROMPT_IDS)));
+            CKP(put_null(a, S(TOKENS_PROMPT_LEN)));
+        } else {
+            CKP(pch_vx_builder_append_uint(S(TOKENS_PROMPT_LEN), p->n, a->err));
+            if (pf) {
+                CKP(put_null(a, S(TOKENS_PROMPT_IDS)));
+            } else {
+                CKP(pch_vx_builder_append_u32s(elem(S(TOKENS_PROMPT_IDS)), pids_at(a, i), p->n, a->err));
+                CKP(pch_vx_builder_append_valid(S(TOKENS_PROMPT_IDS), a->err));
+            }
+        }
+        if (pf) {
+            CKP(pch_vx_builder_append_uint(S(TOKENS_PROMPT_BASE), (uint64_t)base[i], a->err));
+            CKP(pch_vx_builder_append_uint(S(TOKENS_PROMPT_PREFIX), prefix[i], a->err));
+            CKP(pch_vx_builder_append_u32s(elem(S(TOKENS_PROMPT_SUFFIX)), pids_at(a, i) + prefix[i], p->n - prefix[i], a->err));
+            CKP(pch_vx_builder_append_valid(S(TOKENS_PROMPT_SUFFIX), a->err));
+        } else {
+            CKP(put_null(a, S(TOKENS_PROMPT_BASE)));
+            CKP(put_null(a, S(TOKENS_PROMPT_PREFIX)));
+            CKP(put_null(a, S(TOKENS_PROMPT_SUFFIX)));
+        }
+    }
+#undef CKP
+done:
+    free(base);
+    free(prefix);
+    a->n_ps = 0;
+    pch_buf_clear(&a->pids);
+    return rc;
+}
+
 static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t *ctok, uint32_t *warn,
                        uint8_t *flags)
 {
@@ -453,7 +562,9 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     static const char *const tok_keys[3] = { "prompt_tokens", "completion_tokens", "cached_tokens" };
     if (!m->ptr || m->ptr[0] != '{') {   /* absent, or not an object: the step escape keeps it */
         TRY(pch_vx_builder_append_uint(S(TOKENS_METRICS_KIND), 0, a->err));
-        for (int l = PJ_TOKENS_PROMPT_TOKENS; l <= PJ_TOKENS_LOGPROBS64; l++) TRY(put_null(a, elem(a->lane[l])));
+        for (int l = PJ_TOKENS_PROMPT_TOKENS; l <= PJ_TOKENS_LOGPROBS64; l++)
+            if (l != PJ_TOKENS_PROMPT_IDS) TRY(put_null(a, elem(a->lane[l])));
+        TRY(stash_prompt(a, NULL));
         return put_null(a, S(TOKENS_METRICS_ESCAPE));
     }
     if (pch_json_parser_parse(a->jp, m->ptr, m->len, &v, a->err) < 0) return a->err->code;
@@ -483,7 +594,7 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     if (has_tok[0] && tok[0] > 0) *ptok += (uint64_t)tok[0];
     if (has_tok[1] && tok[1] > 0) *ctok += (uint64_t)tok[1];
     TRY(has_cost ? pch_vx_builder_append_float(S(TOKENS_COST_USD), cost, a->err) : put_null(a, S(TOKENS_COST_USD)));
-    TRY(put_ids(a, S(TOKENS_PROMPT_IDS), ids[0]));
+    TRY(stash_prompt(a, ids[0]));
     TRY(put_ids(a, S(TOKENS_COMPLETION_IDS), ids[1]));
     if (ids[0] || ids[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
     if (lp) {
@@ -737,6 +848,7 @@ int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *
     a->jp = jp;
     pch_buf_init(&a->esc, NULL);
     pch_buf_init(&a->tmp, NULL);
+    pch_buf_init(&a->pids, NULL);
     np = page_starts(t, o->cluster_bytes, NULL);
     if (!(starts = malloc(((size_t)np + 1) * sizeof *starts))) return oom(a);
     page_starts(t, o->cluster_bytes, starts);
@@ -756,6 +868,7 @@ int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *
         CK(put_identity(a, doc, t, pg, np, typed));
         for (uint32_t s = starts[pg]; s < starts[pg + 1]; s++)
             CK(put_step(a, &t->steps[s], &pi, &mask, &model_bloom, &tool_bloom, &copied, &ptok, &ctok, &warn, &flags));
+        CK(put_prompts(a));
         for (int l = 0; l < PJ_L_N; l++)
             if (pj_lane_group[l] >= PJ_G_STEPS) CK(pch_vx_builder_append_valid(a->lane[l], err));
         pi.steps = starts[pg + 1] - starts[pg];
@@ -800,8 +913,10 @@ int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *
 #undef CK
 done:
     free(starts);
+    free(a->ps);
     pch_buf_dispose(&a->esc);
     pch_buf_dispose(&a->tmp);
+    pch_buf_dispose(&a->pids);
     return rc;
 }
 
@@ -1178,7 +1293,51 @@ static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
     return PCH_OK;
 }
 
-static int write_metrics(rd *d, uint64_t s)
+int pj_prompt_ids(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *out, pch_error *err)
+{
+    const pch_vx_array *plain = items(r->l[PJ_TOKENS_PROMPT_IDS]), *base = items(r->l[PJ_TOKENS_PROMPT_BASE]),
+                       *pre = items(r->l[PJ_TOKENS_PROMPT_PREFIX]), *suf = items(r->l[PJ_TOKENS_PROMPT_SUFFIX]),
+                       *len = items(r->l[PJ_TOKENS_PROMPT_LEN]);
+    uint64_t b, e, bs, bb, be, k, want;
+    memset(out, 0, sizeof *out);
+    if (!plain || !base || !pre || !suf || !len || s < sb)
+        return pch_error_set(err, PCH_EINVAL, "projection: the prompt lanes were not read");
+    if (ok(plain, s)) {
+        if (ok(base, s) || ok(pre, s) || ok(suf, s)) return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt in both the plain and the prefix form");
+        b = (uint64_t)plain->offsets[s];
+        e = (uint64_t)plain->offsets[s + 1];
+        if (!ok(len, s) || load_u(len, s) != e - b) return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's ids disagree with prompt_ids_len");
+        out->has = true;
+        out->ids = items(plain)->data + 4 * b;
+        out->n = (size_t)(e - b);
+        return PCH_OK;
+    }
+    if (!ok(base, s)) {
+        if (ok(pre, s) || ok(suf, s) || ok(len, s)) return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's prefix lanes are incomplete");
+        return PCH_OK;
+    }
+    /* §8.2: the base is a checkpoint (a plain prompt) earlier in the same row */
+    bs = sb + load_u(base, s);
+    if (!ok(pre, s) || !ok(suf, s) || !ok(len, s) || bs >= s || !ok(plain, bs))
+        return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's base is not a checkpoint before it in its row");
+    bb = (uint64_t)plain->offsets[bs];
+    be = (uint64_t)plain->offsets[bs + 1];
+    k = load_u(pre, s);
+    b = (uint64_t)suf->offsets[s];
+    e = (uint64_t)suf->offsets[s + 1];
+    want = load_u(len, s);
+    if (k > be - bb || k + (e - b) != want)
+        return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's prefix length or count disagrees with its base and prompt_ids_len");
+    out->has = out->rebuilt = true;
+    out->off = scratch->len;
+    out->n = (size_t)want;
+    if (pch_buf_append(scratch, items(plain)->data + 4 * bb, (size_t)(4 * k)) < 0 ||
+        pch_buf_append(scratch, items(suf)->data + 4 * b, (size_t)(4 * (e - b))) < 0)
+        return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    return PCH_OK;
+}
+
+static int write_metrics(rd *d, uint64_t sb, uint64_t s)
 {
     const pch_json_value *esc;
     const char *src;
@@ -1199,7 +1358,19 @@ static int write_metrics(rd *d, uint64_t s)
         OUT(pch_buf_append(d->out, t, pch_json__fmt_double(t, v)));
     }
     if (d->mode != PJ_FULL_NO_TOKENS) {
-        if (ok(L1(TOKENS_PROMPT_IDS), s)) { PCH_TRY(key(d, &first, "prompt_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_PROMPT_IDS), s)); }
+        pj_prompt pr;
+        pch_buf_clear(&d->scratch);
+        PCH_TRY(pj_prompt_ids(d->r, sb, s, &d->scratch, &pr, d->err));
+        if (pr.has) {
+            const uint8_t *ids = pr.rebuilt ? d->scratch.data + pr.off : pr.ids;
+            PCH_TRY(key(d, &first, "prompt_token_ids"));
+            OUT(pch_buf_putc(d->out, '['));
+            for (size_t i = 0; i < pr.n; i++) {
+                int n = snprintf(t, sizeof t, "%s%" PRIu32, i ? "," : "", pch_load_le32(ids + 4 * i));
+                OUT(pch_buf_append(d->out, t, (size_t)n));
+            }
+            OUT(pch_buf_putc(d->out, ']'));
+        }
         if (ok(L1(TOKENS_COMPLETION_IDS), s)) { PCH_TRY(key(d, &first, "completion_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_COMPLETION_IDS), s)); }
         if (ok(L1(TOKENS_LOGPROBS32), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS32), s)); }
         else if (ok(L1(TOKENS_LOGPROBS64), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS64), s)); }
@@ -1212,7 +1383,7 @@ static int write_metrics(rd *d, uint64_t s)
 
 static const char *const source_text[4] = { NULL, "\"system\"", "\"user\"", "\"agent\"" };
 
-static int write_step(rd *d, uint64_t s)
+static int write_step(rd *d, uint64_t sb, uint64_t s)
 {
     const pch_json_value *esc;
     const char *src, *p;
@@ -1279,7 +1450,7 @@ static int write_step(rd *d, uint64_t s)
     }
     k = load_u(L1(TOKENS_METRICS_KIND), s);
     if (k > 1) return corrupt(d, "metrics kind out of range");
-    if (k == 1) { PCH_TRY(key(d, &first, "metrics")); PCH_TRY(write_metrics(d, s)); }
+    if (k == 1) { PCH_TRY(key(d, &first, "metrics")); PCH_TRY(write_metrics(d, sb, s)); }
     else PCH_TRY(esc_put(d, &first, esc, src, "metrics"));
     if (ok(L1(STEPS_LLM_CALL_COUNT), s)) {
         PCH_TRY(key(d, &first, "llm_call_count"));
@@ -1347,7 +1518,7 @@ static int write_steps(rd *d, uint64_t sb, uint64_t se, bool *first)
     for (uint64_t s = sb; s < se; s++) {
         if (!*first && pch_buf_putc(d->out, ',') < 0) return PCH_ENOMEM;
         *first = false;
-        PCH_TRY(write_step(d, s));
+        PCH_TRY(write_step(d, sb, s));
     }
     return PCH_OK;
 }
@@ -1755,6 +1926,26 @@ size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb,
                 }
             }
         }
+    }
+    /* prompt-prefix form (§8.2): every prompt rebuilt and its count checked against
+    ** prompt_ids_len, each base a checkpoint earlier in its row */
+    if (r->l[PJ_TOKENS_PROMPT_IDS] && r->l[PJ_TOKENS_PROMPT_BASE] && r->l[PJ_TOKENS_PROMPT_PREFIX] &&
+        r->l[PJ_TOKENS_PROMPT_SUFFIX] && r->l[PJ_TOKENS_PROMPT_LEN]) {
+        pch_buf scratch;
+        pch_error e;
+        pch_buf_init(&scratch, NULL);
+        for (uint64_t t = 0; t < sid->len; t++) {
+            for (int64_t s = sid->offsets[t]; s < sid->offsets[t + 1]; s++) {
+                pj_prompt pr;
+                pch_buf_clear(&scratch);
+                if (pj_prompt_ids(r, (uint64_t)sid->offsets[t], (uint64_t)s, &scratch, &pr, &e) < 0) {
+                    snprintf(msg, sizeof msg, "trajectory row %" PRIu64 " step %" PRId64 ": %.160s", t, s - sid->offsets[t], e.msg);
+                    cb(file, msg, payload);
+                    n++;
+                }
+            }
+        }
+        pch_buf_dispose(&scratch);
     }
     /* token / logprob relation: logprobs align with completion ids unless flagged */
     {

@@ -11,13 +11,16 @@
 /* the lanes the RL reader reads, in this order */
 enum {
     R_SOURCE_ID, R_RUN_KEY, R_TRAJ_KEY, R_PAGE_INDEX, R_STEP_ID, R_TS_MS, R_MODEL, R_COPIED, R_PROMPT,
-    R_COMPLETION, R_LP32, R_LP64, R_METRICS_ESCAPE, R_N
+    R_PROMPT_BASE, R_PROMPT_PREFIX, R_PROMPT_SUFFIX, R_PROMPT_LEN, R_COMPLETION, R_LP32, R_LP64,
+    R_METRICS_ESCAPE, R_N
 };
 static const char *const k_rl_lanes[R_N] = {
     "id.source_id", "id.run_key", "id.trajectory_key", "id.page_index", "steps.step_id", "steps.timestamp_ms",
-    "steps.model_name", "steps.is_copied_context", "tokens.prompt_token_ids", "tokens.completion_token_ids",
+    "steps.model_name", "steps.is_copied_context", "tokens.prompt_token_ids", "tokens.prompt_base",
+    "tokens.prompt_prefix_len", "tokens.prompt_suffix_ids", "tokens.prompt_ids_len", "tokens.completion_token_ids",
     "tokens.logprobs_f32", "tokens.logprobs_f64", "tokens.metrics_escape"
 };
+#define R_SKIPPED_PROMPT(l) ((l) >= R_PROMPT && (l) <= R_PROMPT_LEN)
 
 struct pch_vxp_rl_reader {
     pch_vxp_snapshot *s;
@@ -29,6 +32,8 @@ struct pch_vxp_rl_reader {
     uint64_t step_base;             /* steps on the earlier pages of the current trajectory */
     pch_json_parser *jp;
     pch_buf reward;                 /* reward JSON of the batch's steps, back to back */
+    pch_buf prompts;                /* prefix-form prompts of the batch, rebuilt (u32 LE) */
+    pj_rows rows;                   /* the prompt lanes of the cluster, for pj_prompt_ids */
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
@@ -45,12 +50,14 @@ int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_
     r->ctx = ctx;
     if (f) r->f = *f;
     pch_buf_init(&r->reward, ctx);
+    pch_buf_init(&r->prompts, ctx);
     {
         /* the lanes in k_rl_lanes order; prompt ids replaced by a lane read anyway (step_id)
         ** when skipped, so that the indices stay put */
         const char *lanes[R_N];
         for (int i = 0; i < R_N; i++) lanes[i] = k_rl_lanes[i];
-        if (r->f.skip_prompt_ids) lanes[R_PROMPT] = k_rl_lanes[R_STEP_ID];
+        for (int i = 0; i < R_N; i++)
+            if (r->f.skip_prompt_ids && R_SKIPPED_PROMPT(i)) lanes[i] = k_rl_lanes[R_STEP_ID];
         rc = pch_vxp_lanes_open(&r->it, s, lanes, R_N, err);
     }
     if (rc == PCH_OK) rc = pj_train_prune(r->it, &r->f, 0, -1, err);
@@ -69,6 +76,7 @@ void pch_vxp_rl_free(pch_vxp_rl_reader *r)
     pch_vxp_lanes_free(r->it);
     pch_json_parser_free(r->jp);
     pch_buf_dispose(&r->reward);
+    pch_buf_dispose(&r->prompts);
     pch_free(r->ctx, r->steps);
     pch_free(r->ctx, r);
 }
@@ -129,6 +137,12 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
         if (*eof) return PCH_OK;
         keep = pch_vxp_lanes_keep(r->it);
         pch_buf_clear(&r->reward);
+        pch_buf_clear(&r->prompts);
+        r->rows.l[PJ_TOKENS_PROMPT_IDS] = L[R_PROMPT];
+        r->rows.l[PJ_TOKENS_PROMPT_BASE] = L[R_PROMPT_BASE];
+        r->rows.l[PJ_TOKENS_PROMPT_PREFIX] = L[R_PROMPT_PREFIX];
+        r->rows.l[PJ_TOKENS_PROMPT_SUFFIX] = L[R_PROMPT_SUFFIX];
+        r->rows.l[PJ_TOKENS_PROMPT_LEN] = L[R_PROMPT_LEN];
         n = 0;
         for (uint64_t row = 0; row < rows; row++) {
             const char *src, *run, *traj;
@@ -139,7 +153,7 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 !pch_vx_row_bytes(L[R_TRAJ_KEY], row, &traj, &trajn))
                 return pch_error_set(err, PCH_ECORRUPT, "projection: a cluster's identity or step lanes are malformed");
             for (int l = R_STEP_ID; l < R_N; l++) {      /* every step lane covers the same steps */
-                if (l == R_PROMPT && r->f.skip_prompt_ids) continue;
+                if (R_SKIPPED_PROMPT(l) && r->f.skip_prompt_ids) continue;
                 uint64_t b, e;
                 if (!pch_vx_list_range(L[l], row, &b, &e) || b != sb || e != se)
                     return pch_error_set(err, PCH_ECORRUPT, "projection: lane %s disagrees with step_id on the steps of a row", k_rl_lanes[l]);
@@ -153,7 +167,6 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
             }
             for (uint64_t si = sb; si < se; si++) {
                 const pch_vx_array *ci = pch_vx_list_items(L[R_COMPLETION]), *cp = pch_vx_list_items(L[R_COPIED]);
-                const pch_vx_array *pi = r->f.skip_prompt_ids ? NULL : pch_vx_list_items(L[R_PROMPT]);
                 const pch_vx_array *l32 = pch_vx_list_items(L[R_LP32]), *l64 = pch_vx_list_items(L[R_LP64]), *ts = pch_vx_list_items(L[R_TS_MS]);
                 const pch_vx_array *mn = pch_vx_list_items(L[R_MODEL]), *sid = pch_vx_list_items(L[R_STEP_ID]);
                 pch_vxp_rl_step *st;
@@ -189,11 +202,15 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 if (!pch_vx_list_range(ci, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: completion_token_ids lane malformed");
                 st->completion_ids = pch_vx_list_items(ci)->data + 4 * b;
                 st->n_completion = (size_t)(e - b);
-                if (pch_vx_row_valid(pi, si)) {
-                    if (!pch_vx_list_range(pi, si, &b, &e)) return pch_error_set(err, PCH_ECORRUPT, "projection: prompt_token_ids lane malformed");
-                    st->has_prompt = true;
-                    st->prompt_ids = pch_vx_list_items(pi)->data + 4 * b;
-                    st->n_prompt = (size_t)(e - b);
+                if (!r->f.skip_prompt_ids) {
+                    /* a prefix-form prompt (§8.2) is its checkpoint's ids, already decoded,
+                    ** copied and followed by its suffix; a plain one stays in place */
+                    pj_prompt pr;
+                    PCH_TRY(pj_prompt_ids(&r->rows, sb, si, &r->prompts, &pr, err));
+                    st->has_prompt = pr.has;
+                    st->prompt_ids = pr.rebuilt ? NULL : pr.ids;
+                    st->prompt_off = pr.off;
+                    st->n_prompt = pr.n;
                 }
                 if (pch_vx_row_valid(l32, si) || pch_vx_row_valid(l64, si)) {
                     const pch_vx_array *lp = pch_vx_row_valid(l32, si) ? l32 : l64;
@@ -213,8 +230,12 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
         }
         if (n) break;
     }
-    for (size_t i = 0; i < n; i++)
-        r->steps[i].reward_json = r->steps[i].reward_len ? (const char *)r->reward.data + r->steps[i].reward_off : NULL;
+    for (size_t i = 0; i < n; i++) {
+        pch_vxp_rl_step *st = &r->steps[i];
+        st->reward_json = st->reward_len ? (const char *)r->reward.data + st->reward_off : NULL;
+        if (st->has_prompt && !st->prompt_ids)
+            st->prompt_ids = r->prompts.data ? r->prompts.data + st->prompt_off : (const uint8_t *)"";
+    }
     *out = r->steps;
     *n_out = n;
     return PCH_OK;

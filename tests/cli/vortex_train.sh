@@ -204,6 +204,67 @@ n=$(python3 -c "import json; print(sum(1 for l in open('$tmp/all.out') if json.l
 n=$(grep -c '"trajectory_key":"sub-03"' "$tmp/all.out")
 [ "$n" -gt 0 ] || { echo "FAIL no steps of the subagent"; fail=1; }
 
+# prompt-prefix lanes (§8.2): prompts that grow step by step are stored as (checkpoint base,
+# prefix length, suffix); checkpoints every 16 prompts and where a prompt shares less than half
+# with the last one; a row keeps the plain lists where the form saves less than 20 %. Paged
+# (small clusters: bases never leave their row), a prompt sharing nothing with the one before,
+# empty prompts, a trajectory of random prompts. rl, get/export and verify all rebuild them.
+python3 - "$tmp/pin" <<'PY'
+import json, os, random, sys
+root = sys.argv[1]
+rnd = random.Random(5)
+os.makedirs(root, exist_ok=True)
+def doc(d, n, grow):
+    steps, prompt = [], [rnd.randrange(0, 50000) for _ in range(rnd.randint(20, 200))]
+    for i in range(n):
+        s = {"step_id": i + 1, "source": "agent" if i % 5 else "user", "message": "m%d" % i}
+        if s["source"] == "agent":
+            comp = [rnd.randrange(0, 50000) for _ in range(rnd.randint(1, 30))]
+            if not grow or i % 23 == 7: prompt = [rnd.randrange(0, 50000) for _ in range(rnd.randint(0, 80))]   # shares nothing
+            m = {"prompt_token_ids": list(prompt), "completion_token_ids": comp}
+            if i % 9 == 4: m.pop("prompt_token_ids")
+            s["metrics"] = m
+            prompt = prompt + comp + [rnd.randrange(0, 50000) for _ in range(rnd.randint(0, 40))]
+        steps.append(s)
+    return {"schema_version": "ATIF-v1.6", "session_id": "p-%02d" % d, "agent": {"name": "g", "version": "1"}, "steps": steps}
+for d in range(8):
+    with open(os.path.join(root, "p%02d.json" % d), "w") as f:
+        json.dump(doc(d, [10, 40, 90, 150, 3, 60, 25, 45][d], d != 6), f)
+PY
+"$VX" build --from "$tmp/pin" --to "$tmp/pvx" --source-id gen --cluster-bytes 16K --quiet 2>"$tmp/pbuild.err" ||
+    { echo "FAIL build of the prefix corpus"; cat "$tmp/pbuild.err"; fail=1; }
+"$VX" rl "$tmp/pvx" >"$tmp/prefix.out" 2>"$tmp/prefix.err" && python3 "$tmp/check.py" "$tmp/pin" "$tmp/prefix.out" jsonl '{}' ||
+    { echo "FAIL rl over prompt-prefix lanes"; cat "$tmp/prefix.err"; fail=1; }
+"$VX" rl "$tmp/pvx" --format count >"$tmp/prefix.count" 2>&1 && python3 "$tmp/check.py" "$tmp/pin" "$tmp/prefix.count" count '{}' ||
+    { echo "FAIL rl --format count over prompt-prefix lanes"; cat "$tmp/prefix.count"; fail=1; }
+"$VX" export --from "$tmp/pvx" --output-format atif --to "$tmp/pout" >/dev/null 2>"$tmp/pexp.err" &&
+    python3 - "$tmp/pin" "$tmp/pout" <<'PY' || { echo "FAIL export over prompt-prefix lanes"; cat "$tmp/pexp.err"; fail=1; }
+import json, os, sys
+for f in sorted(os.listdir(sys.argv[1])):
+    a, b = json.load(open(os.path.join(sys.argv[1], f))), json.load(open(os.path.join(sys.argv[2], f)))
+    assert a == b, f
+PY
+"$VX" verify "$tmp/pvx" >"$tmp/pverify.out" 2>&1 || { echo "FAIL verify of the prefix corpus"; cat "$tmp/pverify.out"; fail=1; }
+# the form is really used: some steps hold a base, the rows of random prompts (p-06) none,
+# and no base is taken from another row (page) of a paged trajectory
+for f in $(find "$tmp/pvx/data" -name '*.vortex'); do
+    "$VX" dump "$f" --columns id.trajectory_key,id.page_index,tokens.prompt_base,tokens.prompt_ids_len
+done >"$tmp/pdump.out" 2>&1
+python3 - "$tmp/pdump.out" <<'PY' || { echo "FAIL the prompt-prefix form is not where it should be"; fail=1; }
+import json, sys
+rows = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")) if "id.trajectory_key" in r]
+used = {}
+pages = {}
+for r in rows:
+    k = r["id.trajectory_key"]
+    bases = [b for b in r["tokens.prompt_base"] if b is not None]
+    used[k] = used.get(k, 0) + len(bases)
+    pages[k] = max(pages.get(k, 0), r["id.page_index"] + 1)
+    assert all(0 <= b < len(r["tokens.prompt_base"]) for b in bases), r
+assert used.get("p-06", 0) == 0, used
+assert used.get("p-03", 0) > 20 and pages.get("p-03", 1) > 1, (used, pages)
+PY
+
 # errors
 "$VX" rl "$tmp/nope" >/dev/null 2>"$tmp/e1"; rc=$?
 { [ $rc = 1 ] && grep -q 'no CURRENT' "$tmp/e1"; } || { echo "FAIL missing root: exit $rc"; cat "$tmp/e1"; fail=1; }
