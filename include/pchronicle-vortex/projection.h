@@ -56,11 +56,14 @@ typedef struct pch_vxp_build_options {
                                    ** default: measured larger on the scaled corpus, where
                                    ** zstd inside a cluster already finds most repeats) */
     uint64_t dedup_index_bytes;    /* memory for the ids of values seen once, default 64 MiB */
+    int prompt_prefix;             /* 1 (default): prompt ids that share long prefixes go into
+                                   ** the prompt-prefix lanes where that saves >= 20 % (§8.2);
+                                   ** 0: every prompt in the plain list lane */
 } pch_vxp_build_options;
-#define PCH_VXP_BUILD_OPTIONS_VERSION 1
+#define PCH_VXP_BUILD_OPTIONS_VERSION 2
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 256u << 20, 256u << 20, 4096, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, 0, 64u << 20 }
+        NULL, 0, 0, 0, 64u << 20, 1 }
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {

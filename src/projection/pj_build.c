@@ -698,9 +698,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
-                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"blob_payload_compression\":\"per-value\"},\n",
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
-                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference");
+                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
+                   b->o.prompt_prefix ? "true" : "false");
     pch_buf_printf(&m, "\"counts\":{\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"tool_calls\":%" PRIu64
                        ",\"results\":%" PRIu64 ",\"tokens\":%" PRIu64 ",\"data_files\":%zu,\"clusters\":%" PRIu64 ",\"blob_packs\":%" PRIu64
                        ",\"blobs\":%" PRIu64 "},\n",

@@ -205,10 +205,11 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
 ** /3 the prompt-prefix lanes. */
 #define PJ_DATA_MODEL "trajectory-struct-of-lane-lists/3"
 
-/* Prompt-prefix form (§8.2): a checkpoint (a plain prompt_token_ids list) at least every
+/* Prompt-prefix form (§8.2): a prompt is stored as its row's previous prompt's first ids
+** plus a suffix; a checkpoint (a plain prompt_token_ids list) at least every
 ** PJ_PROMPT_CHECKPOINT prompts of a row, and whenever a prompt shares less than half of its
-** ids with the row's last checkpoint or its suffix would pass PJ_PROMPT_SUFFIX_MAX ids; a
-** row keeps every prompt plain unless the form stores at most 80 % of its ids. */
+** ids with the previous one or its suffix would pass PJ_PROMPT_SUFFIX_MAX ids; a row keeps
+** every prompt plain unless the form stores at most 80 % of its ids. */
 #define PJ_PROMPT_CHECKPOINT 16
 #define PJ_PROMPT_SUFFIX_MAX 65536u
 
@@ -333,17 +334,22 @@ int pj_model_write_page(pch_buf *out, const pj_rows *r, uint64_t row, const char
                         uint32_t page, uint32_t pages, bool *first, pj_blobs *blobs, pch_vxp_hydration mode,
                         pch_vxp_query_stats *st, pch_error *err);
 /* The prompt ids of step s (a list index of the step lanes) of a row whose steps begin at
-** sb: the plain list in place, or a prefix-form prompt rebuilt into scratch (appended: the
-** caller resolves *off into scratch->data once it stops growing). Checked (§8.2): one form
-** per step, a base that is a checkpoint earlier in the same row, a prefix no longer than the
-** base, the rebuilt count equal to prompt_ids_len. *has false when the step has none. The
-** lanes PROMPT_IDS, PROMPT_BASE, PROMPT_PREFIX, PROMPT_SUFFIX and PROMPT_LEN must be bound. */
+** sb, into cache[s - sb]: the plain list in place, or a prefix-form prompt rebuilt into
+** scratch (appended: resolve off into scratch->data once scratch stops growing). cache holds
+** one entry per step of the row, zeroed when the row begins; rebuilding a prompt fills in its
+** bases first, so a row read in order copies each prefix once. Checked (§8.2): one form per
+** step, a base earlier in the same row at most PJ_PROMPT_CHAIN_MAX links from a checkpoint,
+** a prefix no longer than the base, the count equal to prompt_ids_len. The lanes PROMPT_IDS,
+** PROMPT_BASE, PROMPT_PREFIX, PROMPT_SUFFIX and PROMPT_LEN must be bound. */
+#define PJ_PROMPT_CHAIN_MAX 32
 typedef struct pj_prompt {
-    bool has, rebuilt;            /* rebuilt: the ids are scratch->data + off */
+    bool done, has, rebuilt;      /* rebuilt: the ids are scratch->data + off */
     const uint8_t *ids;           /* in place (u32 LE) when !rebuilt */
     size_t off, n;
 } pj_prompt;
-int pj_prompt_ids(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *out, pch_error *err);
+int pj_prompt_ids(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *cache, pch_error *err);
+/* *cache holds n zeroed entries (grown as needed; *cap its size). PCH_ENOMEM. */
+int pj_prompt_cache(pj_prompt **cache, size_t *cap, size_t n);
 
 /* Structural checks of a decoded cluster (§15: offsets agree across lanes of one level,
 ** token/logprob length relations, kinds in range). Findings via cb; returns the count. */

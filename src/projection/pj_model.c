@@ -474,16 +474,17 @@ static int stash_prompt(app *a, const pch_json_value *v)
 static const uint32_t *pids_at(const app *a, size_t i) { return (const uint32_t *)(const void *)(a->pids.data + a->ps[i].off); }
 
 /* The prompt lanes of the page's steps (§8.2): each prompt with ids is a checkpoint (the
-** plain list) or, when it shares at least half of its ids with the last checkpoint of the
-** row (at most PJ_PROMPT_CHECKPOINT prompts back), the prefix form; the row keeps the plain
-** lists unless the form stores at most 80 % of the ids. */
+** plain list) or, when it shares at least half of its ids with the row's previous prompt
+** and fewer than PJ_PROMPT_CHECKPOINT prompts came since the last checkpoint, the prefix
+** form based on that previous prompt (a chain of at most PJ_PROMPT_CHECKPOINT - 1 links);
+** the row keeps the plain lists unless the form stores at most 80 % of the ids. */
 static int put_prompts(app *a)
 {
     int64_t *base = NULL;
     uint32_t *prefix = NULL;
     uint64_t total = 0, stored = 0;
-    int64_t ck = -1;
-    unsigned since = 0;
+    int64_t prev = -1;               /* the row's previous prompt */
+    unsigned since = 0;              /* prompts since the last checkpoint */
     bool use;
     int rc = PCH_OK;
     if (a->n_ps && (!(base = malloc(a->n_ps * sizeof *base)) || !(prefix = malloc(a->n_ps * sizeof *prefix)))) {
@@ -496,23 +497,24 @@ static int put_prompts(app *a)
         prefix[i] = 0;
         if (!p->has) continue;
         total += p->n;
-        if (ck >= 0 && since < PJ_PROMPT_CHECKPOINT) {
-            const uint32_t *x = pids_at(a, i), *c = pids_at(a, (size_t)ck);
-            uint32_t k = 0, m = p->n < a->ps[ck].n ? p->n : a->ps[ck].n;
+        if (prev >= 0 && since < PJ_PROMPT_CHECKPOINT) {
+            const uint32_t *x = pids_at(a, i), *c = pids_at(a, (size_t)prev);
+            uint32_t k = 0, m = p->n < a->ps[prev].n ? p->n : a->ps[prev].n;
             while (k < m && x[k] == c[k]) k++;
             if (k > 0 && 2ull * k >= p->n && p->n - k <= PJ_PROMPT_SUFFIX_MAX) {
-                base[i] = ck;
+                base[i] = prev;
                 prefix[i] = k;
                 stored += p->n - k;
                 since++;
+                prev = (int64_t)i;
                 continue;
             }
         }
-        ck = (int64_t)i;
+        prev = (int64_t)i;             /* a checkpoint */
         since = 1;
         stored += p->n;
     }
-    use = total > 0 && stored * 5 <= total * 4;
+    use = a->o->prompt_prefix && total > 0 && stored * 5 <= total * 4;
 #define CKP(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     for (size_t i = 0; i < a->n_ps; i++) {
         const struct pj_pstep *p = &a->ps[i];
@@ -980,6 +982,9 @@ typedef struct rd {
     pch_vxp_query_stats *st;
     pch_json_parser *jp[2];    /* escape objects: [0] current object, [1] nested (metrics) */
     pch_buf scratch;
+    pch_buf prompts;           /* the row's rebuilt prefix-form prompts (§8.2) */
+    pj_prompt *pcache;         /* per step of the row being written (pj_prompt_ids) */
+    size_t pcache_cap;
     pch_error *err;
 } rd;
 
@@ -1293,48 +1298,69 @@ static int write_real_list(rd *d, const pch_vx_array *lane, uint64_t s)
     return PCH_OK;
 }
 
-int pj_prompt_ids(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *out, pch_error *err)
+static int prompt_corrupt(pch_error *err, const char *what) { return pch_error_set(err, PCH_ECORRUPT, "projection: %s", what); }
+
+/* Step s of the row (list index; row steps from sb) into cache[s - sb]: the plain list in
+** place, or its base rebuilt first (a chain no longer than PJ_PROMPT_CHAIN_MAX), its prefix
+** copied and its suffix appended to scratch. */
+static int prompt_rebuild(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *cache, unsigned depth,
+                          pch_error *err)
 {
     const pch_vx_array *plain = items(r->l[PJ_TOKENS_PROMPT_IDS]), *base = items(r->l[PJ_TOKENS_PROMPT_BASE]),
                        *pre = items(r->l[PJ_TOKENS_PROMPT_PREFIX]), *suf = items(r->l[PJ_TOKENS_PROMPT_SUFFIX]),
                        *len = items(r->l[PJ_TOKENS_PROMPT_LEN]);
-    uint64_t b, e, bs, bb, be, k, want;
+    pj_prompt *out = &cache[s - sb], *bp;
+    uint64_t b, e, bi, k, want;
+    if (out->done) return PCH_OK;
     memset(out, 0, sizeof *out);
-    if (!plain || !base || !pre || !suf || !len || s < sb)
-        return pch_error_set(err, PCH_EINVAL, "projection: the prompt lanes were not read");
     if (ok(plain, s)) {
-        if (ok(base, s) || ok(pre, s) || ok(suf, s)) return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt in both the plain and the prefix form");
+        if (ok(base, s) || ok(pre, s) || ok(suf, s)) return prompt_corrupt(err, "a prompt in both the plain and the prefix form");
         b = (uint64_t)plain->offsets[s];
         e = (uint64_t)plain->offsets[s + 1];
-        if (!ok(len, s) || load_u(len, s) != e - b) return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's ids disagree with prompt_ids_len");
+        if (!ok(len, s) || load_u(len, s) != e - b) return prompt_corrupt(err, "a prompt's ids disagree with prompt_ids_len");
         out->has = true;
         out->ids = items(plain)->data + 4 * b;
         out->n = (size_t)(e - b);
+        out->done = true;
         return PCH_OK;
     }
     if (!ok(base, s)) {
-        if (ok(pre, s) || ok(suf, s) || ok(len, s)) return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's prefix lanes are incomplete");
+        if (ok(pre, s) || ok(suf, s) || ok(len, s)) return prompt_corrupt(err, "a prompt's prefix lanes are incomplete");
+        out->done = true;
         return PCH_OK;
     }
-    /* §8.2: the base is a checkpoint (a plain prompt) earlier in the same row */
-    bs = sb + load_u(base, s);
-    if (!ok(pre, s) || !ok(suf, s) || !ok(len, s) || bs >= s || !ok(plain, bs))
-        return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's base is not a checkpoint before it in its row");
-    bb = (uint64_t)plain->offsets[bs];
-    be = (uint64_t)plain->offsets[bs + 1];
+    /* §8.2: the base is an earlier prompt of the same row, at most PJ_PROMPT_CHAIN_MAX links
+    ** from a checkpoint */
+    bi = load_u(base, s);
+    if (!ok(pre, s) || !ok(suf, s) || !ok(len, s) || bi >= s - sb) return prompt_corrupt(err, "a prompt's base is not an earlier step of its row");
+    if (depth >= PJ_PROMPT_CHAIN_MAX) return prompt_corrupt(err, "a prompt's chain of bases is longer than the checkpoint interval allows");
+    PCH_TRY(prompt_rebuild(r, sb, sb + bi, scratch, cache, depth + 1, err));
+    out = &cache[s - sb];
+    bp = &cache[bi];
+    if (!bp->has) return prompt_corrupt(err, "a prompt's base has no prompt ids");
     k = load_u(pre, s);
     b = (uint64_t)suf->offsets[s];
     e = (uint64_t)suf->offsets[s + 1];
     want = load_u(len, s);
-    if (k > be - bb || k + (e - b) != want)
-        return pch_error_set(err, PCH_ECORRUPT, "projection: a prompt's prefix length or count disagrees with its base and prompt_ids_len");
-    out->has = out->rebuilt = true;
+    if (k > bp->n || k + (e - b) != want)
+        return prompt_corrupt(err, "a prompt's prefix length or count disagrees with its base and prompt_ids_len");
+    if (pch_buf_reserve(scratch, (size_t)(4 * want)) < 0) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    out->has = out->rebuilt = out->done = true;
     out->off = scratch->len;
     out->n = (size_t)want;
-    if (pch_buf_append(scratch, items(plain)->data + 4 * bb, (size_t)(4 * k)) < 0 ||
-        pch_buf_append(scratch, items(suf)->data + 4 * b, (size_t)(4 * (e - b))) < 0)
-        return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    /* after the reserve: a rebuilt base lives in scratch, which may just have moved */
+    memcpy(scratch->data + scratch->len, bp->rebuilt ? scratch->data + bp->off : bp->ids, (size_t)(4 * k));
+    memcpy(scratch->data + scratch->len + 4 * k, items(suf)->data + 4 * b, (size_t)(4 * (e - b)));
+    scratch->len += (size_t)(4 * want);
     return PCH_OK;
+}
+
+int pj_prompt_ids(const pj_rows *r, uint64_t sb, uint64_t s, pch_buf *scratch, pj_prompt *cache, pch_error *err)
+{
+    if (!items(r->l[PJ_TOKENS_PROMPT_IDS]) || !items(r->l[PJ_TOKENS_PROMPT_BASE]) || !items(r->l[PJ_TOKENS_PROMPT_PREFIX]) ||
+        !items(r->l[PJ_TOKENS_PROMPT_SUFFIX]) || !items(r->l[PJ_TOKENS_PROMPT_LEN]) || s < sb)
+        return pch_error_set(err, PCH_EINVAL, "projection: the prompt lanes were not read");
+    return prompt_rebuild(r, sb, s, scratch, cache, 0, err);
 }
 
 static int write_metrics(rd *d, uint64_t sb, uint64_t s)
@@ -1358,14 +1384,13 @@ static int write_metrics(rd *d, uint64_t sb, uint64_t s)
         OUT(pch_buf_append(d->out, t, pch_json__fmt_double(t, v)));
     }
     if (d->mode != PJ_FULL_NO_TOKENS) {
-        pj_prompt pr;
-        pch_buf_clear(&d->scratch);
-        PCH_TRY(pj_prompt_ids(d->r, sb, s, &d->scratch, &pr, d->err));
-        if (pr.has) {
-            const uint8_t *ids = pr.rebuilt ? d->scratch.data + pr.off : pr.ids;
+        const pj_prompt *pr = &d->pcache[s - sb];
+        PCH_TRY(pj_prompt_ids(d->r, sb, s, &d->prompts, d->pcache, d->err));
+        if (pr->has) {
+            const uint8_t *ids = pr->rebuilt ? d->prompts.data + pr->off : pr->ids;
             PCH_TRY(key(d, &first, "prompt_token_ids"));
             OUT(pch_buf_putc(d->out, '['));
-            for (size_t i = 0; i < pr.n; i++) {
+            for (size_t i = 0; i < pr->n; i++) {
                 int n = snprintf(t, sizeof t, "%s%" PRIu32, i ? "," : "", pch_load_le32(ids + 4 * i));
                 OUT(pch_buf_append(d->out, t, (size_t)n));
             }
@@ -1474,6 +1499,21 @@ static void rd_close(rd *d)
     pch_json_parser_free(d->jp[0]);
     pch_json_parser_free(d->jp[1]);
     pch_buf_dispose(&d->scratch);
+    pch_buf_dispose(&d->prompts);
+    free(d->pcache);
+}
+
+/* A zeroed prompt cache of n entries for the next row (pj_prompt_ids). */
+int pj_prompt_cache(pj_prompt **cache, size_t *cap, size_t n)
+{
+    if (n > *cap) {
+        pj_prompt *c = realloc(*cache, n * sizeof *c);
+        if (!c) return PCH_ENOMEM;
+        *cache = c;
+        *cap = n;
+    }
+    if (n) memset(*cache, 0, n * sizeof **cache);
+    return PCH_OK;
 }
 
 static int rd_open(rd *d, pch_vxp_query_stats *dummy, pch_buf *out, const pj_rows *r, uint64_t row, pj_blobs *blobs,
@@ -1491,6 +1531,7 @@ static int rd_open(rd *d, pch_vxp_query_stats *dummy, pch_buf *out, const pj_row
         if (!r->l[l]) return pch_error_set(err, PCH_EINVAL, "projection: lane %s.%s was not read", pj_group_names[pj_lane_group[l]], pj_lane_names[l]);
     if (row >= r->l[PJ_ID_RUN_KEY]->len) return pch_error_set(err, PCH_EINVAL, "projection: row %" PRIu64 " out of range", row);
     pch_buf_init(&d->scratch, NULL);
+    pch_buf_init(&d->prompts, NULL);
     if (pch_json_parser_new(&d->jp[0], NULL, NULL, err) < 0 || pch_json_parser_new(&d->jp[1], NULL, NULL, err) < 0) {
         rd_close(d);
         return PCH_ENOMEM;
@@ -1515,6 +1556,9 @@ static int step_range(rd *d, uint64_t row, uint64_t *sb, uint64_t *se)
 /* Steps [sb, se) as array items, each after a comma unless it is the array's first. */
 static int write_steps(rd *d, uint64_t sb, uint64_t se, bool *first)
 {
+    pch_buf_clear(&d->prompts);
+    if (pj_prompt_cache(&d->pcache, &d->pcache_cap, (size_t)(se - sb)) < 0)
+        return pch_error_set(d->err, PCH_ENOMEM, "projection: out of memory");
     for (uint64_t s = sb; s < se; s++) {
         if (!*first && pch_buf_putc(d->out, ',') < 0) return PCH_ENOMEM;
         *first = false;
@@ -1666,6 +1710,7 @@ int pj_chat_new(pj_chat **out, pj_blobs *blobs, pch_error *err)
     c->d.mode = PCH_VXP_FULL;
     c->d.st = &c->st;
     pch_buf_init(&c->d.scratch, NULL);
+    pch_buf_init(&c->d.prompts, NULL);
     pch_buf_init(&c->args, NULL);
     if (pch_json_parser_new(&c->d.jp[0], NULL, NULL, err) < 0 || pch_json_parser_new(&c->d.jp[1], NULL, NULL, err) < 0) {
         pj_chat_free(c);
@@ -1932,19 +1977,27 @@ size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb,
     if (r->l[PJ_TOKENS_PROMPT_IDS] && r->l[PJ_TOKENS_PROMPT_BASE] && r->l[PJ_TOKENS_PROMPT_PREFIX] &&
         r->l[PJ_TOKENS_PROMPT_SUFFIX] && r->l[PJ_TOKENS_PROMPT_LEN]) {
         pch_buf scratch;
+        pj_prompt *cache = NULL;
+        size_t cap = 0;
         pch_error e;
         pch_buf_init(&scratch, NULL);
         for (uint64_t t = 0; t < sid->len; t++) {
+            pch_buf_clear(&scratch);
+            if (pj_prompt_cache(&cache, &cap, (size_t)(sid->offsets[t + 1] - sid->offsets[t])) < 0) {
+                cb(file, "out of memory checking the prompt lanes", payload);
+                n++;
+                break;
+            }
             for (int64_t s = sid->offsets[t]; s < sid->offsets[t + 1]; s++) {
-                pj_prompt pr;
-                pch_buf_clear(&scratch);
-                if (pj_prompt_ids(r, (uint64_t)sid->offsets[t], (uint64_t)s, &scratch, &pr, &e) < 0) {
+                if (pj_prompt_ids(r, (uint64_t)sid->offsets[t], (uint64_t)s, &scratch, cache, &e) < 0) {
                     snprintf(msg, sizeof msg, "trajectory row %" PRIu64 " step %" PRId64 ": %.160s", t, s - sid->offsets[t], e.msg);
                     cb(file, msg, payload);
                     n++;
+                    break;          /* the row's later prompts may build on this one */
                 }
             }
         }
+        free(cache);
         pch_buf_dispose(&scratch);
     }
     /* token / logprob relation: logprobs align with completion ids unless flagged */

@@ -6,6 +6,8 @@
 ** (pch_vxp_rl_next); a batch points into that cluster's decoded lanes and lives until the
 ** next call, so at most one cluster's lanes are held. Filters (source, run keys, model, time
 ** window) are applied per step before anything is copied. */
+#include <stdlib.h>
+
 #include "projection/pj_int.h"
 
 /* the lanes the RL reader reads, in this order */
@@ -34,6 +36,8 @@ struct pch_vxp_rl_reader {
     pch_buf reward;                 /* reward JSON of the batch's steps, back to back */
     pch_buf prompts;                /* prefix-form prompts of the batch, rebuilt (u32 LE) */
     pj_rows rows;                   /* the prompt lanes of the cluster, for pj_prompt_ids */
+    pj_prompt *pcache;              /* per step of the row being read */
+    size_t pcache_cap;
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
@@ -77,6 +81,7 @@ void pch_vxp_rl_free(pch_vxp_rl_reader *r)
     pch_json_parser_free(r->jp);
     pch_buf_dispose(&r->reward);
     pch_buf_dispose(&r->prompts);
+    free(r->pcache);
     pch_free(r->ctx, r->steps);
     pch_free(r->ctx, r);
 }
@@ -165,6 +170,7 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 r->step_base += se - sb;
                 continue;
             }
+            if (!r->f.skip_prompt_ids && pj_prompt_cache(&r->pcache, &r->pcache_cap, (size_t)(se - sb)) < 0) return nomem(err);
             for (uint64_t si = sb; si < se; si++) {
                 const pch_vx_array *ci = pch_vx_list_items(L[R_COMPLETION]), *cp = pch_vx_list_items(L[R_COPIED]);
                 const pch_vx_array *l32 = pch_vx_list_items(L[R_LP32]), *l64 = pch_vx_list_items(L[R_LP64]), *ts = pch_vx_list_items(L[R_TS_MS]);
@@ -205,12 +211,12 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 if (!r->f.skip_prompt_ids) {
                     /* a prefix-form prompt (§8.2) is its checkpoint's ids, already decoded,
                     ** copied and followed by its suffix; a plain one stays in place */
-                    pj_prompt pr;
-                    PCH_TRY(pj_prompt_ids(&r->rows, sb, si, &r->prompts, &pr, err));
-                    st->has_prompt = pr.has;
-                    st->prompt_ids = pr.rebuilt ? NULL : pr.ids;
-                    st->prompt_off = pr.off;
-                    st->n_prompt = pr.n;
+                    const pj_prompt *pr = &r->pcache[si - sb];
+                    PCH_TRY(pj_prompt_ids(&r->rows, sb, si, &r->prompts, r->pcache, err));
+                    st->has_prompt = pr->has;
+                    st->prompt_ids = pr->rebuilt ? NULL : pr->ids;
+                    st->prompt_off = pr->off;
+                    st->n_prompt = pr->n;
                 }
                 if (pch_vx_row_valid(l32, si) || pch_vx_row_valid(l64, si)) {
                     const pch_vx_array *lp = pch_vx_row_valid(l32, si) ? l32 : l64;

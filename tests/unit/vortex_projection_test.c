@@ -513,6 +513,138 @@ static void test_projection__sft_batches_share_the_prefix(void)
     pch_vxp_snapshot_free(s);
 }
 
+/* Prompt-prefix lanes (§8.2) built by hand: the form rebuilds, and every hostile value is
+** refused by pj_prompt_ids and reported by pj_model_check (verify). -1 = null. */
+typedef struct pstep {
+    int plain_n;                  /* -1: no plain list */
+    uint32_t plain[4];
+    int base, prefix, suf_n, len;
+    uint32_t suf[4];
+} pstep;
+
+static pch_vx_dtype *g_lane_dt[6];      /* the arrays borrow their dtypes */
+
+static void free_lanes(pch_vx_array *a[6])
+{
+    for (int i = 0; i < 6; i++) {
+        pch_vx_array_free(a[i]);
+        pch_vx_dtype_free(g_lane_dt[i]);
+        a[i] = NULL;
+        g_lane_dt[i] = NULL;
+    }
+}
+
+static bool make_prompt_lanes(pj_rows *r, pch_vx_array *a[6], const pstep *st, size_t n)
+{
+    static const char *const types[6] = { "list<list<u32>?>", "list<u32?>", "list<u32?>", "list<list<u32>?>", "list<u32?>", "list<i64?>" };
+    static const int lanes[6] = { PJ_TOKENS_PROMPT_IDS, PJ_TOKENS_PROMPT_BASE, PJ_TOKENS_PROMPT_PREFIX, PJ_TOKENS_PROMPT_SUFFIX,
+                                  PJ_TOKENS_PROMPT_LEN, PJ_STEPS_STEP_ID };
+    pch_error err;
+    bool good = true;
+    memset(r, 0, sizeof *r);
+    for (int l = 0; l < 6; l++) {
+        pch_vx_dtype *dt = NULL;
+        pch_vx_builder *b = NULL;
+        a[l] = NULL;
+        if (pch_vx_dtype_parse(&dt, g_ctx, types[l], &err) != 0 || pch_vx_builder_new(&b, g_ctx, dt, &err) != 0) good = false;
+        for (size_t i = 0; good && i < n; i++) {
+            pch_vx_builder *c = pch_vx_builder_child(b, 0);
+            int v = l == 1 ? st[i].base : l == 2 ? st[i].prefix : l == 4 ? st[i].len : l == 5 ? (int)i : -2;
+            if (l == 0 || l == 3) {
+                int k = l == 0 ? st[i].plain_n : st[i].suf_n;
+                if (k < 0) good = pch_vx_builder_append_null(c, &err) == 0;
+                else good = pch_vx_builder_append_u32s(pch_vx_builder_child(c, 0), l == 0 ? st[i].plain : st[i].suf, (size_t)k, &err) == 0 &&
+                            pch_vx_builder_append_valid(c, &err) == 0;
+            } else {
+                good = (v < 0 ? pch_vx_builder_append_null(c, &err) : pch_vx_builder_append_uint(c, (uint64_t)v, &err)) == 0;
+            }
+        }
+        if (good) good = pch_vx_builder_append_valid(b, &err) == 0 && pch_vx_builder_finish(b, &a[l], &err) == 0;
+        pch_vx_builder_free(b);
+        g_lane_dt[l] = dt;
+        r->l[lanes[l]] = a[l];
+    }
+    return good;
+}
+
+static void no_finding_cb(const char *file, const char *msg, void *payload) { (void)file; (void)msg; (*(size_t *)payload)++; }
+
+/* Rebuild every step of the row in order; PCH_OK or the first error. */
+static int rebuild_row(const pj_rows *r, size_t n, pch_buf *scratch, pj_prompt *cache)
+{
+    pch_error err;
+    memset(cache, 0, n * sizeof *cache);
+    for (size_t s = 0; s < n; s++) {
+        int rc = pj_prompt_ids(r, 0, s, scratch, cache, &err);
+        if (rc < 0) {
+            if (getenv("PCH_TEST_VERBOSE")) fprintf(stderr, "step %zu: %s\n", s, err.msg);
+            return rc;
+        }
+    }
+    return PCH_OK;
+}
+
+static void test_projection__prompt_prefix_lanes(void)
+{
+    /* s0 checkpoint [1,2,3]; s1 = s0 + [4]; s2 = first 2 of s1 + [9]; s3 none; s4 checkpoint [] */
+    const pstep good[5] = { { 3, { 1, 2, 3 }, -1, -1, -1, 3, { 0 } }, { -1, { 0 }, 0, 3, 1, 4, { 4 } },
+                            { -1, { 0 }, 1, 2, 1, 3, { 9 } }, { -1, { 0 }, -1, -1, -1, -1, { 0 } },
+                            { 0, { 0 }, -1, -1, -1, 0, { 0 } } };
+    pstep bad[5], chain[40];
+    pj_rows r;
+    pch_vx_array *a[6] = { NULL };
+    pj_prompt cache[40];
+    pch_buf scratch;
+    size_t findings = 0;
+    pch_buf_init(&scratch, g_ctx);
+    PCH_CHECK(make_prompt_lanes(&r, a, good, 5));
+    PCH_CHECK(rebuild_row(&r, 5, &scratch, cache) == PCH_OK);
+    PCH_CHECK(cache[2].has && cache[2].rebuilt && cache[2].n == 3);
+    if (cache[2].rebuilt && cache[2].n == 3) {
+        const uint8_t *p = scratch.data + cache[2].off;
+        PCH_CHECK(pch_load_le32(p) == 1 && pch_load_le32(p + 4) == 2 && pch_load_le32(p + 8) == 9);
+    }
+    PCH_CHECK(cache[1].n == 4 && !cache[3].has && cache[4].has && cache[4].n == 0 && !cache[0].rebuilt);
+    PCH_CHECK(pj_model_check(&r, "t", no_finding_cb, &findings) == 0 && findings == 0);
+    free_lanes(a);
+    /* each hostile variant of the good row */
+    for (int v = 0; v < 8; v++) {
+        pch_error err;
+        memcpy(bad, good, sizeof bad);
+        switch (v) {
+        case 0: bad[1].base = 1; break;                              /* its own base */
+        case 1: bad[1].prefix = 4; bad[1].len = 5; break;           /* longer than the base */
+        case 2: bad[1].len = 5; break;                               /* count disagrees */
+        case 3: bad[0].base = 0; break;                              /* both forms */
+        case 4: bad[0].len = 2; break;                               /* plain count disagrees */
+        case 5: bad[1].prefix = -1; break;                           /* incomplete */
+        case 6: bad[4].plain_n = -1; bad[4].base = 3; bad[4].prefix = 0; bad[4].suf_n = 0; break;   /* a base without ids */
+        default: bad[3].len = 2; break;                              /* a count without ids */
+        }
+        PCH_CHECK(make_prompt_lanes(&r, a, bad, 5));
+        findings = 0;
+        PCH_CHECK_MSG(rebuild_row(&r, 5, &scratch, cache) == PCH_ECORRUPT, "variant %d accepted", v);
+        PCH_CHECK_MSG(pj_model_check(&r, "t", no_finding_cb, &findings) > 0 && findings > 0, "variant %d not reported", v);
+        (void)err;
+        free_lanes(a);
+    }
+    /* a chain of bases longer than PJ_PROMPT_CHAIN_MAX */
+    memset(chain, 0, sizeof chain);
+    chain[0] = good[0];
+    for (int i = 1; i < 40; i++) { chain[i] = good[1]; chain[i].base = i - 1; chain[i].prefix = 3; chain[i].suf_n = 0; chain[i].len = 3; chain[i].plain_n = -1; }
+    PCH_CHECK(make_prompt_lanes(&r, a, chain, 40));
+    PCH_CHECK(rebuild_row(&r, 40, &scratch, cache) == PCH_OK);     /* in order: each link once */
+    memset(cache, 0, sizeof cache);
+    {
+        pch_error err;
+        PCH_CHECK(pj_prompt_ids(&r, 0, 39, &scratch, cache, &err) == PCH_ECORRUPT);   /* cold: 39 links */
+        memset(cache, 0, sizeof cache);
+        PCH_CHECK_OK(pj_prompt_ids(&r, 0, 32, &scratch, cache, &err), &err);          /* 32 links */
+    }
+    free_lanes(a);
+    pch_buf_dispose(&scratch);
+}
+
 static void test_projection__hostile_paths_and_pointers(void)
 {
     static const char *const bad_paths[] = { "../x.vortex", "/etc/passwd", "data/../../x", "data//x", "data/./x",
@@ -581,6 +713,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_projection__hostile_paths_and_pointers);
     PCH_RUN(test_projection__paged_trajectory);
     PCH_RUN(test_projection__sft_batches_share_the_prefix);
+    PCH_RUN(test_projection__prompt_prefix_lanes);
     rmrf(g_tmp);
     pch_ctx_free(g_ctx);
     return pch_test_report();

@@ -226,6 +226,18 @@ static double logprob_at(const pch_vxp_rl_step *s, size_t i)
     return d;
 }
 
+/* The sum of n u32 LE values (the count format's checksum: every id read once). */
+static uint64_t sum_u32s(const uint8_t *p, size_t n)
+{
+    uint64_t s = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t v;
+        memcpy(&v, p + 4 * k, 4);
+        s += v;
+    }
+    return s;
+}
+
 static void rl_json(sbuf *b, const pch_vxp_rl_step *s)
 {
     char t[40];
@@ -322,8 +334,7 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
             steps++;
             tokens += st[i].n_completion;
             if (count) {            /* touch every id and logprob, as a trainer would */
-                for (size_t k = 0; k < st[i].n_completion; k++) sum += st[i].completion_ids[4 * k] | (uint64_t)st[i].completion_ids[4 * k + 3] << 24;
-                for (size_t k = 0; k < st[i].n_prompt; k++) sum += st[i].prompt_ids[4 * k];
+                sum += sum_u32s(st[i].completion_ids, st[i].n_completion) + sum_u32s(st[i].prompt_ids, st[i].n_prompt);
                 for (size_t k = 0; k < st[i].n_logprobs; k++) sum += (uint64_t)(logprob_at(&st[i], k) * -1000.0);
                 prompt += st[i].n_prompt;
                 lps += st[i].n_logprobs;
