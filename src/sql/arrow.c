@@ -17,6 +17,7 @@ typedef struct arr_mem {          /* what one ArrowArray owns */
     const void *ptrs[3];
     struct ArrowArray **children;
     struct ArrowArray *child_mem;
+    struct ArrowArray *dict;        /* a dictionary array's values */
 } arr_mem;
 
 /* The specification's name is const char *; ours are strdup'd. */
@@ -35,6 +36,10 @@ static void release_array(struct ArrowArray *a)
         for (int64_t i = 0; i < a->n_children; i++)
             if (m->children[i]->release) m->children[i]->release(m->children[i]);
         for (int i = 0; i < 3; i++) free(m->bufs[i]);
+        if (m->dict) {
+            if (m->dict->release) m->dict->release(m->dict);
+            free(m->dict);
+        }
         free(m->children);
         free(m->child_mem);
         free(m);
@@ -55,8 +60,12 @@ static void release_schema(struct ArrowSchema *s)
 static void release_child_schema(struct ArrowSchema *s)
 {
     free_name(s->name);
+    free(s->dictionary);            /* a dictionary column's value schema ("U", no children) */
+    s->dictionary = NULL;
     s->release = NULL;
 }
+
+static void release_dict_schema(struct ArrowSchema *s) { s->release = NULL; }
 
 static const char *format_of(pch_lance_type t)
 {
@@ -80,8 +89,11 @@ static void release_list_schema(struct ArrowSchema *s)
     s->release = NULL;
 }
 
+/* fmts[i] of a dictionary column: int32 indices into large utf8 values. */
+static const char k_dict_format[] = "dictionary";
+
 /* The struct schema "+s" of n nullable children: names[i] of format fmts[i]; a large list
-** ("+L") has one child "item" of format items[i]. */
+** ("+L") has one child "item" of format items[i]; k_dict_format is a dictionary column. */
 static int struct_schema(const char *const *names, const char *const *fmts, const char *const *items, int n,
                          struct ArrowSchema *out, pch_error *err)
 {
@@ -95,6 +107,19 @@ static int struct_schema(const char *const *names, const char *const *fmts, cons
         kids[i].flags = ARROW_FLAG_NULLABLE;
         kids[i].release = release_child_schema;
         ptrs[i] = &kids[i];
+        if (kids[i].name && strcmp(fmts[i], k_dict_format) == 0) {
+            /* dictionary-encoded large utf8: int32 indices, the values' schema beside */
+            struct ArrowSchema *d = calloc(1, sizeof *d);
+            if (!d) { free_name(kids[i].name); kids[i].name = NULL; }
+            else {
+                kids[i].format = "i";
+                d->format = "U";
+                d->name = "";
+                d->flags = ARROW_FLAG_NULLABLE;
+                d->release = release_dict_schema;
+                kids[i].dictionary = d;
+            }
+        }
         if (kids[i].name && items && items[i]) {
             /* one block: the item schema, then the pointer to it */
             struct { struct ArrowSchema item; struct ArrowSchema *ptr; } *blk = calloc(1, sizeof *blk);
@@ -125,14 +150,15 @@ static int struct_schema(const char *const *names, const char *const *fmts, cons
     return PCH_OK;
 }
 
-int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, struct ArrowSchema *out, pch_error *err)
+int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, const bool *dict, struct ArrowSchema *out,
+                          pch_error *err)
 {
     const char *names[64], *fmts[64];
     if (n > 64) return pch_error_set(err, PCH_EINVAL, "arrow: %d columns (64 at most)", n);
     for (int i = 0; i < n; i++) {
         const pch_lance_field *f = &s->fields[cols[i]];
         names[i] = f->name;
-        fmts[i] = f->type == PCH_LANCE_JSON ? "U" : format_of(f->type);
+        fmts[i] = dict && dict[i] ? k_dict_format : f->type == PCH_LANCE_JSON ? "U" : format_of(f->type);
         if (!fmts[i]) return pch_error_set(err, PCH_EUNSUPPORTED, "arrow: column %s has no Arrow mapping here", f->name);
     }
     return struct_schema(names, fmts, NULL, n, out, err);
@@ -260,6 +286,204 @@ int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, 
         int rc;
         if ((size_t)cols[i] >= b->n_columns) { out->n_children = i; release_array(out); return pch_error_set(err, PCH_EINVAL, "arrow: no column %d", cols[i]); }
         rc = column_array(&b->columns[cols[i]], b->n_rows, ctx, m->children[i], err);
+        out->n_children = i + (rc == 0);
+        if (rc < 0) { release_array(out); return rc; }
+    }
+    return PCH_OK;
+}
+
+/* ---- column vectors of a narrow scan (pch_sql_vec, vx_source.c) as arrays: values copied
+** from the decoded lanes once; source, identity and name columns as dictionary arrays whose
+** values are each distinct string of the batch (a cluster), so a consumer groups and filters
+** on int32 codes ---- */
+
+static bool vec_valid(const void *v, size_t row) { return ((const pch_sql_vec *)v)->valid[row] != 0; }
+
+/* An interner of a batch's strings: open addressing on FNV-1a, codes in first-seen order. */
+typedef struct str_set {
+    uint32_t *slot;                 /* code + 1, 0 = empty */
+    size_t cap, n;
+    int64_t *off;                   /* values: off[code]..off[code+1] into data */
+    size_t off_cap;
+    pch_buf data;
+} str_set;
+
+static uint64_t str_hash(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 0x100000001b3ull; }
+    return h;
+}
+
+static int set_grow(str_set *t)
+{
+    size_t nc = t->cap ? t->cap * 2 : 64;
+    uint32_t *ns = calloc(nc, sizeof *ns);
+    if (!ns) return PCH_ENOMEM;
+    for (size_t i = 0; i < t->cap; i++) {
+        uint32_t c = t->slot[i];
+        if (!c) continue;
+        {
+            const char *p = (const char *)t->data.data + t->off[c - 1];
+            size_t j = str_hash(p, (size_t)(t->off[c] - t->off[c - 1])) & (nc - 1);
+            while (ns[j]) j = (j + 1) & (nc - 1);
+            ns[j] = c;
+        }
+    }
+    free(t->slot);
+    t->slot = ns;
+    t->cap = nc;
+    return PCH_OK;
+}
+
+static int set_code(str_set *t, const char *p, size_t n, uint32_t *code)
+{
+    size_t j;
+    if ((t->n + 1) * 2 > t->cap) PCH_TRY(set_grow(t));
+    for (j = str_hash(p, n) & (t->cap - 1); t->slot[j]; j = (j + 1) & (t->cap - 1)) {
+        uint32_t c = t->slot[j] - 1;
+        if ((size_t)(t->off[c + 1] - t->off[c]) == n && memcmp(t->data.data + t->off[c], p, n) == 0) { *code = c; return PCH_OK; }
+    }
+    if (t->n + 2 > t->off_cap) {
+        size_t nc = t->off_cap ? t->off_cap * 2 : 64;
+        int64_t *no = realloc(t->off, nc * sizeof *no);
+        if (!no) return PCH_ENOMEM;
+        t->off = no;
+        t->off_cap = nc;
+    }
+    if (t->n == 0) t->off[0] = 0;
+    PCH_TRY(pch_buf_append(&t->data, p, n));
+    t->off[t->n + 1] = (int64_t)t->data.len;
+    t->slot[j] = (uint32_t)++t->n;
+    *code = (uint32_t)(t->n - 1);
+    return PCH_OK;
+}
+
+/* The dictionary column: indices from codes (a 'c' vector) or interned strings. */
+static int dict_array(const pch_sql_vec *v, size_t n_rows, struct ArrowArray *a, pch_error *err)
+{
+    arr_mem *m = array_begin(a, n_rows, vec_valid, v, err);
+    str_set t;
+    int32_t *idx;
+    int64_t *off;
+    size_t n_vals;
+    arr_mem *dm;
+    memset(&t, 0, sizeof t);
+    pch_buf_init(&t.data, NULL);
+    if (!m) return err->code;
+    if (!(idx = calloc(n_rows ? n_rows : 1, 4))) goto oom;
+    m->bufs[1] = idx;
+    m->ptrs[1] = idx;
+    a->n_buffers = 2;
+    if (v->kind == 'c') {
+        for (size_t i = 0; i < n_rows; i++) idx[i] = v->valid[i] && v->code[i] < v->n_dict ? (int32_t)v->code[i] : 0;
+        n_vals = v->n_dict;
+        if (!(off = malloc((n_vals + 1) * sizeof *off))) goto oom;
+        off[0] = 0;
+        for (size_t k = 0; k < n_vals; k++) {
+            if (v->dict[k]) pch_buf_append(&t.data, v->dict[k], v->dict_n[k]);
+            off[k + 1] = (int64_t)t.data.len;
+        }
+    } else {
+        for (size_t i = 0; i < n_rows; i++) {
+            const char *p;
+            size_t n;
+            uint32_t c = 0;
+            if (!v->valid[i]) continue;
+            pch_sql__vec_str(v, i, &p, &n);
+            if (set_code(&t, p, n, &c) < 0) goto oom;
+            idx[i] = (int32_t)c;
+        }
+        n_vals = t.n;
+        off = t.off ? t.off : calloc(1, sizeof *off);
+        t.off = NULL;
+        if (!off) goto oom;
+    }
+    if (t.data.oom || pch_buf_reserve(&t.data, 1) < 0 || !(a->dictionary = calloc(1, sizeof *a->dictionary)) ||
+        !(dm = calloc(1, sizeof *dm))) {
+        free(off);
+        goto oom;
+    }
+    m->dict = a->dictionary;
+    a->dictionary->private_data = dm;
+    a->dictionary->release = release_array;
+    a->dictionary->length = (int64_t)n_vals;
+    a->dictionary->n_buffers = 3;
+    a->dictionary->buffers = dm->ptrs;
+    dm->bufs[1] = off;
+    dm->ptrs[1] = off;
+    dm->bufs[2] = pch_buf_detach(&t.data, NULL);
+    dm->ptrs[2] = dm->bufs[2];
+    free(t.slot);
+    free(t.off);
+    return PCH_OK;
+oom:
+    free(t.slot);
+    free(t.off);
+    pch_buf_dispose(&t.data);
+    release_array(a);
+    return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+}
+
+static int vec_array(const pch_sql_vec *v, pch_lance_type ty, bool dict, size_t n_rows, struct ArrowArray *a,
+                     pch_error *err)
+{
+    arr_mem *m;
+    if (dict && (v->kind == 'c' || v->kind == 's')) return dict_array(v, n_rows, a, err);
+    if (!(m = array_begin(a, n_rows, vec_valid, v, err))) return err->code;
+    a->n_buffers = 2;
+    if (v->kind == 'f' || (v->kind == 'i' && ty != PCH_LANCE_BOOL)) {
+        size_t w = ty == PCH_LANCE_INT32 ? 4 : 8;
+        uint8_t *d = calloc(n_rows ? n_rows : 1, w);
+        if (!(m->bufs[1] = d)) goto oom;
+        m->ptrs[1] = d;
+        if (v->kind == 'f') memcpy(d, v->f, n_rows * 8);
+        else if (w == 8) memcpy(d, v->i, n_rows * 8);
+        else for (size_t i = 0; i < n_rows; i++) { int32_t x = (int32_t)v->i[i]; memcpy(d + 4 * i, &x, 4); }
+        return PCH_OK;
+    }
+    if (v->kind == 'i') {           /* bool: a bitmap */
+        uint8_t *bits = calloc((n_rows + 7) / 8 + 1, 1);
+        if (!(m->bufs[1] = bits)) goto oom;
+        m->ptrs[1] = bits;
+        for (size_t i = 0; i < n_rows; i++)
+            if (v->valid[i] && v->i[i]) bits[i / 8] |= (uint8_t)(1u << (i % 8));
+        return PCH_OK;
+    }
+    {
+        int64_t *off = malloc((n_rows + 1) * sizeof *off);
+        pch_buf data;
+        pch_buf_init(&data, NULL);
+        if (!(m->bufs[1] = off)) goto oom;
+        m->ptrs[1] = off;
+        off[0] = 0;
+        for (size_t i = 0; i < n_rows; i++) {
+            if (v->valid[i]) {
+                const char *p;
+                size_t n;
+                pch_sql__vec_str(v, i, &p, &n);
+                pch_buf_append(&data, p, n);
+            }
+            off[i + 1] = (int64_t)data.len;
+        }
+        if (data.oom || pch_buf_reserve(&data, 1) < 0) { pch_buf_dispose(&data); goto oom; }
+        m->bufs[2] = pch_buf_detach(&data, NULL);
+        m->ptrs[2] = m->bufs[2];
+        a->n_buffers = 3;
+        return PCH_OK;
+    }
+oom:
+    release_array(a);
+    return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
+}
+
+int pch_sql__arrow_from_vecs(const pch_sql_vec *vecs, const pch_lance_schema *s, const int *cols, int n, const bool *dict,
+                             size_t n_rows, struct ArrowArray *out, pch_error *err)
+{
+    arr_mem *m = struct_begin(out, n, n_rows, err);
+    if (!m) return err->code;
+    for (int i = 0; i < n; i++) {
+        int rc = vec_array(&vecs[cols[i]], s->fields[cols[i]].type, dict[i], n_rows, m->children[i], err);
         out->n_children = i + (rc == 0);
         if (rc < 0) { release_array(out); return rc; }
     }

@@ -129,8 +129,9 @@ const pch_sql_doc_source *pch_sql__vortex_source(void);
 /* ---- relation batches as Arrow C Data Interface arrays (arrow.c) ---- */
 struct ArrowSchema;
 struct ArrowArray;
-/* The struct schema "+s" of columns cols[0..n) of s. */
-int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, struct ArrowSchema *out,
+/* The struct schema "+s" of columns cols[0..n) of s; dict (may be NULL): column i is a
+** dictionary array (int32 indices into large utf8 values). */
+int pch_sql__arrow_schema(const pch_lance_schema *s, const int *cols, int n, const bool *dict, struct ArrowSchema *out,
                           pch_error *err);
 /* Columns cols[0..n) of b as one struct array (copies; JSON rendered as text). */
 int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, pch_ctx *ctx,
@@ -202,6 +203,11 @@ static inline void pch_sql__vec_str(const pch_sql_vec *v, uint64_t r, const char
         *n = (size_t)(v->off[x + 1] - v->off[x]);
     }
 }
+
+/* Columns cols[0..n) of a narrow scan's vectors (vecs indexed by schema column) as one struct
+** array of n_rows rows; dict[i]: column i ('c' or 's') as a dictionary array. */
+int pch_sql__arrow_from_vecs(const pch_sql_vec *vecs, const pch_lance_schema *s, const int *cols, int n, const bool *dict,
+                             size_t n_rows, struct ArrowArray *out, pch_error *err);
 
 /* The value kind of a column a narrow scan of t makes ('i', 'f' or 's'; 0 = not a lane
 ** column: read from documents). */

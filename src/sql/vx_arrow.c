@@ -48,12 +48,26 @@ typedef struct vx_stream {
     bool done;
     bool traj;                        /* the trajectories relation */
     bool content;                     /* a content column is asked for (late hydration) */
+    bool vec;                         /* a narrow steps/tool_calls scan: batches from its vectors */
+    bool dict[64];                    /* column i as a dictionary array */
+    pch_sql_vec v[64];
 } vx_stream;
+
+/* The names a consumer groups and filters by go out as dictionary arrays (int32 codes into
+** the batch's distinct values): the identity columns, source, model and function names. */
+static bool dict_column(pch_storyline_table t, const char *name)
+{
+    static const char *const names[] = { "source_id", "run_id", "session_id", "trajectory_key", "source",
+                                         "model_name", "function_name" };
+    if (pch_sql__vx_lane_kind(t, name) != 's') return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) if (strcmp(name, names[i]) == 0) return true;
+    return false;
+}
 
 static int st_schema(struct ArrowArrayStream *s, struct ArrowSchema *out)
 {
     vx_stream *x = s->private_data;
-    return pch_sql__arrow_schema(x->schema, x->cols, x->n_cols, out, &x->err) < 0 ? EIO : 0;
+    return pch_sql__arrow_schema(x->schema, x->cols, x->n_cols, x->vec ? x->dict : NULL, out, &x->err) < 0 ? EIO : 0;
 }
 
 static int st_next(struct ArrowArrayStream *s, struct ArrowArray *out)
@@ -61,6 +75,13 @@ static int st_next(struct ArrowArrayStream *s, struct ArrowArray *out)
     vx_stream *x = s->private_data;
     const pch_lance_batch *b = NULL;
     memset(out, 0, sizeof *out);
+    while (!x->done && x->vec) {
+        bool eof = false;
+        uint64_t n = 0;
+        if (pch_sql__vx_vec_next(x->lanes, x->v, &n, &eof, &x->err) < 0) return EIO;
+        if (eof) { x->done = true; break; }
+        if (n) return pch_sql__arrow_from_vecs(x->v, x->schema, x->cols, x->n_cols, x->dict, (size_t)n, out, &x->err) < 0 ? EIO : 0;
+    }
     while (!x->done) {
         bool eof = false;
         int rc;
@@ -422,6 +443,10 @@ int pch_vxp_arrow_relation(const char *root, const char *relation, const char *c
     }
     if ((rc = x->src->open(&x->h, x->ctx, root, err)) < 0) goto fail;
     if ((rc = x->src->lanes_open(x->h, x->t, used, NULL, 0, &x->lanes, err)) < 0) goto fail;
+    if (x->lanes && (x->t == PCH_STORYLINE_STEPS || x->t == PCH_STORYLINE_TOOL_CALLS)) {
+        x->vec = true;
+        for (int i = 0; i < x->n_cols; i++) x->dict[i] = dict_column(x->t, x->schema->fields[x->cols[i]].name);
+    }
     if (!x->lanes &&
         (rc = pch_storyline_rowgen_new(&x->gen, x->ctx, 0, x->src->asset_mode(x->h), x->src->assets, x->h, err)) < 0)
         goto fail;

@@ -6,7 +6,8 @@
 **   duckdb_consumer ROOT RELATION COLUMNS|- "SQL over table t"
 **   duckdb_consumer ROOT rl[:MODEL]|sft[:MODEL] - "SQL over table t"    (the training readers)
 **
-** prints one JSON array per result row (every value as DuckDB's VARCHAR cast, or null). */
+** prints one JSON array per result row (every value as DuckDB's VARCHAR cast, or null); with
+** PCH_ARROW_SCHEMA set, first the stream's column formats to stderr. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "duckdb_consumer: %s\n", err.msg);
         free(list);
         return 1;
+    }
+    if (getenv("PCH_ARROW_SCHEMA")) {      /* the stream's column formats to stderr: name=format[+dictionary] */
+        struct ArrowSchema sc;
+        if (st.get_schema(&st, &sc) != 0) { fputs("duckdb_consumer: get_schema failed\n", stderr); return 1; }
+        for (int64_t i = 0; i < sc.n_children; i++)
+            fprintf(stderr, "%s=%s%s%s\n", sc.children[i]->name, sc.children[i]->format, sc.children[i]->dictionary ? "+" : "",
+                    sc.children[i]->dictionary ? sc.children[i]->dictionary->format : "");
+        sc.release(&sc);
     }
     if (duckdb_open(NULL, &db) || duckdb_connect(db, &con)) { fputs("duckdb_consumer: duckdb open failed\n", stderr); return 1; }
     /* DuckDB pushes its projection into an Arrow scan and then reads the stream's children

@@ -81,6 +81,17 @@ for r in $roots; do
         "SELECT count(*), count(DISTINCT content), sum(length(content)) FROM observation_results"
 done
 
+# narrow scans hand over names as dictionary arrays (int32 codes into large utf8 values),
+# everything else in its plain type
+PCH_ARROW_SCHEMA=1 ASAN_OPTIONS=detect_leaks=0 "$tmp/consumer" "$tmp/gen.vx" steps source,model_name,step_id,timestamp \
+    "SELECT count(*) FROM t" >/dev/null 2>"$tmp/schema.err" || { echo "FAIL consumer schema: $(cat "$tmp/schema.err")"; fail=1; }
+[ "$(tr '\n' ' ' <"$tmp/schema.err")" = "source=i+U model_name=i+U step_id=l timestamp=U " ] ||
+    { echo "FAIL narrow stream formats: $(tr '\n' ' ' <"$tmp/schema.err")"; fail=1; }
+PCH_ARROW_SCHEMA=1 ASAN_OPTIONS=detect_leaks=0 "$tmp/consumer" "$tmp/gen.vx" tool_calls function_name,trajectory_key,call_ordinal \
+    "SELECT count(*) FROM t" >/dev/null 2>"$tmp/schema.err" || { echo "FAIL consumer schema: $(cat "$tmp/schema.err")"; fail=1; }
+[ "$(tr '\n' ' ' <"$tmp/schema.err")" = "function_name=i+U trajectory_key=i+U call_ordinal=i " ] ||
+    { echo "FAIL narrow stream formats: $(tr '\n' ' ' <"$tmp/schema.err")"; fail=1; }
+
 # the training readers as Arrow streams equal their JSON lines (rl, sft), with a model filter
 train() {  # train ROOT READER[:MODEL] CLI-ARGS...
     local name=$1 r=$tmp/$1.vx rd=$2; shift 2
