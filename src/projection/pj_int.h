@@ -403,6 +403,18 @@ bool pj_train_run_wanted(const pch_vxp_train_filter *f, const char *p, size_t n)
 ** any), pch_vxp_prune. */
 int pj_train_prune(pch_vxp_lanes *it, const pch_vxp_train_filter *f, uint8_t source_bits, int copied, pch_error *err);
 
+/* A lane scan read one cluster ahead on a second thread (the training readers): next hands
+** out the cluster read ahead (lanes, rows, and the keep flags of a pruned scan or NULL), valid
+** until the following call, and starts reading the one after it. The iterator must not be
+** used otherwise while this is open; it stays the caller's. */
+typedef struct pj_lanes_ahead pj_lanes_ahead;
+int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, pch_error *err);
+int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
+                        bool *eof, pch_error *err);
+void pj_lanes_ahead_free(pj_lanes_ahead *a);
+/* The scan's stats as of the cluster handed out last (the iterator's own may be moving). */
+void pj_lanes_ahead_stats(const pj_lanes_ahead *a, pch_vxp_lanes_stats *out);
+
 /* The context a snapshot was opened with. */
 pch_ctx *pj_snapshot_ctx(const pch_vxp_snapshot *s);
 /* The snapshot's content directory (loaded on first use) for hydrating external values. */

@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "atif/atif.h"
+
 #include "projection/pj_int.h"
 
 enum { D_SOURCE, D_RUN, D_TRAJ, D_HASH, D_SESSION, D_PRUN, D_PTRAJ, D_DOC, D_ROOT, D_FILE, D_CLUSTER, D_ROW,
@@ -1259,4 +1261,132 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
     *lanes = it->lanes;
     *rows = it->arr->len;
     return PCH_OK;
+}
+
+
+/* ---- read-ahead (the training readers, §13.5): while the caller works on cluster N, a second
+** thread reads, checks and decodes cluster N+1 with the same iterator. One thread per
+** cluster, joined before its result is used, so the iterator and the snapshot are only ever
+** used by one thread at a time; two clusters are held at once. ---- */
+
+typedef struct ahead_slot {
+    pch_vx_array *arr;
+    pch_vx_dtype *dt;
+    const pch_vx_array **lanes;
+    uint8_t *keep;                  /* pch_vxp_lanes_keep's flags, when the scan is pruned */
+    size_t keep_cap;
+    bool pruned;
+    pch_vxp_lanes_stats st;         /* the scan's stats once this cluster was read */
+    uint64_t rows;
+    bool eof;
+    int rc;
+    pch_error err;
+} ahead_slot;
+
+struct pj_lanes_ahead {
+    pch_vxp_lanes *it;
+    ahead_slot slot[2];
+    int cur;                        /* the slot handed out last; the other one is read ahead */
+    bool running, started;
+    pthread_t th;
+};
+
+static void slot_clear(ahead_slot *sl)
+{
+    pch_vx_array_free(sl->arr);
+    pch_vx_dtype_free(sl->dt);
+    sl->arr = NULL;
+    sl->dt = NULL;
+}
+
+/* The iterator's next cluster into sl, which then owns its arrays. */
+static void slot_fill(pch_vxp_lanes *it, ahead_slot *sl)
+{
+    const pch_vx_array *const *L;
+    const uint8_t *keep;
+    slot_clear(sl);
+    pch_error_clear(&sl->err);
+    sl->rc = pch_vxp_lanes_next(it, &L, &sl->rows, &sl->eof, &sl->err);
+    pch_vxp_lanes_stats_get(it, &sl->st);
+    if (sl->rc < 0 || sl->eof) return;
+    for (size_t i = 0; i < it->n; i++) sl->lanes[i] = L[i];
+    sl->arr = it->arr;              /* handed over: the iterator's next call must not free them */
+    sl->dt = it->dt;
+    it->arr = NULL;
+    it->dt = NULL;
+    keep = pch_vxp_lanes_keep(it);
+    sl->pruned = keep != NULL;
+    if (!keep) return;
+    if (sl->rows > sl->keep_cap) {
+        uint8_t *k = realloc(sl->keep, (size_t)sl->rows);
+        if (!k) { sl->rc = pch_error_set(&sl->err, PCH_ENOMEM, "projection: out of memory"); return; }
+        sl->keep = k;
+        sl->keep_cap = (size_t)sl->rows;
+    }
+    memcpy(sl->keep, keep, (size_t)sl->rows);
+}
+
+static void *ahead_main(void *p)
+{
+    pj_lanes_ahead *a = p;
+    slot_fill(a->it, &a->slot[!a->cur]);
+    return NULL;
+}
+
+int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, pch_error *err)
+{
+    pj_lanes_ahead *a = calloc(1, sizeof *a);
+    *out = NULL;
+    if (!a || !(a->slot[0].lanes = calloc(it->n, sizeof *a->slot[0].lanes)) ||
+        !(a->slot[1].lanes = calloc(it->n, sizeof *a->slot[1].lanes))) {
+        if (a) free(a->slot[0].lanes);
+        free(a);
+        return nomem(err);
+    }
+    a->it = it;
+    *out = a;
+    return PCH_OK;
+}
+
+int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
+                        bool *eof, pch_error *err)
+{
+    ahead_slot *sl;
+    *lanes = NULL;
+    *rows = 0;
+    *keep = NULL;
+    if (a->running) {               /* the cluster read ahead */
+        pthread_join(a->th, NULL);
+        a->running = false;
+    } else {                        /* the first call, or the thread could not start */
+        slot_fill(a->it, &a->slot[!a->cur]);
+    }
+    slot_clear(&a->slot[a->cur]);   /* the caller is done with the last one */
+    a->cur = !a->cur;
+    sl = &a->slot[a->cur];
+    if (sl->rc < 0) {
+        *err = sl->err;
+        return sl->rc;
+    }
+    *eof = sl->eof;
+    if (sl->eof) return PCH_OK;
+    a->running = pthread_create(&a->th, NULL, ahead_main, a) == 0;
+    *lanes = sl->lanes;
+    *rows = sl->rows;
+    *keep = sl->pruned ? sl->keep : NULL;
+    return PCH_OK;
+}
+
+void pj_lanes_ahead_stats(const pj_lanes_ahead *a, pch_vxp_lanes_stats *out) { *out = a->slot[a->cur].st; }
+
+void pj_lanes_ahead_free(pj_lanes_ahead *a)
+{
+    if (!a) return;
+    if (a->running) pthread_join(a->th, NULL);
+    for (int i = 0; i < 2; i++) {
+        slot_clear(&a->slot[i]);
+        free(a->slot[i].lanes);
+        free(a->slot[i].keep);
+    }
+    free(a);
 }

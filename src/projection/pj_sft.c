@@ -35,6 +35,7 @@ struct pch_vxp_sft_reader {
     pch_vxp_sft_format format;
     char path[N_LANES][48];         /* "group.lane" of k_sft_lanes */
     pch_vxp_lanes *it;
+    pj_lanes_ahead *ahead;          /* the next cluster decoded on the second core */
     pj_chat *chat;
     pj_rows rows;                   /* the current cluster's lanes, by lane id */
     uint64_t n_rows, row;
@@ -90,6 +91,7 @@ int pch_vxp_sft_open_as(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch
     if (rc == PCH_OK) rc = pj_train_prune(r->it, &r->f, 1u << PCH_ATIF_SOURCE_AGENT, 0, err);
     if (rc == PCH_OK) rc = pj_snapshot_blobs(s, &blobs, err);
     if (rc == PCH_OK) rc = pj_chat_new(&r->chat, blobs, err);
+    if (rc == PCH_OK) rc = pj_lanes_ahead_open(&r->ahead, r->it, err);
     if (rc < 0) {
         pch_vxp_sft_free(r);
         return rc;
@@ -106,6 +108,7 @@ int pch_vxp_sft_open(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch_vx
 void pch_vxp_sft_free(pch_vxp_sft_reader *r)
 {
     if (!r) return;
+    pj_lanes_ahead_free(r->ahead);      /* first: its thread may be using the iterator */
     pch_vxp_lanes_free(r->it);
     pj_chat_free(r->chat);
     pch_buf_dispose(&r->ident);
@@ -122,7 +125,7 @@ void pch_vxp_sft_free(pch_vxp_sft_reader *r)
 
 uint64_t pch_vxp_sft_message_bytes(const pch_vxp_sft_reader *r) { return pj_chat_message_bytes(r->chat); }
 uint64_t pch_vxp_sft_content_bytes(const pch_vxp_sft_reader *r) { return pj_chat_content_bytes(r->chat); }
-void pch_vxp_sft_scan_stats(const pch_vxp_sft_reader *r, pch_vxp_lanes_stats *out) { pch_vxp_lanes_stats_get(r->it, out); }
+void pch_vxp_sft_scan_stats(const pch_vxp_sft_reader *r, pch_vxp_lanes_stats *out) { pj_lanes_ahead_stats(r->ahead, out); }
 
 #define ITEMS(lane) pch_vx_list_items(r->rows.l[lane])
 
@@ -325,8 +328,9 @@ int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batc
             const pch_vx_array *const *L;
             pch_vxp_lanes_stats st;
             char msg[400];
-            PCH_TRY(pch_vxp_lanes_next(r->it, &L, &r->n_rows, eof, err));
-            pch_vxp_lanes_stats_get(r->it, &st);
+            const uint8_t *keep;
+            PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &r->n_rows, &keep, eof, err));
+            pj_lanes_ahead_stats(r->ahead, &st);
             r->skipped = st.clusters_zone_pruned + st.clusters_summary_pruned;
             if (*eof) {
                 if (r->skipped == r->skipped_seen && pj_page_seq_end(&r->seq, msg, sizeof msg) < 0)
@@ -335,7 +339,7 @@ int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batc
             }
             memset(&r->rows, 0, sizeof r->rows);
             for (size_t i = 0; i < N_LANES; i++) r->rows.l[k_sft_lanes[i]] = L[i];
-            r->keep = pch_vxp_lanes_keep(r->it);
+            r->keep = keep;
             r->row = 0;
             continue;
         }

@@ -29,6 +29,7 @@ struct pch_vxp_rl_reader {
     pch_ctx *ctx;
     pch_vxp_train_filter f;
     pch_vxp_lanes *it;
+    pj_lanes_ahead *ahead;          /* the next cluster decoded on the second core */
     pch_vxp_rl_step *steps;
     size_t cap;
     uint64_t step_base;             /* steps on the earlier pages of the current trajectory */
@@ -65,6 +66,7 @@ int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_
         rc = pch_vxp_lanes_open(&r->it, s, lanes, R_N, err);
     }
     if (rc == PCH_OK) rc = pj_train_prune(r->it, &r->f, 0, -1, err);
+    if (rc == PCH_OK) rc = pj_lanes_ahead_open(&r->ahead, r->it, err);
     if (rc < 0 ||
         (rc = pch_json_parser_new(&r->jp, ctx, NULL, err)) < 0) {
         pch_vxp_rl_free(r);
@@ -77,6 +79,7 @@ int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_
 void pch_vxp_rl_free(pch_vxp_rl_reader *r)
 {
     if (!r) return;
+    pj_lanes_ahead_free(r->ahead);      /* first: its thread may be using the iterator */
     pch_vxp_lanes_free(r->it);
     pch_json_parser_free(r->jp);
     pch_buf_dispose(&r->reward);
@@ -138,9 +141,8 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
     *n_out = 0;
     for (;;) {
         const uint8_t *keep;
-        PCH_TRY(pch_vxp_lanes_next(r->it, &L, &rows, eof, err));
+        PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &rows, &keep, eof, err));
         if (*eof) return PCH_OK;
-        keep = pch_vxp_lanes_keep(r->it);
         pch_buf_clear(&r->reward);
         pch_buf_clear(&r->prompts);
         r->rows.l[PJ_TOKENS_PROMPT_IDS] = L[R_PROMPT];
