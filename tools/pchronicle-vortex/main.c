@@ -23,7 +23,7 @@ static const char usage_text[] =
     "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
     "  sql ROOT \"SQL\" [--format table|csv|jsonl] [--engine auto|sqlite]   runs, steps, tool_calls, observation_results\n"
     "  rl ROOT [--format jsonl|binary|count] [--to FILE] [filters]   RL steps (token lanes)\n"
-    "  sft ROOT [--to FILE] [filters]   SFT examples: conversation before each agent step\n"
+    "  sft ROOT [--format atif|messages|count] [--to FILE] [filters]   SFT examples (messages: OpenAI chat)\n"
     "  bench-get ROOT --keys FILE [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
     "                         warm in-process point-read latencies (benchmarks)\n"
     "  bench-sql ROOT --queries FILE [--repeat N] [--engine auto|sqlite]\n"
