@@ -194,6 +194,17 @@ static arr_mem *array_begin(struct ArrowArray *a, size_t n_rows, bool (*is_valid
 
 static bool lance_valid(const void *lc, size_t row) { return pch_sql__valid(lc, row); }
 
+/* A large utf8 array's buffers: off (already a's to free) and data's bytes, handed over. */
+static int utf8_finish(arr_mem *m, struct ArrowArray *a, int64_t *off, pch_buf *data)
+{
+    if (data->oom || pch_buf_reserve(data, 1) < 0) { pch_buf_dispose(data); return PCH_ENOMEM; }
+    m->bufs[2] = pch_buf_detach(data, NULL);
+    m->ptrs[1] = off;
+    m->ptrs[2] = m->bufs[2];
+    a->n_buffers = 3;
+    return PCH_OK;
+}
+
 /* One column → child array a (memory in a new arr_mem). */
 static int column_array(const pch_lance_column *lc, size_t n_rows, pch_ctx *ctx, struct ArrowArray *a, pch_error *err)
 {
@@ -241,11 +252,7 @@ static int column_array(const pch_lance_column *lc, size_t n_rows, pch_ctx *ctx,
             }
             off[i + 1] = (int64_t)data.len;
         }
-        if (data.oom || pch_buf_reserve(&data, 1) < 0) { pch_buf_dispose(&data); goto oom; }
-        m->bufs[2] = pch_buf_detach(&data, NULL);
-        m->ptrs[1] = off;
-        m->ptrs[2] = m->bufs[2];
-        a->n_buffers = 3;
+        if (utf8_finish(m, a, off, &data) < 0) goto oom;
         return PCH_OK;
     }
 oom:
@@ -466,10 +473,7 @@ static int vec_array(const pch_sql_vec *v, pch_lance_type ty, bool dict, size_t 
             }
             off[i + 1] = (int64_t)data.len;
         }
-        if (data.oom || pch_buf_reserve(&data, 1) < 0) { pch_buf_dispose(&data); goto oom; }
-        m->bufs[2] = pch_buf_detach(&data, NULL);
-        m->ptrs[2] = m->bufs[2];
-        a->n_buffers = 3;
+        if (utf8_finish(m, a, off, &data) < 0) goto oom;
         return PCH_OK;
     }
 oom:
