@@ -1750,15 +1750,18 @@ static int chat_content(pj_chat *c, const pch_vx_array *hot, const pch_vx_array 
 }
 
 /* A step member the builder kept in the step escape (an untyped value), or null. */
-static int chat_escaped(rd *d, uint64_t s, const char *k)
+/* Member k of the escape object at item i of lane (parsed with parser slot), or null. */
+static int escaped_or_null(rd *d, int slot, const pch_vx_array *lane, uint64_t i, const char *k)
 {
     const pch_json_value *esc, *v;
     const char *src;
-    PCH_TRY(escape(d, 0, L1(STEPS_ESCAPE), s, &esc, &src));
+    PCH_TRY(escape(d, slot, lane, i, &esc, &src));
     if (!esc || !(v = pch_json_get(esc, k, strlen(k)))) { OUT(pch_buf_append_str(d->out, "null")); return PCH_OK; }
     if (pch_json__write_value(d->out, v, src) < 0) return corrupt(d, "escape value");
     return PCH_OK;
 }
+
+static int chat_escaped(rd *d, uint64_t s, const char *k) { return escaped_or_null(d, 0, L1(STEPS_ESCAPE), s, k); }
 
 int pj_chat_escaped(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, const char *k, pch_error *err)
 {
@@ -1768,14 +1771,10 @@ int pj_chat_escaped(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t s, cons
 /* A tool call's id or function name: the typed lane, else the call escape, else null. */
 static int chat_call_field(rd *d, const pch_vx_array *lane, uint64_t c, const char *k)
 {
-    const pch_json_value *esc, *v;
-    const char *src, *p;
+    const char *p;
     size_t n;
     if (str_at(lane, c, &p, &n)) return put_json_str(d, p, n);
-    PCH_TRY(escape(d, 1, L2(TOOLS_CALL_ESCAPE), c, &esc, &src));
-    if (!esc || !(v = pch_json_get(esc, k, strlen(k)))) { OUT(pch_buf_append_str(d->out, "null")); return PCH_OK; }
-    if (pch_json__write_value(d->out, v, src) < 0) return corrupt(d, "escape value");
-    return PCH_OK;
+    return escaped_or_null(d, 1, L2(TOOLS_CALL_ESCAPE), c, k);
 }
 
 /* OpenAI's "arguments" is a string holding JSON: a string value is that string, any other
