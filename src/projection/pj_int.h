@@ -398,6 +398,9 @@ int pj_model_pages(const pj_rows *r, uint64_t row, uint64_t *pages, pch_error *e
 
 /* The training filter's run keys admit run key p[0..n) (every run when it names none). */
 bool pj_train_run_wanted(const pch_vxp_train_filter *f, const char *p, size_t n);
+/* Step s passes f's model and time window, given the items of its model_name and
+** timestamp_ms step lanes (a step without a timestamp is outside any window). */
+bool pj_train_step_in(const pch_vxp_train_filter *f, const pch_vx_array *model, const pch_vx_array *ts, uint64_t s);
 /* Prune a training read's lane scan by f's time window and model and by the summaries'
 ** source bits (0 = any) and copied-step counts (copied: 0 = a step that is not copied, -1
 ** any), pch_vxp_prune. */

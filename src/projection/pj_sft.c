@@ -52,7 +52,8 @@ struct pch_vxp_sft_reader {
     /* the examples of the current page; meta holds their model names and (ATIF form) the
     ** JSON of their step_id and model_name */
     pch_vxp_sft_example *ex;
-    size_t *ex_model, *ex_meta, *ex_meta_len, n_ex, cap_ex;
+    struct ex_meta { size_t model, meta, meta_len; } *ex_at;   /* offsets into meta, per example */
+    size_t n_ex, cap_ex;
     pch_buf meta;
     pch_vxp_sft_batch batch;
     pch_buf out;
@@ -117,9 +118,7 @@ void pch_vxp_sft_free(pch_vxp_sft_reader *r)
     pch_buf_dispose(&r->out);
     pch_free(r->ctx, r->ends);
     pch_free(r->ctx, r->ex);
-    pch_free(r->ctx, r->ex_model);
-    pch_free(r->ctx, r->ex_meta);
-    pch_free(r->ctx, r->ex_meta_len);
+    pch_free(r->ctx, r->ex_at);
     pch_free(r->ctx, r);
 }
 
@@ -134,22 +133,10 @@ void pch_vxp_sft_scan_stats(const pch_vxp_sft_reader *r, pch_vxp_lanes_stats *ou
 static bool trainable(const pch_vxp_sft_reader *r, uint64_t s)
 {
     const pch_vx_array *src = ITEMS(PJ_STEPS_SOURCE), *cp = ITEMS(PJ_STEPS_COPIED), *llm = ITEMS(PJ_STEPS_LLM_CALL_COUNT);
-    const char *p;
-    size_t n;
     if (!pch_vx_row_valid(src, s) || pch_vx_row_uint(src, s) != PCH_ATIF_SOURCE_AGENT) return false;
     if (pch_vx_row_valid(cp, s) && (cp->data[s / 8] >> (s % 8) & 1)) return false;
     if (pch_vx_row_valid(llm, s) && pch_vx_row_uint(llm, s) == 0) return false;
-    if (r->f.model && (!pch_vx_row_bytes(ITEMS(PJ_STEPS_MODEL_NAME), s, &p, &n) || strlen(r->f.model) != n ||
-                       memcmp(r->f.model, p, n) != 0))
-        return false;
-    if (r->f.has_time) {
-        const pch_vx_array *ts = ITEMS(PJ_STEPS_TS_MS);
-        int64_t t;
-        if (!pch_vx_row_valid(ts, s)) return false;
-        t = (int64_t)pch_vx_row_uint(ts, s);
-        if (t < r->f.from_ms || t >= r->f.to_ms) return false;
-    }
-    return true;
+    return pj_train_step_in(&r->f, ITEMS(PJ_STEPS_MODEL_NAME), ITEMS(PJ_STEPS_TS_MS), s);
 }
 
 static int grow(pch_vxp_sft_reader *r, void **p, size_t *cap, size_t need, size_t size)
@@ -181,13 +168,14 @@ static int add_example(pch_vxp_sft_reader *r, uint64_t s, uint64_t ordinal, pch_
     pch_vxp_sft_example *e;
     const char *p = NULL;
     size_t n = 0, k = r->n_ex + 1, c = r->cap_ex;
+    struct ex_meta *m;
     bool model = pch_vx_row_bytes(ITEMS(PJ_STEPS_MODEL_NAME), s, &p, &n);
-    if (grow(r, (void **)&r->ex, &c, k, sizeof *r->ex) < 0 ||
-        (c = r->cap_ex, grow(r, (void **)&r->ex_model, &c, k, sizeof *r->ex_model)) < 0 ||
-        (c = r->cap_ex, grow(r, (void **)&r->ex_meta, &c, k, sizeof *r->ex_meta)) < 0 ||
-        (c = r->cap_ex, grow(r, (void **)&r->ex_meta_len, &c, k, sizeof *r->ex_meta_len)) < 0)
-        return nomem(err);
+    /* the two arrays grow alike, from the same capacity */
+    if (grow(r, (void **)&r->ex, &c, k, sizeof *r->ex) < 0) return nomem(err);
+    c = r->cap_ex;
+    if (grow(r, (void **)&r->ex_at, &c, k, sizeof *r->ex_at) < 0) return nomem(err);
     r->cap_ex = c;
+    m = &r->ex_at[r->n_ex];
     e = &r->ex[r->n_ex];
     memset(e, 0, sizeof *e);
     e->step_ordinal = ordinal;
@@ -195,9 +183,9 @@ static int add_example(pch_vxp_sft_reader *r, uint64_t s, uint64_t ordinal, pch_
     e->step_id = e->has_step_id ? (int64_t)pch_vx_row_uint(sid, s) : 0;
     e->model_name_len = model ? n : 0;
     e->message = r->n_msgs;
-    r->ex_model[r->n_ex] = model ? r->meta.len : SIZE_MAX;
+    m->model = model ? r->meta.len : SIZE_MAX;
     if (model) pch_buf_append(&r->meta, p, n);
-    r->ex_meta[r->n_ex] = r->meta.len;
+    m->meta = r->meta.len;
     if (r->format == PCH_VXP_SFT_ATIF) {
         /* the ATIF form's step_id and model_name: typed, or as the document had them */
         pch_buf_append_str(&r->meta, "\"step_id\":");
@@ -207,7 +195,7 @@ static int add_example(pch_vxp_sft_reader *r, uint64_t s, uint64_t ordinal, pch_
         if (model) pch_json__write_string(&r->meta, p, n);
         else PCH_TRY(pj_chat_escaped(r->chat, &r->meta, &r->rows, s, "model_name", err));
     }
-    r->ex_meta_len[r->n_ex] = r->meta.len - r->ex_meta[r->n_ex];
+    m->meta_len = r->meta.len - m->meta;
     if (r->meta.oom) return nomem(err);
     r->n_ex++;
     return PCH_OK;
@@ -313,7 +301,7 @@ static void fill_batch(pch_vxp_sft_reader *r)
     b->n_messages = r->n_msgs;
     b->first_new = r->first_new;
     for (size_t i = 0; i < r->n_ex; i++)
-        r->ex[i].model_name = r->ex_model[i] == SIZE_MAX ? NULL : (const char *)r->meta.data + r->ex_model[i];
+        r->ex[i].model_name = r->ex_at[i].model == SIZE_MAX ? NULL : (const char *)r->meta.data + r->ex_at[i].model;
     b->examples = r->ex;
     b->n_examples = r->n_ex;
 }
@@ -382,7 +370,7 @@ int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size
         pch_buf_append_str(o, ",\"trajectory_key\":");
         pch_json__write_string(o, b->trajectory_key, b->trajectory_key_len);
         pch_buf_printf(o, ",\"step_ordinal\":%" PRIu64 ",", e->step_ordinal);
-        pch_buf_append(o, r->meta.data + r->ex_meta[k], r->ex_meta_len[k]);
+        pch_buf_append(o, r->meta.data + r->ex_at[k].meta, r->ex_at[k].meta_len);
         pch_buf_append_str(o, ",\"messages\":[");
         pch_buf_append(o, b->messages, m0 ? m0 - 1 : 0);
         pch_buf_append_str(o, "],\"completion\":");

@@ -89,6 +89,21 @@ void pch_vxp_rl_free(pch_vxp_rl_reader *r)
     pch_free(r->ctx, r);
 }
 
+bool pj_train_step_in(const pch_vxp_train_filter *f, const pch_vx_array *model, const pch_vx_array *ts, uint64_t s)
+{
+    const char *p;
+    size_t n;
+    if (f->model && (!pch_vx_row_bytes(model, s, &p, &n) || strlen(f->model) != n || memcmp(f->model, p, n) != 0))
+        return false;
+    if (f->has_time) {
+        int64_t t;
+        if (!pch_vx_row_valid(ts, s)) return false;
+        t = (int64_t)pch_vx_row_uint(ts, s);
+        if (t < f->from_ms || t >= f->to_ms) return false;
+    }
+    return true;
+}
+
 int pj_train_prune(pch_vxp_lanes *it, const pch_vxp_train_filter *f, uint8_t source_bits, int copied, pch_error *err)
 {
     /* the time window and model prune clusters and trajectories by their summaries (§13.3) */
@@ -183,14 +198,7 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
                 size_t mlen = 0;
                 if (!pch_vx_row_valid(ci, si)) continue;                                     /* no completion ids */
                 if (pch_vx_row_valid(cp, si) && (cp->data[si / 8] >> (si % 8) & 1)) continue; /* copied context */
-                if (r->f.model && (!pch_vx_row_bytes(mn, si, &mp, &mlen) || strlen(r->f.model) != mlen || memcmp(r->f.model, mp, mlen) != 0))
-                    continue;
-                if (r->f.has_time) {
-                    int64_t t;
-                    if (!pch_vx_row_valid(ts, si)) continue;
-                    t = (int64_t)pch_load_le64(ts->data + 8 * si);
-                    if (t < r->f.from_ms || t >= r->f.to_ms) continue;
-                }
+                if (!pj_train_step_in(&r->f, mn, ts, si)) continue;
                 if (n == r->cap) {
                     size_t nc = r->cap ? r->cap * 2 : 256;
                     pch_vxp_rl_step *ns = pch_realloc(r->ctx, r->steps, nc * sizeof *ns);
