@@ -306,76 +306,16 @@ int pch_sql__arrow_from_batch(const pch_lance_batch *b, const int *cols, int n, 
 
 static bool vec_valid(const void *v, size_t row) { return ((const pch_sql_vec *)v)->valid[row] != 0; }
 
-/* An interner of a batch's strings: open addressing on FNV-1a, codes in first-seen order. */
-typedef struct str_set {
-    uint32_t *slot;                 /* code + 1, 0 = empty */
-    size_t cap, n;
-    int64_t *off;                   /* values: off[code]..off[code+1] into data */
-    size_t off_cap;
-    pch_buf data;
-} str_set;
-
-static uint64_t str_hash(const char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)p[i]; h *= 0x100000001b3ull; }
-    return h;
-}
-
-static int set_grow(str_set *t)
-{
-    size_t nc = t->cap ? t->cap * 2 : 64;
-    uint32_t *ns = calloc(nc, sizeof *ns);
-    if (!ns) return PCH_ENOMEM;
-    for (size_t i = 0; i < t->cap; i++) {
-        uint32_t c = t->slot[i];
-        if (!c) continue;
-        {
-            const char *p = (const char *)t->data.data + t->off[c - 1];
-            size_t j = str_hash(p, (size_t)(t->off[c] - t->off[c - 1])) & (nc - 1);
-            while (ns[j]) j = (j + 1) & (nc - 1);
-            ns[j] = c;
-        }
-    }
-    free(t->slot);
-    t->slot = ns;
-    t->cap = nc;
-    return PCH_OK;
-}
-
-static int set_code(str_set *t, const char *p, size_t n, uint32_t *code)
-{
-    size_t j;
-    if ((t->n + 1) * 2 > t->cap) PCH_TRY(set_grow(t));
-    for (j = str_hash(p, n) & (t->cap - 1); t->slot[j]; j = (j + 1) & (t->cap - 1)) {
-        uint32_t c = t->slot[j] - 1;
-        if ((size_t)(t->off[c + 1] - t->off[c]) == n && memcmp(t->data.data + t->off[c], p, n) == 0) { *code = c; return PCH_OK; }
-    }
-    if (t->n + 2 > t->off_cap) {
-        size_t nc = t->off_cap ? t->off_cap * 2 : 64;
-        int64_t *no = realloc(t->off, nc * sizeof *no);
-        if (!no) return PCH_ENOMEM;
-        t->off = no;
-        t->off_cap = nc;
-    }
-    if (t->n == 0) t->off[0] = 0;
-    PCH_TRY(pch_buf_append(&t->data, p, n));
-    t->off[t->n + 1] = (int64_t)t->data.len;
-    t->slot[j] = (uint32_t)++t->n;
-    *code = (uint32_t)(t->n - 1);
-    return PCH_OK;
-}
-
 /* The dictionary column: indices from codes (a 'c' vector) or interned strings. */
 static int dict_array(const pch_sql_vec *v, size_t n_rows, struct ArrowArray *a, pch_error *err)
 {
     arr_mem *m = array_begin(a, n_rows, vec_valid, v, err);
-    str_set t;
+    pch_sql_interner t;
     int32_t *idx;
-    int64_t *off;
     size_t n_vals;
     arr_mem *dm;
     memset(&t, 0, sizeof t);
+    pch_buf_init(&t.off, NULL);
     pch_buf_init(&t.data, NULL);
     if (!m) return err->code;
     if (!(idx = calloc(n_rows ? n_rows : 1, 4))) goto oom;
@@ -383,51 +323,46 @@ static int dict_array(const pch_sql_vec *v, size_t n_rows, struct ArrowArray *a,
     m->ptrs[1] = idx;
     a->n_buffers = 2;
     if (v->kind == 'c') {
+        uint64_t end = 0;
         for (size_t i = 0; i < n_rows; i++) idx[i] = v->valid[i] && v->code[i] < v->n_dict ? (int32_t)v->code[i] : 0;
         n_vals = v->n_dict;
-        if (!(off = malloc((n_vals + 1) * sizeof *off))) goto oom;
-        off[0] = 0;
+        pch_buf_append(&t.off, &end, 8);      /* the interner's layout: u64 offsets from 0 */
         for (size_t k = 0; k < n_vals; k++) {
             if (v->dict[k]) pch_buf_append(&t.data, v->dict[k], v->dict_n[k]);
-            off[k + 1] = (int64_t)t.data.len;
+            end = t.data.len;
+            pch_buf_append(&t.off, &end, 8);
         }
     } else {
         for (size_t i = 0; i < n_rows; i++) {
             const char *p;
             size_t n;
-            uint32_t c = 0;
+            uint32_t id;
             if (!v->valid[i]) continue;
             pch_sql__vec_str(v, i, &p, &n);
-            if (set_code(&t, p, n, &c) < 0) goto oom;
-            idx[i] = (int32_t)c;
+            if (pch_sql__intern(&t, p, n, &id) < 0) goto oom;
+            idx[i] = (int32_t)(id - 1);
         }
         n_vals = t.n;
-        off = t.off ? t.off : calloc(1, sizeof *off);
-        t.off = NULL;
-        if (!off) goto oom;
+        if (!n_vals) { uint64_t z = 0; pch_buf_append(&t.off, &z, 8); }
     }
-    if (t.data.oom || pch_buf_reserve(&t.data, 1) < 0 || !(a->dictionary = calloc(1, sizeof *a->dictionary)) ||
-        !(dm = calloc(1, sizeof *dm))) {
-        free(off);
+    /* the values: large utf8, whose int64 offsets are the interner's u64 ones */
+    if (t.off.oom || t.data.oom || pch_buf_reserve(&t.data, 1) < 0 || !(a->dictionary = calloc(1, sizeof *a->dictionary)) ||
+        !(dm = calloc(1, sizeof *dm)))
         goto oom;
-    }
     m->dict = a->dictionary;
     a->dictionary->private_data = dm;
     a->dictionary->release = release_array;
     a->dictionary->length = (int64_t)n_vals;
     a->dictionary->n_buffers = 3;
     a->dictionary->buffers = dm->ptrs;
-    dm->bufs[1] = off;
-    dm->ptrs[1] = off;
+    dm->bufs[1] = pch_buf_detach(&t.off, NULL);
+    dm->ptrs[1] = dm->bufs[1];
     dm->bufs[2] = pch_buf_detach(&t.data, NULL);
     dm->ptrs[2] = dm->bufs[2];
-    free(t.slot);
-    free(t.off);
+    pch_sql__intern_dispose(&t);
     return PCH_OK;
 oom:
-    free(t.slot);
-    free(t.off);
-    pch_buf_dispose(&t.data);
+    pch_sql__intern_dispose(&t);
     release_array(a);
     return pch_error_set(err, PCH_ENOMEM, "arrow: out of memory");
 }

@@ -261,3 +261,85 @@ int pch_sql__select_rows(pch_ctx *ctx, pch_lance_dataset *ds, const pch_sql_cons
     *n_out = n;
     return PCH_OK;
 }
+
+/* ---- interning (sql_int.h) ---- */
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+    const uint8_t *b = p;
+    uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        h = (h ^ (w * 0xff51afd7ed558ccdull)) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+        b += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, b, n);
+        h = (h ^ (w * 0xff51afd7ed558ccdull)) * 0xc4ceb9fe1a85ec53ull;
+    }
+    h ^= h >> 32;
+    return h * 0x9e3779b97f4a7c15ull;
+}
+
+void pch_sql__intern_dispose(pch_sql_interner *t)
+{
+    pch_free(t->ctx, t->slot);
+    pch_free(t->ctx, t->hash);
+    pch_buf_dispose(&t->off);
+    pch_buf_dispose(&t->data);
+}
+
+const uint8_t *pch_sql__intern_bytes(const pch_sql_interner *t, uint32_t id, size_t *n)
+{
+    const uint64_t *o = (const uint64_t *)(const void *)t->off.data;
+    *n = (size_t)(o[id] - o[id - 1]);
+    return t->data.data + o[id - 1];
+}
+
+static int intern_grow(pch_sql_interner *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    uint32_t *s = pch_calloc(t->ctx, cap, sizeof *s);
+    uint64_t *h = pch_malloc(t->ctx, cap / 2 * sizeof *h + 8);
+    if (!s || !h) { pch_free(t->ctx, s); pch_free(t->ctx, h); return PCH_ENOMEM; }
+    if (t->hash) memcpy(h, t->hash, t->n * sizeof *h);
+    for (size_t id = 1; id <= t->n; id++) {
+        size_t i = (size_t)h[id - 1] & (cap - 1);
+        while (s[i]) i = (i + 1) & (cap - 1);
+        s[i] = (uint32_t)id;
+    }
+    pch_free(t->ctx, t->slot);
+    pch_free(t->ctx, t->hash);
+    t->slot = s;
+    t->hash = h;
+    t->cap = cap;
+    return PCH_OK;
+}
+
+int pch_sql__intern(pch_sql_interner *t, const void *p, size_t n, uint32_t *id)
+{
+    uint64_t h = hash_bytes(p, n, 0x51ed2701), end;
+    size_t i;
+    if (t->off.len == 0) { uint64_t z = 0; PCH_TRY(pch_buf_append(&t->off, &z, 8)); }
+    if ((t->n + 1) * 2 > t->cap) PCH_TRY(intern_grow(t));
+    for (i = (size_t)h & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1)) {
+        uint32_t k = t->slot[i];
+        size_t kn;
+        const uint8_t *kb;
+        if (t->hash[k - 1] != h) continue;
+        kb = pch_sql__intern_bytes(t, k, &kn);
+        if (kn == n && (n == 0 || memcmp(kb, p, n) == 0)) { *id = k; return PCH_OK; }
+    }
+    if (t->n >= UINT32_MAX - 1) return PCH_ELIMIT;
+    PCH_TRY(pch_buf_append(&t->data, p, n));
+    end = t->data.len;
+    PCH_TRY(pch_buf_append(&t->off, &end, 8));
+    t->hash[t->n] = h;
+    t->slot[i] = (uint32_t)++t->n;
+    *id = (uint32_t)t->n;
+    return PCH_OK;
+}

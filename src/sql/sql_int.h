@@ -126,6 +126,24 @@ int pch_sql__register_docs(sqlite3 *db, const pch_sql_doc_source *src);
 /* The Vortex projection's document source (src/sql/vx_source.c, Vortex side only). */
 const pch_sql_doc_source *pch_sql__vortex_source(void);
 
+/* ---- interning (common.c) ---- */
+/* Distinct byte strings → dense ids from 1 (0 is NULL), their bytes kept in first-seen order
+** (common.c): the vectorised engine's group keys (text, or the 8 bytes of an integer) and the
+** Arrow streams' dictionaries. Set ctx and init off and data with it before the first use. */
+typedef struct pch_sql_interner {
+    pch_ctx *ctx;
+    uint32_t *slot;                 /* open addressing: id, 0 = empty */
+    uint64_t *hash;                 /* per id */
+    size_t cap, n;                  /* slots; ids used (the next id is n + 1) */
+    pch_buf off, data;              /* per id: u64 offset of its bytes */
+    char kind;                      /* the user's: what the bytes are */
+} pch_sql_interner;
+void pch_sql__intern_dispose(pch_sql_interner *t);
+/* The bytes of id (1..n). */
+const uint8_t *pch_sql__intern_bytes(const pch_sql_interner *t, uint32_t id, size_t *n);
+/* The id of p[0..n), added when new. PCH_ENOMEM, PCH_ELIMIT. */
+int pch_sql__intern(pch_sql_interner *t, const void *p, size_t n, uint32_t *id);
+
 /* ---- relation batches as Arrow C Data Interface arrays (arrow.c) ---- */
 struct ArrowSchema;
 struct ArrowArray;

@@ -673,100 +673,10 @@ static vq_val vec_val(const pch_sql_vec *v, uint64_t r)
     return x;
 }
 
-/* ------------------------------------------------------------------ hash tables */
+/* ------------------------------------------------------------------ hash tables
+** Group keys are interned (pch_sql_interner, common.c): dense ids from 1, 0 is NULL. */
 
-static uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
-{
-    const uint8_t *b = p;
-    uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, b, 8);
-        h = (h ^ (w * 0xff51afd7ed558ccdull)) * 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 29;
-        b += 8;
-        n -= 8;
-    }
-    if (n) {
-        uint64_t w = 0;
-        memcpy(&w, b, n);
-        h = (h ^ (w * 0xff51afd7ed558ccdull)) * 0xc4ceb9fe1a85ec53ull;
-    }
-    h ^= h >> 32;
-    return h * 0x9e3779b97f4a7c15ull;
-}
-
-/* Distinct values of one key column → dense ids from 1 (0 is NULL); their bytes are kept
-** (text, or the 8 bytes of an integer). */
-typedef struct interner {
-    pch_ctx *ctx;
-    uint32_t *slot;                 /* open addressing: id, 0 = empty */
-    uint64_t *hash;                 /* per id */
-    size_t cap, n;                  /* slots; ids used (the next id is n + 1) */
-    pch_buf off, data;              /* per id: u64 offset of its bytes */
-    char kind;
-} interner;
-
-static void intern_dispose(interner *t)
-{
-    pch_free(t->ctx, t->slot);
-    pch_free(t->ctx, t->hash);
-    pch_buf_dispose(&t->off);
-    pch_buf_dispose(&t->data);
-}
-
-static const uint8_t *intern_bytes(const interner *t, uint32_t id, size_t *n)
-{
-    const uint64_t *o = (const uint64_t *)(const void *)t->off.data;
-    *n = (size_t)(o[id] - o[id - 1]);
-    return t->data.data + o[id - 1];
-}
-
-static int intern_grow(interner *t)
-{
-    size_t cap = t->cap ? t->cap * 2 : 256;
-    uint32_t *s = pch_calloc(t->ctx, cap, sizeof *s);
-    uint64_t *h = pch_malloc(t->ctx, cap / 2 * sizeof *h + 8);
-    if (!s || !h) { pch_free(t->ctx, s); pch_free(t->ctx, h); return PCH_ENOMEM; }
-    if (t->hash) memcpy(h, t->hash, t->n * sizeof *h);
-    for (size_t id = 1; id <= t->n; id++) {
-        size_t i = (size_t)h[id - 1] & (cap - 1);
-        while (s[i]) i = (i + 1) & (cap - 1);
-        s[i] = (uint32_t)id;
-    }
-    pch_free(t->ctx, t->slot);
-    pch_free(t->ctx, t->hash);
-    t->slot = s;
-    t->hash = h;
-    t->cap = cap;
-    return PCH_OK;
-}
-
-static int intern(interner *t, const void *p, size_t n, uint32_t *id)
-{
-    uint64_t h = hash_bytes(p, n, 0x51ed2701), end;
-    size_t i;
-    if (t->off.len == 0) { uint64_t z = 0; PCH_TRY(pch_buf_append(&t->off, &z, 8)); }
-    if ((t->n + 1) * 2 > t->cap) PCH_TRY(intern_grow(t));
-    for (i = (size_t)h & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1)) {
-        uint32_t k = t->slot[i];
-        size_t kn;
-        const uint8_t *kb;
-        if (t->hash[k - 1] != h) continue;
-        kb = intern_bytes(t, k, &kn);
-        if (kn == n && (n == 0 || memcmp(kb, p, n) == 0)) { *id = k; return PCH_OK; }
-    }
-    if (t->n >= UINT32_MAX - 1) return PCH_ELIMIT;
-    PCH_TRY(pch_buf_append(&t->data, p, n));
-    end = t->data.len;
-    PCH_TRY(pch_buf_append(&t->off, &end, 8));
-    t->hash[t->n] = h;
-    t->slot[i] = (uint32_t)++t->n;
-    *id = (uint32_t)t->n;
-    return PCH_OK;
-}
-
-static vq_val intern_val(const interner *t, uint32_t id)
+static vq_val intern_val(const pch_sql_interner *t, uint32_t id)
 {
     vq_val x;
     size_t n;
@@ -774,7 +684,7 @@ static vq_val intern_val(const interner *t, uint32_t id)
     memset(&x, 0, sizeof x);
     x.type = SQLITE_NULL;
     if (!id) return x;
-    b = intern_bytes(t, id, &n);
+    b = pch_sql__intern_bytes(t, id, &n);
     if (t->kind == 'i') { x.type = SQLITE_INTEGER; memcpy(&x.i, b, 8); }
     else { x.type = SQLITE_TEXT; x.s = (const char *)b; x.n = n; }
     return x;
@@ -803,8 +713,8 @@ typedef struct vq_exec {
     uint32_t *kid[VQ_MAX];          /* per key column and row: its value id */
     uint32_t *gid;                  /* per row: its group */
     size_t kid_cap;
-    interner keys[VQ_MAX];
-    interner tuples;                /* several key columns: the id tuples → group */
+    pch_sql_interner keys[VQ_MAX];
+    pch_sql_interner tuples;                /* several key columns: the id tuples → group */
     uint64_t n_groups;
     agg_state agg[VQ_MAX];
     pch_arena text;                 /* text of buffered rows and min/max values */
@@ -960,7 +870,7 @@ static int fetch(vq_exec *e, bool *eof, pch_error *err)
 static int key_ids(vq_exec *e, int g, const uint32_t *sel, uint64_t m, uint32_t *kid, pch_error *err)
 {
     const pch_sql_vec *v = &e->cols[e->p->group[g]];
-    interner *t = &e->keys[g];
+    pch_sql_interner *t = &e->keys[g];
     int rc = PCH_OK;
     t->kind = v->kind == 'i' ? 'i' : 's';
     if (v->kind == 'c') {
@@ -968,7 +878,7 @@ static int key_ids(vq_exec *e, int g, const uint32_t *sel, uint64_t m, uint32_t 
         if (!map) return oom(err);
         for (uint32_t d = 0; d < v->n_dict && rc == PCH_OK; d++) {
             map[d] = 0;
-            if (v->dict[d]) rc = intern(t, v->dict[d], v->dict_n[d], &map[d]);
+            if (v->dict[d]) rc = pch_sql__intern(t, v->dict[d], v->dict_n[d], &map[d]);
         }
         for (uint64_t j = 0; j < m && rc == PCH_OK; j++) kid[j] = v->valid[sel[j]] ? map[v->code[sel[j]]] : 0;
         if (map != small) pch_free(e->ctx, map);
@@ -982,12 +892,12 @@ static int key_ids(vq_exec *e, int g, const uint32_t *sel, uint64_t m, uint32_t 
             uint64_t r = sel[j];
             if (!v->valid[r]) { kid[j] = 0; continue; }
             if (v->kind == 'i') {   /* the last value seen: runs of one value cost no lookup */
-                if (!have || v->i[r] != li) { li = v->i[r]; rc = intern(t, &li, 8, &lid); have = true; }
+                if (!have || v->i[r] != li) { li = v->i[r]; rc = pch_sql__intern(t, &li, 8, &lid); have = true; }
             } else {
                 const char *sp;
                 size_t sn;
                 pch_sql__vec_str(v, r, &sp, &sn);
-                if (!have || sn != ln || (sp != lp && memcmp(sp, lp, sn) != 0)) { rc = intern(t, sp, sn, &lid); lp = sp; ln = sn; have = true; }
+                if (!have || sn != ln || (sp != lp && memcmp(sp, lp, sn) != 0)) { rc = pch_sql__intern(t, sp, sn, &lid); lp = sp; ln = sn; have = true; }
             }
             kid[j] = lid;
         }
@@ -1020,7 +930,7 @@ static int accumulate(vq_exec *e, pch_error *err)
         e->tuples.kind = 't';
         for (uint64_t j = 0; j < m && rc == PCH_OK; j++) {
             for (int g = 0; g < p->n_group; g++) tup[g] = e->kid[g][j];
-            rc = intern(&e->tuples, tup, (size_t)p->n_group * 4, &e->gid[j]);
+            rc = pch_sql__intern(&e->tuples, tup, (size_t)p->n_group * 4, &e->gid[j]);
         }
         if (rc < 0) return rc == PCH_ELIMIT ? pch_error_set(err, rc, "vortex sql: too many groups") : oom(err);
     }
@@ -1124,7 +1034,7 @@ static int finish_groups(vq_exec *e, pch_error *err)
         if (p->n_group == 1) kid[0] = (uint32_t)g;          /* group g is key id g (0 = NULL) */
         else if (p->n_group > 1) {                          /* group g is tuple g */
             size_t n;
-            const uint8_t *b = intern_bytes(&e->tuples, (uint32_t)g, &n);
+            const uint8_t *b = pch_sql__intern_bytes(&e->tuples, (uint32_t)g, &n);
             memcpy(kid, b, n);
         }
         PCH_TRY(add_out_row(e, err));
@@ -1208,8 +1118,8 @@ static void exec_dispose(vq_exec *e)
 {
     if (e->scan) pch_sql__vortex_source()->lanes_close(e->scan);
     pch_free(e->ctx, e->pass);
-    for (int g = 0; g < VQ_MAX; g++) { pch_free(e->ctx, e->kid[g]); intern_dispose(&e->keys[g]); }
-    intern_dispose(&e->tuples);
+    for (int g = 0; g < VQ_MAX; g++) { pch_free(e->ctx, e->kid[g]); pch_sql__intern_dispose(&e->keys[g]); }
+    pch_sql__intern_dispose(&e->tuples);
     pch_free(e->ctx, e->gid);
     for (int i = 0; i < VQ_MAX; i++) {
         pch_buf_dispose(&e->agg[i].cnt); pch_buf_dispose(&e->agg[i].sum); pch_buf_dispose(&e->agg[i].abs);
