@@ -129,6 +129,15 @@ typedef enum pch_vxp_hydration {
 ** number of candidates (may exceed cap). PCH_ENOTFOUND if none. */
 PCH_API int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap,
                            size_t *n_out, pch_error *err);
+/* Which identity a key names (get --trajectory-key / --run-id / --session-id): ANY is
+** pch_vxp_lookup's rule; TRAJECTORY = trajectories whose trajectory key is KEY; RUN = document
+** roots whose run key is KEY; SESSION = document roots whose producer session_id is KEY. So a
+** document whose trajectory key is another document's run key can still be read alone. */
+typedef enum pch_vxp_key_kind {
+    PCH_VXP_KEY_ANY = 0, PCH_VXP_KEY_TRAJECTORY, PCH_VXP_KEY_RUN, PCH_VXP_KEY_SESSION
+} pch_vxp_key_kind;
+PCH_API int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key, uint64_t *idx,
+                              size_t cap, size_t *n_out, pch_error *err);
 /* The ATIF document of directory row idx, subagents re-nested (§5.3). *out allocated with
 ** the ctx allocator (pch_free), NUL-terminated; pretty = 2-space indentation. */
 PCH_API int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode,

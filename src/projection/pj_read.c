@@ -451,31 +451,54 @@ static bool shard_may_hold_run(const shardm *m, const char *run)
     return strcmp(m->first[1], run) <= 0 && strcmp(run, m->last[1]) <= 0;
 }
 
-int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap, size_t *n_out, pch_error *err)
+/* Does directory entry e match KEY as identity `as` (pch_vxp_lookup_as)? */
+static bool key_hit(const entry *e, pch_vxp_key_kind as, const char *key)
+{
+    bool traj = strcmp(e->t, key) == 0;
+    bool run = e->root && strcmp(e->r, key) == 0;
+    bool session = e->root && e->session && strcmp(e->session, key) == 0;
+    switch (as) {
+    case PCH_VXP_KEY_TRAJECTORY: return traj;
+    case PCH_VXP_KEY_RUN: return run;
+    case PCH_VXP_KEY_SESSION: return session;
+    default: return traj || run || session;
+    }
+}
+
+static const char *const key_kind_names[] = { "trajectory, run or session", "trajectory", "run", "session" };
+
+int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key, uint64_t *idx, size_t cap,
+                      size_t *n_out, pch_error *err)
 {
     size_t n = 0;
-    /* every trajectory whose key is KEY, and every document root whose run key or producer
-    ** session id is KEY (a shared session id gives every candidate, never an arbitrary
-    ** one, §13.4). A run key is found through the fence keys in the shards that can hold
-    ** it; only when those have no match are all shards read. */
-    for (int pass = 0; pass < 2 && n == 0; pass++)
+    *n_out = 0;
+    if ((unsigned)as > PCH_VXP_KEY_SESSION) return pch_error_set(err, PCH_EINVAL, "projection: key kind %d", (int)as);
+    /* ANY: every trajectory whose key is KEY, and every document root whose run key or
+    ** producer session id is KEY (a shared session id gives every candidate, never an
+    ** arbitrary one, §13.4). A run key is found through the fence keys in the shards that can
+    ** hold it; only when those have no match (or the key is no run key) are all shards read. */
+    for (int pass = as == PCH_VXP_KEY_ANY || as == PCH_VXP_KEY_RUN ? 0 : 1; pass < 2 && n == 0; pass++) {
+        if (pass == 1 && as == PCH_VXP_KEY_RUN) break;     /* the fences are exact for run keys */
         for (size_t i = 0; i < s->n_shards; i++) {
             const shardm *m = &s->sh[i];
             if (pass == 0 && !shard_may_hold_run(m, key)) continue;
             if (pass == 1 && !m->rows) continue;
             PCH_TRY(load_shard(s, i, err));
             for (uint64_t r = m->base; r < m->base + m->rows; r++) {
-                const entry *e = &s->e[r];
-                bool hit = strcmp(e->t, key) == 0 ||
-                           (e->root && (strcmp(e->r, key) == 0 || (e->session && strcmp(e->session, key) == 0)));
-                if (!hit) continue;
+                if (!key_hit(&s->e[r], as, key)) continue;
                 if (n < cap) idx[n] = r;
                 n++;
             }
         }
+    }
     *n_out = n;
-    if (!n) return pch_error_set(err, PCH_ENOTFOUND, "no trajectory, run or session '%s' in snapshot %s", key, s->cur.snapshot_id);
+    if (!n) return pch_error_set(err, PCH_ENOTFOUND, "no %s '%s' in snapshot %s", key_kind_names[as], key, s->cur.snapshot_id);
     return PCH_OK;
+}
+
+int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap, size_t *n_out, pch_error *err)
+{
+    return pch_vxp_lookup_as(s, PCH_VXP_KEY_ANY, key, idx, cap, n_out, err);
 }
 
 static int cmp_parts(const entry *e, const char *src, const char *run, size_t rn, const char *traj, size_t tn)

@@ -559,15 +559,41 @@ run get-pretty 0 "$VX" get "$R" vp-sub-root && chk "get (pretty) vp-sub-root" vp
 if run get-shared 3 "$VX" get "$R" vp-shared --compact; then
     chk "get vp-shared: the three documents" vp get "$T/get-shared.out" "$G/shared-session/a.json" "$G/shared-session/b.json" "$G/shared-session/c.json"
     has get-shared "$T/get-shared.err" "'vp-shared' matches 3 trajectories"
-    gen=$(sed -n 's/.*trajectory_key=\(traj:[^ ]*\) document=shared-session\/c\.json$/\1/p' "$T/get-shared.err")
+    gen=$(sed -n 's/.*trajectory_key=\(traj:[^ ]*\) document=shared-session\/c\.json (alone: --trajectory-key \1)$/\1/p' "$T/get-shared.err")
     if [ -n "$gen" ]; then
         ok
         run get-generated 0 "$VX" get "$R" "$gen" --compact && chk "get $gen" vp get "$T/get-generated.out" "$G/shared-session/c.json"
+        run get-generated-flag 0 "$VX" get "$R" --trajectory-key "$gen" --compact &&
+            chk "get --trajectory-key $gen" vp get "$T/get-generated-flag.out" "$G/shared-session/c.json"
     else
         bad "get vp-shared: no generated trajectory key for shared-session/c.json among the candidates"; cat "$T/get-shared.err"
     fi
 fi
 run get-unknown 1 "$VX" get "$R" no-such-key
+# a trajectory key that is also other documents' run key (issue 18 item 6): a plain key gives
+# every candidate (exit 3, each line naming the --trajectory-key that selects it alone);
+# --trajectory-key / --run-id / --session-id say which identity the key is
+A=tests/data/atif
+if run key-any 3 "$VX" get "$T/atif" NORMALIZED_SESSION_ID --compact; then
+    [ "$(wc -l < "$T/key-any.out")" -ge 3 ] && ok || bad "key-any: fewer than 3 documents"
+    has key-any "$T/key-any.err" "document=context-summarization/trajectory.json \(alone: --trajectory-key NORMALIZED_SESSION_ID\)"
+    has key-any "$T/key-any.err" "document=linear-history/trajectory.json \(alone: --trajectory-key traj:"
+fi
+run key-trajectory 0 "$VX" get "$T/atif" --trajectory-key NORMALIZED_SESSION_ID --compact &&
+    chk "get --trajectory-key NORMALIZED_SESSION_ID" vp get "$T/key-trajectory.out" "$A/context-summarization/trajectory.json"
+run key-run 3 "$VX" get "$T/atif" --run-id NORMALIZED_SESSION_ID --compact &&
+    has key-run "$T/key-run.err" "document=linear-history/trajectory.cont-1.json"
+run key-session 0 "$VX" get "$T/atif" --session-id test-session-context-summarization-summarization-1-answers --compact &&
+    chk "get --session-id" vp get "$T/key-session.out" "$A/context-summarization/trajectory.summarization-1-answers.json"
+run key-session-miss 1 "$VX" get "$T/atif" --session-id NORMALIZED_SESSION_ID_NOT --compact &&
+    has key-session-miss "$T/key-session-miss.err" "no session 'NORMALIZED_SESSION_ID_NOT'"
+run key-no-value 2 "$VX" get "$T/atif" --run-id
+run key-two 2 "$VX" get "$T/atif" --run-id a --trajectory-key b
+echo NORMALIZED_SESSION_ID > "$T/keys-traj.txt"
+run key-bench 0 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --key-kind trajectory --warmup 0
+run key-bench-any 1 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --warmup 0 &&
+    has key-bench-any "$T/key-bench-any.err" "candidates"
+run key-bench-kind 2 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --key-kind nope
 # rejected documents are reported and skipped; only rejected documents: the build fails
 mkdir -p "$T/in-rejected"; cp "$D"/rejected/*.json "$G/metrics.json" "$T/in-rejected/"
 run rejected 0 "$VX" build --from "$T/in-rejected" --to "$T/rejected"

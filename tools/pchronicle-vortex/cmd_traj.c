@@ -244,15 +244,29 @@ out:
 
 static const char get_usage[] =
     "usage: pchronicle-vortex get ROOT KEY [--preview] [--compact] [--stats]\n"
+    "       pchronicle-vortex get ROOT (--trajectory-key K | --run-id R | --session-id S) [...]\n"
     "  Prints the ATIF document of KEY (a trajectory key, or the document roots whose run key or\n"
-    "  producer session id is KEY), subagents nested again. Several candidates:\n"
-    "  all of them (one document each) and exit status 3. --preview does not read blob packs and\n"
-    "  cuts cold content to a marked preview (RFC-0006 §13.6).\n";
+    "  producer session id is KEY), subagents nested again. --trajectory-key, --run-id and\n"
+    "  --session-id say which identity the key is (only trajectories with that trajectory key,\n"
+    "  only document roots with that run key or session id). Several candidates: all of them\n"
+    "  (one document each), a list on stderr naming the --trajectory-key that selects each, and\n"
+    "  exit status 3. --preview does not read blob packs and cuts cold content to a marked\n"
+    "  preview (RFC-0006 §13.6).\n";
+
+/* --trajectory-key / --run-id / --session-id → the key kind (-1: not one of them). */
+static int key_kind_flag(const char *a)
+{
+    if (strcmp(a, "--trajectory-key") == 0) return PCH_VXP_KEY_TRAJECTORY;
+    if (strcmp(a, "--run-id") == 0) return PCH_VXP_KEY_RUN;
+    if (strcmp(a, "--session-id") == 0) return PCH_VXP_KEY_SESSION;
+    return -1;
+}
 
 int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
 {
     const char *root = NULL, *key = NULL;
     bool preview = false, compact = false, stats = false;
+    pch_vxp_key_kind as = PCH_VXP_KEY_ANY;
     pch_vxp_snapshot *s = NULL;
     uint64_t idx[64];
     size_t n = 0;
@@ -260,10 +274,17 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
     int rc = VX_EXIT_OK;
     pch_error_clear(&err);
     for (int i = 0; i < argc; i++) {
+        int kk = key_kind_flag(argv[i]);
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(get_usage, stdout); return VX_EXIT_OK; }
         else if (strcmp(argv[i], "--preview") == 0) preview = true;
         else if (strcmp(argv[i], "--compact") == 0) compact = true;
         else if (strcmp(argv[i], "--stats") == 0) stats = true;
+        else if (kk >= 0) {
+            if (i + 1 >= argc) { fprintf(stderr, "pchronicle-vortex get: %s needs a value\n", argv[i]); return VX_EXIT_USAGE; }
+            if (key) { fprintf(stderr, "pchronicle-vortex get: one key only (%s given after a key)\n", argv[i]); return VX_EXIT_USAGE; }
+            as = (pch_vxp_key_kind)kk;
+            key = argv[++i];
+        }
         else if (argv[i][0] == '-' && argv[i][1] == '-') { fprintf(stderr, "pchronicle-vortex get: unknown option %s\n", argv[i]); fputs(get_usage, stderr); return VX_EXIT_USAGE; }
         else if (!root) root = argv[i];
         else if (!key) key = argv[i];
@@ -271,7 +292,7 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
     }
     if (!root || !key) { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
     if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) return vx_fail(root, &err);
-    if (pch_vxp_lookup(s, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
+    if (pch_vxp_lookup_as(s, as, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
     for (size_t i = 0; i < n && i < 64; i++) {
         char *doc = NULL;
         size_t len;
@@ -284,12 +305,12 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
         pch_free(ctx, doc);
     }
     if (n > 1) {
-        fprintf(stderr, "pchronicle-vortex get: '%s' matches %zu trajectories (printed %zu); name one by its trajectory key\n",
+        fprintf(stderr, "pchronicle-vortex get: '%s' matches %zu trajectories (printed %zu); name one with --trajectory-key\n",
                 key, n, n < 64 ? n : (size_t)64);
         for (size_t i = 0; i < n && i < 64; i++) {
             const char *sid, *rk, *tk, *doc;
             if (pch_vxp_entry(s, idx[i], &sid, &rk, &tk, &doc, NULL, &err) < 0) continue;
-            fprintf(stderr, "  candidate: run_key=%s trajectory_key=%s document=%s\n", rk, tk, doc);
+            fprintf(stderr, "  candidate: run_key=%s trajectory_key=%s document=%s (alone: --trajectory-key %s)\n", rk, tk, doc, tk);
         }
         rc = 3;
     }
@@ -387,9 +408,11 @@ int vx_cmd_inspect_root(pch_ctx *ctx, const char *root)
 /* ------------------------------------------------------------------ bench-get */
 
 static const char bench_get_usage[] =
-    "usage: pchronicle-vortex bench-get ROOT --keys FILE [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
+    "usage: pchronicle-vortex bench-get ROOT --keys FILE [--key-kind any|trajectory|run|session]\n"
+    "                                    [--warmup N] [--repeat R] [--preview] [--out-dir DIR]\n"
     "  Warm in-process point reads (bench/vortex_traj): opens ROOT once, then for every key of FILE\n"
-    "  (one per line, each must name exactly one trajectory) times lookup + get (compact JSON in\n"
+    "  (one per line, each must name exactly one trajectory; --key-kind says which identity the\n"
+    "  keys are, as get's --trajectory-key/--run-id/--session-id) times lookup + get (compact JSON in\n"
     "  memory). The first N keys (default 1) are read untimed. Prints one JSON object with\n"
     "  p50/p95/p99 latencies, the query metrics and every latency; --out-dir writes the documents.\n";
 
@@ -418,6 +441,7 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
     const char *root = NULL, *keys_path = NULL, *out_dir = NULL;
     uint64_t warmup = 1, repeat = 1;
     bool preview = false;
+    pch_vxp_key_kind as = PCH_VXP_KEY_ANY;
     pch_vxp_snapshot *s = NULL;
     pch_vxp_query_stats q0, q1;
     char **keys = NULL, line[4096];
@@ -433,7 +457,8 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(bench_get_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--preview") == 0) { preview = true; continue; }
         if (a[0] != '-') { if (root) { fputs(bench_get_usage, stderr); return VX_EXIT_USAGE; } root = a; continue; }
-        if (!v || (strcmp(a, "--keys") != 0 && strcmp(a, "--warmup") != 0 && strcmp(a, "--repeat") != 0 && strcmp(a, "--out-dir") != 0)) {
+        if (!v || (strcmp(a, "--keys") != 0 && strcmp(a, "--warmup") != 0 && strcmp(a, "--repeat") != 0 && strcmp(a, "--out-dir") != 0 &&
+                   strcmp(a, "--key-kind") != 0)) {
             fprintf(stderr, "pchronicle-vortex bench-get: bad option %s\n", a);
             fputs(bench_get_usage, stderr);
             return VX_EXIT_USAGE;
@@ -441,6 +466,13 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
         i++;
         if (strcmp(a, "--keys") == 0) keys_path = v;
         else if (strcmp(a, "--out-dir") == 0) out_dir = v;
+        else if (strcmp(a, "--key-kind") == 0) {
+            static const char *const kinds[] = { "any", "trajectory", "run", "session" };
+            int k = 0;
+            while (k < 4 && strcmp(v, kinds[k]) != 0) k++;
+            if (k == 4) { fprintf(stderr, "pchronicle-vortex bench-get: --key-kind is any, trajectory, run or session (not '%s')\n", v); return VX_EXIT_USAGE; }
+            as = (pch_vxp_key_kind)k;
+        }
         else if (parse_size(v, strcmp(a, "--warmup") == 0 ? &warmup : &repeat) < 0 || (strcmp(a, "--repeat") == 0 && !repeat)) {
             fprintf(stderr, "pchronicle-vortex bench-get: %s takes a count\n", a);
             return VX_EXIT_USAGE;
@@ -477,7 +509,7 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
             char *doc = NULL;
             double a = (vx_now_s() * 1e3), b, c;
             if (r == 0 && k == warmup) pch_vxp_snapshot_stats(s, &q0);
-            if (pch_vxp_lookup(s, keys[k], idx, 2, &n, &err) < 0 || n != 1) {
+            if (pch_vxp_lookup_as(s, as, keys[k], idx, 2, &n, &err) < 0 || n != 1) {
                 fprintf(stderr, "pchronicle-vortex bench-get: line %zu '%s': %zu candidates%s%s\n", k + 1, keys[k], n,
                         n ? "" : ": ", n ? "" : err.msg);
                 rc = VX_EXIT_FAIL;
@@ -519,7 +551,7 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
             size_t n = 0, len = 0;
             char *doc = NULL, path[4200];
             FILE *f;
-            if (pch_vxp_lookup(s, keys[k], idx, 2, &n, &err) < 0 || n != 1 ||
+            if (pch_vxp_lookup_as(s, as, keys[k], idx, 2, &n, &err) < 0 || n != 1 ||
                 pch_vxp_get(s, idx[0], preview ? PCH_VXP_PREVIEW : PCH_VXP_FULL, false, &doc, &len, &err) < 0) { rc = vx_fail(keys[k], &err); break; }
             snprintf(path, sizeof path, "%s/%zu.json", out_dir, k + 1);
             if (!(f = fopen(path, "w")) || fwrite(doc, 1, len, f) != len) rc = VX_EXIT_FAIL;
