@@ -77,6 +77,27 @@ PCH_API int pch_storyline_export(pch_ctx *ctx, const char *root, const char *dir
 PCH_API int pch_storyline_get(pch_ctx *ctx, const char *root, const char *trajectory_key,
                               bool pretty, char **out, size_t *len_out, pch_error *err);
 
+/* Which identity a point-read key is (RFC-0006 §13.4): a trajectory key, or the run id or
+** producer session id of document roots (several documents may share either). */
+typedef enum pch_storyline_key_kind {
+    PCH_STORYLINE_KEY_TRAJECTORY = 0, PCH_STORYLINE_KEY_RUN, PCH_STORYLINE_KEY_SESSION
+} pch_storyline_key_kind;
+
+typedef struct pch_storyline_match {
+    char *run_id, *trajectory_key, *doc_path;   /* NUL-terminated, context allocator */
+} pch_storyline_match;
+
+/* Every trajectory whose `as` identity is key: for TRAJECTORY the rows with that trajectory
+** key (embedded subagents included), for RUN / SESSION the document roots (preorder 0) with
+** that run_id / session_id, in table order. Scans the identity columns of runs only. *out
+** (free with pch_storyline_matches_free) holds *n_out >= 1 matches. Errors: PCH_ENOTFOUND
+** (no root, or no match: "no trajectory|run|session 'K'"), PCH_EINVAL, PCH_ECORRUPT,
+** PCH_ENOMEM. */
+PCH_API int pch_storyline_find(pch_ctx *ctx, const char *root, pch_storyline_key_kind as,
+                               const char *key, pch_storyline_match **out, size_t *n_out,
+                               pch_error *err);
+PCH_API void pch_storyline_matches_free(pch_ctx *ctx, pch_storyline_match *m, size_t n);
+
 /* Print a summary of the root (CURRENT, per-table version/rows/bytes) to out. */
 PCH_API int pch_storyline_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err);
 

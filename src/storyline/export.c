@@ -760,6 +760,79 @@ int pch_storyline_get(pch_ctx *ctx, const char *root, const char *trajectory_key
     return rc;
 }
 
+void pch_storyline_matches_free(pch_ctx *ctx, pch_storyline_match *m, size_t n)
+{
+    if (!m) return;
+    for (size_t i = 0; i < n; i++) {
+        pch_free(ctx, m[i].run_id);
+        pch_free(ctx, m[i].trajectory_key);
+        pch_free(ctx, m[i].doc_path);
+    }
+    pch_free(ctx, m);
+}
+
+static bool col_is(const pch_sl_cursor *c, int col, const char *key)
+{
+    const char *p;
+    size_t n;
+    return pch_sl__get_str(c, col, &p, &n) && n == strlen(key) && memcmp(p, key, n) == 0;
+}
+
+static char *col_dup(pch_ctx *ctx, const pch_sl_cursor *c, int col)
+{
+    const char *p = "";
+    size_t n = 0;
+    pch_sl__get_str(c, col, &p, &n);
+    return dup_n(ctx, p, n);
+}
+
+int pch_storyline_find(pch_ctx *ctx, const char *root, pch_storyline_key_kind as, const char *key,
+                       pch_storyline_match **out, size_t *n_out, pch_error *err)
+{
+    static const int want[] = { SL_RUN_ID, SL_SESSION_ID, SL_TRAJECTORY_KEY, R_DOC_PATH, R_PREORDER };
+    static const char *const names[] = { "trajectory", "run", "session" };
+    pch_storyline_root *r = NULL;
+    pch_storyline_match *m = NULL;
+    size_t n = 0, cap = 0;
+    pch_sl_cursor c;
+    bool opened = false;
+    int rc;
+    *out = NULL;
+    *n_out = 0;
+    if ((unsigned)as > PCH_STORYLINE_KEY_SESSION) return pch_error_set(err, PCH_EINVAL, "storyline: key kind %d", (int)as);
+    rc = pch_storyline_open(&r, ctx, root, err);
+    if (rc == PCH_OK) { rc = pch_sl__cursor_open(&c, r, PCH_STORYLINE_RUNS, want, 5, err); opened = rc == PCH_OK; }
+    while (rc == PCH_OK && (rc = pch_sl__cursor_next(&c, err)) == 1) {
+        int64_t pre = 0;
+        bool hit;
+        rc = PCH_OK;
+        pch_sl__get_i64(&c, R_PREORDER, &pre);
+        if (as == PCH_STORYLINE_KEY_TRAJECTORY) hit = col_is(&c, SL_TRAJECTORY_KEY, key);
+        else hit = pre == 0 && col_is(&c, as == PCH_STORYLINE_KEY_RUN ? SL_RUN_ID : SL_SESSION_ID, key);
+        if (!hit) continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 4;
+            pch_storyline_match *nm = pch_realloc(ctx, m, nc * sizeof *nm);
+            if (!nm) { rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory"); break; }
+            m = nm;
+            cap = nc;
+        }
+        m[n].run_id = col_dup(ctx, &c, SL_RUN_ID);
+        m[n].trajectory_key = col_dup(ctx, &c, SL_TRAJECTORY_KEY);
+        m[n].doc_path = col_dup(ctx, &c, R_DOC_PATH);
+        n++;
+        if (!m[n - 1].run_id || !m[n - 1].trajectory_key || !m[n - 1].doc_path)
+            rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+    }
+    if (opened) pch_sl__cursor_close(&c);
+    pch_storyline_close(r);
+    if (rc == PCH_OK && n == 0) rc = pch_error_set(err, PCH_ENOTFOUND, "storyline: no %s '%s'", names[as], key);
+    if (rc < 0) { pch_storyline_matches_free(ctx, m, n); return rc; }
+    *out = m;
+    *n_out = n;
+    return PCH_OK;
+}
+
 int pch_storyline_export(pch_ctx *ctx, const char *root, const char *dir, const char *trajectory_key,
                          size_t *n_docs_out, pch_error *err)
 {

@@ -75,6 +75,29 @@ grep -q '"self_contained":false' "$tmp/ref/CURRENT" || { echo "FAIL reference as
 "$CLI" import --input-format atif --output-format storyline --from tests/data/atif >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: missing --to must exit 2"; fail=1; }
 "$CLI" import --input-format atif --output-format storyline --from tests/data/atif --to "$tmp/x" --assets copy >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: bad --assets must exit 2"; fail=1; }
 "$CLI" sql "$R" >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: sql without SQL must exit 2"; fail=1; }
+# identity flags (RFC-0006 §13.4): NORMALIZED_SESSION_ID is the trajectory key of one
+# document and the run id of three; each flag says which, candidates name the flag
+"$CLI" get "$R" --trajectory-key NORMALIZED_SESSION_ID > "$tmp/g-traj.json" 2>"$tmp/g.err"; rc=$?
+{ [ $rc = 0 ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+    "$tmp/g-traj.json" tests/data/atif/context-summarization/trajectory.json; } || { echo "FAIL get --trajectory-key: exit $rc"; fail=1; }
+"$CLI" get "$R" --run-id NORMALIZED_SESSION_ID --compact > "$tmp/g-run.jsonl" 2>"$tmp/g.err"; rc=$?
+{ [ $rc = 3 ] && [ "$(wc -l < "$tmp/g-run.jsonl")" = 3 ] && grep -q "matches 3 documents; name one with --trajectory-key" "$tmp/g.err" &&
+  [ "$(grep -c '^  candidate: run_id=NORMALIZED_SESSION_ID .*(alone: --trajectory-key ' "$tmp/g.err")" = 3 ]; } ||
+    { echo "FAIL get --run-id shared: exit $rc"; cat "$tmp/g.err"; fail=1; }
+# each candidate's flag selects that document alone, equal to its input file
+sed -n 's/^  candidate: .* document=\([^ ]*\) (alone: --trajectory-key \(.*\))$/\1 \2/p' "$tmp/g.err" > "$tmp/cands"
+[ "$(wc -l < "$tmp/cands")" = 3 ] || { echo "FAIL get candidates not parsed"; fail=1; }
+while read -r doc tk; do
+    "$CLI" get "$R" --trajectory-key "$tk" > "$tmp/g-one.json" 2>/dev/null &&
+    python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' "$tmp/g-one.json" "tests/data/atif/$doc" ||
+        { echo "FAIL get --trajectory-key $tk is not $doc"; fail=1; }
+done < "$tmp/cands"
+"$CLI" get "$R" --session-id agent-001 --compact > "$tmp/g-s.jsonl" 2>&1; rc=$?
+{ [ $rc = 0 ] && [ "$(wc -l < "$tmp/g-s.jsonl")" = 1 ]; } || { echo "FAIL get --session-id: exit $rc"; fail=1; }
+"$CLI" get "$R" --run-id no-such-run >/dev/null 2>"$tmp/g.err"; rc=$?
+{ [ $rc = 1 ] && grep -q "no run 'no-such-run'" "$tmp/g.err"; } || { echo "FAIL get --run-id missing: exit $rc"; fail=1; }
+"$CLI" get "$R" mm-run-1 --run-id mm-run-1 >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get with two keys must exit 2"; fail=1; }
+"$CLI" get "$R" --session-id >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get --session-id without a value must exit 2"; fail=1; }
 "$CLI" get "$tmp/nope" k >/dev/null 2>&1; [ $? = 1 ] || { echo "FAIL: get on a missing root must exit 1"; fail=1; }
 [ "$fail" = 0 ] && echo "storyline CLI: all checks passed"
 exit $fail
