@@ -76,6 +76,12 @@ PCH_API int pch_storyline_export(pch_ctx *ctx, const char *root, const char *dir
 ** NUL-terminated. Errors: PCH_ENOTFOUND, PCH_ECORRUPT, PCH_ENOMEM. */
 PCH_API int pch_storyline_get(pch_ctx *ctx, const char *root, const char *trajectory_key,
                               bool pretty, char **out, size_t *len_out, pch_error *err);
+/* The same for the trajectory (run_id, trajectory_key) — a trajectory key is unique only
+** within its run (several runs may each hold one of the same name); run_id NULL: the first
+** trajectory with that key, as pch_storyline_get. */
+PCH_API int pch_storyline_get_in_run(pch_ctx *ctx, const char *root, const char *run_id,
+                                     const char *trajectory_key, bool pretty, char **out,
+                                     size_t *len_out, pch_error *err);
 
 /* Which identity a point-read key is (RFC-0006 §13.4): a trajectory key, or the run id or
 ** producer session id of document roots (several documents may share either). */
@@ -85,6 +91,7 @@ typedef enum pch_storyline_key_kind {
 
 typedef struct pch_storyline_match {
     char *run_id, *trajectory_key, *doc_path;   /* NUL-terminated, context allocator */
+    size_t key_count;   /* trajectories in the root with this trajectory key (1: it alone) */
 } pch_storyline_match;
 
 /* Every trajectory whose `as` identity is key: for TRAJECTORY the rows with that trajectory

@@ -29,6 +29,7 @@ typedef struct rd {
     pch_json_parser *jp;     /* raw_members */
     pch_buf tmp, ver;
     const char *out_dir;     /* export: where assets are restored (NULL: not restored) */
+    const char *want_run;    /* point read: the wanted trajectory's run_id (NULL: any) */
     pch_error *err;
 } rd;
 
@@ -525,21 +526,23 @@ static int emit_traj(rd *x, srun *runs, size_t n, size_t i, pch_buf *out, unsign
 static int find_subtree(rd *x, const char *key, uint64_t *first, uint64_t *end,
                         char ***keys_out, size_t *n_keys_out)
 {
-    static const int want[] = { SL_TRAJECTORY_KEY, R_PREORDER, R_PARENT_TRAJECTORY_KEY };
+    static const int want[] = { SL_TRAJECTORY_KEY, R_PREORDER, R_PARENT_TRAJECTORY_KEY, SL_RUN_ID };
     pch_sl_cursor c;
     char **keys = NULL;
     size_t n = 0, cap = 0;
     uint64_t at = 0;
     int rc;
     *first = *end = 0;
-    rc = pch_sl__cursor_open(&c, x->r, PCH_STORYLINE_RUNS, want, 3, x->err);
+    rc = pch_sl__cursor_open(&c, x->r, PCH_STORYLINE_RUNS, want, 4, x->err);
     while (rc == PCH_OK && (rc = pch_sl__cursor_next(&c, x->err)) == 1) {
         const char *p;
         size_t pn;
         bool take = false;
         rc = PCH_OK;
         if (n == 0) {
-            take = pch_sl__get_str(&c, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(key) && memcmp(p, key, pn) == 0;
+            take = pch_sl__get_str(&c, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(key) && memcmp(p, key, pn) == 0 &&
+                   (!x->want_run || (pch_sl__get_str(&c, SL_RUN_ID, &p, &pn) && pn == strlen(x->want_run) &&
+                                     memcmp(p, x->want_run, pn) == 0));
             if (take) *first = at;
         } else {
             int64_t pre = 0;
@@ -609,12 +612,13 @@ static int open_cursors(rd *x, const char *key)
     return rc;
 }
 
-static int rd_open(rd *x, pch_ctx *ctx, const char *root, const char *key, pch_error *err)
+static int rd_open(rd *x, pch_ctx *ctx, const char *root, const char *run_id, const char *key, pch_error *err)
 {
     int rc;
     memset(x, 0, sizeof *x);
     x->ctx = ctx;
     x->err = err;
+    x->want_run = run_id;
     pch_buf_init(&x->tmp, ctx);
     pch_buf_init(&x->ver, ctx);
     rc = pch_storyline_open(&x->r, ctx, root, err);
@@ -676,7 +680,9 @@ static int next_doc(rd *x, const char *want_key, srun **runs_out, size_t *n_out,
         if (want_key) {
             bool take;
             if (n == 0) {
-                take = pch_sl__get_str(&x->cr, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(want_key) && memcmp(p, want_key, pn) == 0;
+                take = pch_sl__get_str(&x->cr, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(want_key) && memcmp(p, want_key, pn) == 0 &&
+                       (!x->want_run || (pch_sl__get_str(&x->cr, SL_RUN_ID, &p, &pn) && pn == strlen(x->want_run) &&
+                                         memcmp(p, x->want_run, pn) == 0));
             } else {
                 take = false;
                 if (pre > 0 && pch_sl__get_str(&x->cr, R_PARENT_TRAJECTORY_KEY, &p, &pn))
@@ -733,6 +739,12 @@ static void free_runs(rd *x, srun *runs, size_t n)
 int pch_storyline_get(pch_ctx *ctx, const char *root, const char *trajectory_key, bool pretty,
                       char **out, size_t *len_out, pch_error *err)
 {
+    return pch_storyline_get_in_run(ctx, root, NULL, trajectory_key, pretty, out, len_out, err);
+}
+
+int pch_storyline_get_in_run(pch_ctx *ctx, const char *root, const char *run_id, const char *trajectory_key,
+                             bool pretty, char **out, size_t *len_out, pch_error *err)
+{
     rd x;
     srun *runs = NULL;
     size_t n = 0;
@@ -743,8 +755,10 @@ int pch_storyline_get(pch_ctx *ctx, const char *root, const char *trajectory_key
     if (len_out) *len_out = 0;
     pch_buf_init(&b, ctx);
     pch_buf_init(&p, ctx);
-    rc = rd_open(&x, ctx, root, trajectory_key, err);
+    rc = rd_open(&x, ctx, root, run_id, trajectory_key, err);
     if (rc == PCH_OK) rc = next_doc(&x, trajectory_key, &runs, &n, &eof);
+    if (rc == PCH_OK && n == 0 && run_id)
+        rc = pch_error_set(err, PCH_ENOTFOUND, "storyline: no trajectory '%s' in run '%s'", trajectory_key, run_id);
     if (rc == PCH_OK && n == 0) rc = pch_error_set(err, PCH_ENOTFOUND, "storyline: no trajectory '%s'", trajectory_key);
     if (rc == PCH_OK) rc = build_doc(&x, runs, n, false, &b);
     if (rc == PCH_OK && pretty) {
@@ -820,9 +834,24 @@ int pch_storyline_find(pch_ctx *ctx, const char *root, pch_storyline_key_kind as
         m[n].run_id = col_dup(ctx, &c, SL_RUN_ID);
         m[n].trajectory_key = col_dup(ctx, &c, SL_TRAJECTORY_KEY);
         m[n].doc_path = col_dup(ctx, &c, R_DOC_PATH);
+        m[n].key_count = 0;
         n++;
         if (!m[n - 1].run_id || !m[n - 1].trajectory_key || !m[n - 1].doc_path)
             rc = pch_error_set(err, PCH_ENOMEM, "storyline: out of memory");
+    }
+    if (opened) pch_sl__cursor_close(&c);
+    opened = false;
+    /* how many trajectories share each match's trajectory key: when one is not alone, only
+    ** (run_id, trajectory_key) selects it (import keeps that pair unique, src/atif/dir.c) */
+    for (size_t i = 0; i < n; i++) m[i].key_count = as == PCH_STORYLINE_KEY_TRAJECTORY ? n : 0;
+    if (rc == PCH_OK && n && as != PCH_STORYLINE_KEY_TRAJECTORY) {
+        static const int kcol[] = { SL_TRAJECTORY_KEY };
+        rc = pch_sl__cursor_open(&c, r, PCH_STORYLINE_RUNS, kcol, 1, err);
+        opened = rc == PCH_OK;
+        while (rc == PCH_OK && (rc = pch_sl__cursor_next(&c, err)) == 1) {
+            rc = PCH_OK;
+            for (size_t i = 0; i < n; i++) if (col_is(&c, SL_TRAJECTORY_KEY, m[i].trajectory_key)) m[i].key_count++;
+        }
     }
     if (opened) pch_sl__cursor_close(&c);
     pch_storyline_close(r);
@@ -844,7 +873,7 @@ int pch_storyline_export(pch_ctx *ctx, const char *root, const char *dir, const 
     pch_buf_init(&b, ctx);
     pch_buf_init(&p, ctx);
     pch_buf_init(&path, ctx);
-    rc = rd_open(&x, ctx, root, trajectory_key, err);
+    rc = rd_open(&x, ctx, root, NULL, trajectory_key, err);
     x.out_dir = dir;
     if (rc == PCH_OK) rc = pch_mkdirs(dir, err);
     while (rc == PCH_OK) {

@@ -81,7 +81,7 @@ grep -q '"self_contained":false' "$tmp/ref/CURRENT" || { echo "FAIL reference as
 { [ $rc = 0 ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
     "$tmp/g-traj.json" tests/data/atif/context-summarization/trajectory.json; } || { echo "FAIL get --trajectory-key: exit $rc"; fail=1; }
 "$CLI" get "$R" --run-id NORMALIZED_SESSION_ID --compact > "$tmp/g-run.jsonl" 2>"$tmp/g.err"; rc=$?
-{ [ $rc = 3 ] && [ "$(wc -l < "$tmp/g-run.jsonl")" = 3 ] && grep -q "matches 3 documents; name one with --trajectory-key" "$tmp/g.err" &&
+{ [ $rc = 3 ] && [ "$(wc -l < "$tmp/g-run.jsonl")" = 3 ] && grep -q "matches 3 trajectories; name one with the flags below" "$tmp/g.err" &&
   [ "$(grep -c '^  candidate: run_id=NORMALIZED_SESSION_ID .*(alone: --trajectory-key ' "$tmp/g.err")" = 3 ]; } ||
     { echo "FAIL get --run-id shared: exit $rc"; cat "$tmp/g.err"; fail=1; }
 # each candidate's flag selects that document alone, equal to its input file
@@ -96,7 +96,23 @@ done < "$tmp/cands"
 { [ $rc = 0 ] && [ "$(wc -l < "$tmp/g-s.jsonl")" = 1 ]; } || { echo "FAIL get --session-id: exit $rc"; fail=1; }
 "$CLI" get "$R" --run-id no-such-run >/dev/null 2>"$tmp/g.err"; rc=$?
 { [ $rc = 1 ] && grep -q "no run 'no-such-run'" "$tmp/g.err"; } || { echo "FAIL get --run-id missing: exit $rc"; fail=1; }
-"$CLI" get "$R" mm-run-1 --run-id mm-run-1 >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get with two keys must exit 2"; fail=1; }
+"$CLI" get "$R" mm-run-1 --session-id mm-run-1 >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get with two keys must exit 2"; fail=1; }
+"$CLI" get "$R" --run-id harbor-golden-run --trajectory-key traj_child_golden --compact > "$tmp/g-pair.jsonl" 2>&1; rc=$?
+{ [ $rc = 0 ] && [ "$(wc -l < "$tmp/g-pair.jsonl")" = 1 ]; } || { echo "FAIL get --run-id with --trajectory-key: exit $rc"; fail=1; }
+"$CLI" get "$R" traj_child_golden --run-id no-such-run >/dev/null 2>"$tmp/g.err"; rc=$?
+{ [ $rc = 1 ] && grep -q "no trajectory 'traj_child_golden' in run 'no-such-run'" "$tmp/g.err"; } || { echo "FAIL get pair missing: exit $rc"; fail=1; }
+# one trajectory key in two runs: both are candidates, each selected alone by its run and key
+mkdir -p "$tmp/in-dupkey"; cp tests/data/atif/harbor_multiagent_v1_7.json "$tmp/in-dupkey/a.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["session_id"]="other-run"; json.dump(d, open(sys.argv[2],"w"))' \
+    tests/data/atif/harbor_multiagent_v1_7.json "$tmp/in-dupkey/b.json"
+"$CLI" import --input-format atif --output-format storyline --from "$tmp/in-dupkey" --to "$tmp/dupkey" >/dev/null || { echo "FAIL dupkey import"; fail=1; }
+"$CLI" get "$tmp/dupkey" traj_root_golden --compact > "$tmp/g-dup.jsonl" 2>"$tmp/g.err"; rc=$?
+{ [ $rc = 3 ] && [ "$(wc -l < "$tmp/g-dup.jsonl")" = 2 ] &&
+  grep -q "document=b.json (alone: --run-id other-run --trajectory-key traj_root_golden)$" "$tmp/g.err"; } ||
+    { echo "FAIL get of a trajectory key in two runs: exit $rc"; cat "$tmp/g.err"; fail=1; }
+"$CLI" get "$tmp/dupkey" --run-id other-run --trajectory-key traj_root_golden > "$tmp/g-b.json" 2>&1 &&
+    python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' "$tmp/g-b.json" "$tmp/in-dupkey/b.json" ||
+    { echo "FAIL get --run-id other-run --trajectory-key traj_root_golden"; fail=1; }
 "$CLI" get "$R" --session-id >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get --session-id without a value must exit 2"; fail=1; }
 "$CLI" get "$tmp/nope" k >/dev/null 2>&1; [ $? = 1 ] || { echo "FAIL: get on a missing root must exit 1"; fail=1; }
 [ "$fail" = 0 ] && echo "storyline CLI: all checks passed"

@@ -588,7 +588,24 @@ run key-session 0 "$VX" get "$T/atif" --session-id test-session-context-summariz
 run key-session-miss 1 "$VX" get "$T/atif" --session-id NORMALIZED_SESSION_ID_NOT --compact &&
     has key-session-miss "$T/key-session-miss.err" "no session 'NORMALIZED_SESSION_ID_NOT'"
 run key-no-value 2 "$VX" get "$T/atif" --run-id
-run key-two 2 "$VX" get "$T/atif" --run-id a --trajectory-key b
+run key-two 2 "$VX" get "$T/atif" --run-id a --session-id b
+run key-pair 0 "$VX" get "$T/atif" --run-id harbor-golden-run --trajectory-key traj_child_golden --compact
+run key-pair-miss 1 "$VX" get "$T/atif" --trajectory-key traj_child_golden --run-id no-such-run &&
+    has key-pair-miss "$T/key-pair-miss.err" "no trajectory 'traj_child_golden' in run 'no-such-run'"
+# one trajectory key in two runs (the same document under another session id): --trajectory-key
+# gives both, and each candidate names --run-id with it, which selects it alone
+mkdir -p "$T/in-dupkey"; cp "$A/harbor_multiagent_v1_7.json" "$T/in-dupkey/a.json"
+python3 - "$A/harbor_multiagent_v1_7.json" "$T/in-dupkey/b.json" <<'PY2'
+import json, sys
+d = json.load(open(sys.argv[1])); d["session_id"] = "other-run"; json.dump(d, open(sys.argv[2], "w"))
+PY2
+run dupkey-build 0 "$VX" build --from "$T/in-dupkey" --to "$T/dupkey" --quiet
+if run dupkey 3 "$VX" get "$T/dupkey" --trajectory-key traj_root_golden --compact; then
+    has dupkey "$T/dupkey.err" "document=a.json \(alone: --run-id harbor-golden-run --trajectory-key traj_root_golden\)"
+    has dupkey "$T/dupkey.err" "document=b.json \(alone: --run-id other-run --trajectory-key traj_root_golden\)"
+fi
+run dupkey-one 0 "$VX" get "$T/dupkey" --run-id other-run --trajectory-key traj_root_golden --compact &&
+    chk "get --run-id other-run --trajectory-key traj_root_golden" vp get "$T/dupkey-one.out" "$T/in-dupkey/b.json"
 echo NORMALIZED_SESSION_ID > "$T/keys-traj.txt"
 run key-bench 0 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --key-kind trajectory --warmup 0
 run key-bench-any 1 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --warmup 0 &&

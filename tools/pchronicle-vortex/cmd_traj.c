@@ -245,13 +245,14 @@ out:
 static const char get_usage[] =
     "usage: pchronicle-vortex get ROOT KEY [--preview] [--compact] [--stats]\n"
     "       pchronicle-vortex get ROOT (--trajectory-key K | --run-id R | --session-id S) [...]\n"
+    "       pchronicle-vortex get ROOT --run-id R --trajectory-key K [...]\n"
     "  Prints the ATIF document of KEY (a trajectory key, or the document roots whose run key or\n"
     "  producer session id is KEY), subagents nested again. --trajectory-key, --run-id and\n"
     "  --session-id say which identity the key is (only trajectories with that trajectory key,\n"
-    "  only document roots with that run key or session id). Several candidates: all of them\n"
-    "  (one document each), a list on stderr naming the --trajectory-key that selects each, and\n"
-    "  exit status 3. --preview does not read blob packs and cuts cold content to a marked\n"
-    "  preview (RFC-0006 §13.6).\n";
+    "  only document roots with that run key or session id); --run-id with --trajectory-key names\n"
+    "  the trajectory K of run R. Several candidates: all of them (one document each), a list on\n"
+    "  stderr naming the flags that select each alone, and exit status 3. --preview does not\n"
+    "  read blob packs and cuts cold content to a marked preview (RFC-0006 §13.6).\n";
 
 /* --trajectory-key / --run-id / --session-id → the key kind (-1: not one of them). */
 static int key_kind_flag(const char *a)
@@ -264,12 +265,12 @@ static int key_kind_flag(const char *a)
 
 int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
 {
-    const char *root = NULL, *key = NULL;
+    const char *root = NULL, *key = NULL, *in_run = NULL;
     bool preview = false, compact = false, stats = false;
     pch_vxp_key_kind as = PCH_VXP_KEY_ANY;
     pch_vxp_snapshot *s = NULL;
     uint64_t idx[64];
-    size_t n = 0;
+    size_t n = 0, kept = 0, total;
     pch_error err;
     int rc = VX_EXIT_OK;
     pch_error_clear(&err);
@@ -281,7 +282,16 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(argv[i], "--stats") == 0) stats = true;
         else if (kk >= 0) {
             if (i + 1 >= argc) { fprintf(stderr, "pchronicle-vortex get: %s needs a value\n", argv[i]); return VX_EXIT_USAGE; }
-            if (key) { fprintf(stderr, "pchronicle-vortex get: one key only (%s given after a key)\n", argv[i]); return VX_EXIT_USAGE; }
+            /* --run-id R with --trajectory-key K: the trajectory K of run R (a trajectory key
+            ** is unique only within its run) */
+            if (key && !in_run && ((as == PCH_VXP_KEY_RUN && kk == PCH_VXP_KEY_TRAJECTORY) ||
+                                   (as == PCH_VXP_KEY_TRAJECTORY && kk == PCH_VXP_KEY_RUN))) {
+                in_run = kk == PCH_VXP_KEY_RUN ? argv[++i] : key;
+                if (kk == PCH_VXP_KEY_TRAJECTORY) key = argv[++i];
+                as = PCH_VXP_KEY_TRAJECTORY;
+                continue;
+            }
+            if (key) { fprintf(stderr, "pchronicle-vortex get: one key only, or --run-id with --trajectory-key (%s given after a key)\n", argv[i]); return VX_EXIT_USAGE; }
             as = (pch_vxp_key_kind)kk;
             key = argv[++i];
         }
@@ -293,7 +303,21 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
     if (!root || !key) { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
     if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) return vx_fail(root, &err);
     if (pch_vxp_lookup_as(s, as, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
-    for (size_t i = 0; i < n && i < 64; i++) {
+    total = n;
+    if (n > 64) n = 64;
+    for (size_t i = 0; i < n; i++) {
+        const char *rk;
+        if (in_run && (pch_vxp_entry(s, idx[i], NULL, &rk, NULL, NULL, NULL, &err) < 0 || strcmp(rk, in_run) != 0)) continue;
+        idx[kept++] = idx[i];
+    }
+    if (in_run) total = kept;
+    n = kept;
+    if (n == 0) {
+        fprintf(stderr, "pchronicle-vortex get: no trajectory '%s' in run '%s'\n", key, in_run);
+        rc = VX_EXIT_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
         char *doc = NULL;
         size_t len;
         if (pch_vxp_get(s, idx[i], preview ? PCH_VXP_PREVIEW : PCH_VXP_FULL, !compact, &doc, &len, &err) < 0) {
@@ -304,13 +328,19 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
         if (compact) fputc('\n', stdout);
         pch_free(ctx, doc);
     }
-    if (n > 1) {
-        fprintf(stderr, "pchronicle-vortex get: '%s' matches %zu trajectories (printed %zu); name one with --trajectory-key\n",
-                key, n, n < 64 ? n : (size_t)64);
-        for (size_t i = 0; i < n && i < 64; i++) {
+    if (total > 1) {
+        fprintf(stderr, "pchronicle-vortex get: '%s' matches %zu trajectories (printed %zu); name one with the flags below\n",
+                key, total, n);
+        for (size_t i = 0; i < n; i++) {
             const char *sid, *rk, *tk, *doc;
+            uint64_t one;
+            size_t same = 0;
+            pch_error e2;
             if (pch_vxp_entry(s, idx[i], &sid, &rk, &tk, &doc, NULL, &err) < 0) continue;
-            fprintf(stderr, "  candidate: run_key=%s trajectory_key=%s document=%s (alone: --trajectory-key %s)\n", rk, tk, doc, tk);
+            /* a trajectory key shared with another run's trajectory selects it only with its run */
+            if (pch_vxp_lookup_as(s, PCH_VXP_KEY_TRAJECTORY, tk, &one, 1, &same, &e2) < 0) same = 0;
+            fprintf(stderr, "  candidate: run_key=%s trajectory_key=%s document=%s (alone: %s%s%s--trajectory-key %s)\n", rk, tk, doc,
+                    same != 1 ? "--run-id " : "", same != 1 ? rk : "", same != 1 ? " " : "", tk);
         }
         rc = 3;
     }
