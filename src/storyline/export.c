@@ -42,6 +42,14 @@ static char *dup_n(pch_ctx *ctx, const char *p, size_t n)
     return s;
 }
 
+/* Is the string in column col of the current row exactly key? */
+static bool col_is(const pch_sl_cursor *c, int col, const char *key)
+{
+    const char *p;
+    size_t n;
+    return pch_sl__get_str(c, col, &p, &n) && n == strlen(key) && memcmp(p, key, n) == 0;
+}
+
 static bool row_is(const pch_sl_cursor *c, const char *run_id, const char *key)
 {
     const char *p, *q;
@@ -540,9 +548,7 @@ static int find_subtree(rd *x, const char *key, uint64_t *first, uint64_t *end,
         bool take = false;
         rc = PCH_OK;
         if (n == 0) {
-            take = pch_sl__get_str(&c, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(key) && memcmp(p, key, pn) == 0 &&
-                   (!x->want_run || (pch_sl__get_str(&c, SL_RUN_ID, &p, &pn) && pn == strlen(x->want_run) &&
-                                     memcmp(p, x->want_run, pn) == 0));
+            take = col_is(&c, SL_TRAJECTORY_KEY, key) && (!x->want_run || col_is(&c, SL_RUN_ID, x->want_run));
             if (take) *first = at;
         } else {
             int64_t pre = 0;
@@ -680,9 +686,7 @@ static int next_doc(rd *x, const char *want_key, srun **runs_out, size_t *n_out,
         if (want_key) {
             bool take;
             if (n == 0) {
-                take = pch_sl__get_str(&x->cr, SL_TRAJECTORY_KEY, &p, &pn) && pn == strlen(want_key) && memcmp(p, want_key, pn) == 0 &&
-                       (!x->want_run || (pch_sl__get_str(&x->cr, SL_RUN_ID, &p, &pn) && pn == strlen(x->want_run) &&
-                                         memcmp(p, x->want_run, pn) == 0));
+                take = col_is(&x->cr, SL_TRAJECTORY_KEY, want_key) && (!x->want_run || col_is(&x->cr, SL_RUN_ID, x->want_run));
             } else {
                 take = false;
                 if (pre > 0 && pch_sl__get_str(&x->cr, R_PARENT_TRAJECTORY_KEY, &p, &pn))
@@ -783,13 +787,6 @@ void pch_storyline_matches_free(pch_ctx *ctx, pch_storyline_match *m, size_t n)
         pch_free(ctx, m[i].doc_path);
     }
     pch_free(ctx, m);
-}
-
-static bool col_is(const pch_sl_cursor *c, int col, const char *key)
-{
-    const char *p;
-    size_t n;
-    return pch_sl__get_str(c, col, &p, &n) && n == strlen(key) && memcmp(p, key, n) == 0;
 }
 
 static char *col_dup(pch_ctx *ctx, const pch_sl_cursor *c, int col)

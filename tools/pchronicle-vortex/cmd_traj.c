@@ -269,7 +269,7 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
     bool preview = false, compact = false, stats = false;
     pch_vxp_key_kind as = PCH_VXP_KEY_ANY;
     pch_vxp_snapshot *s = NULL;
-    uint64_t idx[64];
+    uint64_t idx_first[64], *idx = idx_first;
     size_t n = 0, kept = 0, total;
     pch_error err;
     int rc = VX_EXIT_OK;
@@ -303,8 +303,12 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
     if (!root || !key) { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
     if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) return vx_fail(root, &err);
     if (pch_vxp_lookup_as(s, as, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
+    if (in_run && n > 64) {   /* run R's trajectory may be past the first 64 with that key: filter all */
+        if (!(idx = malloc(n * sizeof *idx))) { fputs("pchronicle-vortex get: out of memory\n", stderr); rc = VX_EXIT_FAIL; goto out; }
+        if (pch_vxp_lookup_as(s, as, key, idx, n, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
+    }
     total = n;
-    if (n > 64) n = 64;
+    if (!in_run && n > 64) n = 64;
     for (size_t i = 0; i < n; i++) {
         const char *rk;
         if (in_run && (pch_vxp_entry(s, idx[i], NULL, &rk, NULL, NULL, NULL, &err) < 0 || strcmp(rk, in_run) != 0)) continue;
@@ -345,6 +349,7 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
         rc = 3;
     }
 out:
+    if (idx != idx_first) free(idx);
     if (stats && s) print_stats(s);
     pch_vxp_snapshot_free(s);
     if (fflush(stdout) != 0) return VX_EXIT_FAIL;
