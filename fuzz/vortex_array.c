@@ -1,6 +1,7 @@
 /* Fuzz target: one serialized array segment (vortex-format.md §6.1) decoded against a dtype
 ** picked by the first input byte, with a row count from the next two bytes; every encoding id
-** of this implementation is in the spec table. */
+** of this implementation is in the spec table. A row range of it is decoded too, and must
+** equal the slice of the whole decode. */
 #include "vortex_fuzz.h"
 
 static const char *const dtypes[] = {
@@ -29,6 +30,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pch_vx_text t = { NULL, 0, 0, NULL, 0 };
         for (uint64_t r = 0; r < a->len && r < 64; r++) pch_vx_array_row_json(&t, a, r);
         pch_vx_text_dispose(&t);
+    }
+    if (len) {
+        /* a row range (the point-read path, which decompresses only the frames it needs):
+        ** must never crash, and when the whole array decoded it must equal its slice */
+        uint64_t b = (uint64_t)size * 7 % len, n = 1 + (uint64_t)size * 13 % (len - b);
+        pch_vx_array *part = NULL, *want = NULL;
+        if (pch_vx__deserialize_range(&part, &dc, data + 3, size - 3, dt, len, b, n, &err) == 0 && a) {
+            if (pch_vx__array_slice(&want, a, b, n, &err) == 0 && !pch_vx_array_equal(part, want)) abort();
+        }
+        pch_vx_array_free(part);
+        pch_vx_array_free(want);
     }
     pch_vx_array_free(a);
     pch_vx_dtype_free(dt);

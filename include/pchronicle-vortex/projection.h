@@ -59,11 +59,15 @@ typedef struct pch_vxp_build_options {
     int prompt_prefix;             /* 1 (default): prompt ids that share long prefixes go into
                                    ** the prompt-prefix lanes where that saves >= 20 % (§8.2);
                                    ** 0: every prompt in the plain list lane */
+    uint64_t frame_bytes;          /* zstd frames of the data files' lanes close at the first
+                                   ** trajectory boundary after this many payload bytes, so a
+                                   ** point read decompresses only its own frames (§7.2,
+                                   ** §13.4); 0 = one frame per lane chunk. Default 64 KiB */
 } pch_vxp_build_options;
-#define PCH_VXP_BUILD_OPTIONS_VERSION 2
+#define PCH_VXP_BUILD_OPTIONS_VERSION 3
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 256u << 20, 256u << 20, 4096, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, 0, 64u << 20, 1 }
+        NULL, 0, 0, 0, 64u << 20, 1, 64u << 10 }
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {

@@ -164,9 +164,13 @@ typedef struct pch_vx_write_options {
     uint32_t threads;          /* lanes of one chunk encoded by this many threads (options
                                ** version 2; 0 or 1 = the calling thread). The file is
                                ** byte-identical for every value. */
+    uint32_t frame_bytes;      /* options version 3: vortex.zstd arrays are cut into frames of
+                               ** about this many payload bytes, each holding whole rows of
+                               ** the chunk (a row-range read decompresses only its frames);
+                               ** 0 = one frame per array */
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 2
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 3
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0 }
 
 /* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */
 typedef struct pch_vx_lane_report {

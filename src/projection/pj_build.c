@@ -129,6 +129,8 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         return pch_error_set(err, PCH_EINVAL, "projection: hot threshold %" PRIu64 " above the cold threshold %" PRIu64, opts->hot_max_bytes, opts->cold_max_bytes);
     if (!opts->cluster_bytes || !opts->file_bytes || !opts->pack_bytes || !opts->directory_shard_rows)
         return pch_error_set(err, PCH_EINVAL, "projection: cluster, file, pack and shard sizes must be positive");
+    if (opts->frame_bytes > ((uint64_t)1 << 30))
+        return pch_error_set(err, PCH_EINVAL, "projection: frame size %" PRIu64 " above 1 GiB", opts->frame_bytes);
     if (opts->partition && (!opts->partition[0] || strchr(opts->partition, '/') || strcmp(opts->partition, ".") == 0 ||
                             strcmp(opts->partition, "..") == 0 || strlen(opts->partition) > 64))
         return pch_error_set(err, PCH_EINVAL, "projection: partition '%s' must be one path segment", opts->partition);
@@ -257,6 +259,7 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     PCH_TRY(pj_random_id(f->id, 16, err));
     wo.zone_len = 256;   /* zone statistics every 256 trajectories on every scalar lane (§14.1) */
     wo.threads = b->o.threads;
+    wo.frame_bytes = (uint32_t)b->o.frame_bytes;   /* a chunk's rows are whole trajectories */
     pch_buf_init(&p, b->ctx);
     pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
     if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
@@ -698,9 +701,9 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
-                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
-                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
+                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
                    b->o.prompt_prefix ? "true" : "false");
     pch_buf_printf(&m, "\"counts\":{\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"tool_calls\":%" PRIu64
                        ",\"results\":%" PRIu64 ",\"tokens\":%" PRIu64 ",\"data_files\":%zu,\"clusters\":%" PRIu64 ",\"blob_packs\":%" PRIu64

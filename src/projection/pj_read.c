@@ -71,9 +71,11 @@ struct pch_vxp_snapshot {
     size_t n_files;
     pj_blobs *blobs;
     bool blobs_loaded;
-    /* last decoded cluster */
+    /* last decoded rows [c_begin, c_end) of data file c_file: a whole cluster, or on the
+    ** point-read path only the rows of the trajectory being written (§13.4) */
     int64_t c_file;
-    uint32_t c_cluster;
+    uint64_t c_begin, c_end;
+    bool point;                 /* set while a point read (pch_vxp_get) runs */
     pch_vx_array *c_arr;
     pch_vx_dtype *c_dt;
     pj_rows c_rows;
@@ -584,16 +586,18 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
     return PCH_OK;
 }
 
-/* Decode (or reuse) the cluster holding entry e; *base = its first row. */
-/* Decode cluster `cluster` of data file `file` (which must hold `row`) into the snapshot's
-** cluster cache; *base = its first row. */
+/* Decode the rows of data file `file` around `row` (in cluster `cluster`) into the
+** snapshot's row cache; *base = the first row decoded. A point read decodes `row` alone:
+** with the lanes' zstd frames cut at trajectory boundaries (RFC-0006 §7.2, §13.4) only the
+** frames holding it decompress. Whole-document walks (export, verify) decode the cluster
+** once for all the trajectories in it. */
 static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster, uint64_t row, uint64_t *base,
                            pch_error *err)
 {
     dataf *d = &s->files[file];
     pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
-    if (s->c_file == (int64_t)file && s->c_cluster == cluster) {
-        *base = d->cluster_begin[cluster];
+    if (s->c_file == (int64_t)file && s->c_begin <= row && row < s->c_end) {
+        *base = s->c_begin;
         return PCH_OK;
     }
     PCH_TRY(open_file(s, d, err));
@@ -607,10 +611,12 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
     if (so.row_end <= so.row_begin || row < so.row_begin || row >= so.row_end)
         return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, cluster);
     if (!d->segs) PCH_TRY(check_range(s, d, d->coff[cluster], d->clen[cluster], d->cdig[cluster], "cluster", err));
+    if (s->point) { so.row_begin = row; so.row_end = row + 1; }
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
     s->c_file = file;
-    s->c_cluster = cluster;
+    s->c_begin = so.row_begin;
+    s->c_end = so.row_end;
     s->st.clusters_read++;
     *base = so.row_begin;
     return PCH_OK;
@@ -697,6 +703,7 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
         pj_rows rows = s->c_rows;
         pch_vx_array *keep = s->c_arr;
         pch_vx_dtype *keep_dt = s->c_dt;
+        uint64_t keep_begin = s->c_begin, keep_end = s->c_end;
         s->depth++;
         s->c_arr = NULL; s->c_dt = NULL; s->c_file = -1;   /* detach: children may load others */
         const entry *outer = g->cur;
@@ -705,15 +712,15 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
         g->cur = outer;
         s->depth--;
         if (s->c_arr) { pch_vx_array_free(keep); pch_vx_dtype_free(keep_dt); }
-        else { s->c_arr = keep; s->c_dt = keep_dt; s->c_file = e->file; s->c_cluster = e->cluster; s->c_rows = rows; }
+        else { s->c_arr = keep; s->c_dt = keep_dt; s->c_file = e->file; s->c_begin = keep_begin; s->c_end = keep_end; s->c_rows = rows; }
     }
     return rc;
 }
 
 static int cmp_loc(const void *a, const void *b, void *arg);
 
-static int get_json(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, char **out,
-                    size_t *len_out, pch_buf *visited, pch_error *err)
+static int get_json(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, bool point,
+                    char **out, size_t *len_out, pch_buf *visited, pch_error *err)
 {
     pch_buf b;
     getctx g;
@@ -727,7 +734,9 @@ static int get_json(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, b
     g.cur = NULL;
     g.visited = visited;
     pch_buf_init(&b, s->ctx);
+    s->point = point;
     rc = write_entry(&g, &b, idx, err);
+    s->point = false;
     if (rc == PCH_OK && pretty) {
         pch_buf p;
         pch_buf_init(&p, s->ctx);
@@ -744,7 +753,7 @@ static int get_json(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, b
 int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, bool pretty, char **out,
                 size_t *len_out, pch_error *err)
 {
-    return get_json(s, idx, mode, pretty, out, len_out, NULL, err);
+    return get_json(s, idx, mode, pretty, true, out, len_out, NULL, err);
 }
 
 static int get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pch_vxp_doc *out, pch_error *err)
@@ -753,7 +762,7 @@ static int get_doc(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, pc
     int rc;
     memset(out, 0, sizeof *out);
     pch_buf_init(&rows, s->ctx);
-    rc = get_json(s, idx, mode, false, &out->json, &out->len, &rows, err);
+    rc = get_json(s, idx, mode, false, false, &out->json, &out->len, &rows, err);
     if (rc < 0) { pch_buf_dispose(&rows); return rc; }
     out->n_rows = rows.len / sizeof(uint64_t);
     out->rows = (uint64_t *)(void *)pch_buf_detach(&rows, NULL);

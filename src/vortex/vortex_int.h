@@ -114,15 +114,37 @@ struct pch_vx_enode {
     const uint8_t *buf[PCH_VX_NODE_MAX_BUFS];
     size_t buf_len[PCH_VX_NODE_MAX_BUFS];
     uint8_t buf_align[PCH_VX_NODE_MAX_BUFS];      /* exponent */
+    uint32_t n_xbufs;                             /* further buffers after buf[] (alignment 1: */
+    const uint8_t **xbuf;                         /* the frames of a multi-frame vortex.zstd) */
+    size_t *xbuf_len;
     uint32_t n_children;
     pch_vx_enode **children;
 };
+
+/* Buffer i of a node (buf[] first, then xbuf[]). */
+static inline const uint8_t *pch_vx__ebuf(const pch_vx_enode *n, uint32_t i, size_t *len, uint8_t *align_exp)
+{
+    if (i < n->n_bufs) { *len = n->buf_len[i]; *align_exp = n->buf_align[i]; return n->buf[i]; }
+    *len = n->xbuf_len[i - n->n_bufs];
+    *align_exp = 0;
+    return n->xbuf[i - n->n_bufs];
+}
 
 typedef struct pch_vx_encoder {
     pch_ctx *ctx;
     pch_arena *arena;
     int compress;
     uint32_t sample_rows;
+    /* Frames of vortex.zstd (RFC-0006 §7.2): frame_bytes 0 = one frame per array; otherwise a
+    ** frame closes at the first allowed cut after frame_bytes of payload. Cuts are allowed
+    ** only in cut_arr (the array being encoded, or a child the cuts were carried down to):
+    ** cuts NULL = every row boundary (the chunk's top-level rows are whole trajectories),
+    ** else the sorted row boundaries cuts[0..n_cuts). Any other array is one frame, so a
+    ** frame never splits the values of one top-level row. */
+    uint64_t frame_bytes;
+    const pch_vx_array *cut_arr;
+    const uint64_t *cuts;
+    uint64_t n_cuts;
 } pch_vx_encoder;
 
 /* Canonical → node tree (the compressor chooses encodings when enc->compress). Node
@@ -132,6 +154,9 @@ int pch_vx__encode(pch_vx_encoder *enc, const pch_vx_array *a, pch_vx_enode **ou
 /* Canonical-only node for a array (no compression). */
 int pch_vx__encode_canonical(pch_vx_encoder *enc, const pch_vx_array *a, pch_vx_enode **out,
                              pch_error *err);
+/* Force vortex.zstd (frames as e->frame_bytes and the cuts say) for a primitive/utf8/binary
+** array (tests). */
+int pch_vx__encode_zstd(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err);
 /* Force vortex.fsst for a utf8/binary array (tests; the compressor picks it by size). */
 int pch_vx__encode_fsst(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out,
                         pch_error *err);
@@ -155,6 +180,12 @@ int pch_vx__describe_segment(pch_buf *out, const pch_vx_decode_ctx *dc, const ui
                              size_t seg_len, pch_error *err);
 int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
                         size_t seg_len, const pch_vx_dtype *dt, uint64_t len, pch_error *err);
+/* Rows [begin, begin + n) of the segment's array of len rows, decompressing only what those
+** rows need (list children, struct fields and multi-frame vortex.zstd; other encodings are
+** decoded whole and sliced). Same checks as pch_vx__deserialize on what it reads. */
+int pch_vx__deserialize_range(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                              size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
+                              uint64_t n, pch_error *err);
 
 /* FastLanes bit-packing (Appendix A). width in bits of T: 8/16/32/64. */
 size_t pch_vx__bp_bytes(uint64_t n, unsigned bit_width);  /* packed bytes for n values */

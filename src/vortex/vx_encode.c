@@ -13,6 +13,8 @@
 #include "vortex/vortex_int.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <zstd.h>
 
@@ -57,6 +59,7 @@ static uint64_t tree_size(const pch_vx_enode *n)
 {
     uint64_t s = 16 + n->meta_len;
     for (uint32_t i = 0; i < n->n_bufs; i++) s += n->buf_len[i];
+    for (uint32_t i = 0; i < n->n_xbufs; i++) s += n->xbuf_len[i];
     for (uint32_t i = 0; i < n->n_children; i++) s += tree_size(n->children[i]);
     return s;
 }
@@ -349,23 +352,96 @@ static int dict_node(pch_vx_encoder *e, const pch_vx_array *a, uint64_t max_dist
     return PCH_OK;
 }
 
+/* One compression context per thread, like the decoder's (vx_serde.c). */
+static pthread_key_t g_ckey;
+static pthread_once_t g_conce = PTHREAD_ONCE_INIT;
+static bool g_ckey_ok;
+static void cctx_free(void *p) { ZSTD_freeCCtx(p); }
+static void ckey_init(void) { g_ckey_ok = pthread_key_create(&g_ckey, cctx_free) == 0; }
+
+static ZSTD_CCtx *thread_cctx(void)
+{
+    ZSTD_CCtx *z;
+    if (pthread_once(&g_conce, ckey_init) != 0 || !g_ckey_ok) return NULL;
+    if ((z = pthread_getspecific(g_ckey))) return z;
+    if (!(z = ZSTD_createCCtx())) return NULL;
+    if (pthread_setspecific(g_ckey, z) != 0) { ZSTD_freeCCtx(z); return NULL; }
+    return z;
+}
+
+typedef struct zframes {
+    const uint8_t **p;
+    size_t *len;
+    size_t n, cap;
+} zframes;
+
+/* Compress plain[0..len) as one frame of nvals values: its bytes into the arena, its
+** ZstdMetadata.frames entry {1: uncompressed size, 2: n_values} into meta. */
+static int zstd_frame(pch_vx_encoder *e, zframes *fs, pch_buf *meta, const uint8_t *plain, size_t len,
+                      uint64_t nvals, pch_error *err)
+{
+    pch_buf fm;
+    size_t bound = ZSTD_compressBound(len), got;
+    uint8_t *cp;
+    ZSTD_CCtx *z = thread_cctx();
+    int rc = PCH_OK;
+    if (!z || !(cp = pch_arena_alloc(e->arena, bound ? bound : 1))) return OOM();
+    got = ZSTD_compressCCtx(z, cp, bound, len ? plain : (const uint8_t *)"", len, 3);
+    if (ZSTD_isError(got)) return pch_error_set(err, PCH_EIO, "vortex zstd: %s", ZSTD_getErrorName(got));
+    if (fs->n == fs->cap) {
+        size_t nc = fs->cap ? fs->cap * 2 : 8;
+        const uint8_t **np = pch_realloc(e->ctx, (void *)fs->p, nc * sizeof(*np));
+        size_t *nl;
+        if (!np) return OOM();
+        fs->p = np;
+        if (!(nl = pch_realloc(e->ctx, fs->len, nc * sizeof(*nl)))) return OOM();
+        fs->len = nl;
+        fs->cap = nc;
+    }
+    fs->p[fs->n] = cp;
+    fs->len[fs->n++] = got;
+    pch_buf_init(&fm, e->ctx);
+    pch_vx__pb_uint(&fm, 1, len);
+    pch_vx__pb_uint(&fm, 2, nvals);
+    pch_vx__pb_bytes(meta, 2, fm.data ? fm.data : (const uint8_t *)"", fm.len);
+    if (fm.oom || meta->oom) rc = OOM();
+    pch_buf_dispose(&fm);
+    return rc;
+}
+
+/* May a frame end before row i? (see pch_vx_encoder: cuts carried down from whole rows) */
+static int cut_allowed(const pch_vx_encoder *e, uint64_t i, uint64_t *ci)
+{
+    if (!e->cuts) return 1;
+    while (*ci < e->n_cuts && e->cuts[*ci] < i) (*ci)++;
+    return *ci < e->n_cuts && e->cuts[*ci] == i;
+}
+
+/* vortex.zstd: the valid values as one payload (primitives at their width, strings as a le32
+** length and the bytes), cut into frames at whole top-level rows once a frame holds
+** e->frame_bytes (§7.2: a point read decompresses only its own frames). */
 static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
 {
     const pch_vx_dtype *d = a->dtype;
-    pch_buf plain, meta, frame;
-    uint64_t nvals = 0;
-    size_t bound, got;
-    uint8_t *cp;
+    pch_buf plain, meta;
+    zframes fs = { NULL, NULL, 0, 0 };
+    uint64_t fvals = 0, ci = 0;
+    size_t fstart = 0;
+    int cut = e->frame_bytes && e->cut_arr == a;
+    unsigned w = d->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(d->ptype) : 0;
     pch_vx_enode *n;
     int rc = PCH_OK;
     pch_buf_init(&plain, e->ctx);
     pch_buf_init(&meta, e->ctx);
-    pch_buf_init(&frame, e->ctx);
     for (uint64_t i = 0; i < a->len; i++) {
+        if (cut && plain.len - fstart >= e->frame_bytes && cut_allowed(e, i, &ci)) {
+            if ((rc = zstd_frame(e, &fs, &meta, plain.data + fstart, plain.len - fstart, fvals, err))) goto done;
+            fstart = plain.len;
+            fvals = 0;
+        }
         if (!pch_vx_array_is_valid(a, i)) continue;
-        nvals++;
-        if (d->kind == PCH_VX_PRIMITIVE) {
-            unsigned w = pch_vx_ptype_width(d->ptype);
+        fvals++;
+        if (w) {
             pch_buf_append(&plain, a->data + i * w, w);
         } else {
             uint32_t l = (uint32_t)(a->offsets[i + 1] - a->offsets[i]);
@@ -374,22 +450,24 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         }
     }
     if (plain.oom) { rc = OOM(); goto done; }
-    bound = ZSTD_compressBound(plain.len);
-    if (!(cp = pch_arena_alloc(e->arena, bound ? bound : 1))) { rc = OOM(); goto done; }
-    got = ZSTD_compress(cp, bound, plain.data ? plain.data : (const uint8_t *)"", plain.len, 3);
-    if (ZSTD_isError(got)) { rc = pch_error_set(err, PCH_EIO, "vortex zstd: %s", ZSTD_getErrorName(got)); goto done; }
+    if ((rc = zstd_frame(e, &fs, &meta, plain.len ? plain.data + fstart : NULL, plain.len - fstart, fvals, err))) goto done;
     if (!(n = mk(e, PCH_VX_E_ZSTD, a->validity ? 1 : 0))) { rc = OOM(); goto done; }
-    add_buf(n, cp, got, 0);
-    pch_vx__pb_uint(&frame, 1, plain.len);
-    pch_vx__pb_uint(&frame, 2, nvals);
-    pch_vx__pb_bytes(&meta, 2, frame.data ? frame.data : (const uint8_t *)"", frame.len);
+    for (size_t k = 0; k < fs.n && k < PCH_VX_NODE_MAX_BUFS; k++) add_buf(n, fs.p[k], fs.len[k], 0);
+    if (fs.n > PCH_VX_NODE_MAX_BUFS) {
+        size_t nx = fs.n - PCH_VX_NODE_MAX_BUFS;
+        if (!(n->xbuf = pch_arena_alloc(e->arena, nx * sizeof(*n->xbuf))) ||
+            !(n->xbuf_len = pch_arena_alloc(e->arena, nx * sizeof(*n->xbuf_len)))) { rc = OOM(); goto done; }
+        for (size_t k = 0; k < nx; k++) { n->xbuf[k] = fs.p[PCH_VX_NODE_MAX_BUFS + k]; n->xbuf_len[k] = fs.len[PCH_VX_NODE_MAX_BUFS + k]; }
+        n->n_xbufs = (uint32_t)nx;
+    }
     if (set_meta(e, n, &meta)) { rc = OOM(); goto done; }
     if (a->validity && (rc = validity_node(e, a->validity, a->len, &n->children[0], err))) goto done;
     *out = n;
 done:
     pch_buf_dispose(&plain);
     pch_buf_dispose(&meta);
-    pch_buf_dispose(&frame);
+    pch_free(e->ctx, (void *)fs.p);
+    pch_free(e->ctx, fs.len);
     return rc;
 }
 
@@ -398,6 +476,8 @@ static int own_tree(pch_vx_encoder *e, pch_vx_enode *x, pch_error *err)
 {
     for (uint32_t k = 0; k < x->n_bufs; k++)
         if (x->buf_len[k] && !(x->buf[k] = pch_arena_memdup(e->arena, x->buf[k], x->buf_len[k]))) return OOM();
+    for (uint32_t k = 0; k < x->n_xbufs; k++)
+        if (x->xbuf_len[k] && !(x->xbuf[k] = pch_arena_memdup(e->arena, x->xbuf[k], x->xbuf_len[k]))) return OOM();
     for (uint32_t c = 0; c < x->n_children; c++) PCH_TRY(own_tree(e, x->children[c], err));
     return PCH_OK;
 }
@@ -791,7 +871,14 @@ static int canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         uint32_t first = a->validity ? 1 : 0;
         if (!(n = mk(e, PCH_VX_E_STRUCT, d->n_fields + first))) return OOM();
         if (first) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[0], err));
-        for (uint32_t i = 0; i < d->n_fields; i++) PCH_TRY(child(e, a->children[i], &n->children[first + i], err));
+        for (uint32_t i = 0; i < d->n_fields; i++) {
+            const pch_vx_array *saved = e->cut_arr;
+            int rc;
+            if (saved == a) e->cut_arr = a->children[i];   /* fields share the rows' cuts */
+            rc = child(e, a->children[i], &n->children[first + i], err);
+            e->cut_arr = saved;
+            PCH_TRY(rc);
+        }
         break;
     }
     case PCH_VX_LIST: {
@@ -800,7 +887,22 @@ static int canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         uint8_t *od;
         ivals ov;
         if (!(n = mk(e, PCH_VX_E_LIST, a->validity ? 3 : 2))) return OOM();
-        PCH_TRY(child(e, a->children[0], &n->children[0], err));
+        if (e->cut_arr == a && e->frame_bytes) {
+            /* the child's cuts: the offsets at the rows' cuts, so a frame of the values
+            ** holds whole rows of this list (and so whole trajectories) */
+            pch_vx_encoder sub = *e;
+            uint64_t nc = e->cuts ? e->n_cuts : a->len + 1, *cc;
+            int rc;
+            if (!(cc = pch_arena_alloc(e->arena, (size_t)nc * sizeof(*cc)))) return OOM();
+            for (uint64_t k = 0; k < nc; k++) cc[k] = (uint64_t)a->offsets[e->cuts ? e->cuts[k] : k];
+            sub.cut_arr = a->children[0];
+            sub.cuts = cc;
+            sub.n_cuts = nc;
+            rc = child(&sub, a->children[0], &n->children[0], err);
+            PCH_TRY(rc);
+        } else {
+            PCH_TRY(child(e, a->children[0], &n->children[0], err));
+        }
         if (!(od = pch_arena_alloc(e->arena, (size_t)(a->len + 1) * pch_vx_ptype_width(op)))) return OOM();
         for (uint64_t i = 0; i <= a->len; i++) pch_vx__store_uint(od, op, i, (uint64_t)a->offsets[i]);
         ov.ptype = op; ov.len = a->len + 1; ov.data = od; ov.validity = NULL;
@@ -973,6 +1075,14 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
         if (!ok) return canonical(e, a, out, err, 1);  /* sample was not representative */
     }
     return PCH_OK;
+}
+
+int pch_vx__encode_zstd(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
+{
+    const pch_vx_dtype *d = a->dtype;
+    if (d->kind != PCH_VX_PRIMITIVE && d->kind != PCH_VX_UTF8 && d->kind != PCH_VX_BINARY)
+        return pch_error_set(err, PCH_EINVAL, "vortex zstd: not a primitive/utf8/binary array");
+    return zstd_node(e, a, out, err);
 }
 
 int pch_vx__encode(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)

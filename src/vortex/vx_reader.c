@@ -557,8 +557,10 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
         int all = nr == n->rows;
         if (plan) return segvec_push(f, plan, n->seg) ? pch_error_set(err, PCH_ENOMEM, "vortex: out of memory") : PCH_OK;
         PCH_TRY(get_segment(f, n->seg, &seg, err));
-        PCH_TRY(pch_vx__deserialize(&full, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, err));
         for (uint64_t i = 0; all && i < nr; i++) all = rows[i] == i;
+        if (!all && nr && rows[nr - 1] - rows[0] == nr - 1)   /* one run of rows: a point read */
+            return pch_vx__deserialize_range(out, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, rows[0], nr, err);
+        PCH_TRY(pch_vx__deserialize(&full, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, err));
         if (all) { *out = full; return PCH_OK; }
         rc = pch_vx__array_take(out, full, rows, nr, err);
         pch_vx_array_free(full);

@@ -38,38 +38,40 @@ typedef struct sstate {
     pch_vx_fbb fbb;
     uint32_t n_bufs;
     const pch_vx_enode **bnode;   /* owner node of buffer i */
-    uint8_t *bslot;               /* buffer slot within that node */
+    uint32_t *bslot;              /* buffer slot within that node */
     uint16_t *enc_map;
     uint8_t *used;
 } sstate;
 
 static uint32_t count_bufs(const pch_vx_enode *n)
 {
-    uint32_t c = n->n_bufs;
+    uint32_t c = n->n_bufs + n->n_xbufs;
     for (uint32_t i = 0; i < n->n_children; i++) c += count_bufs(n->children[i]);
     return c;
 }
 
 static uint32_t build_node(sstate *s, const pch_vx_enode *n, uint32_t *next)
 {
-    uint16_t idx[PCH_VX_NODE_MAX_BUFS];
-    uint32_t *kids = NULL, meta, kv = 0, bv, first = *next;
-    for (uint32_t i = 0; i < n->n_bufs; i++) {
+    uint16_t idx_in[PCH_VX_NODE_MAX_BUFS], *idx = idx_in;
+    uint32_t *kids = NULL, meta, kv = 0, bv, first = *next, nb = n->n_bufs + n->n_xbufs;
+    if (nb > PCH_VX_NODE_MAX_BUFS && !(idx = pch_calloc(s->fbb.ctx, nb, sizeof(*idx)))) { s->fbb.oom = PCH_ENOMEM; return 0; }
+    for (uint32_t i = 0; i < nb; i++) {
         s->bnode[*next] = n;
-        s->bslot[*next] = (uint8_t)i;
+        s->bslot[*next] = i;
         idx[i] = (uint16_t)*next;
         (*next)++;
     }
     if (n->n_children) {
         kids = pch_calloc(s->fbb.ctx, n->n_children, sizeof(uint32_t));
-        if (!kids) { s->fbb.oom = PCH_ENOMEM; return 0; }
+        if (!kids) { s->fbb.oom = PCH_ENOMEM; if (idx != idx_in) pch_free(s->fbb.ctx, idx); return 0; }
         for (uint32_t i = 0; i < n->n_children; i++) kids[i] = build_node(s, n->children[i], next);
         kv = pch_vx_fbb_offsets(&s->fbb, kids, n->n_children);
         pch_free(s->fbb.ctx, kids);
     }
     (void)first;
     meta = pch_vx_fbb_bytes(&s->fbb, n->meta, n->meta_len);
-    bv = n->n_bufs ? pch_vx_fbb_vector(&s->fbb, idx, n->n_bufs, 2, 2) : 0;
+    bv = nb ? pch_vx_fbb_vector(&s->fbb, idx, nb, 2, 2) : 0;
+    if (idx != idx_in) pch_free(s->fbb.ctx, idx);
     s->used[n->enc] = 1;
     pch_vx_fbb_start(&s->fbb);
     pch_vx_fbb_u16(&s->fbb, 0, s->enc_map[n->enc], 0, 0);
@@ -94,28 +96,34 @@ int pch_vx__serialize(pch_buf *out, const pch_vx_enode *root, uint16_t *enc_map,
     s.enc_map = enc_map;
     s.used = used;
     s.bnode = pch_calloc(out->ctx, nb ? nb : 1, sizeof(*s.bnode));
-    s.bslot = pch_calloc(out->ctx, nb ? nb : 1, 1);
+    s.bslot = pch_calloc(out->ctx, nb ? nb : 1, sizeof(*s.bslot));
     desc = pch_calloc(out->ctx, nb ? nb : 1, 8);
     if (!s.bnode || !s.bslot || !desc) { rc = pch_error_set(err, PCH_ENOMEM, "vortex serialize"); goto done; }
     rootoff = build_node(&s, root, &next);
-    for (uint32_t i = 0; i < nb; i++)
-        if (s.bnode[i]->buf_align[s.bslot[i]] > max_exp) max_exp = s.bnode[i]->buf_align[s.bslot[i]];
+    if (s.fbb.oom || next != nb) { rc = pch_error_set(err, PCH_ENOMEM, "vortex serialize"); goto done; }
+    for (uint32_t i = 0; i < nb; i++) {
+        size_t bl;
+        uint8_t ae;
+        (void)pch_vx__ebuf(s.bnode[i], s.bslot[i], &bl, &ae);
+        if (ae > max_exp) max_exp = ae;
+    }
     /* buffers, each padded to its alignment relative to the segment start */
     pos = 0;
     for (uint32_t i = 0; i < nb; i++) {
-        const pch_vx_enode *n = s.bnode[i];
-        unsigned sl = s.bslot[i];
-        size_t al = (size_t)1 << n->buf_align[sl], pad = (al - pos % al) % al;
-        if (n->buf_len[sl] > 0xffffffffu) { rc = pch_error_set(err, PCH_ELIMIT, "vortex: buffer above 4 GiB"); goto done; }
-        if (pch_buf_zero(out, pad) || pch_buf_append(out, n->buf[sl], n->buf_len[sl])) {
+        size_t bl;
+        uint8_t ae;
+        const uint8_t *bp = pch_vx__ebuf(s.bnode[i], s.bslot[i], &bl, &ae);
+        size_t al = (size_t)1 << ae, pad = (al - pos % al) % al;
+        if (bl > 0xffffffffu) { rc = pch_error_set(err, PCH_ELIMIT, "vortex: buffer above 4 GiB"); goto done; }
+        if (pch_buf_zero(out, pad) || pch_buf_append(out, bp, bl)) {
             rc = pch_error_set(err, PCH_ENOMEM, "vortex serialize");
             goto done;
         }
         pch_store_le16(desc + 8 * i, (uint16_t)pad);
-        desc[8 * i + 2] = n->buf_align[sl];
+        desc[8 * i + 2] = ae;
         desc[8 * i + 3] = 0;
-        pch_store_le32(desc + 8 * i + 4, (uint32_t)n->buf_len[sl]);
-        pos += pad + n->buf_len[sl];
+        pch_store_le32(desc + 8 * i + 4, (uint32_t)bl);
+        pos += pad + bl;
     }
     bufvec = pch_vx_fbb_vector(&s.fbb, desc, nb, 8, 4);
     pch_vx_fbb_start(&s.fbb);
@@ -1113,55 +1121,289 @@ fail:
     return rc;
 }
 
-int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
-                        size_t seg_len, const pch_vx_dtype *dt, uint64_t len, pch_error *err)
+/* Parse a segment's tail (flatbuffer, buffer table) into ds; *root receives the array node. */
+static int ds_open(dstate *ds, pch_vx_fbt *node, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                   size_t seg_len, pch_error *err)
 {
-    dstate ds;
-    pch_vx_fbt root, node;
+    pch_vx_fbt root;
     pch_vx_fbvec bufs;
     uint32_t fb_len;
     size_t fb_start, pos = 0;
-    int rc;
-    *out = NULL;
-    memset(&ds, 0, sizeof(ds));
-    ds.dc = dc;
-    ds.ctx = dc->ctx;
-    ds.seg = seg;
-    ds.err = err;
+    memset(ds, 0, sizeof(*ds));
+    ds->dc = dc;
+    ds->ctx = dc->ctx;
+    ds->seg = seg;
+    ds->err = err;
     if (seg_len < 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment: %zu bytes", seg_len);
     fb_len = pch_load_le32(seg + seg_len - 4);
     if (fb_len > seg_len - 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment: flatbuffer length %u past segment", fb_len);
     fb_start = seg_len - 4 - fb_len;
-    PCH_TRY(pch_vx_fb_root(&root, &ds.v, seg + fb_start, fb_len, "array", err));
-    PCH_TRY(pch_vx_fb_table(&root, 0, 1, &node, NULL));
+    PCH_TRY(pch_vx_fb_root(&root, &ds->v, seg + fb_start, fb_len, "array", err));
+    PCH_TRY(pch_vx_fb_table(&root, 0, 1, node, NULL));
     PCH_TRY(pch_vx_fb_vector(&root, 1, 8, 4, &bufs, NULL));
-    ds.n_bufs = bufs.n;
-    ds.bpos = pch_calloc(ds.ctx, bufs.n ? bufs.n : 1, sizeof(size_t));
-    ds.blen = pch_calloc(ds.ctx, bufs.n ? bufs.n : 1, sizeof(uint32_t));
-    ds.balign = pch_calloc(ds.ctx, bufs.n ? bufs.n : 1, 1);
-    if (!ds.bpos || !ds.blen || !ds.balign) { rc = pch_error_set(err, PCH_ENOMEM, "vortex decode: out of memory"); goto done; }
+    ds->n_bufs = bufs.n;
+    ds->bpos = pch_calloc(ds->ctx, bufs.n ? bufs.n : 1, sizeof(size_t));
+    ds->blen = pch_calloc(ds->ctx, bufs.n ? bufs.n : 1, sizeof(uint32_t));
+    ds->balign = pch_calloc(ds->ctx, bufs.n ? bufs.n : 1, 1);
+    if (!ds->bpos || !ds->blen || !ds->balign) return pch_error_set(err, PCH_ENOMEM, "vortex decode: out of memory");
     for (uint32_t i = 0; i < bufs.n; i++) {
-        const uint8_t *d = ds.v.buf + bufs.pos + 8 * (size_t)i;
+        const uint8_t *d = ds->v.buf + bufs.pos + 8 * (size_t)i;
         uint16_t pad = pch_load_le16(d);
         uint8_t ae = d[2], comp = d[3];
         uint32_t l = pch_load_le32(d + 4);
-        if (comp != 0) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex array: buffer %u compression %u", i, comp); goto done; }
-        if (ae > 16) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex array: buffer %u alignment exponent %u", i, ae); goto done; }
-        if (pad > fb_start - pos || l > fb_start - pos - pad) {
-            rc = pch_error_set(err, PCH_ECORRUPT, "vortex array: buffer %u runs past the flatbuffer", i);
-            goto done;
-        }
+        if (comp != 0) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex array: buffer %u compression %u", i, comp);
+        if (ae > 16) return pch_error_set(err, PCH_ECORRUPT, "vortex array: buffer %u alignment exponent %u", i, ae);
+        if (pad > fb_start - pos || l > fb_start - pos - pad)
+            return pch_error_set(err, PCH_ECORRUPT, "vortex array: buffer %u runs past the flatbuffer", i);
         pos += pad;
-        ds.bpos[i] = pos;
-        ds.blen[i] = l;
-        ds.balign[i] = ae;
+        ds->bpos[i] = pos;
+        ds->blen[i] = l;
+        ds->balign[i] = ae;
         pos += l;
     }
-    rc = decode(&ds, &node, dt, len, out);
+    return PCH_OK;
+}
+
+static void ds_close(dstate *ds)
+{
+    pch_free(ds->ctx, ds->bpos);
+    pch_free(ds->ctx, ds->blen);
+    pch_free(ds->ctx, ds->balign);
+}
+
+int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                        size_t seg_len, const pch_vx_dtype *dt, uint64_t len, pch_error *err)
+{
+    dstate ds;
+    pch_vx_fbt node;
+    int rc;
+    *out = NULL;
+    if (!(rc = ds_open(&ds, &node, dc, seg, seg_len, err))) rc = decode(&ds, &node, dt, len, out);
+    ds_close(&ds);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ row ranges */
+
+/* Rows [b, b + cnt) of an array of `len` rows, decoding only what those rows need where the
+** encoding allows it (RFC-0006 §7.2, §13.4: a point read decompresses the frames of its own
+** trajectory): lists decode their offsets and then only the child values the rows span;
+** structs range every field; a multi-frame vortex.zstd decompresses only the frames that hold
+** the rows' values. Any other encoding decodes whole and is sliced. Every check decode()
+** makes on the parts it reads is made here too. */
+static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
+                        uint64_t b, uint64_t cnt, pch_vx_array **out);
+
+static int range_child(dstate *ds, const dnode *n, uint32_t i, const pch_vx_dtype *dt, uint64_t len,
+                       uint64_t b, uint64_t cnt, pch_vx_array **out)
+{
+    pch_vx_fbt c;
+    *out = NULL;
+    if (i >= n->kids.n) return BAD("vortex %s: child %u missing", pch_vx__enc_ids[n->enc], i);
+    PCH_TRY(pch_vx_fb_vec_table(&n->t, &n->kids, i, &c));
+    return decode_range(ds, &c, dt, len, b, cnt, out);
+}
+
+/* Validity child i (if any) of an array of len rows → bits [b, b + cnt) into a. */
+static int range_validity(dstate *ds, const dnode *n, uint32_t i, uint64_t len, uint64_t b, pch_vx_array *a)
+{
+    static const pch_vx_dtype vbool = { PCH_VX_BOOL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL };
+    pch_vx_array *v;
+    if (i >= n->kids.n) return PCH_OK;
+    if (!a->dtype->nullable) return BAD("vortex %s: validity child on a non-nullable array", pch_vx__enc_ids[n->enc]);
+    PCH_TRY(range_child(ds, n, i, &vbool, len, b, a->len, &v));
+    pch_free(a->ctx, a->validity);
+    a->validity = v->data;
+    v->data = NULL;
+    pch_vx_array_free(v);
+    return a->validity ? PCH_OK : NOMEM();
+}
+
+typedef struct zframe { uint64_t size, nvals; } zframe;
+
+/* vortex.zstd, rows [b, b + cnt): the frames are read from the metadata (each frame's
+** uncompressed size and value count), and only those overlapping the rows' values are
+** decompressed; each of those is parsed whole, so its size and value count are checked. */
+static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
+                      uint64_t cnt, pch_vx_array **out)
+{
+    pch_rd r = pch_rd_make(n->meta, n->meta_len);
+    pch_vx_pbf f;
+    uint64_t dict_size = 0, nframes = 0, total = 0, valid = 0, vb = 0, vn = 0, vstart = 0, got_vals = 0;
+    zframe *fr = NULL;
+    pch_vx_array *va = NULL, *a = NULL;
+    const uint8_t *dict = NULL;
+    size_t dict_len = 0;
+    pch_buf plain, vals;
+    uint32_t *lens = NULL;
+    unsigned w = dt->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(dt->ptype) : 0;
+    int rc;
+    pch_buf_init(&plain, ds->ctx);
+    pch_buf_init(&vals, ds->ctx);
+    *out = NULL;
+    if (n->kids.n > 1) return BAD("vortex zstd: %u children", n->kids.n);
+    /* the whole array's validity: the frames count valid values only */
+    if (!(va = pch_vx__array_new(ds->ctx, dt, len, 0))) return NOMEM();
+    if ((rc = take_validity(ds, n, 0, va))) goto done;
+    if (!va->validity) { valid = len; vb = b; vn = cnt; }
+    else {
+        for (uint64_t i = 0; i < len; i++) {
+            int bit = pch_vx__bit(va->validity, i);
+            valid += bit;
+            if (i < b) vb += bit;
+            else if (i < b + cnt) vn += bit;
+        }
+    }
+    while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+        if (f.field == 1 && f.wt == 0) dict_size = f.v;
+        if (f.field == 2 && f.wt == 2) nframes++;
+    }
+    if (rc < 0) goto done;
+    rc = PCH_OK;
+    if (n->bufs.n != nframes + (dict_size ? 1 : 0)) { rc = BAD("vortex zstd: %u buffers for %" PRIu64 " frames", n->bufs.n, nframes); goto done; }
+    if (dict_size && (rc = node_buf(ds, n, 0, &dict, &dict_len, 1))) goto done;
+    if (!(fr = pch_calloc(ds->ctx, nframes ? nframes : 1, sizeof(*fr)))) { rc = NOMEM(); goto done; }
+    r = pch_rd_make(n->meta, n->meta_len);
+    for (uint64_t k = 0; pch_vx__pb_next(&r, &f, ds->err) == 1;) {
+        pch_rd frd;
+        pch_vx_pbf ff;
+        if (f.field != 2 || f.wt != 2) continue;
+        frd = pch_rd_make(f.p, f.n);
+        while (pch_vx__pb_next(&frd, &ff, ds->err) == 1) {
+            if (ff.field == 1 && ff.wt == 0) fr[k].size = ff.v;
+            if (ff.field == 2 && ff.wt == 0) fr[k].nvals = ff.v;
+        }
+        if (fr[k].nvals > valid || fr[k].size > ((uint64_t)1 << 31)) { rc = BAD("vortex zstd: frame %" PRIu64 " of %" PRIu64 " values, %" PRIu64 " bytes", k, fr[k].nvals, fr[k].size); goto done; }
+        total += fr[k].nvals;
+        k++;
+    }
+    if (total != valid) { rc = BAD("vortex zstd: %" PRIu64 " values for %" PRIu64 " valid rows", total, valid); goto done; }
+    if (!w && !(lens = pch_malloc(ds->ctx, (size_t)(vn ? vn : 1) * sizeof(*lens)))) { rc = NOMEM(); goto done; }
+    for (uint64_t k = 0; k < nframes && vstart < vb + vn; vstart += fr[k].nvals, k++) {
+        const uint8_t *fp;
+        size_t fl, gotb;
+        ZSTD_DCtx *z;
+        pch_rd pr;
+        if (!fr[k].nvals || vstart + fr[k].nvals <= vb) continue;
+        if ((rc = node_buf(ds, n, (uint32_t)(k + (dict_size ? 1 : 0)), &fp, &fl, 1))) goto done;
+        if (!(z = thread_dctx())) { rc = NOMEM(); goto done; }
+        plain.len = 0;
+        if (pch_buf_reserve(&plain, (size_t)fr[k].size ? (size_t)fr[k].size : 1)) { rc = NOMEM(); goto done; }
+        gotb = dict ? ZSTD_decompress_usingDict(z, plain.data, (size_t)fr[k].size, fp, fl, dict, dict_len)
+                    : ZSTD_decompressDCtx(z, plain.data, (size_t)fr[k].size, fp, fl);
+        if (ZSTD_isError(gotb) || gotb != fr[k].size) { rc = BAD("vortex zstd: frame %" PRIu64 " does not decompress to %" PRIu64 " bytes", k, fr[k].size); goto done; }
+        if (w) {
+            uint64_t from, to;
+            if (fr[k].size % w || fr[k].size / w != fr[k].nvals) { rc = BAD("vortex zstd: frame %" PRIu64 " payload size", k); goto done; }
+            from = vb > vstart ? vb - vstart : 0;
+            to = vb + vn - vstart < fr[k].nvals ? vb + vn - vstart : fr[k].nvals;
+            if (pch_buf_append(&vals, plain.data + from * w, (size_t)((to - from) * w))) { rc = NOMEM(); goto done; }
+            got_vals += to - from;
+            continue;
+        }
+        pr = pch_rd_make(plain.data, (size_t)fr[k].size);
+        for (uint64_t j = 0; j < fr[k].nvals; j++) {
+            uint32_t l;
+            const uint8_t *sp;
+            uint64_t g = vstart + j;
+            if (!pch_rd_le32(&pr, &l) || !pch_rd_bytes(&pr, l, &sp)) { rc = BAD("vortex zstd: truncated string payload in frame %" PRIu64, k); goto done; }
+            if (g < vb || g >= vb + vn) continue;
+            if (pch_buf_append(&vals, sp, l)) { rc = NOMEM(); goto done; }
+            lens[got_vals++] = l;
+        }
+        if (pch_rd_left(&pr)) { rc = BAD("vortex zstd: trailing payload bytes in frame %" PRIu64, k); goto done; }
+    }
+    if (got_vals != vn) { rc = BAD("vortex zstd: %" PRIu64 " of %" PRIu64 " values found in the frames", got_vals, vn); goto done; }
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0))) { rc = NOMEM(); goto done; }
+    if (va->validity) {
+        if (pch_vx__array_alloc_validity(a)) { rc = NOMEM(); goto done; }
+        for (uint64_t i = 0; i < cnt; i++) pch_vx__set_bit(a->validity, i, pch_vx__bit(va->validity, b + i));
+    }
+    if (w) {
+        if (pch_vx__array_alloc_data(a, (size_t)cnt * w)) { rc = NOMEM(); goto done; }
+        for (uint64_t i = 0, j = 0; i < cnt; i++)
+            if (pch_vx_array_is_valid(a, i)) { memcpy(a->data + i * w, vals.data + j * w, w); j++; }
+    } else {
+        size_t tot = 0;
+        if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, vals.len)) { rc = NOMEM(); goto done; }
+        if (vals.len) memcpy(a->data, vals.data, vals.len);
+        for (uint64_t i = 0, j = 0; i < cnt; i++) {
+            if (pch_vx_array_is_valid(a, i)) tot += lens[j++];
+            a->offsets[i + 1] = (int64_t)tot;
+        }
+        a->data_len = tot;
+        if ((rc = check_utf8(ds, a))) goto done;
+    }
+    *out = a;
+    a = NULL;
 done:
-    pch_free(ds.ctx, ds.bpos);
-    pch_free(ds.ctx, ds.blen);
-    pch_free(ds.ctx, ds.balign);
+    if (vals.oom && !rc) rc = NOMEM();
+    pch_buf_dispose(&plain);
+    pch_buf_dispose(&vals);
+    pch_free(ds->ctx, fr);
+    pch_free(ds->ctx, lens);
+    pch_vx_array_free(va);
+    pch_vx_array_free(a);
+    return rc;
+}
+
+static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
+                        uint64_t b, uint64_t cnt, pch_vx_array **out)
+{
+    dnode n;
+    pch_vx_array *a = NULL, *full;
+    uint64_t m[2], *o = NULL;
+    int rc;
+    *out = NULL;
+    if (b > len || cnt > len - b) return BAD("vortex: rows %" PRIu64 "+%" PRIu64 " past %" PRIu64, b, cnt, len);
+    if (b == 0 && cnt == len) return decode(ds, t, dt, len, out);
+    PCH_TRY(dnode_load(ds, t, &n));
+    if (n.enc == PCH_VX_E_LIST && dt->kind == PCH_VX_LIST) {
+        uint64_t cb, ce;
+        PCH_TRY(meta_fields(ds, &n, m, 2));
+        if (n.bufs.n || n.kids.n < 2 || n.kids.n > 3) return BAD("vortex list: bad children/buffers");
+        if (len == UINT64_MAX) return BAD("vortex list: length");
+        PCH_TRY(decode_ints(ds, &n, 1, (unsigned)m[1], len + 1, &o, NULL));
+        if ((rc = check_offsets(ds, "list", o, len, m[0]))) goto done;
+        cb = o[b];
+        ce = o[b + cnt];
+        if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 1)) || pch_vx__array_alloc_offsets(a)) { rc = NOMEM(); goto done; }
+        for (uint64_t i = 0; i <= cnt; i++) a->offsets[i] = (int64_t)(o[b + i] - cb);
+        if ((rc = range_child(ds, &n, 0, dt->elem, m[0], cb, ce - cb, &a->children[0]))) goto done;
+        rc = range_validity(ds, &n, 2, len, b, a);
+    } else if (n.enc == PCH_VX_E_STRUCT && dt->kind == PCH_VX_STRUCT) {
+        uint32_t nf = dt->n_fields, first;
+        if (n.meta_len || n.bufs.n) return BAD("vortex struct: unexpected metadata/buffers");
+        if (n.kids.n != nf && n.kids.n != nf + 1) return BAD("vortex struct: %u children for %u fields", n.kids.n, nf);
+        first = n.kids.n - nf;
+        if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, nf))) return NOMEM();
+        rc = first ? range_validity(ds, &n, 0, len, b, a) : PCH_OK;
+        for (uint32_t i = 0; i < nf && !rc; i++) rc = range_child(ds, &n, first + i, dt->fields[i], len, b, cnt, &a->children[i]);
+    } else if (n.enc == PCH_VX_E_ZSTD && (dt->kind == PCH_VX_PRIMITIVE || dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
+        return zstd_range(ds, &n, dt, len, b, cnt, out);
+    } else {
+        PCH_TRY(decode(ds, t, dt, len, &full));
+        rc = pch_vx__array_slice(out, full, b, cnt, ds->err);
+        pch_vx_array_free(full);
+        return rc;
+    }
+done:
+    pch_free(ds->ctx, o);
+    if (rc) { pch_vx_array_free(a); return rc; }
+    *out = a;
+    return PCH_OK;
+}
+
+int pch_vx__deserialize_range(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                              size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
+                              uint64_t n, pch_error *err)
+{
+    dstate ds;
+    pch_vx_fbt node;
+    int rc;
+    *out = NULL;
+    if (!(rc = ds_open(&ds, &node, dc, seg, seg_len, err))) rc = decode_range(&ds, &node, dt, len, begin, n, out);
+    ds_close(&ds);
     return rc;
 }
 

@@ -183,13 +183,14 @@ static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
     uint32_t steps[32];
     int rc;
     *out = NULL;
-    if (opts && opts->version != PCH_VX_WRITE_OPTIONS_VERSION && opts->version != 1)
+    if (opts && (opts->version < 1 || opts->version > PCH_VX_WRITE_OPTIONS_VERSION))
         return pch_error_set(err, PCH_EINVAL, "vortex writer: options version %u", opts->version);
     if (!(w = pch_calloc(ctx, 1, sizeof(*w)))) return OOM();
     w->ctx = ctx;
     w->fd = -1;
     w->opts = defaults;
     if (opts && opts->version == 1) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, threads));
+    else if (opts && opts->version == 2) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, frame_bytes));
     else if (opts) w->opts = *opts;
     w->opts.version = PCH_VX_WRITE_OPTIONS_VERSION;
     if (w->opts.threads == 0) w->opts.threads = 1;
@@ -417,10 +418,13 @@ static int write_array(pch_vx_writer *w, lane *l, const pch_vx_array *a, int com
     pch_vx_encoder e;
     pch_vx_enode *root;
     int rc;
+    memset(&e, 0, sizeof e);
     e.ctx = w->ctx;
     e.arena = &w->arena;
     e.compress = compress;
     e.sample_rows = w->opts.sample_rows;
+    e.frame_bytes = w->opts.frame_bytes;
+    e.cut_arr = a;
     if (!(rc = pch_vx__encode(&e, a, &root, err))) rc = emit_encoded(w, l, root, seg_id, err);
     pch_arena_reset(&w->arena);
     return rc;
@@ -676,10 +680,13 @@ static void lane_prepare(lane_job *j)
         }
         l->codes_nullable = l->dt->nullable;
     }
+    memset(&e, 0, sizeof e);
     e.ctx = w->ctx;
     e.arena = &j->arena;
     e.compress = w->opts.compress;
     e.sample_rows = w->opts.sample_rows;
+    e.frame_bytes = w->opts.frame_bytes;
+    e.cut_arr = l->dict ? &j->codes : a;   /* the chunk's rows are whole trajectories */
     rc = pch_vx__encode(&e, l->dict ? &j->codes : a, &j->root, err);
 done:
     j->seconds = pch_time_mono() - t0;

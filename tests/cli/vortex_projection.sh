@@ -459,6 +459,24 @@ else
         [ "$nd" -gt 1 ] && [ "$np" -gt 1 ] && [ "$ns" -gt 1 ] && ok ||
             bad "corpus-small: expected several data files ($nd), blob packs ($np) and directory shards ($ns)"
     }
+    # zstd frames of 256 bytes (§7.2): every lane chunk is cut into many frames at trajectory
+    # boundaries; export and get (a point read decompresses only the frames of its rows) give
+    # every document back, check decodes every segment, the structure check (6.) reads them
+    build corpus-frames "$T/corpus-frames" --from "$CORPUS" --frame-bytes 256 --quiet && {
+        roundtrip corpus-frames "$T/corpus-frames" "$CORPUS" "$ncorpus"
+        verify_ok corpus-frames "$T/corpus-frames"
+        [ "$(mval "$T/corpus-frames" /layout/frame_bytes)" = 256 ] && ok || bad "corpus-frames: manifest layout.frame_bytes is not 256"
+        while IFS=$'\t' read -r key path; do
+            run "corpus-frames-get" 0 "$VX" get "$T/corpus-frames" "$key" --compact &&
+                chk "corpus-frames get $key" vp get "$T/corpus-frames-get.out" "$path"
+        done <"$T/corpus.keys"
+        for f in "$T"/corpus-frames/data/default/*.vortex; do
+            run corpus-frames-check 0 "$VX" check "$f"
+        done
+        build corpus-frames0 "$T/corpus-frames0" --from "$CORPUS" --frame-bytes 0 --quiet &&
+            [ "$(du -sb "$T/corpus-frames/data" | cut -f1)" -gt "$(du -sb "$T/corpus-frames0/data" | cut -f1)" ] && ok ||
+            bad "corpus-frames: 256-byte frames are not larger than one frame per chunk (were frames cut?)"
+    }
 fi
 # the repository's ATIF fixtures (one references a missing image: embed fails, reference works)
 build atif "$T/atif" --from tests/data/atif --quiet && {
@@ -658,9 +676,10 @@ build huge "$H" --from "$T/huge/in" --quiet && {
 }
 
 # the same trajectory paged (§7.2): at a 64 KiB cluster target its steps take several rows
-# (page_index 1.., page_count) and clusters; get, preview, export and verify read them back
+# (page_index 1.., page_count) and clusters, with 2 KiB zstd frames; get, preview, export and
+# verify read them back
 HP=$T/huge/paged
-build huge-paged "$HP" --from "$T/huge/in" --cluster-bytes 65536 --quiet && {
+build huge-paged "$HP" --from "$T/huge/in" --cluster-bytes 65536 --frame-bytes 2K --quiet && {
     roundtrip huge-paged "$HP" "$T/huge/in" 2
     verify_ok huge-paged "$HP"
     [ "$(mval "$HP" /data_files/0/rows)" -gt "$(mval "$HP" /counts/trajectories)" ] && [ "$(mval "$HP" /counts/clusters)" -gt 2 ] && ok ||
@@ -913,7 +932,8 @@ for verb in build get export verify inspect bench-get; do
 done
 
 # ================================================================ 6. structure check
-files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*') | sort)
+files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*'
+          [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex') | sort)
 kinds=$(printf '%s\n' $files | sed -n 's|.*/\(data\)/.*|\1|p; s|.*/\(blobs\)/.*|\1|p; s|.*/directories/\([a-z]*\)/.*|\1|p' | sort -u | tr '\n' ' ')
 [ "$kinds" = "blobs content data trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
 # one process over every file: parallel checkers sharing one log lost a line under the load of

@@ -79,13 +79,15 @@ static int on_finding(const pch_atif_finding *f, void *payload)
 static const char build_usage[] =
     "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
-    "         [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
+    "         [--frame-bytes BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
     "         [--shard-rows N] [--source-id ID] [--partition NAME] [--prompt-prefix on|off]\n"
     "         [--threads N] [--quiet]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
     "  Sizes take K/M/G suffixes. Defaults: hot < 8K, cold < 256K (larger content goes to blob\n"
     "  packs; --dedup-min N also sends a value of N bytes or more that repeats an earlier one\n"
-    "  there, stored once), cluster 4M logical bytes, file 256M, pack 256M,\n"
+    "  there, stored once), cluster 4M logical bytes, zstd frames of 64K cut at trajectory\n"
+    "  boundaries (a point read decompresses only its own; 0 = one frame per lane chunk),\n"
+    "  file 256M, pack 256M,\n"
     "  4096 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n"
     "  --prompt-prefix off keeps every prompt_token_ids list plain (default on: prompts that\n"
@@ -100,7 +102,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 static bool build_option(const char *a)
 {
     static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
-                                         "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
+                                         "--frame-bytes", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
                                          "--threads", "--source-id", "--partition", "--prompt-prefix" };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (strcmp(a, known[i]) == 0) return true;
     return false;
@@ -139,6 +141,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         } else if (strcmp(a, "--hot-max") == 0) sz = &o.hot_max_bytes;
         else if (strcmp(a, "--cold-max") == 0) sz = &o.cold_max_bytes;
         else if (strcmp(a, "--cluster-bytes") == 0) sz = &o.cluster_bytes;
+        else if (strcmp(a, "--frame-bytes") == 0) sz = &o.frame_bytes;
         else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
         else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
         else if (strcmp(a, "--dedup-min") == 0) sz = &o.dedup_min_bytes;
@@ -162,6 +165,10 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     if (!from || !to) { fprintf(stderr, "pchronicle-vortex build: --from and --to are required\n"); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
     if (!o.cluster_bytes || !o.file_bytes || !o.pack_bytes || !o.directory_shard_rows) {
         fprintf(stderr, "pchronicle-vortex build: --cluster-bytes, --file-bytes, --pack-bytes and --shard-rows must be positive\n");
+        return VX_EXIT_USAGE;
+    }
+    if (o.frame_bytes > ((uint64_t)1 << 30)) {
+        fprintf(stderr, "pchronicle-vortex build: --frame-bytes must be at most 1G\n");
         return VX_EXIT_USAGE;
     }
     if (o.hot_max_bytes > o.cold_max_bytes) {
