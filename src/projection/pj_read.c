@@ -76,6 +76,9 @@ struct pch_vxp_snapshot {
     int64_t c_file;
     uint64_t c_begin, c_end;
     bool point;                 /* set while a point read (pch_vxp_get) runs */
+    bool row_reads;             /* layout.frame_bytes > 0: lanes are framed at trajectory
+                                ** boundaries, so decoding one row costs less than a cluster
+                                ** (a root written with one frame per chunk keeps clusters) */
     pch_vx_array *c_arr;
     pch_vx_dtype *c_dt;
     pj_rows c_rows;
@@ -295,7 +298,9 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
 {
     const pch_json_value *td = pj_json_member(s->m, "trajectory_directory", PCH_JSON_ARRAY);
     const pch_json_value *df = pj_json_member(s->m, "data_files", PCH_JSON_ARRAY);
-    uint64_t total = 0;
+    const pch_json_value *lay = pj_json_member(s->m, "layout", PCH_JSON_OBJECT);
+    uint64_t total = 0, frame_bytes = 0;
+    s->row_reads = lay && pj_json_u64(lay, "frame_bytes", &frame_bytes) && frame_bytes > 0;
     if (!td || !df) return pch_error_set(err, PCH_ECORRUPT, "%s: no trajectory_directory or data_files", s->cur.manifest);
     if (!(s->files = pch_calloc(s->ctx, df->n ? df->n : 1, sizeof *s->files))) return nomem(err);
     s->n_files = df->n;
@@ -734,7 +739,7 @@ static int get_json(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode, b
     g.cur = NULL;
     g.visited = visited;
     pch_buf_init(&b, s->ctx);
-    s->point = point;
+    s->point = point && s->row_reads;
     rc = write_entry(&g, &b, idx, err);
     s->point = false;
     if (rc == PCH_OK && pretty) {
