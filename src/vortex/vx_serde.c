@@ -1337,7 +1337,6 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     *out = a;
     a = NULL;
 done:
-    if (vals.oom && !rc) rc = NOMEM();
     pch_buf_dispose(&plain);
     pch_buf_dispose(&vals);
     pch_free(ds->ctx, fr);
