@@ -545,6 +545,9 @@ done:
     return rc;
 }
 
+static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
+                      uint64_t cnt, pch_vx_array **out);
+
 static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
                   pch_vx_array **out)
 {
@@ -923,85 +926,9 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if ((rc = apply_patches(ds, &n, 0, 1, pm, &a))) goto fail;
         break;
     }
-    case PCH_VX_E_ZSTD: {
-        pch_rd r = pch_rd_make(n.meta, n.meta_len);
-        pch_vx_pbf f;
-        uint64_t dict_size = 0, nframes = 0, total_vals = 0, valid_rows = 0;
-        pch_buf plain;
-        const uint8_t *dict = NULL;
-        size_t dict_len = 0;
-        pch_buf_init(&plain, ds->ctx);
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) goto oom;
-        if ((rc = take_validity(ds, &n, 0, a))) goto fail;
-        if (n.kids.n > 1) { rc = BAD("vortex zstd: %u children", n.kids.n); goto fail; }
-        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
-            if (f.field == 1 && f.wt == 0) dict_size = f.v;
-            if (f.field == 2 && f.wt == 2) nframes++;
-        }
-        if (rc < 0) goto fail;
-        if (dict_size) { if ((rc = node_buf(ds, &n, 0, &dict, &dict_len, 1))) goto fail; }
-        if (n.bufs.n != nframes + (dict_size ? 1 : 0)) { rc = BAD("vortex zstd: %u buffers for %" PRIu64 " frames", n.bufs.n, nframes); goto fail; }
-        r = pch_rd_make(n.meta, n.meta_len);
-        {
-            uint32_t fi = dict_size ? 1 : 0;
-            ZSTD_DCtx *z = thread_dctx();
-            if (!z) goto oom;
-            while (!rc && pch_vx__pb_next(&r, &f, ds->err) == 1) {
-                uint64_t fm[2] = { 0, 0 };
-                pch_rd fr;
-                pch_vx_pbf ff;
-                const uint8_t *fp;
-                size_t fl, got;
-                if (f.field != 2 || f.wt != 2) continue;
-                fr = pch_rd_make(f.p, f.n);
-                while (pch_vx__pb_next(&fr, &ff, ds->err) == 1)
-                    if (ff.field <= 2 && ff.wt == 0) fm[ff.field - 1] = ff.v;
-                if ((rc = node_buf(ds, &n, fi++, &fp, &fl, 1))) break;
-                if (fm[0] > ((uint64_t)1 << 31) || pch_buf_reserve(&plain, (size_t)fm[0])) { rc = pch_error_set(ds->err, PCH_ELIMIT, "vortex zstd: frame of %" PRIu64 " bytes", fm[0]); break; }
-                got = dict ? ZSTD_decompress_usingDict(z, plain.data + plain.len, (size_t)fm[0], fp, fl, dict, dict_len)
-                           : ZSTD_decompressDCtx(z, plain.data + plain.len, (size_t)fm[0], fp, fl);
-                if (ZSTD_isError(got) || got != fm[0]) { rc = BAD("vortex zstd: frame does not decompress to %" PRIu64 " bytes", fm[0]); break; }
-                plain.len += got;
-                total_vals += fm[1];
-            }
-        }
-        if (rc) { pch_buf_dispose(&plain); goto fail; }
-        if (!a->validity) valid_rows = len;          /* all valid: no per-row test */
-        else for (uint64_t i = 0; i < len; i++) valid_rows += pch_vx__bit(a->validity, i);
-        if (total_vals != valid_rows) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: %" PRIu64 " values for %" PRIu64 " valid rows", total_vals, valid_rows); goto fail; }
-        if (k == PCH_VX_PRIMITIVE) {
-            unsigned w = pch_vx_ptype_width(dt->ptype);
-            size_t j = 0;
-            if (plain.len != valid_rows * w) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: payload size"); goto fail; }
-            if (!a->validity) {                        /* dense: the payload is the data (token-id lanes) */
-                if (pch_buf_reserve(&plain, 1) < 0) { pch_buf_dispose(&plain); goto oom; }
-                a->data = pch_buf_detach(&plain, &a->data_len);
-            } else {
-                if (pch_vx__array_alloc_data(a, (size_t)len * w)) { pch_buf_dispose(&plain); goto oom; }
-                for (uint64_t i = 0; i < len; i++)
-                    if (pch_vx__bit(a->validity, i)) { memcpy(a->data + i * w, plain.data + j, w); j += w; }
-            }
-        } else {
-            pch_rd pr = pch_rd_make(plain.data, plain.len);
-            size_t tot = 0;
-            if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, plain.len)) { pch_buf_dispose(&plain); goto oom; }
-            for (uint64_t i = 0; i < len; i++) {
-                if (pch_vx_array_is_valid(a, i)) {
-                    uint32_t l;
-                    const uint8_t *sp;
-                    if (!pch_rd_le32(&pr, &l) || !pch_rd_bytes(&pr, l, &sp)) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: truncated string payload"); goto fail; }
-                    memcpy(a->data + tot, sp, l);
-                    tot += l;
-                }
-                a->offsets[i + 1] = (int64_t)tot;
-            }
-            if (pch_rd_left(&pr)) { pch_buf_dispose(&plain); rc = BAD("vortex zstd: trailing payload bytes"); goto fail; }
-            a->data_len = tot;
-            if ((rc = check_utf8(ds, a))) { pch_buf_dispose(&plain); goto fail; }
-        }
-        pch_buf_dispose(&plain);
+    case PCH_VX_E_ZSTD:
+        if ((rc = zstd_range(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
-    }
     case PCH_VX_E_FSST:
         if ((rc = dec_fsst(ds, &n, dt, len, &a))) goto fail;
         break;
@@ -1221,9 +1148,10 @@ static int range_validity(dstate *ds, const dnode *n, uint32_t i, uint64_t len, 
 
 typedef struct zframe { uint64_t size, nvals; } zframe;
 
-/* vortex.zstd, rows [b, b + cnt): the frames are read from the metadata (each frame's
-** uncompressed size and value count), and only those overlapping the rows' values are
-** decompressed; each of those is parsed whole, so its size and value count are checked. */
+/* vortex.zstd, rows [b, b + cnt) (all rows for decode()): the frames are read from the
+** metadata (each frame's uncompressed size and value count), and only those overlapping the
+** rows' values are decompressed; each of those is parsed whole, so its size and value count
+** are checked. */
 static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
                       uint64_t cnt, pch_vx_array **out)
 {
@@ -1273,7 +1201,8 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
             if (ff.field == 1 && ff.wt == 0) fr[k].size = ff.v;
             if (ff.field == 2 && ff.wt == 0) fr[k].nvals = ff.v;
         }
-        if (fr[k].nvals > valid || fr[k].size > ((uint64_t)1 << 31)) { rc = BAD("vortex zstd: frame %" PRIu64 " of %" PRIu64 " values, %" PRIu64 " bytes", k, fr[k].nvals, fr[k].size); goto done; }
+        if (fr[k].size > ((uint64_t)1 << 31)) { rc = pch_error_set(ds->err, PCH_ELIMIT, "vortex zstd: frame of %" PRIu64 " bytes", fr[k].size); goto done; }
+        if (fr[k].nvals > valid) { rc = BAD("vortex zstd: frame %" PRIu64 " of %" PRIu64 " values for %" PRIu64 " valid rows", k, fr[k].nvals, valid); goto done; }
         total += fr[k].nvals;
         k++;
     }
@@ -1319,14 +1248,17 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
         if (pch_vx__array_alloc_validity(a)) { rc = NOMEM(); goto done; }
         for (uint64_t i = 0; i < cnt; i++) pch_vx__set_bit(a->validity, i, pch_vx__bit(va->validity, b + i));
     }
-    if (w) {
+    if (w && !a->validity) {                     /* dense: the values are the data (token-id lanes) */
+        if (pch_buf_reserve(&vals, 1) < 0) { rc = NOMEM(); goto done; }
+        a->data = pch_buf_detach(&vals, &a->data_len);
+    } else if (w) {
         if (pch_vx__array_alloc_data(a, (size_t)cnt * w)) { rc = NOMEM(); goto done; }
         for (uint64_t i = 0, j = 0; i < cnt; i++)
             if (pch_vx_array_is_valid(a, i)) { memcpy(a->data + i * w, vals.data + j * w, w); j++; }
     } else {
         size_t tot = 0;
-        if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, vals.len)) { rc = NOMEM(); goto done; }
-        if (vals.len) memcpy(a->data, vals.data, vals.len);
+        if (pch_vx__array_alloc_offsets(a) || pch_buf_reserve(&vals, 1) < 0) { rc = NOMEM(); goto done; }
+        a->data = pch_buf_detach(&vals, &a->data_len);
         for (uint64_t i = 0, j = 0; i < cnt; i++) {
             if (pch_vx_array_is_valid(a, i)) tot += lens[j++];
             a->offsets[i + 1] = (int64_t)tot;
