@@ -547,6 +547,8 @@ done:
 
 static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
                       uint64_t cnt, pch_vx_array **out);
+static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
+                        uint64_t cnt, pch_vx_array **out);
 
 static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
                   pch_vx_array **out)
@@ -679,17 +681,9 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if ((rc = check_utf8(ds, a))) goto fail;
         break;
     }
-    case PCH_VX_E_STRUCT: {
-        uint32_t nf = dt->n_fields, first;
-        if (n.meta_len || n.bufs.n) return BAD("vortex struct: unexpected metadata/buffers");
-        if (n.kids.n != nf && n.kids.n != nf + 1) return BAD("vortex struct: %u children for %u fields", n.kids.n, nf);
-        first = n.kids.n - nf;
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, nf))) goto oom;
-        if (first && (rc = take_validity(ds, &n, 0, a))) goto fail;
-        for (uint32_t i = 0; i < nf; i++)
-            if ((rc = decode_child(ds, &n, first + i, dt->fields[i], len, &a->children[i]))) goto fail;
+    case PCH_VX_E_STRUCT:
+        if ((rc = struct_range(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
-    }
     case PCH_VX_E_LIST: {
         uint64_t base;
         PCH_TRY(meta_fields(ds, &n, m, 2));
@@ -1146,6 +1140,25 @@ static int range_validity(dstate *ds, const dnode *n, uint32_t i, uint64_t len, 
     return a->validity ? PCH_OK : NOMEM();
 }
 
+/* vortex.struct, rows [b, b + cnt) (all rows for decode()): the validity and every field. */
+static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
+                        uint64_t cnt, pch_vx_array **out)
+{
+    uint32_t nf = dt->n_fields, first;
+    pch_vx_array *a;
+    int rc;
+    *out = NULL;
+    if (n->meta_len || n->bufs.n) return BAD("vortex struct: unexpected metadata/buffers");
+    if (n->kids.n != nf && n->kids.n != nf + 1) return BAD("vortex struct: %u children for %u fields", n->kids.n, nf);
+    first = n->kids.n - nf;
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, nf))) return NOMEM();
+    rc = first ? range_validity(ds, n, 0, len, b, a) : PCH_OK;
+    for (uint32_t i = 0; i < nf && !rc; i++) rc = range_child(ds, n, first + i, dt->fields[i], len, b, cnt, &a->children[i]);
+    if (rc) { pch_vx_array_free(a); return rc; }
+    *out = a;
+    return PCH_OK;
+}
+
 typedef struct zframe { uint64_t size, nvals; } zframe;
 
 /* vortex.zstd, rows [b, b + cnt) (all rows for decode()): the frames are read from the
@@ -1303,13 +1316,7 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         if ((rc = range_child(ds, &n, 0, dt->elem, m[0], cb, ce - cb, &a->children[0]))) goto done;
         rc = range_validity(ds, &n, 2, len, b, a);
     } else if (n.enc == PCH_VX_E_STRUCT && dt->kind == PCH_VX_STRUCT) {
-        uint32_t nf = dt->n_fields, first;
-        if (n.meta_len || n.bufs.n) return BAD("vortex struct: unexpected metadata/buffers");
-        if (n.kids.n != nf && n.kids.n != nf + 1) return BAD("vortex struct: %u children for %u fields", n.kids.n, nf);
-        first = n.kids.n - nf;
-        if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, nf))) return NOMEM();
-        rc = first ? range_validity(ds, &n, 0, len, b, a) : PCH_OK;
-        for (uint32_t i = 0; i < nf && !rc; i++) rc = range_child(ds, &n, first + i, dt->fields[i], len, b, cnt, &a->children[i]);
+        return struct_range(ds, &n, dt, len, b, cnt, out);
     } else if (n.enc == PCH_VX_E_ZSTD && (dt->kind == PCH_VX_PRIMITIVE || dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
         return zstd_range(ds, &n, dt, len, b, cnt, out);
     } else {
