@@ -34,6 +34,17 @@ static inline void fz_read_all(const uint8_t *data, size_t size)
             pch_vx_array_free(a);
             pch_vx_dtype_free(dt);
         }
+        if (pch_vx_file_row_count(f) > 2 && pch_vx_file_set_partial_reads(f, 64, NULL, NULL, &err) == 0) {
+            /* one row read in part (only the blocks of its buffers, as a point read does) */
+            pch_vx_scan_options one = PCH_VX_SCAN_OPTIONS_INIT;
+            one.row_begin = pch_vx_file_row_count(f) / 2;
+            one.row_end = one.row_begin + 1;
+            if (pch_vx_file_scan(f, &one, &a, &dt, &err) == 0) {
+                pch_vx_array_free(a);
+                pch_vx_dtype_free(dt);
+            }
+            (void)pch_vx_file_set_partial_reads(f, 0, NULL, NULL, &err);
+        }
         if (f && pch_vx_file_dtype(f)->kind == PCH_VX_STRUCT && pch_vx_file_dtype(f)->n_fields) {
             o.filter_column = pch_vx_file_dtype(f)->names[0];
             o.filter_op = PCH_VX_CMP_GE;

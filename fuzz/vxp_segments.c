@@ -20,6 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             /* a segment's bytes: the start of the input, as long as the entry says (bounded) */
             uint64_t off = 0, len = size < 64 ? size : 64;
             (void)pj_segtab_check(t, i, off, data, len, &err);
+            (void)pj_segtab_check_block(t, i, i, data, len, &err);
         }
         pj_segtab_free(t);
     }

@@ -100,12 +100,21 @@ PCH_API void pch_vxp_builder_free(pch_vxp_builder *b);
 
 typedef struct pch_vxp_snapshot pch_vxp_snapshot;
 
+typedef struct pch_vxp_io_part { uint64_t reads, bytes; } pch_vxp_io_part;
+
 typedef struct pch_vxp_query_stats {  /* §20.2 */
     uint64_t files_opened, clusters_read, segments_read, read_requests;
-    uint64_t bytes_read, bytes_decoded, cache_hits;
+    uint64_t bytes_read, bytes_decoded, cache_hits;   /* read_requests, bytes_read: lane segments
+                                                      ** and data-file footers */
     uint64_t blobs_hydrated, blob_bytes;
     uint64_t footer_cache_hits;
     uint64_t bytes_checked;            /* bytes hashed against their manifest digests */
+    uint64_t segments_partial;         /* lane segments read in part (a point read's frames) */
+    /* where the bytes went, reads and bytes each (RFC-0006 §13.4 cold-open costs): CURRENT,
+    ** the manifest, directory shards (their digest check and their decode), data-file
+    ** footers (the Vortex tail and postscript, and the manifest-digest check of the tail),
+    ** segment digest tables (head and the pages used), lane segments */
+    pch_vxp_io_part current, manifest, directory, footer, segment_tables, lanes;
 } pch_vxp_query_stats;
 
 /* Pin CURRENT → manifest (digest checked) → directory shards (digests checked). Later reads

@@ -249,13 +249,23 @@ typedef struct pch_vx_io_stats {
     uint64_t cache_hits;       /* segment requests served by the cache */
     uint64_t zones_total;      /* zones considered by pruning */
     uint64_t zones_pruned;     /* zones skipped by zone maps */
+    uint64_t segments_partial; /* segments read in part (pch_vx_file_set_partial_reads) */
 } pch_vx_io_stats;
 
 typedef struct pch_vx_file pch_vx_file;
 /* Open a file: reads the tail, validates trailer, postscript, dtype, layout and footer
 ** (every FlatBuffer verified, segment map sorted and in bounds, layout ids known, row counts
-** consistent). Pre-stable files are rejected with PCH_EUNSUPPORTED. */
+** consistent). The chunks of a chunked layout are parsed and validated when a read first
+** uses them (the rest of the tree at open; pch_vx_file_check and inspect parse them all), so
+** opening costs little more for thousands of chunks. Pre-stable files are rejected with
+** PCH_EUNSUPPORTED. */
 PCH_API int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, pch_error *err);
+/* Same, with the file's last tail_len bytes (from tail_off to its end) already in memory:
+** opening uses them instead of reading them again (a caller that checked the tail's digest
+** first reads it once). tail is borrowed only during the call; a file of another size fails
+** with PCH_EINVAL. */
+PCH_API int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, const void *tail,
+                                  uint64_t tail_off, size_t tail_len, pch_error *err);
 /* Same over bytes in memory (borrowed; must outlive the handle). */
 PCH_API int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size_t len,
                                  pch_error *err);
@@ -286,6 +296,18 @@ PCH_API int pch_vx_file_segment(const pch_vx_file *f, uint32_t i, uint64_t *off,
 typedef int (*pch_vx_segment_check_fn)(void *payload, uint32_t segment, uint64_t off, const uint8_t *bytes,
                                        uint64_t len, pch_error *err);
 PCH_API void pch_vx_file_set_segment_check(pch_vx_file *f, pch_vx_segment_check_fn fn, void *payload);
+/* Partial segment reads (RFC-0006 §13.4: a point read reads what its own rows need). With
+** block_bytes > 0, a read of one run of rows from a segment longer than two blocks reads the
+** segment's tail (its array flatbuffer) and then only the blocks holding the buffers the rows
+** decode (for a multi-frame vortex.zstd, its frames for those rows). Block k of a segment is
+** its bytes [k * block_bytes, (k + 1) * block_bytes), the last one shorter; fn (may be NULL)
+** checks each block read before any of it is used. With a segment check installed and no fn,
+** segments are always read whole (every byte read stays checked). 0 turns it off (default).
+** PCH_EINVAL for a block under 64 bytes. Clears the segment cache. */
+typedef int (*pch_vx_block_check_fn)(void *payload, uint32_t segment, uint32_t block, const uint8_t *bytes,
+                                     uint64_t len, pch_error *err);
+PCH_API int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, pch_vx_block_check_fn fn,
+                                          void *payload, pch_error *err);
 /* Segment reads at most this many bytes apart are one read (default 64 KiB). */
 PCH_API void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes);
 /* Segment cache budget in bytes (default 64 MiB; 0 disables caching). */

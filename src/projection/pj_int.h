@@ -245,26 +245,37 @@ void pj_bytes_digest(char out[80], const void *p, size_t n);
 int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
 /* The same as the 32 raw bytes of the BLAKE3. */
 int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32], pch_error *err);
-/* Segment digest tables (pj_segs.c): one BLAKE3 per segment of a data file. */
+/* Segment digest tables (pj_segs.c): one BLAKE3 per segment of a data file and per block of
+** its long segments (partial reads), in pages read on first use. */
 typedef struct pj_segtab pj_segtab;
-/* Write the table of the Vortex file data_path to out_path (atomically); its digest and size. */
+typedef struct pj_segtab_io { uint64_t reads, bytes_read; } pj_segtab_io;
+/* Write the table of the Vortex file data_path to out_path (atomically); the digest the
+** manifest records (of the header and page table) and the table's size. */
 int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
                     pch_error *err);
-/* Read ROOT/rel, check its size and digest against the manifest's and its entries against
-** the data file's size (data_rel names it in messages). */
+/* Open ROOT/rel: check its size against the manifest's, read its header and page table
+** (version 2; version 1: the whole table) and check their digest and extents before
+** anything is used; data_rel names the data file in messages. */
 int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *rel, uint64_t want_bytes,
                    const char *want_digest, const char *data_rel, uint64_t file_bytes, pch_error *err);
-/* The table in raw[0..len) (copied), checked: magic, the data file's size, entry count,
-** entries in order inside the file. */
+/* The table in raw[0..len) (copied), checked as pj_segtab_load does bar the digest (pages
+** are checked when used). */
 int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t len, const char *data_rel,
                     uint64_t file_bytes, pch_error *err);
 void pj_segtab_free(pj_segtab *t);
-/* The table lists exactly the segment map of f. */
-int pj_segtab_match(const pj_segtab *t, const pch_vx_file *f, pch_error *err);
-/* A pch_vx_segment_check_fn (payload: the table). */
+/* The table lists exactly the segment map of f (version 2: each page as it is read; f must
+** outlive the table's use). */
+int pj_segtab_match(pj_segtab *t, const pch_vx_file *f, pch_error *err);
+/* A pch_vx_segment_check_fn and a pch_vx_block_check_fn (payload: the table). */
 int pj_segtab_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err);
+int pj_segtab_check_block(void *payload, uint32_t seg, uint32_t block, const uint8_t *bytes, uint64_t len,
+                          pch_error *err);
 uint64_t pj_segtab_checked(const pj_segtab *t);
-/* Every segment of the data file at full_path against the table (verify). */
+/* The block size of the table's block digests (0: a version-1 table, none). */
+uint32_t pj_segtab_block_bytes(const pj_segtab *t);
+/* Reads and bytes read from the table file so far. */
+void pj_segtab_io_stats(const pj_segtab *t, pj_segtab_io *out);
+/* Every segment and block of the data file at full_path against the table (verify). */
 int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err);
 /* Random lowercase hex id of 2*n chars. */
 int pj_random_id(char *out, size_t n, pch_error *err);

@@ -54,6 +54,7 @@ typedef struct dataf {
     char seg_dig[80];
     uint64_t seg_bytes, bytes;
     pj_segtab *segs;
+    pch_vx_io_stats open_io;   /* what opening the Vortex file read (its footer) */
 } dataf;
 
 struct pch_vxp_snapshot {
@@ -123,13 +124,23 @@ void pch_vxp_snapshot_stats(const pch_vxp_snapshot *s, pch_vxp_query_stats *out)
     pch_vxp_query_stats t = s->st;
     for (size_t i = 0; i < s->n_files; i++) {
         pch_vx_io_stats io;
-        if (!s->files[i].f) continue;
-        pch_vx_file_io_stats(s->files[i].f, &io);
+        pj_segtab_io sio;
+        const dataf *d = &s->files[i];
+        if (!d->f) continue;
+        pch_vx_file_io_stats(d->f, &io);
+        pj_segtab_io_stats(d->segs, &sio);
         t.segments_read += io.segments_read;
+        t.segments_partial += io.segments_partial;
         t.read_requests += io.requests;
         t.bytes_read += io.bytes_read;
         t.cache_hits += io.cache_hits;
-        t.bytes_checked += pj_segtab_checked(s->files[i].segs);
+        t.bytes_checked += pj_segtab_checked(d->segs);
+        t.footer.reads += d->open_io.requests;
+        t.footer.bytes += d->open_io.bytes_read;
+        t.lanes.reads += io.requests - d->open_io.requests;
+        t.lanes.bytes += io.bytes_read - d->open_io.bytes_read;
+        t.segment_tables.reads += sio.reads;
+        t.segment_tables.bytes += sio.bytes_read;
     }
     *out = t;
 }
@@ -205,24 +216,60 @@ static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_err
 
 /* The bytes of [off, off+len) of data file d against their recorded digest (§9.5: a read
 ** never returns bytes it has not checked). */
+/* d's descriptor for the digest checks, opened on first use. */
+static int data_fd(pch_vxp_snapshot *s, dataf *d, pch_error *err)
+{
+    pch_buf p;
+    if (d->fd > 0) return PCH_OK;
+    pch_buf_init(&p, s->ctx);
+    pch_buf_printf(&p, "%s/%s", s->root, d->path);
+    if (p.oom) return nomem(err);
+    d->fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
+    pch_buf_dispose(&p);
+    if (d->fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
+    return PCH_OK;
+}
+
 static int check_range(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t len, const char *want, const char *what,
                        pch_error *err)
 {
     char got[80];
-    if (d->fd <= 0) {
-        pch_buf p;
-        pch_buf_init(&p, s->ctx);
-        pch_buf_printf(&p, "%s/%s", s->root, d->path);
-        if (p.oom) return nomem(err);
-        d->fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
-        pch_buf_dispose(&p);
-        if (d->fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
-    }
+    PCH_TRY(data_fd(s, d, err));
     PCH_TRY(pj_range_digest(d->fd, off, len, got, err));
     s->st.bytes_checked += len;
     if (strcmp(got, want) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
                              d->path, what, off, off + len, got, want);
+    return PCH_OK;
+}
+
+/* Bytes [off, off + len) of data file d into *out (caller frees), checked against `want`. */
+static int read_checked(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t len, const char *want, const char *what,
+                        uint8_t **out, pch_error *err)
+{
+    char got[80];
+    uint8_t *b;
+    int rc = PCH_OK;
+    *out = NULL;
+    PCH_TRY(data_fd(s, d, err));
+    if (len > ((uint64_t)1 << 31)) return pch_error_set(err, PCH_ELIMIT, "%s: %s of %" PRIu64 " bytes", d->path, what, len);
+    if (!(b = pch_malloc(s->ctx, len ? (size_t)len : 1))) return nomem(err);
+    for (uint64_t done = 0; done < len && rc == PCH_OK;) {
+        ssize_t r = pread(d->fd, b + done, (size_t)(len - done), (off_t)(off + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
+        else if (r == 0) rc = pch_error_set(err, PCH_ECORRUPT, "%s: shorter than its manifest says", d->path);
+        else done += (uint64_t)r;
+    }
+    if (rc == PCH_OK) {
+        pj_bytes_digest(got, b, (size_t)len);
+        s->st.bytes_checked += len;
+        if (strcmp(got, want) != 0)
+            rc = pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
+                               d->path, what, off, off + len, got, want);
+    }
+    if (rc < 0) { pch_free(s->ctx, b); return rc; }
+    *out = b;
     return PCH_OK;
 }
 
@@ -368,17 +415,24 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     pch_vx_file *f = NULL;
     pch_vx_array *a = NULL;
     pch_vx_dtype *dt = NULL;
-    pch_buf path;
+    pch_buf path, raw;
     char got[80];
-    uint64_t bytes, save = s->n;
+    uint64_t save = s->n;
     int rc;
     if (m->loaded) return PCH_OK;
     pch_buf_init(&path, s->ctx);
     pch_buf_printf(&path, "%s/%s", s->root, m->rel);
     if (path.oom) return nomem(err);
-    rc = pj_file_digest((const char *)path.data, got, &bytes, err);
-    if (rc == PCH_OK && strcmp(got, m->digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, m->digest);
-    if (rc == PCH_OK) rc = pch_vx_file_open(&f, s->ctx, (const char *)path.data, err);
+    /* one read: the shard's bytes are checked against the manifest, then decoded from memory */
+    pch_buf_init(&raw, s->ctx);
+    rc = pch_file_read_all(&raw, (const char *)path.data, (size_t)1 << 30, err);
+    if (rc == PCH_OK) {
+        s->st.directory.reads++;
+        s->st.directory.bytes += raw.len;
+        pj_bytes_digest(got, raw.data, raw.len);
+        if (strcmp(got, m->digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, m->digest);
+    }
+    if (rc == PCH_OK) rc = pch_vx_file_open_mem(&f, s->ctx, raw.data, raw.len, err);
     if (rc == PCH_OK && pch_vx_file_row_count(f) != m->rows)
         rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), m->rows);
     if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
@@ -396,6 +450,7 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     pch_vx_array_free(a);
     pch_vx_dtype_free(dt);
     pch_vx_file_free(f);
+    pch_buf_dispose(&raw);
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", m->rel);
     m->loaded = true;
@@ -419,8 +474,18 @@ int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root
     pch_arena_init(&s->strings, ctx, 64 * 1024);
     pch_buf_init(&s->mtext, ctx);
     if (!(s->root = strdup(root))) { rc = nomem(err); goto fail; }
-    if ((rc = pj_current_read(ctx, root, &s->cur, NULL, err)) < 0) goto fail;
+    {
+        pch_buf cur_raw;
+        pch_buf_init(&cur_raw, ctx);
+        rc = pj_current_read(ctx, root, &s->cur, &cur_raw, err);
+        s->st.current.reads = 1;
+        s->st.current.bytes = cur_raw.len;
+        pch_buf_dispose(&cur_raw);
+        if (rc < 0) goto fail;
+    }
     if ((rc = pj_manifest_load(ctx, root, &s->cur, &s->mp, &s->mtext, &s->m, err)) < 0) goto fail;
+    s->st.manifest.reads = 1;
+    s->st.manifest.bytes = s->mtext.len;
     if ((rc = load_directory(s, &s->strings, err)) < 0) goto fail;
     *out = s;
     return PCH_OK;
@@ -548,15 +613,21 @@ static int find_key(pch_vxp_snapshot *s, const char *src, const char *run, size_
 static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
 {
     pch_buf p;
+    uint8_t *tail = NULL;
     int rc;
     if (d->f) { s->st.footer_cache_hits++; return PCH_OK; }
-    PCH_TRY(check_range(s, d, d->tail_off, d->tail_len, d->tail_dig, "footer and dictionaries", err));
+    /* the tail (footer, zone tables, dictionaries) is read once: checked against the
+    ** manifest's digest, then handed to the Vortex reader */
+    PCH_TRY(read_checked(s, d, d->tail_off, d->tail_len, d->tail_dig, "footer and dictionaries", &tail, err));
+    s->st.footer.reads++;
+    s->st.footer.bytes += d->tail_len;
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
-    if (p.oom) return nomem(err);
-    rc = pch_vx_file_open(&d->f, s->ctx, (const char *)p.data, err);
+    rc = p.oom ? nomem(err) : pch_vx_file_open_tail(&d->f, s->ctx, (const char *)p.data, tail, d->tail_off, (size_t)d->tail_len, err);
     pch_buf_dispose(&p);
+    pch_free(s->ctx, tail);
     if (rc < 0) return pch_error_prefix(err, "%s", d->path);
+    pch_vx_file_io_stats(d->f, &d->open_io);
     /* every reader (point reads, lane scans, pruning, training readers) reads lanes by their
     ** model types: a file of another schema fails here, before any lane of it is used */
     if (!s->data_dt && (rc = pj_data_dtype(s->ctx, &s->data_dt, err)) < 0) {
@@ -586,6 +657,16 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
             return rc;
         }
         pch_vx_file_set_segment_check(d->f, pj_segtab_check, d->segs);
+        /* a table with block digests lets a point read read only the blocks of a segment it
+        ** decodes (its own frames), each checked (RFC-0006 §13.4, §9.5) */
+        if (pj_segtab_block_bytes(d->segs) &&
+            (rc = pch_vx_file_set_partial_reads(d->f, pj_segtab_block_bytes(d->segs), pj_segtab_check_block, d->segs, err)) < 0) {
+            pch_vx_file_free(d->f);
+            d->f = NULL;
+            pj_segtab_free(d->segs);
+            d->segs = NULL;
+            return rc;
+        }
     }
     s->st.files_opened++;
     return PCH_OK;

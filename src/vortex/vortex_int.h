@@ -186,6 +186,15 @@ int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const u
 int pch_vx__deserialize_range(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
                               size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
                               uint64_t n, pch_error *err);
+/* The same over a sparse segment: seg has seg_len bytes of which only the array's tail (its
+** flatbuffer and length) need be present; fill(payload, off, len) is called before any
+** buffer [off, off + len) of the segment is used and must make those bytes present (and
+** checked) or fail. A point read then reads only the buffers — e.g. the zstd frames — its
+** rows need (RFC-0006 §13.4). */
+typedef int (*pch_vx_fill_fn)(void *payload, size_t off, size_t len, pch_error *err);
+int pch_vx__deserialize_range_sparse(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                                     size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
+                                     uint64_t n, pch_vx_fill_fn fill, void *payload, pch_error *err);
 
 /* FastLanes bit-packing (Appendix A). width in bits of T: 8/16/32/64. */
 size_t pch_vx__bp_bytes(uint64_t n, unsigned bit_width);  /* packed bytes for n values */

@@ -37,6 +37,8 @@ struct lnode {
     pch_vx_dtype *own_dt;     /* stats zones table / dict codes dtype (owned) */
     int zones_ok;             /* stats: table holds exactly max/min/null_count */
     int struct_validity;      /* struct layout: child 0 is validity */
+    int lazy;                 /* a chunk not parsed yet: only rows (and fbt) are set */
+    pch_vx_fbt fbt;           /* lazy: its layout table, parsed on first use (§13.4) */
 };
 
 struct pch_vx_file {
@@ -64,6 +66,17 @@ struct pch_vx_file {
     uint64_t gap;              /* coalescing gap (pch_vx_file_set_coalesce_gap) */
     pch_vx_segment_check_fn check;
     void *check_payload;
+    uint8_t *layout_buf;       /* the layout flatbuffer, kept for chunks parsed on first use */
+    pch_vx_fbv layout_v;
+    uint32_t block;            /* partial reads: block size in bytes (0: whole segments only) */
+    pch_vx_block_check_fn bcheck;
+    void *bcheck_payload;
+    uint8_t **pbits;           /* per segment: NULL = cached whole (or not cached); else the
+                               ** bitmap of the blocks present in its sparse cache entry */
+    const uint8_t *pre;        /* pch_vx_file_open_tail: bytes [pre_off, pre_off + pre_len) of
+                               ** the file, used while opening instead of reading them again */
+    uint64_t pre_off;
+    size_t pre_len;
 };
 
 typedef struct segvec { uint32_t *v; size_t n, cap; } segvec;
@@ -72,6 +85,10 @@ typedef struct segvec { uint32_t *v; size_t n, cap; } segvec;
 
 static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_error *err)
 {
+    if (f->pre && off >= f->pre_off && len <= f->pre_len && off - f->pre_off <= f->pre_len - len) {
+        memcpy(dst, f->pre + (off - f->pre_off), len);   /* the caller's copy of the tail */
+        return PCH_OK;
+    }
     f->st.requests++;
     f->st.bytes_read += len;
     if (f->mem) {
@@ -89,11 +106,21 @@ static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_er
     return PCH_OK;
 }
 
+static void drop_seg(pch_vx_file *f, uint32_t s)
+{
+    pch_free(f->ctx, f->cache[s]);
+    f->cache[s] = NULL;
+    if (f->pbits) { pch_free(f->ctx, f->pbits[s]); f->pbits[s] = NULL; }
+}
+
 static void cache_clear(pch_vx_file *f)
 {
-    for (uint32_t i = 0; i < f->n_segs; i++) { pch_free(f->ctx, f->cache[i]); f->cache[i] = NULL; }
+    for (uint32_t i = 0; i < f->n_segs; i++) drop_seg(f, i);
     f->cache_bytes = 0;
 }
+
+/* Segment s is cached whole (a sparse entry is not: a whole-segment read replaces it). */
+static int seg_whole(const pch_vx_file *f, uint32_t s) { return f->cache[s] && !(f->pbits && f->pbits[s]); }
 
 static int cmp_seg_off(const void *a, const void *b, void *payload)
 {
@@ -113,7 +140,7 @@ static int prefetch(pch_vx_file *f, segvec *sv, pch_error *err)
     qsort_r(v, sv->n, sizeof(uint32_t), cmp_seg_off, f);
     for (size_t i = 0; i < sv->n; i++) {
         if (i && v[i] == v[i - 1]) continue;   /* sorted by offset: equal ids are adjacent */
-        if (f->cache[v[i]]) { f->st.cache_hits++; continue; }
+        if (seg_whole(f, v[i])) { f->st.cache_hits++; continue; }
         v[k++] = v[i];
         need += f->seg_len[v[i]];
     }
@@ -131,7 +158,8 @@ static int prefetch(pch_vx_file *f, segvec *sv, pch_error *err)
         rc = f_read(f, start, (size_t)(end - start), tmp, err);
         for (size_t x = i; x < j && !rc; x++) {
             uint32_t s = v[x];
-            if (f->cache[s]) continue;
+            if (seg_whole(f, s)) continue;
+            drop_seg(f, s);
             /* the caller's check of the exact bytes that will be decoded (e.g. a digest) */
             if (f->check && (rc = f->check(f->check_payload, s, f->seg_off[s], tmp + (f->seg_off[s] - start), f->seg_len[s], err)) < 0)
                 break;
@@ -164,11 +192,75 @@ static int get_segment(pch_vx_file *f, uint32_t s, const uint8_t **p, pch_error 
 {
     uint32_t one = s;
     segvec sv = { &one, 1, 1 };
-    if (f->cache[s]) { f->st.cache_hits++; *p = f->cache[s]; return PCH_OK; }
+    if (seg_whole(f, s)) { f->st.cache_hits++; *p = f->cache[s]; return PCH_OK; }
     PCH_TRY(prefetch(f, &sv, err));
-    if (!f->cache[s]) return pch_error_set(err, PCH_EIO, "vortex: segment %u not loaded", s);
+    if (!seg_whole(f, s)) return pch_error_set(err, PCH_EIO, "vortex: segment %u not loaded", s);
     *p = f->cache[s];
     return PCH_OK;
+}
+
+/* ------------------------------------------------------------------ partial segment reads */
+
+/* Make bytes [off, off + len) of sparse segment s present: read each run of missing blocks
+** in one call and check every block before it counts as present (RFC-0006 §9.5: every byte
+** a read uses is checked). */
+static int fill_blocks(pch_vx_file *f, uint32_t s, uint64_t off, uint64_t len, pch_error *err)
+{
+    uint64_t B = f->block, L = f->seg_len[s], k1 = (off + len + B - 1) / B;
+    uint8_t *bits = f->pbits[s];
+    for (uint64_t k = off / B; k < k1;) {
+        uint64_t j = k, a, e;
+        if (pch_vx__bit(bits, k)) { k++; continue; }
+        while (j < k1 && !pch_vx__bit(bits, j)) j++;
+        a = k * B;
+        e = j * B < L ? j * B : L;
+        PCH_TRY(f_read(f, f->seg_off[s] + a, (size_t)(e - a), f->cache[s] + a, err));
+        f->cache_bytes += e - a;
+        for (; k < j; k++) {
+            uint64_t bl = (k + 1) * B < L ? B : L - k * B;
+            if (f->bcheck) PCH_TRY(f->bcheck(f->bcheck_payload, s, (uint32_t)k, f->cache[s] + k * B, bl, err));
+            pch_vx__set_bit(bits, k, 1);
+        }
+    }
+    return PCH_OK;
+}
+
+typedef struct sparse_seg { pch_vx_file *f; uint32_t s; } sparse_seg;
+
+static int sparse_fill(void *payload, size_t off, size_t len, pch_error *err)
+{
+    sparse_seg *ss = payload;
+    return fill_blocks(ss->f, ss->s, off, len, err);
+}
+
+/* A row range of flat layout n reads only the blocks of its segment it needs: partial reads
+** are on, the segment spans more than two blocks and is not cached whole, and every byte read
+** can still be checked (no whole-segment check installed without a block check). */
+static int sparse_ok(const pch_vx_file *f, const lnode *n)
+{
+    return f->block && f->pbits && f->seg_len[n->seg] > 2 * (uint64_t)f->block && !seg_whole(f, n->seg) &&
+           (!f->check || f->bcheck);
+}
+
+static int sparse_range(pch_vx_file *f, const lnode *n, uint64_t b, uint64_t cnt, pch_vx_array **out,
+                        pch_error *err)
+{
+    uint32_t s = n->seg, fb_len;
+    uint64_t L = f->seg_len[s], nb = (L + f->block - 1) / f->block;
+    sparse_seg ss = { f, s };
+    if (!f->cache[s]) {
+        if (f->cache_bytes + L > f->cache_budget) cache_clear(f);
+        f->cache[s] = pch_malloc(f->ctx, (size_t)L);
+        f->pbits[s] = pch_calloc(f->ctx, (size_t)(nb + 7) / 8, 1);
+        if (!f->cache[s] || !f->pbits[s]) { drop_seg(f, s); return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); }
+        f->st.segments_read++;
+        f->st.segments_partial++;
+    }
+    PCH_TRY(fill_blocks(f, s, L - 4, 4, err));
+    fb_len = pch_load_le32(f->cache[s] + L - 4);
+    if (fb_len > L - 4) return pch_error_set(err, PCH_ECORRUPT, "vortex array segment %u: flatbuffer length %u past segment", s, fb_len);
+    PCH_TRY(fill_blocks(f, s, L - 4 - fb_len, fb_len, err));
+    return pch_vx__deserialize_range_sparse(out, &f->dc, f->cache[s], (size_t)L, n->dt, n->rows, b, cnt, sparse_fill, &ss, err);
 }
 
 static int zone_dtype_ok(const pch_vx_dtype *d)
@@ -246,9 +338,16 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
     case L_CHUNKED: {
         if (meta.n) return LBAD("vortex.chunked layout: non-empty metadata");
         if (!(n->starts = pch_calloc(f->ctx, (size_t)kids.n + 1, 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        /* a chunk is parsed when a read first needs it (kid()): opening a file of thousands of
+        ** chunks reads their row counts only (RFC-0006 §13.4, open costs that do not grow
+        ** with the file); pch_vx_file_check and inspect parse every one */
         for (uint32_t i = 0; i < kids.n; i++) {
-            CHILD(i, dt);
-            if (!pch_add_u64(&n->starts[i + 1], n->starts[i], n->children[i].rows)) return LBAD("vortex.chunked: row overflow");
+            lnode *c = &n->children[i];
+            PCH_TRY(pch_vx_fb_vec_table(t, &kids, i, &c->fbt));
+            PCH_TRY(pch_vx_fb_u64(&c->fbt, 1, 0, &c->rows));
+            c->dt = dt;
+            c->lazy = 1;
+            if (!pch_add_u64(&n->starts[i + 1], n->starts[i], c->rows)) return LBAD("vortex.chunked: row overflow");
         }
         if (n->starts[kids.n] != n->rows) return LBAD("vortex.chunked: chunks hold %" PRIu64 " rows, layout says %" PRIu64, n->starts[kids.n], n->rows);
         break;
@@ -309,6 +408,32 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
     default: break;
     }
 #undef CHILD
+    return PCH_OK;
+}
+
+/* Child i of n, parsed first if it is a chunk not used before. */
+static int kid(pch_vx_file *f, const lnode *n, uint32_t i, lnode **out, pch_error *err)
+{
+    lnode *c = &n->children[i];
+    *out = c;
+    if (c->lazy) {
+        pch_vx_fbt t = c->fbt;
+        uint64_t rows = c->rows;
+        f->layout_v.err = err;   /* messages of this parse go to this call's err */
+        PCH_TRY(parse_layout(f, &t, n->dt, c, err));
+        if (c->rows != rows) return LBAD("vortex.chunked: chunk %u has %" PRIu64 " rows, then %" PRIu64, i, rows, c->rows);
+    }
+    return PCH_OK;
+}
+
+/* Parse every chunk below n (check and inspect walk the whole tree). */
+static int parse_all(pch_vx_file *f, lnode *n, pch_error *err)
+{
+    for (uint32_t i = 0; i < n->n_children; i++) {
+        lnode *c;
+        PCH_TRY(kid(f, n, i, &c, err));
+        PCH_TRY(parse_all(f, c, err));
+    }
     return PCH_OK;
 }
 
@@ -443,8 +568,10 @@ static int open_common(pch_vx_file *f, pch_error *err)
         }
         if (f->seg_align[i] > 16) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u alignment exponent %u", i, f->seg_align[i]); goto done; }
     }
-    /* layout */
-    if ((rc = pch_vx_fb_root(&root, &v, reg[1], len[1], "layout", err)) ||
+    /* layout (kept: chunks are parsed on first use) */
+    f->layout_buf = reg[1];
+    reg[1] = NULL;
+    if ((rc = pch_vx_fb_root(&root, &f->layout_v, f->layout_buf, len[1], "layout", err)) ||
         (rc = parse_layout(f, &root, f->dt, &f->root, err)))
         goto done;
     f->dc.ctx = f->ctx;
@@ -506,13 +633,50 @@ fail:
     return rc;
 }
 
+int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, const void *tail, uint64_t tail_off,
+                          size_t tail_len, pch_error *err)
+{
+    pch_vx_file *f;
+    off_t end;
+    int rc;
+    PCH_TRY(file_new(&f, ctx, err));
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "vortex: open '%s'", path);
+        pch_vx_file_free(f);
+        *out = NULL;
+        return rc;
+    }
+    end = lseek(f->fd, 0, SEEK_END);
+    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
+    f->size = (uint64_t)end;
+    if (tail_off > f->size || tail_len != f->size - tail_off) {
+        rc = pch_error_set(err, PCH_EINVAL, "vortex: '%s' is %" PRIu64 " bytes, not %" PRIu64 " + %zu", path, f->size, tail_off, tail_len);
+        goto fail;
+    }
+    f->pre = tail;
+    f->pre_off = tail_off;
+    f->pre_len = tail_len;
+    rc = open_common(f, err);
+    f->pre = NULL;
+    if (rc) { pch_error_prefix(err, "%s", path); goto fail; }
+    *out = f;
+    return PCH_OK;
+fail:
+    pch_vx_file_free(f);
+    *out = NULL;
+    return rc;
+}
+
 void pch_vx_file_free(pch_vx_file *f)
 {
     if (!f) return;
     if (f->fd >= 0) close(f->fd);
     if (f->cache) cache_clear(f);
     pch_free(f->ctx, f->cache);
+    pch_free(f->ctx, f->pbits);
     lnode_dispose(f->ctx, &f->root);
+    pch_free(f->ctx, f->layout_buf);
     pch_vx_dtype_free(f->dt);
     pch_free(f->ctx, f->spec_map);
     pch_free(f->ctx, f->lmap);
@@ -539,6 +703,18 @@ void pch_vx_file_set_segment_check(pch_vx_file *f, pch_vx_segment_check_fn fn, v
     f->check = fn;
     f->check_payload = payload;
 }
+int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, pch_vx_block_check_fn fn, void *payload,
+                                  pch_error *err)
+{
+    if (block_bytes && block_bytes < 64) return pch_error_set(err, PCH_EINVAL, "vortex: partial-read block of %u bytes (at least 64)", block_bytes);
+    cache_clear(f);
+    if (block_bytes && !f->pbits && !(f->pbits = pch_calloc(f->ctx, f->n_segs ? f->n_segs : 1, sizeof(uint8_t *))))
+        return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    f->block = block_bytes;
+    f->bcheck = fn;
+    f->bcheck_payload = payload;
+    return PCH_OK;
+}
 void pch_vx_file_reset_io_stats(pch_vx_file *f) { memset(&f->st, 0, sizeof(f->st)); }
 void pch_vx_file_set_cache_bytes(pch_vx_file *f, size_t bytes) { f->cache_budget = bytes; cache_clear(f); }
 
@@ -554,12 +730,14 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
     case L_FLAT: {
         const uint8_t *seg;
         pch_vx_array *full;
-        int all = nr == n->rows;
+        int all = nr == n->rows, run;
+        for (uint64_t i = 0; all && i < nr; i++) all = rows[i] == i;
+        run = !all && nr && rows[nr - 1] - rows[0] == nr - 1;   /* one run of rows: a point read */
+        /* a run of at most half the chunk reads only the blocks it needs; more reads it whole */
+        if (run && nr <= n->rows / 2 && sparse_ok(f, n)) return plan ? PCH_OK : sparse_range(f, n, rows[0], nr, out, err);
         if (plan) return segvec_push(f, plan, n->seg) ? pch_error_set(err, PCH_ENOMEM, "vortex: out of memory") : PCH_OK;
         PCH_TRY(get_segment(f, n->seg, &seg, err));
-        for (uint64_t i = 0; all && i < nr; i++) all = rows[i] == i;
-        if (!all && nr && rows[nr - 1] - rows[0] == nr - 1)   /* one run of rows: a point read */
-            return pch_vx__deserialize_range(out, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, rows[0], nr, err);
+        if (run) return pch_vx__deserialize_range(out, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, rows[0], nr, err);
         PCH_TRY(pch_vx__deserialize(&full, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, err));
         if (all) { *out = full; return PCH_OK; }
         rc = pch_vx__array_take(out, full, rows, nr, err);
@@ -570,6 +748,7 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
         pch_vx_array **parts = NULL;
         size_t np = 0;
         uint64_t i = 0, *sub = NULL;
+        lnode *ch;
         if (!plan && !(parts = pch_calloc(f->ctx, n->n_children ? n->n_children : 1, sizeof(*parts))))
             return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         if (!(sub = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) { pch_free(f->ctx, parts); return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); }
@@ -577,7 +756,8 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
             uint64_t k = 0;
             while (i < nr && rows[i] < n->starts[c + 1]) sub[k++] = rows[i++] - n->starts[c];
             if (!k) continue;
-            rc = rr(f, &n->children[c], sub, k, plan, plan ? out : &parts[np], err);
+            if ((rc = kid(f, n, c, &ch, err))) break;
+            rc = rr(f, ch, sub, k, plan, plan ? out : &parts[np], err);
             if (!plan && !rc) np++;
         }
         pch_free(f->ctx, sub);
@@ -999,6 +1179,7 @@ static int check_node(pch_vx_file *f, const lnode *n, pch_error *err)
 
 int pch_vx_file_check(pch_vx_file *f, pch_error *err)
 {
+    PCH_TRY(parse_all(f, &f->root, err));
     return check_node(f, &f->root, err);
 }
 
@@ -1082,6 +1263,7 @@ int pch_vx_file_inspect(pch_vx_file *f, FILE *out, pch_error *err)
 {
     insp s = { f, out, err };
     char *dts = NULL;
+    PCH_TRY(parse_all(f, &f->root, err));
     PCH_TRY(pch_vx_dtype_format(&dts, f->dt, err));
     fprintf(out, "vortex file: %" PRIu64 " bytes, format version %u, postscript %u bytes, %u segments, %" PRIu64 " rows\n",
             f->size, PCH_VX_VERSION, f->ps_len, f->n_segs, f->root.rows);

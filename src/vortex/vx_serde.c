@@ -189,6 +189,8 @@ typedef struct dstate {
     size_t *bpos;
     uint32_t *blen;
     uint8_t *balign;
+    pch_vx_fill_fn fill;       /* sparse segment: makes a buffer's bytes present before use */
+    void *fill_payload;
     pch_error *err;
 } dstate;
 
@@ -236,6 +238,7 @@ static int node_buf(dstate *ds, const dnode *n, uint32_t i, const uint8_t **p, s
     if (((size_t)1 << ds->balign[bi]) < min_align)
         return BAD("vortex %s: buffer declares alignment %u, needs %u (§12.1)", pch_vx__enc_ids[n->enc],
                    1u << ds->balign[bi], min_align);
+    if (ds->fill && ds->blen[bi]) PCH_TRY(ds->fill(ds->fill_payload, ds->bpos[bi], ds->blen[bi], ds->err));
     *p = ds->seg + ds->bpos[bi];
     *len = ds->blen[bi];
     return PCH_OK;
@@ -1336,11 +1339,22 @@ int pch_vx__deserialize_range(pch_vx_array **out, const pch_vx_decode_ctx *dc, c
                               size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
                               uint64_t n, pch_error *err)
 {
+    return pch_vx__deserialize_range_sparse(out, dc, seg, seg_len, dt, len, begin, n, NULL, NULL, err);
+}
+
+int pch_vx__deserialize_range_sparse(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
+                                     size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
+                                     uint64_t n, pch_vx_fill_fn fill, void *payload, pch_error *err)
+{
     dstate ds;
     pch_vx_fbt node;
     int rc;
     *out = NULL;
-    if (!(rc = ds_open(&ds, &node, dc, seg, seg_len, err))) rc = decode_range(&ds, &node, dt, len, begin, n, out);
+    if (!(rc = ds_open(&ds, &node, dc, seg, seg_len, err))) {
+        ds.fill = fill;
+        ds.fill_payload = payload;
+        rc = decode_range(&ds, &node, dt, len, begin, n, out);
+    }
     ds_close(&ds);
     return rc;
 }

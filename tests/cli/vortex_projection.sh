@@ -473,6 +473,33 @@ else
         for f in "$T"/corpus-frames/data/default/*.vortex; do
             run corpus-frames-check 0 "$VX" check "$f"
         done
+        # partial segment reads (§13.4): a point read reads only the blocks of a long segment
+        # that hold its frames, each checked against the segment table's block digests, and
+        # --stats says where the bytes went
+        IFS=$'\t' read -r key path <"$T/corpus.keys"
+        run corpus-frames-stats 0 "$VX" get "$T/corpus-frames" "$key" --compact --stats
+        has "corpus-frames: a point read reads segments in part" "$T/corpus-frames-stats.err" ' segments_partial=[1-9]'
+        has "corpus-frames: --stats breaks the bytes down" "$T/corpus-frames-stats.err" '^stats: io current=1/[0-9]+ manifest=1/[0-9]+ directory=[1-9][0-9]*/[0-9]+ footer=[1-9][0-9]*/[0-9]+ segment_tables=[1-9][0-9]*/[0-9]+ lanes=[1-9][0-9]*/[0-9]+ '
+        # a flipped byte in the largest segment: the point read of the trajectory whose frames
+        # hold it fails naming the block, point reads of the others still answer, verify finds it
+        c=$T/c-block; rm -rf "$c"; cp -a "$T/corpus-frames" "$c"
+        f=$(ls "$c"/data/default/*.vortex | head -n 1)
+        at=$("$VX" inspect "$f" | awk '/segment=/{for (i = 1; i <= NF; i++) {if ($i ~ /^offset=/) o=substr($i, 8); if ($i ~ /^bytes=/) b=substr($i, 7); if ($i ~ /^rows=/) r=substr($i, 6)} if (r + 0 >= 4 && b + 0 > best) {best = b + 0; at = o + int(b / 2)}} END {print at}')
+        python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(p, "wb").write(b)' "$f" "$at"
+        failed=0 answered=0
+        "$VX" sql "$T/corpus-frames" "SELECT run_id, trajectory_key FROM runs" --format csv | tail -n +2 >"$T/c-block.keys"
+        while IFS=, read -r run traj; do
+            if "$VX" get "$c" --run-id "$run" --trajectory-key "$traj" --compact >"$T/c-block.out" 2>"$T/c-block.err"; then
+                "$VX" get "$T/corpus-frames" --run-id "$run" --trajectory-key "$traj" --compact 2>/dev/null | cmp -s - "$T/c-block.out" &&
+                    answered=$((answered + 1))
+            elif grep -Eq 'segment [0-9]+ block [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest' "$T/c-block.err"; then
+                failed=$((failed + 1))
+            fi
+        done <"$T/c-block.keys"
+        [ "$failed" -ge 1 ] && [ "$answered" -ge 1 ] && ok ||
+            bad "damaged block: $failed point reads refused naming the block, $answered answered (want >= 1 each)"
+        run c-block-verify 1 "$VX" verify "$c"
+        has "verify finds the damaged segment" "$T/c-block-verify.out" 'segment [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest'
         build corpus-frames0 "$T/corpus-frames0" --from "$CORPUS" --frame-bytes 0 --quiet &&
             [ "$(du -sb "$T/corpus-frames/data" | cut -f1)" -gt "$(du -sb "$T/corpus-frames0/data" | cut -f1)" ] && ok ||
             bad "corpus-frames: 256-byte frames are not larger than one frame per chunk (were frames cut?)"

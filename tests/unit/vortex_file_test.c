@@ -176,6 +176,24 @@ static int stream_same(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, 
     return rc;
 }
 
+/* Block check of the partial-read tests: block `block` of the segment (block bytes B) is the
+** file's bytes there; corrupt_block (>= 0) is refused as a corrupted block would be. */
+static struct { const uint8_t *file; pch_vx_file *f; uint32_t B; uint64_t checked; int corrupt_block; } g_blk;
+static int block_matches(void *payload, uint32_t seg, uint32_t block, const uint8_t *bytes, uint64_t len,
+                         pch_error *err)
+{
+    uint64_t off, sl, at;
+    (void)payload;
+    if (pch_vx_file_segment(g_blk.f, seg, &off, &sl)) return pch_error_set(err, PCH_EINVAL, "segment %u", seg);
+    at = (uint64_t)block * g_blk.B;
+    if (at >= sl || len != (sl - at < g_blk.B ? sl - at : g_blk.B))
+        return pch_error_set(err, PCH_EINVAL, "block %u of segment %u: %llu bytes", block, seg, (unsigned long long)len);
+    g_blk.checked += len;
+    if ((int)block == g_blk.corrupt_block || memcmp(bytes, g_blk.file + off + at, (size_t)len) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "block %u of segment %u refused", block, seg);
+    return PCH_OK;
+}
+
 static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, const pch_vx_write_options *o,
                      pch_error *err, pch_vx_writer **wout)
 {
@@ -220,8 +238,18 @@ static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, co
     }
     if (!eq) rc = pch_error_set(err, PCH_ECORRUPT, "round trip mismatch");
     /* row-range reads (a point read's path: only the frames holding the rows decompress)
-    ** give the same rows as the full scan */
+    ** give the same rows as the full scan; the second half read segments in part (only the
+    ** blocks they need, each checked against the file's bytes) */
     for (int k = 0; !rc && k < 12 && all->len; k++) {
+        if (k == 6) {
+            g_blk.file = bytes.ptr;
+            g_blk.f = f;
+            g_blk.checked = 0;
+            g_blk.corrupt_block = -1;
+            g_blk.B = 64u << rndn(4);
+            rc = pch_vx_file_set_partial_reads(f, g_blk.B, block_matches, &g_blk, err);
+            if (rc) break;
+        }
         pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
         pch_vx_array *part = NULL, *want = NULL;
         pch_vx_dtype *pdt = NULL;
@@ -681,6 +709,108 @@ static void test_vortex_file__compressor_choices(void)
 /* Float lanes with random mantissas (logprob-like float32, nullable; float64 in a narrow
 ** range) become vortex.alprd with and without exceptions, round-trip bit for bit, and a
 ** flipped bit anywhere in the file is an error or a value, never a crash. */
+static int no_segment_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    (void)payload; (void)seg; (void)off; (void)bytes; (void)len; (void)err;
+    return PCH_OK;
+}
+
+/* Partial segment reads: a one-row read of a framed list<utf8> lane reads its segment's tail
+** and the blocks of the frames holding the row, far less than the segment; every block is
+** checked, a refused block fails the read; a segment check without a block check keeps whole
+** segment reads. */
+static void test_vortex_file__partial_reads(void)
+{
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_bytes bytes;
+    pch_error err;
+    uint64_t rows = 3000, segmax = 0;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "struct<id:u32,msgs:list<utf8>>", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (uint64_t r = 0; r < rows; r++) {
+        pch_vx_builder *l = pch_vx_builder_child(pch_vx_builder_child(b, 1), 0);
+        PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), (int64_t)r, &err), &err);
+        for (uint64_t k = 0; k < 3; k++) {
+            char txt[160];
+            int len = snprintf(txt, sizeof txt, "trajectory %llu message %llu %llx %llx %llx", (unsigned long long)r,
+                               (unsigned long long)k, (unsigned long long)rnd(), (unsigned long long)rnd(), (unsigned long long)rnd());
+            PCH_CHECK_OK(pch_vx_builder_append_bytes(l, txt, (size_t)len, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_append_valid(pch_vx_builder_child(b, 1), &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+    o.frame_bytes = 1024;
+    PCH_CHECK_OK(pch_vx_writer_open(&w, NULL, dt, &o, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_write(w, a, &err), &err);
+    PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+    bytes = pch_vx_writer_bytes(w);
+    for (int pass = 0; pass < 4; pass++) {
+        pch_vx_file *f = NULL;
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        pch_vx_array *part = NULL, *want = NULL;
+        pch_vx_dtype *pdt = NULL;
+        pch_vx_io_stats st;
+        int rc;
+        PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
+        for (uint32_t i = 0; pass == 0 && i < pch_vx_file_n_segments(f); i++) {
+            uint64_t off, len;
+            pch_vx_file_segment(f, i, &off, &len);
+            if (len > segmax) segmax = len;
+        }
+        g_blk.file = bytes.ptr;
+        g_blk.f = f;
+        g_blk.checked = 0;
+        g_blk.B = 512;
+        g_blk.corrupt_block = pass == 2 ? 1 : -1;
+        if (pass == 3) pch_vx_file_set_segment_check(f, no_segment_check, NULL);
+        PCH_CHECK_OK(pch_vx_file_set_partial_reads(f, 512, pass == 3 ? NULL : block_matches, &g_blk, &err), &err);
+        pch_vx_file_reset_io_stats(f);
+        so.row_begin = pass == 2 ? 0 : 1777;
+        so.row_end = so.row_begin + 1;
+        rc = pch_vx_file_scan(f, &so, &part, &pdt, &err);
+        pch_vx_file_io_stats(f, &st);
+        if (pass == 2) {
+            PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "block 1 of segment"), "refused block: rc %d %s", rc, err.msg);
+        } else {
+            PCH_CHECK_OK(rc, &err);
+            PCH_CHECK_OK(pch_vx__array_slice(&want, a, so.row_begin, 1, &err), &err);
+            PCH_CHECK(part && want && pch_vx_array_equal(part, want));
+            if (pass < 2) {
+                PCH_CHECK_MSG(st.segments_partial >= 1 && st.bytes_read * 4 < segmax && g_blk.checked == st.bytes_read,
+                              "partial: %llu partial segments, %llu bytes read (largest segment %llu), %llu checked",
+                              (unsigned long long)st.segments_partial, (unsigned long long)st.bytes_read,
+                              (unsigned long long)segmax, (unsigned long long)g_blk.checked);
+            } else {
+                PCH_CHECK_MSG(st.segments_partial == 0 && st.bytes_read >= segmax, "segment check: %llu partial, %llu bytes",
+                              (unsigned long long)st.segments_partial, (unsigned long long)st.bytes_read);
+            }
+        }
+        if (pass == 0) {
+            /* a whole read after a partial one replaces the sparse entry */
+            pch_vx_scan_options all = PCH_VX_SCAN_OPTIONS_INIT;
+            pch_vx_array *full = NULL;
+            pch_vx_dtype *fdt = NULL;
+            PCH_CHECK_OK(pch_vx_file_scan(f, &all, &full, &fdt, &err), &err);
+            PCH_CHECK(full && full->len == rows && pch_vx_array_equal(full, a));
+            pch_vx_array_free(full);
+            pch_vx_dtype_free(fdt);
+        }
+        pch_vx_array_free(part);
+        pch_vx_array_free(want);
+        pch_vx_dtype_free(pdt);
+        pch_vx_file_free(f);
+    }
+    pch_vx_writer_free(w);
+    pch_vx_builder_free(b);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
 static void test_vortex_file__alprd_floats(void)
 {
     pch_error err;
@@ -1093,6 +1223,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__nested_nulls_and_big_strings);
     PCH_RUN(test_vortex_file__compressor_choices);
     PCH_RUN(test_vortex_file__multi_frame_ranges);
+    PCH_RUN(test_vortex_file__partial_reads);
     PCH_RUN(test_vortex_file__alprd_floats);
     PCH_RUN(test_vortex_file__scan_features);
     PCH_RUN(test_vortex_file__corruption);

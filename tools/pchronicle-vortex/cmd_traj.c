@@ -44,6 +44,13 @@ static void print_stats(pch_vxp_snapshot *s)
                     " cache_hits=%" PRIu64 " blobs_hydrated=%" PRIu64 " blob_bytes=%" PRIu64 "\n",
             q.files_opened, q.footer_cache_hits, q.clusters_read, q.segments_read, q.read_requests, q.bytes_read,
             q.bytes_decoded, q.cache_hits, q.blobs_hydrated, q.blob_bytes);
+    /* where the bytes went: reads/bytes per stage of the read (docs/vortex-projection.md §8) */
+    fprintf(stderr, "stats: io current=%" PRIu64 "/%" PRIu64 " manifest=%" PRIu64 "/%" PRIu64 " directory=%" PRIu64 "/%" PRIu64
+                    " footer=%" PRIu64 "/%" PRIu64 " segment_tables=%" PRIu64 "/%" PRIu64 " lanes=%" PRIu64 "/%" PRIu64
+                    " blobs=%" PRIu64 "/%" PRIu64 " segments_partial=%" PRIu64 " bytes_checked=%" PRIu64 "\n",
+            q.current.reads, q.current.bytes, q.manifest.reads, q.manifest.bytes, q.directory.reads, q.directory.bytes,
+            q.footer.reads, q.footer.bytes, q.segment_tables.reads, q.segment_tables.bytes, q.lanes.reads, q.lanes.bytes,
+            q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked);
 }
 
 /* ------------------------------------------------------------------ build */
