@@ -8,6 +8,7 @@
 ** started (a stale commit fails, never last-write-wins). A failure before that publishes
 ** nothing a reader can see. */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <inttypes.h>
@@ -270,6 +271,59 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     return PCH_OK;
 }
 
+/* Merge one file's encoding summary of a lane ("NAME xN, NAME xN [vortex.dict layout: D
+** values]", pch_vx_lane_report) into acc: counts of the same encoding and dictionary values
+** are summed, so the manifest's lane list stays one entry per encoding however many data
+** files there are (it grew by a file's summary per file before). */
+static int enc_merge(pch_buf *acc, const char *add, pch_error *err)
+{
+    struct { char name[96]; uint64_t n; } it[32];
+    size_t ni = 0;
+    uint64_t dict = 0;
+    int has_dict = 0;
+    const char *srcs[2] = { acc->len ? (const char *)acc->data : "", add };
+    for (int k = 0; k < 2; k++) {
+        const char *p = srcs[k];
+        while (*p) {
+            const char *e = p, *x;
+            unsigned long long cnt = 1, dv = 0;
+            if (*p == '[') {
+                if (sscanf(p, "[vortex.dict layout: %llu values]", &dv) == 1) { dict += dv; has_dict = 1; }
+                e = strchr(p, ']');
+                p = e ? e + 1 : p + strlen(p);
+                while (*p == ' ' || *p == ',') p++;
+                continue;
+            }
+            for (int depth = 0; *e && (depth || (*e != ',' && *e != '[')); e++)   /* names nest: "a(b, c)" */
+                depth += *e == '(' ? 1 : *e == ')' ? -1 : 0;
+            x = e;
+            while (x > p && x[-1] == ' ') x--;
+            {
+                const char *sp = x;
+                while (sp > p && sp[-1] != ' ') sp--;
+                if (sp > p && sp[0] == 'x' && sscanf(sp + 1, "%llu", &cnt) == 1) x = sp - 1;
+            }
+            if (x > p && (size_t)(x - p) < sizeof it[0].name) {
+                size_t j = 0;
+                for (; j < ni; j++) if (strlen(it[j].name) == (size_t)(x - p) && memcmp(it[j].name, p, (size_t)(x - p)) == 0) break;
+                if (j == ni) {
+                    if (ni == sizeof it / sizeof it[0]) return pch_error_set(err, PCH_ELIMIT, "lane: more than 32 encodings");
+                    memcpy(it[ni].name, p, (size_t)(x - p));
+                    it[ni].name[x - p] = 0;
+                    it[ni++].n = 0;
+                }
+                it[j].n += cnt;
+            }
+            p = e;
+            while (*p == ' ' || *p == ',') p++;
+        }
+    }
+    acc->len = 0;
+    for (size_t j = 0; j < ni; j++) pch_buf_printf(acc, "%s%s x%" PRIu64, j ? ", " : "", it[j].name, it[j].n);
+    if (has_dict) pch_buf_printf(acc, "%s[vortex.dict layout: %" PRIu64 " values]", ni ? " " : "", dict);
+    return acc->oom ? nomem(err) : PCH_OK;
+}
+
 static int lane_add(pch_vxp_builder *b, const pch_vx_lane_report *r, pch_error *err)
 {
     lane_acc *l = NULL;
@@ -283,10 +337,7 @@ static int lane_add(pch_vxp_builder *b, const pch_vx_lane_report *r, pch_error *
         pch_buf_init(&l->enc, NULL);
         if (!(l->path = strdup(r->path))) return nomem(err);
     }
-    if (r->encodings && r->encodings[0] && !strstr(l->enc.data ? (const char *)l->enc.data : "", r->encodings)) {
-        if (l->enc.len) pch_buf_append_str(&l->enc, "; ");
-        pch_buf_append_str(&l->enc, r->encodings);
-    }
+    if (r->encodings && r->encodings[0]) PCH_TRY(enc_merge(&l->enc, r->encodings, err));
     l->logical += r->logical_bytes;
     l->stored += r->stored_bytes;
     l->chunks += r->chunks;

@@ -667,6 +667,10 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
             d->segs = NULL;
             return rc;
         }
+        /* coalesce only neighbours a block apart: a point read's small segments sit between
+        ** long ones it reads in part, and a 64 KiB gap would read those (measured on scaled:
+        ** 19 % fewer lane bytes for 5 more reads; scans read whole lanes, gaps do not matter) */
+        if (pj_segtab_block_bytes(d->segs)) pch_vx_file_set_coalesce_gap(d->f, pj_segtab_block_bytes(d->segs));
     }
     s->st.files_opened++;
     return PCH_OK;

@@ -417,11 +417,17 @@ static int kid(pch_vx_file *f, const lnode *n, uint32_t i, lnode **out, pch_erro
     lnode *c = &n->children[i];
     *out = c;
     if (c->lazy) {
+        /* parsed aside: a chunk that fails to parse stays unparsed (every later read fails
+        ** the same way), never half-built */
         pch_vx_fbt t = c->fbt;
-        uint64_t rows = c->rows;
+        lnode tmp;
+        int rc;
         f->layout_v.err = err;   /* messages of this parse go to this call's err */
-        PCH_TRY(parse_layout(f, &t, n->dt, c, err));
-        if (c->rows != rows) return LBAD("vortex.chunked: chunk %u has %" PRIu64 " rows, then %" PRIu64, i, rows, c->rows);
+        rc = parse_layout(f, &t, n->dt, &tmp, err);
+        if (!rc && tmp.rows != c->rows)
+            rc = LBAD("vortex.chunked: chunk %u has %" PRIu64 " rows, then %" PRIu64, i, c->rows, tmp.rows);
+        if (rc) { lnode_dispose(f->ctx, &tmp); return rc; }
+        *c = tmp;
     }
     return PCH_OK;
 }
