@@ -37,8 +37,11 @@ struct lnode {
     pch_vx_dtype *own_dt;     /* stats zones table / dict codes dtype (owned) */
     int zones_ok;             /* stats: table holds exactly max/min/null_count */
     int struct_validity;      /* struct layout: child 0 is validity */
-    int lazy;                 /* a chunk not parsed yet: only rows (and fbt) are set */
-    pch_vx_fbt fbt;           /* lazy: its layout table, parsed on first use (§13.4) */
+    /* chunked: each chunk is parsed when a read first needs it (kid(), §13.4); kidp[i] is
+    ** chunk i once parsed (children is not used), fbt and kvec find its layout table */
+    lnode **kidp;
+    pch_vx_fbt fbt;
+    pch_vx_fbvec kvec;
 };
 
 struct pch_vx_file {
@@ -279,8 +282,11 @@ static int bytes_cmp3(const uint8_t *a, size_t an, const void *bv, size_t bn)
 
 static void lnode_dispose(pch_ctx *ctx, lnode *n)
 {
-    for (uint32_t i = 0; i < n->n_children; i++) lnode_dispose(ctx, &n->children[i]);
+    for (uint32_t i = 0; n->children && i < n->n_children; i++) lnode_dispose(ctx, &n->children[i]);
+    for (uint32_t i = 0; n->kidp && i < n->n_children; i++)
+        if (n->kidp[i]) { lnode_dispose(ctx, n->kidp[i]); pch_free(ctx, n->kidp[i]); }
     pch_free(ctx, n->children);
+    pch_free(ctx, n->kidp);
     pch_free(ctx, n->starts);
     pch_vx_dtype_free(n->own_dt);
 }
@@ -305,7 +311,7 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
     if (f->lmap[enc] < 0) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex layout: unknown layout id at index %u", enc);
     n->type = f->lmap[enc];
     if (n->type != L_FLAT && segs.n) return LBAD("vortex layout %s: unexpected segments", layout_ids[n->type]);
-    if (kids.n) {
+    if (kids.n && n->type != L_CHUNKED) {
         if (!(n->children = pch_calloc(f->ctx, kids.n, sizeof(lnode)))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         n->n_children = kids.n;
     }
@@ -341,13 +347,16 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
         /* a chunk is parsed when a read first needs it (kid()): opening a file of thousands of
         ** chunks reads their row counts only (RFC-0006 §13.4, open costs that do not grow
         ** with the file); pch_vx_file_check and inspect parse every one */
+        if (kids.n && !(n->kidp = pch_calloc(f->ctx, kids.n, sizeof(lnode *)))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        n->n_children = kids.n;
+        n->fbt = *t;
+        n->kvec = kids;
         for (uint32_t i = 0; i < kids.n; i++) {
-            lnode *c = &n->children[i];
-            PCH_TRY(pch_vx_fb_vec_table(t, &kids, i, &c->fbt));
-            PCH_TRY(pch_vx_fb_u64(&c->fbt, 1, 0, &c->rows));
-            c->dt = dt;
-            c->lazy = 1;
-            if (!pch_add_u64(&n->starts[i + 1], n->starts[i], c->rows)) return LBAD("vortex.chunked: row overflow");
+            pch_vx_fbt c;
+            uint64_t rows;
+            PCH_TRY(pch_vx_fb_vec_table(t, &kids, i, &c));
+            PCH_TRY(pch_vx_fb_u64(&c, 1, 0, &rows));
+            if (!pch_add_u64(&n->starts[i + 1], n->starts[i], rows)) return LBAD("vortex.chunked: row overflow");
         }
         if (n->starts[kids.n] != n->rows) return LBAD("vortex.chunked: chunks hold %" PRIu64 " rows, layout says %" PRIu64, n->starts[kids.n], n->rows);
         break;
@@ -414,23 +423,28 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
 /* Child i of n, parsed first if it is a chunk not used before. */
 static int kid(pch_vx_file *f, const lnode *n, uint32_t i, lnode **out, pch_error *err)
 {
-    lnode *c = &n->children[i];
+    pch_vx_fbt t;
+    lnode *c;
+    int rc;
+    *out = n->kidp ? n->kidp[i] : &n->children[i];
+    if (*out) return PCH_OK;
+    /* parsed aside: a chunk that fails to parse stays unparsed (every later read fails the
+    ** same way), never half-built */
+    if (!(c = pch_malloc(f->ctx, sizeof *c))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    f->layout_v.err = err;   /* messages of this parse go to this call's err */
+    rc = pch_vx_fb_vec_table(&n->fbt, &n->kvec, i, &t);
+    if (!rc) rc = parse_layout(f, &t, n->dt, c, err);
+    else memset(c, 0, sizeof *c);
+    if (!rc && c->rows != n->starts[i + 1] - n->starts[i])
+        rc = LBAD("vortex.chunked: chunk %u has %" PRIu64 " rows, then %" PRIu64, i, n->starts[i + 1] - n->starts[i], c->rows);
+    if (rc) { lnode_dispose(f->ctx, c); pch_free(f->ctx, c); return rc; }
+    n->kidp[i] = c;
     *out = c;
-    if (c->lazy) {
-        /* parsed aside: a chunk that fails to parse stays unparsed (every later read fails
-        ** the same way), never half-built */
-        pch_vx_fbt t = c->fbt;
-        lnode tmp;
-        int rc;
-        f->layout_v.err = err;   /* messages of this parse go to this call's err */
-        rc = parse_layout(f, &t, n->dt, &tmp, err);
-        if (!rc && tmp.rows != c->rows)
-            rc = LBAD("vortex.chunked: chunk %u has %" PRIu64 " rows, then %" PRIu64, i, c->rows, tmp.rows);
-        if (rc) { lnode_dispose(f->ctx, &tmp); return rc; }
-        *c = tmp;
-    }
     return PCH_OK;
 }
+
+/* Child i of n, which kid() has parsed (check and inspect run after parse_all). */
+static const lnode *child(const lnode *n, uint32_t i) { return n->kidp ? n->kidp[i] : &n->children[i]; }
 
 /* Parse every chunk below n (check and inspect walk the whole tree). */
 static int parse_all(pch_vx_file *f, lnode *n, pch_error *err)
@@ -1179,7 +1193,7 @@ static int check_node(pch_vx_file *f, const lnode *n, pch_error *err)
     if (rc) return rc;
     if ((n->type == L_STATS || n->type == L_ZONED) && n->n_children == 2) return check_node(f, &n->children[1], err);
     if (n->type == L_STRUCT)
-        for (uint32_t i = 0; i < n->n_children; i++) PCH_TRY(check_node(f, &n->children[i], err));
+        for (uint32_t i = 0; i < n->n_children; i++) PCH_TRY(check_node(f, child(n, i), err));
     return PCH_OK;
 }
 
@@ -1198,7 +1212,7 @@ typedef struct insp {
 static uint64_t node_bytes(const pch_vx_file *f, const lnode *n)
 {
     uint64_t s = n->type == L_FLAT ? f->seg_len[n->seg] : 0;
-    for (uint32_t i = 0; i < n->n_children; i++) s += node_bytes(f, &n->children[i]);
+    for (uint32_t i = 0; i < n->n_children; i++) s += node_bytes(f, child(n, i));
     return s;
 }
 
@@ -1234,7 +1248,7 @@ static int inspect_node(insp *s, const lnode *n, const char *name, int depth)
             i = n->n_children - 2;
             continue;
         }
-        PCH_TRY(inspect_node(s, &n->children[i], cn, depth + 1));
+        PCH_TRY(inspect_node(s, child(n, i), cn, depth + 1));
     }
     if (n->type == L_STATS && n->zones_ok) {
         uint64_t nz = n->children[1].rows, show = nz < 4 ? nz : 4, all[4] = { 0, 1, 2, 3 };
