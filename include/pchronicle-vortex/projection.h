@@ -39,9 +39,10 @@ typedef struct pch_vxp_build_options {
     uint64_t cold_max_bytes;       /* below this: cold lane in the same file, default 256 KiB;
                                    ** at or above: external blob pack (§9.3) */
     uint64_t cluster_bytes;        /* logical bytes per trajectory cluster, default 4 MiB */
-    uint64_t file_bytes;           /* roll data files at this size, default 256 MiB */
+    uint64_t file_bytes;           /* roll data files at this size, default 32 MiB (a point
+                                   ** read reads its file's footer: docs/vortex-projection.md §8) */
     uint64_t pack_bytes;           /* roll blob packs at this size, default 256 MiB */
-    uint64_t directory_shard_rows; /* trajectory directory rows per shard, default 4,096 (a
+    uint64_t directory_shard_rows; /* trajectory directory rows per shard, default 1,024 (a
                                    ** point read decodes one shard, found by fence keys) */
     pch_vxp_assets assets;
     const char *assets_root;       /* input root that asset paths are confined to (§16.2) */
@@ -66,7 +67,7 @@ typedef struct pch_vxp_build_options {
 } pch_vxp_build_options;
 #define PCH_VXP_BUILD_OPTIONS_VERSION 3
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
-        4u << 20, 256u << 20, 256u << 20, 4096, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
+        4u << 20, 32u << 20, 256u << 20, 1024, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
         NULL, 0, 0, 0, 64u << 20, 1, 64u << 10 }
 
 /* Write metrics of a build (§20.1). */

@@ -71,6 +71,13 @@ void *pch_calloc(pch_ctx *ctx, size_t n, size_t size)
 {
     size_t total;
     if (!pch_mul_size(&total, n, size)) return NULL;
+    /* libc's calloc hands out fresh pages already zero: a large table (a directory's
+    ** entries, a file's segment cache) costs nothing until it is used; a caller's allocator
+    ** is cleared by hand */
+    if (!ctx || ctx->alloc.alloc == libc_alloc) {
+        if (ctx && total > ctx->limits.max_alloc) return NULL;
+        return calloc(total ? total : 1, 1);
+    }
     void *p = pch_malloc(ctx, total);
     if (p) memset(p, 0, total);
     return p;

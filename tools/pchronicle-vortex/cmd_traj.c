@@ -94,8 +94,8 @@ static const char build_usage[] =
     "  packs; --dedup-min N also sends a value of N bytes or more that repeats an earlier one\n"
     "  there, stored once), cluster 4M logical bytes, zstd frames of 64K cut at trajectory\n"
     "  boundaries (a point read decompresses only its own; 0 = one frame per lane chunk),\n"
-    "  file 256M, pack 256M,\n"
-    "  4096 directory rows per shard,\n"
+    "  file 32M, pack 256M,\n"
+    "  1024 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n"
     "  --prompt-prefix off keeps every prompt_token_ids list plain (default on: prompts that\n"
     "  share long prefixes are stored as checkpoint + suffix where that saves >= 20 %).\n";
