@@ -283,25 +283,21 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
     }
     if (!(t = segtab_new(ctx, rel))) { rc = nomem(err); goto fail; }
     t->file_bytes = file_bytes;
-    if (want_bytes < 8 || (rc = read_at(fd, 0, want_bytes < SEG_HEAD2 ? (size_t)want_bytes : SEG_HEAD2, magic, err)) < 0) {
-        rc = want_bytes < 8 ? pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel) : rc;
-        goto fail;
-    }
+    if (want_bytes < 8) { rc = pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel); goto fail; }
+    if ((rc = read_at(fd, 0, want_bytes < SEG_HEAD2 ? (size_t)want_bytes : SEG_HEAD2, magic, err)) < 0) goto fail;
+    t->io.reads++;
+    t->io.bytes_read += want_bytes < SEG_HEAD2 ? want_bytes : SEG_HEAD2;
+    /* version 2: the header and page table; version 1 (or anything else): the whole table */
+    t->raw_len = (size_t)want_bytes;
     if (memcmp(magic, SEG_MAGIC2, 8) == 0 && want_bytes >= SEG_HEAD2) {
         uint64_t head = SEG_HEAD2 + (uint64_t)pch_load_le32(magic + 28) * SEG_PAGE_ENTRY;
         if (head > want_bytes) { rc = pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: page table past its end", data_rel); goto fail; }
         t->raw_len = (size_t)head;
-        if (!(t->raw = pch_malloc(ctx, t->raw_len))) { rc = nomem(err); goto fail; }
-        if ((rc = read_at(fd, 0, t->raw_len, t->raw, err)) < 0) goto fail;
-        t->io.reads += 2;
-        t->io.bytes_read += SEG_HEAD2 + t->raw_len;
-    } else {
-        t->raw_len = (size_t)want_bytes;
-        if (!(t->raw = pch_malloc(ctx, t->raw_len))) { rc = nomem(err); goto fail; }
-        if ((rc = read_at(fd, 0, t->raw_len, t->raw, err)) < 0) goto fail;
-        t->io.reads += 2;
-        t->io.bytes_read += SEG_HEAD2 + t->raw_len;
     }
+    if (!(t->raw = pch_malloc(ctx, t->raw_len))) { rc = nomem(err); goto fail; }
+    if ((rc = read_at(fd, 0, t->raw_len, t->raw, err)) < 0) goto fail;
+    t->io.reads++;
+    t->io.bytes_read += t->raw_len;
     pj_bytes_digest(got, t->raw, t->raw_len);
     if (strcmp(got, want_digest) != 0) {
         rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, the manifest says %s", got, want_digest);

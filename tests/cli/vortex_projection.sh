@@ -837,6 +837,42 @@ f=$(ls "$c"/data/*/*.vortex | head -n 1)
 run old-damaged 1 "$VX" sql "$c" "SELECT source, count(*) FROM steps GROUP BY 1"
 has "a damaged cluster of an old root fails the narrow read" "$T/old-damaged.err" 'cluster \(bytes [0-9]+\.\.[0-9]+\) has digest'
 
+# a root whose segment tables are version 1 (one entry per segment, no block digests, the
+# manifest digest over the whole table; written before PCHSEGS2) reads as before, with whole
+# segment reads, and a damaged segment still fails the read that decodes it
+c=$T/c-segs1; rm -rf "$c"; cp -a "$R" "$c"
+m=$(vp json "$c/CURRENT" /manifest)
+python3 - "$c" "$m" <<'PY'
+import json, os, struct, subprocess, sys
+root, man = sys.argv[1:3]
+def b3(data): return "blake3:" + subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
+mp = os.path.join(root, man)
+m = json.load(open(mp))
+for d in m["data_files"]:
+    p = os.path.join(root, d["segments"]["path"])
+    t = open(p, "rb").read()
+    assert t[:8] == b"PCHSEGS2", t[:8]
+    size, n, block, per, pages = struct.unpack_from("<QIIII", t, 8)
+    out = bytearray(b"PCHSEGS1" + struct.pack("<QII", size, n, 0))
+    for pg in range(pages):
+        po, pl = struct.unpack_from("<QI", t, 48 + 48 * pg)
+        for i in range(min(per, n - pg * per)):
+            off, ln, _, _ = struct.unpack_from("<QQII", t, po + 56 * i)
+            out += struct.pack("<QQ", off, ln) + t[po + 56 * i + 24: po + 56 * i + 56]
+    open(p, "wb").write(out)
+    d["segments"]["bytes"], d["segments"]["digest"] = len(out), b3(bytes(out))
+json.dump(m, open(mp, "w"))
+PY
+sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c/$m")\"/" "$c/CURRENT"
+run segs1-verify 0 "$VX" verify "$c"
+run segs1-get 0 "$VX" get "$c" vp-metrics --compact --stats &&
+    chk "version-1 segment tables: get" vp get "$T/segs1-get.out" "$G/metrics.json"
+has "version-1 segment tables: whole segment reads" "$T/segs1-get.err" ' segments_partial=0 '
+f=$(ls "$c"/data/*/*.vortex | head -n 1)
+[ -n "$at" ] && python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(p, "wb").write(b)' "$f" "$at"
+run segs1-damaged 1 "$VX" sql "$c" "SELECT count(message) FROM steps"
+has "version-1 segment tables: a damaged segment fails the read" "$T/segs1-damaged.err" 'segment [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest'
+
 # a flipped byte inside text stored as is: a full read (export) fails, or returns what the
 # good root returns; never altered content (fail closed, RFC-0006 §9.5, §15)
 c=$T/c-text; rm -rf "$c"; cp -a "$R" "$c"
