@@ -262,8 +262,8 @@ typedef struct pch_vx_file pch_vx_file;
 PCH_API int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, pch_error *err);
 /* Same, with the file's last tail_len bytes (from tail_off to its end) already in memory:
 ** opening uses them instead of reading them again (a caller that checked the tail's digest
-** first reads it once). tail is borrowed only during the call; a file of another size fails
-** with PCH_EINVAL. */
+** first reads it once). tail is borrowed only during the call (NULL: read everything, as
+** pch_vx_file_open); a file of another size fails with PCH_EINVAL. */
 PCH_API int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, const void *tail,
                                   uint64_t tail_off, size_t tail_len, pch_error *err);
 /* Same over bytes in memory (borrowed; must outlive the handle). */

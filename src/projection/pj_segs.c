@@ -82,6 +82,18 @@ static int read_at(int fd, uint64_t off, size_t len, uint8_t *dst, pch_error *er
     return PCH_OK;
 }
 
+/* Bytes [off, off + len) of fd into *buf, grown to *cap as needed (a segment at a time). */
+static int read_grow(int fd, uint64_t off, uint64_t len, uint8_t **buf, size_t *cap, pch_error *err)
+{
+    if (len > *cap) {
+        uint8_t *nb = realloc(*buf, (size_t)len);
+        if (!nb) return nomem(err);
+        *buf = nb;
+        *cap = (size_t)len;
+    }
+    return read_at(fd, off, (size_t)len, *buf, err);
+}
+
 int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
                     pch_error *err)
 {
@@ -121,13 +133,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, c
             uint8_t d[32];
             uint32_t nb;
             pch_vx_file_segment(f, i, &off, &len);
-            if (len > seg_cap) {
-                uint8_t *ns = realloc(seg, (size_t)len);
-                if (!ns) { rc = nomem(err); break; }
-                seg = ns;
-                seg_cap = (size_t)len;
-            }
-            if ((rc = read_at(fd, off, (size_t)len, seg, err)) < 0) break;
+            if ((rc = read_grow(fd, off, len, &seg, &seg_cap, err)) < 0) break;
             pch_blake3_hash(d, seg, (size_t)len);
             nb = blocks_of(len, SEG_BLOCK);
             pch_buf_put_le64(&pg, off);
@@ -493,13 +499,7 @@ int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err)
         uint32_t nb;
         uint8_t d[32];
         if ((rc = entry_of(t, i, &off, &len, &want, &blocks, &nb, err)) < 0) break;
-        if (len > cap) {
-            uint8_t *nbuf = realloc(buf, (size_t)len);
-            if (!nbuf) { rc = nomem(err); break; }
-            buf = nbuf;
-            cap = (size_t)len;
-        }
-        if ((rc = read_at(fd, off, (size_t)len, buf, err)) < 0) break;
+        if ((rc = read_grow(fd, off, len, &buf, &cap, err)) < 0) break;
         pch_blake3_hash(d, buf, (size_t)len);
         if ((rc = entry_check(t, i, off, len, d, err)) < 0) break;
         for (uint32_t k = 0; k < nb && rc == PCH_OK; k++) {

@@ -630,27 +630,7 @@ int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size
 
 int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, pch_error *err)
 {
-    pch_vx_file *f;
-    off_t end;
-    int rc;
-    PCH_TRY(file_new(&f, ctx, err));
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0) {
-        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "vortex: open '%s'", path);
-        pch_vx_file_free(f);
-        *out = NULL;
-        return rc;
-    }
-    end = lseek(f->fd, 0, SEEK_END);
-    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
-    f->size = (uint64_t)end;
-    if ((rc = open_common(f, err))) { pch_error_prefix(err, "%s", path); goto fail; }
-    *out = f;
-    return PCH_OK;
-fail:
-    pch_vx_file_free(f);
-    *out = NULL;
-    return rc;
+    return pch_vx_file_open_tail(out, ctx, path, NULL, 0, 0, err);
 }
 
 int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, const void *tail, uint64_t tail_off,
@@ -670,7 +650,7 @@ int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, con
     end = lseek(f->fd, 0, SEEK_END);
     if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
     f->size = (uint64_t)end;
-    if (tail_off > f->size || tail_len != f->size - tail_off) {
+    if (tail && (tail_off > f->size || tail_len != f->size - tail_off)) {
         rc = pch_error_set(err, PCH_EINVAL, "vortex: '%s' is %" PRIu64 " bytes, not %" PRIu64 " + %zu", path, f->size, tail_off, tail_len);
         goto fail;
     }

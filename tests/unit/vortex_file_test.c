@@ -757,6 +757,7 @@ static void test_vortex_file__partial_reads(void)
         pch_vx_io_stats st;
         int rc;
         PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
+        if (pass == 0) PCH_CHECK(pch_vx_file_set_partial_reads(f, 63, NULL, NULL, &err) == PCH_EINVAL);
         for (uint32_t i = 0; pass == 0 && i < pch_vx_file_n_segments(f); i++) {
             uint64_t off, len;
             pch_vx_file_segment(f, i, &off, &len);
