@@ -145,7 +145,15 @@ typedef struct pch_vx_encoder {
     const pch_vx_array *cut_arr;
     const uint64_t *cuts;
     uint64_t n_cuts;
+    /* A lane's FSST memo across its chunks (NULL: none): how many chunks in a row FSST was
+    ** tried on and lost. After FSST_LOSSES of them it is tried again only every
+    ** FSST_REPROBE-th chunk (chunk = the lane's chunk index): training FSST is the dearest
+    ** part of sampling and on content lanes zstd wins nearly always (issue 18 item 4). */
+    uint32_t *fsst_losses;
+    uint64_t chunk;
 } pch_vx_encoder;
+#define PCH_VX_FSST_LOSSES 3u
+#define PCH_VX_FSST_REPROBE 16u
 
 /* Canonical → node tree (the compressor chooses encodings when enc->compress). Node
 ** memory and any buffers it creates live in enc->arena; canonical buffers are borrowed. */

@@ -1026,7 +1026,7 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
     pch_vx_array *sample = NULL;
     const pch_vx_array *probe = a;
     uint64_t best_size = UINT64_MAX;
-    int best = C_CANON, rc = PCH_OK;
+    int best = C_CANON, rc = PCH_OK, fsst_tried = 0;
     uint64_t sample_rows = e->sample_rows ? e->sample_rows : 1024;
     if (!e->compress) return canonical(e, a, out, err, 0);
     if (d->kind == PCH_VX_STRUCT || d->kind == PCH_VX_LIST || d->kind == PCH_VX_FIXED_SIZE_LIST ||
@@ -1057,6 +1057,8 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
         int ok;
         if (c == C_FSST && PCH_VX_ENABLE_FSST && (d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY)) {
             int hopeless = 0;
+            if (e->fsst_losses && *e->fsst_losses >= PCH_VX_FSST_LOSSES && e->chunk % PCH_VX_FSST_REPROBE != 0) continue;
+            fsst_tried = 1;
             if ((rc = fsst_hopeless(e, probe, best_size, &hopeless, err))) break;
             if (hopeless) continue;
         }
@@ -1069,6 +1071,7 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
     }
     pch_vx_array_free(sample);
     if (rc) return rc;
+    if (fsst_tried && e->fsst_losses) *e->fsst_losses = best == C_FSST ? 0 : *e->fsst_losses + 1;
     {
         int ok;
         PCH_TRY(try_candidate(e, a, best, out, &ok, err));

@@ -66,6 +66,7 @@ typedef struct lane {
     chunk_ref *codes;
     size_t n_codes, cap_codes;
     int codes_nullable;
+    uint32_t fsst_losses;     /* the compressor's FSST memo (pch_vx_encoder.fsst_losses) */
     /* report */
     enc_count *encs;
     size_t n_encs;
@@ -687,6 +688,8 @@ static void lane_prepare(lane_job *j)
     e.sample_rows = w->opts.sample_rows;
     e.frame_bytes = w->opts.frame_bytes;
     e.cut_arr = l->dict ? &j->codes : a;   /* the chunk's rows are whole trajectories */
+    e.fsst_losses = &l->fsst_losses;       /* lanes of a chunk run in parallel, chunks in order */
+    e.chunk = l->dict ? l->n_codes : l->n_chunks;
     rc = pch_vx__encode(&e, l->dict ? &j->codes : a, &j->root, err);
 done:
     j->seconds = pch_time_mono() - t0;

@@ -466,6 +466,59 @@ static void test_vortex_fsst__compressor_picks_fsst(void)
     pch_vx_dtype_free(dt);
 }
 
+/* The compressor's per-lane FSST memo (issue 18 item 4): chunks where FSST is tried and
+** loses count up; after PCH_VX_FSST_LOSSES of them FSST is not tried (the count holds) except
+** on every PCH_VX_FSST_REPROBE-th chunk; a chunk where FSST wins resets it, and a lane where
+** it wins keeps trying it. */
+static void test_vortex_fsst__memo(void)
+{
+    pch_error err;
+    pch_vx_array *prose = strings_array("utf8?", 0, 3000);      /* zstd wins on this */
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *hex = NULL;
+    char buf[80];
+    uint32_t losses = 0, hex_losses = 0;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "utf8", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (int r = 0; r < 3000; r++) {                             /* FSST wins on hex digests */
+        memcpy(buf, "sha256:", 7);
+        for (int k = 0; k < 64; k++) buf[7 + k] = "0123456789abcdef"[rndn(16)];
+        PCH_CHECK_OK(pch_vx_builder_append_bytes(b, buf, 71, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &hex, &err), &err);
+    for (uint64_t chunk = 0; chunk < 18; chunk++) {
+        for (int which = 0; which < 2; which++) {
+            pch_arena arena;
+            pch_vx_encoder e;
+            pch_vx_enode *root = NULL;
+            uint32_t before = which ? hex_losses : losses;
+            pch_arena_init(&arena, g_ctx, 1 << 16);
+            memset(&e, 0, sizeof e);
+            e.ctx = g_ctx;
+            e.arena = &arena;
+            e.compress = 1;
+            e.fsst_losses = which ? &hex_losses : &losses;
+            e.chunk = chunk;
+            PCH_CHECK_OK(pch_vx__encode(&e, which ? hex : prose, &root, &err), &err);
+            if (which) {
+                PCH_CHECK_MSG(root && root->enc == PCH_VX_E_FSST && hex_losses == 0, "hex chunk %llu: enc %d, losses %u",
+                              (unsigned long long)chunk, root ? root->enc : -1, hex_losses);
+            } else if (before < PCH_VX_FSST_LOSSES || chunk % PCH_VX_FSST_REPROBE == 0) {
+                PCH_CHECK_MSG(losses == before + 1, "prose chunk %llu: FSST tried, losses %u -> %u", (unsigned long long)chunk, before, losses);
+            } else {
+                PCH_CHECK_MSG(losses == before, "prose chunk %llu: FSST skipped, losses %u -> %u", (unsigned long long)chunk, before, losses);
+            }
+            pch_arena_dispose(&arena);
+        }
+    }
+    PCH_CHECK(losses == PCH_VX_FSST_LOSSES + 1);   /* three tries, then the re-probe at chunk 16 */
+    pch_vx_array_free(hex);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+    free_strings(prose);
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_fsst_test");
@@ -475,6 +528,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_fsst__array_roundtrip);
     PCH_RUN(test_vortex_fsst__both_forms_and_corruption);
     PCH_RUN(test_vortex_fsst__compressor_picks_fsst);
+    PCH_RUN(test_vortex_fsst__memo);
     pch_ctx_free(g_ctx);
     return pch_test_report();
 }
