@@ -173,9 +173,19 @@ typedef struct pch_vx_write_options {
 #define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0 }
 
 /* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */
+typedef struct pch_vx_enc_count {
+    const char *name;          /* an encoding tree, e.g. "vortex.list(vortex.zstd,vortex.constant)" */
+    uint64_t n;                /* chunks encoded with it */
+} pch_vx_enc_count;
+
 typedef struct pch_vx_lane_report {
     const char *path;          /* dotted lane path, e.g. "steps.message" */
-    const char *encodings;     /* chosen encodings with counts, e.g. "fastlanes.for x3" */
+    const char *encodings;     /* chosen encodings with counts, e.g. "fastlanes.for x3", and
+                               ** "[vortex.dict layout: D values]" for a dictionary lane */
+    const pch_vx_enc_count *encs;  /* the same, structured (n_encs entries, first-use order) */
+    size_t n_encs;
+    int dict_layout;           /* the lane has a file-wide vortex.dict layout ... */
+    uint64_t dict_values;      /* ... of this many values */
     uint64_t rows;
     uint64_t chunks;
     uint64_t logical_bytes;    /* canonical size of the values */

@@ -56,7 +56,10 @@ typedef struct cplace {
 
 typedef struct lane_acc {
     char *path;
-    pch_buf enc;
+    pch_vx_enc_count *encs;        /* over every data file (names owned) */
+    size_t n_encs;
+    int dict_layout;
+    uint64_t dict_values;
     uint64_t logical, stored, chunks;
     double seconds;
 } lane_acc;
@@ -229,7 +232,11 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
         free(e->source_id); free(e->run_key); free(e->traj_key); free(e->session_id);
         free(e->parent_run); free(e->parent_traj); free(e->doc_path);
     }
-    for (size_t i = 0; i < b->n_lanes; i++) { free(b->lanes[i].path); pch_buf_dispose(&b->lanes[i].enc); }
+    for (size_t i = 0; i < b->n_lanes; i++) {
+        for (size_t k = 0; k < b->lanes[i].n_encs; k++) free((void *)(uintptr_t)b->lanes[i].encs[k].name);
+        free(b->lanes[i].encs);
+        free(b->lanes[i].path);
+    }
     free(b->lanes);
     pch_free(b->ctx, b->d);
     for (size_t i = 0; i < b->n_files; i++) {
@@ -271,59 +278,6 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     return PCH_OK;
 }
 
-/* Merge one file's encoding summary of a lane ("NAME xN, NAME xN [vortex.dict layout: D
-** values]", pch_vx_lane_report) into acc: counts of the same encoding and dictionary values
-** are summed, so the manifest's lane list stays one entry per encoding however many data
-** files there are (it grew by a file's summary per file before). */
-static int enc_merge(pch_buf *acc, const char *add, pch_error *err)
-{
-    struct { char name[96]; uint64_t n; } it[32];
-    size_t ni = 0;
-    uint64_t dict = 0;
-    int has_dict = 0;
-    const char *srcs[2] = { acc->len ? (const char *)acc->data : "", add };
-    for (int k = 0; k < 2; k++) {
-        const char *p = srcs[k];
-        while (*p) {
-            const char *e = p, *x;
-            unsigned long long cnt = 1, dv = 0;
-            if (*p == '[') {
-                if (sscanf(p, "[vortex.dict layout: %llu values]", &dv) == 1) { dict += dv; has_dict = 1; }
-                e = strchr(p, ']');
-                p = e ? e + 1 : p + strlen(p);
-                while (*p == ' ' || *p == ',') p++;
-                continue;
-            }
-            for (int depth = 0; *e && (depth || (*e != ',' && *e != '[')); e++)   /* names nest: "a(b, c)" */
-                depth += *e == '(' ? 1 : *e == ')' ? -1 : 0;
-            x = e;
-            while (x > p && x[-1] == ' ') x--;
-            {
-                const char *sp = x;
-                while (sp > p && sp[-1] != ' ') sp--;
-                if (sp > p && sp[0] == 'x' && sscanf(sp + 1, "%llu", &cnt) == 1) x = sp - 1;
-            }
-            if (x > p && (size_t)(x - p) < sizeof it[0].name) {
-                size_t j = 0;
-                for (; j < ni; j++) if (strlen(it[j].name) == (size_t)(x - p) && memcmp(it[j].name, p, (size_t)(x - p)) == 0) break;
-                if (j == ni) {
-                    if (ni == sizeof it / sizeof it[0]) return pch_error_set(err, PCH_ELIMIT, "lane: more than 32 encodings");
-                    memcpy(it[ni].name, p, (size_t)(x - p));
-                    it[ni].name[x - p] = 0;
-                    it[ni++].n = 0;
-                }
-                it[j].n += cnt;
-            }
-            p = e;
-            while (*p == ' ' || *p == ',') p++;
-        }
-    }
-    acc->len = 0;
-    for (size_t j = 0; j < ni; j++) pch_buf_printf(acc, "%s%s x%" PRIu64, j ? ", " : "", it[j].name, it[j].n);
-    if (has_dict) pch_buf_printf(acc, "%s[vortex.dict layout: %" PRIu64 " values]", ni ? " " : "", dict);
-    return acc->oom ? nomem(err) : PCH_OK;
-}
-
 static int lane_add(pch_vxp_builder *b, const pch_vx_lane_report *r, pch_error *err)
 {
     lane_acc *l = NULL;
@@ -334,15 +288,29 @@ static int lane_add(pch_vxp_builder *b, const pch_vx_lane_report *r, pch_error *
         b->lanes = nl;
         l = &b->lanes[b->n_lanes++];
         memset(l, 0, sizeof *l);
-        pch_buf_init(&l->enc, NULL);
         if (!(l->path = strdup(r->path))) return nomem(err);
     }
-    if (r->encodings && r->encodings[0]) PCH_TRY(enc_merge(&l->enc, r->encodings, err));
+    /* one entry per encoding over every data file: counts and dictionary values are summed
+    ** (the manifest's lane list does not grow with the number of files) */
+    for (size_t k = 0; k < r->n_encs; k++) {
+        size_t j = 0;
+        while (j < l->n_encs && strcmp(l->encs[j].name, r->encs[k].name) != 0) j++;
+        if (j == l->n_encs) {
+            pch_vx_enc_count *ne = realloc(l->encs, (l->n_encs + 1) * sizeof *ne);
+            char *name = strdup(r->encs[k].name);
+            if (ne) l->encs = ne;
+            if (!ne || !name) { free(name); return nomem(err); }
+            l->encs[l->n_encs].name = name;
+            l->encs[l->n_encs++].n = 0;
+        }
+        l->encs[j].n += r->encs[k].n;
+    }
+    if (r->dict_layout) { l->dict_layout = 1; l->dict_values += r->dict_values; }
     l->logical += r->logical_bytes;
     l->stored += r->stored_bytes;
     l->chunks += r->chunks;
     l->seconds += r->encode_seconds;
-    return l->enc.oom ? nomem(err) : PCH_OK;
+    return PCH_OK;
 }
 
 static int file_seal(pch_vxp_builder *b, pch_error *err)
@@ -791,7 +759,16 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         pch_buf_append_str(&m, i ? ",\n {\"path\":" : "\n {\"path\":");
         json_str(&m, l->path);
         pch_buf_append_str(&m, ",\"encodings\":");
-        json_str(&m, l->enc.data ? (const char *)l->enc.data : "");
+        {
+            /* the text form of pch_vx_lane_report.encodings, over every file */
+            pch_buf t;
+            pch_buf_init(&t, b->ctx);
+            for (size_t k = 0; k < l->n_encs; k++) pch_buf_printf(&t, "%s%s x%" PRIu64, k ? ", " : "", l->encs[k].name, l->encs[k].n);
+            if (l->dict_layout) pch_buf_printf(&t, "%s[vortex.dict layout: %" PRIu64 " values]", l->n_encs ? " " : "", l->dict_values);
+            if (pch_buf_putc(&t, 0)) m.oom = 1;
+            else json_str(&m, (const char *)t.data);
+            pch_buf_dispose(&t);
+        }
         pch_buf_printf(&m, ",\"chunks\":%" PRIu64 ",\"logical_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64 ",\"encode_seconds\":%.4f}",
                        l->chunks, l->logical, l->stored, l->seconds);
     }

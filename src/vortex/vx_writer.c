@@ -34,8 +34,6 @@ static const char *const layout_ids[L_COUNT] = { "vortex.flat", "vortex.struct",
 
 typedef struct chunk_ref { uint64_t rows; uint32_t seg; } chunk_ref;
 
-typedef struct enc_count { char *name; uint64_t n; } enc_count;
-
 typedef struct lane {
     char *path;
     const pch_vx_dtype *dt;
@@ -68,7 +66,7 @@ typedef struct lane {
     int codes_nullable;
     uint32_t fsst_losses;     /* the compressor's FSST memo (pch_vx_encoder.fsst_losses) */
     /* report */
-    enc_count *encs;
+    pch_vx_enc_count *encs;   /* names owned */
     size_t n_encs;
     char *enc_text;
     uint64_t logical, stored;
@@ -240,7 +238,7 @@ static void lane_dispose(pch_ctx *ctx, lane *l)
     pch_buf_dispose(&l->dvals);
     pch_buf_dispose(&l->doffs);
     pch_free(ctx, l->codes);
-    for (size_t i = 0; i < l->n_encs; i++) pch_free(ctx, l->encs[i].name);
+    for (size_t i = 0; i < l->n_encs; i++) pch_free(ctx, (void *)(uintptr_t)l->encs[i].name);
     pch_free(ctx, l->encs);
     pch_free(ctx, l->enc_text);
 }
@@ -386,10 +384,10 @@ static int note_encoding(pch_vx_writer *w, lane *l, const pch_vx_enode *n)
     if (pch_vx__describe(&b, n) || pch_buf_putc(&b, 0)) { pch_buf_dispose(&b); return PCH_ENOMEM; }
     for (size_t i = 0; i < l->n_encs; i++)
         if (strcmp(l->encs[i].name, (const char *)b.data) == 0) { l->encs[i].n++; pch_buf_dispose(&b); return PCH_OK; }
-    enc_count *ne = pch_realloc(w->ctx, l->encs, (l->n_encs + 1) * sizeof(enc_count));
+    pch_vx_enc_count *ne = pch_realloc(w->ctx, l->encs, (l->n_encs + 1) * sizeof(*ne));
     if (!ne) { pch_buf_dispose(&b); return PCH_ENOMEM; }
     l->encs = ne;
-    l->encs[l->n_encs].name = (char *)pch_buf_detach(&b, &dummy);
+    l->encs[l->n_encs].name = (const char *)pch_buf_detach(&b, &dummy);
     l->encs[l->n_encs].n = 1;
     l->n_encs++;
     return PCH_OK;
@@ -1054,6 +1052,10 @@ int pch_vx_writer_lane(const pch_vx_writer *cw, size_t i, pch_vx_lane_report *ou
     l->enc_text = (char *)pch_buf_detach(&b, &n);
     out->path = l->path;
     out->encodings = l->enc_text;
+    out->encs = l->encs;
+    out->n_encs = l->n_encs;
+    out->dict_layout = l->dict;
+    out->dict_values = l->dn;
     out->rows = l->rows;
     out->chunks = l->dict ? l->n_codes : l->n_chunks;
     out->logical_bytes = l->logical;
