@@ -244,32 +244,45 @@ static int node_buf(dstate *ds, const dnode *n, uint32_t i, const uint8_t **p, s
     return PCH_OK;
 }
 
-static int decode_child(dstate *ds, const dnode *n, uint32_t i, const pch_vx_dtype *dt,
-                        uint64_t len, pch_vx_array **out)
+static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
+                        uint64_t b, uint64_t cnt, pch_vx_array **out);
+
+/* Child i of n (an array of len rows), rows [b, b + cnt): decode_range of its table. */
+static int range_child(dstate *ds, const dnode *n, uint32_t i, const pch_vx_dtype *dt, uint64_t len,
+                       uint64_t b, uint64_t cnt, pch_vx_array **out)
 {
     pch_vx_fbt c;
-    int rc;
     *out = NULL;
     if (i >= n->kids.n) return BAD("vortex %s: child %u missing", pch_vx__enc_ids[n->enc], i);
     PCH_TRY(pch_vx_fb_vec_table(&n->t, &n->kids, i, &c));
-    rc = decode(ds, &c, dt, len, out);
-    return rc;
+    return decode_range(ds, &c, dt, len, b, cnt, out);
 }
 
-/* Non-nullable Bool validity child → validity bitmap moved into a. */
-static int take_validity(dstate *ds, const dnode *n, uint32_t i, pch_vx_array *a)
+static int decode_child(dstate *ds, const dnode *n, uint32_t i, const pch_vx_dtype *dt,
+                        uint64_t len, pch_vx_array **out)
+{
+    return range_child(ds, n, i, dt, len, 0, len, out);
+}
+
+/* Non-nullable Bool validity child i (if any) of an array of len rows → its bits
+** [b, b + a->len) moved into a. */
+static int range_validity(dstate *ds, const dnode *n, uint32_t i, uint64_t len, uint64_t b, pch_vx_array *a)
 {
     static const pch_vx_dtype vbool = { PCH_VX_BOOL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL };
     pch_vx_array *v;
     if (i >= n->kids.n) return PCH_OK;
     if (!a->dtype->nullable) return BAD("vortex %s: validity child on a non-nullable array", pch_vx__enc_ids[n->enc]);
-    PCH_TRY(decode_child(ds, n, i, &vbool, a->len, &v));
+    PCH_TRY(range_child(ds, n, i, &vbool, len, b, a->len, &v));
     pch_free(a->ctx, a->validity);
     a->validity = v->data;
     v->data = NULL;
     pch_vx_array_free(v);
-    if (!a->validity) return NOMEM();
-    return PCH_OK;
+    return a->validity ? PCH_OK : NOMEM();
+}
+
+static int take_validity(dstate *ds, const dnode *n, uint32_t i, pch_vx_array *a)
+{
+    return range_validity(ds, n, i, a->len, 0, a);
 }
 
 static int meta_fields(dstate *ds, const dnode *n, uint64_t *vals, unsigned nvals)
@@ -1114,34 +1127,8 @@ int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const u
 ** trajectory): lists decode their offsets and then only the child values the rows span;
 ** structs range every field; a multi-frame vortex.zstd decompresses only the frames that hold
 ** the rows' values. Any other encoding decodes whole and is sliced. Every check decode()
-** makes on the parts it reads is made here too. */
-static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
-                        uint64_t b, uint64_t cnt, pch_vx_array **out);
-
-static int range_child(dstate *ds, const dnode *n, uint32_t i, const pch_vx_dtype *dt, uint64_t len,
-                       uint64_t b, uint64_t cnt, pch_vx_array **out)
-{
-    pch_vx_fbt c;
-    *out = NULL;
-    if (i >= n->kids.n) return BAD("vortex %s: child %u missing", pch_vx__enc_ids[n->enc], i);
-    PCH_TRY(pch_vx_fb_vec_table(&n->t, &n->kids, i, &c));
-    return decode_range(ds, &c, dt, len, b, cnt, out);
-}
-
-/* Validity child i (if any) of an array of len rows → bits [b, b + cnt) into a. */
-static int range_validity(dstate *ds, const dnode *n, uint32_t i, uint64_t len, uint64_t b, pch_vx_array *a)
-{
-    static const pch_vx_dtype vbool = { PCH_VX_BOOL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, NULL };
-    pch_vx_array *v;
-    if (i >= n->kids.n) return PCH_OK;
-    if (!a->dtype->nullable) return BAD("vortex %s: validity child on a non-nullable array", pch_vx__enc_ids[n->enc]);
-    PCH_TRY(range_child(ds, n, i, &vbool, len, b, a->len, &v));
-    pch_free(a->ctx, a->validity);
-    a->validity = v->data;
-    v->data = NULL;
-    pch_vx_array_free(v);
-    return a->validity ? PCH_OK : NOMEM();
-}
+** makes on the parts it reads is made here too. (decode_range is declared above with
+** range_child, which decode_child and take_validity share.) */
 
 /* vortex.struct, rows [b, b + cnt) (all rows for decode()): the validity and every field. */
 static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
