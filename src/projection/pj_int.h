@@ -243,6 +243,8 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
 void pj_bytes_digest(char out[80], const void *p, size_t n);
 /* "blake3:<hex>" of the byte range [off, off+len) of an open file. */
 int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
+/* Exactly len bytes of fd at off into dst (PCH_ECORRUPT when the file ends first). */
+int pj_pread(int fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err);
 /* The same as the 32 raw bytes of the BLAKE3. */
 int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32], pch_error *err);
 /* Segment digest tables (pj_segs.c): one BLAKE3 per segment of a data file and per block of

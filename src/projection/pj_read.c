@@ -230,17 +230,24 @@ static int data_fd(pch_vxp_snapshot *s, dataf *d, pch_error *err)
     return PCH_OK;
 }
 
+/* Bytes [off, off + len) of d with digest `got` against the manifest's `want`. */
+static int digest_is(pch_vxp_snapshot *s, const dataf *d, uint64_t off, uint64_t len, const char *got, const char *want,
+                     const char *what, pch_error *err)
+{
+    s->st.bytes_checked += len;
+    if (strcmp(got, want) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
+                             d->path, what, off, off + len, got, want);
+    return PCH_OK;
+}
+
 static int check_range(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t len, const char *want, const char *what,
                        pch_error *err)
 {
     char got[80];
     PCH_TRY(data_fd(s, d, err));
     PCH_TRY(pj_range_digest(d->fd, off, len, got, err));
-    s->st.bytes_checked += len;
-    if (strcmp(got, want) != 0)
-        return pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
-                             d->path, what, off, off + len, got, want);
-    return PCH_OK;
+    return digest_is(s, d, off, len, got, want, what, err);
 }
 
 /* Bytes [off, off + len) of data file d into *out (caller frees), checked against `want`. */
@@ -254,19 +261,10 @@ static int read_checked(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t le
     PCH_TRY(data_fd(s, d, err));
     if (len > ((uint64_t)1 << 31)) return pch_error_set(err, PCH_ELIMIT, "%s: %s of %" PRIu64 " bytes", d->path, what, len);
     if (!(b = pch_malloc(s->ctx, len ? (size_t)len : 1))) return nomem(err);
-    for (uint64_t done = 0; done < len && rc == PCH_OK;) {
-        ssize_t r = pread(d->fd, b + done, (size_t)(len - done), (off_t)(off + done));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
-        else if (r == 0) rc = pch_error_set(err, PCH_ECORRUPT, "%s: shorter than its manifest says", d->path);
-        else done += (uint64_t)r;
-    }
-    if (rc == PCH_OK) {
+    if ((rc = pj_pread(d->fd, off, (size_t)len, b, err)) < 0) pch_error_prefix(err, "%s", d->path);
+    else {
         pj_bytes_digest(got, b, (size_t)len);
-        s->st.bytes_checked += len;
-        if (strcmp(got, want) != 0)
-            rc = pch_error_set(err, PCH_ECORRUPT, "%s: %s (bytes %" PRIu64 "..%" PRIu64 ") has digest %s, the manifest says %s",
-                               d->path, what, off, off + len, got, want);
+        rc = digest_is(s, d, off, len, got, want, what, err);
     }
     if (rc < 0) { pch_free(s->ctx, b); return rc; }
     *out = b;

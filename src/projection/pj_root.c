@@ -92,20 +92,32 @@ int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error 
     return PCH_OK;
 }
 
+int pj_pread(int fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err)
+{
+    while (len) {
+        ssize_t r = pread(fd, dst, len, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return pch_error_set_sys(err, PCH_EIO, errno, "read");
+        if (r == 0) return pch_error_set(err, PCH_ECORRUPT, "file shorter than its recorded ranges");
+        dst += r;
+        off += (uint64_t)r;
+        len -= (size_t)r;
+    }
+    return PCH_OK;
+}
+
 int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t d[32], pch_error *err)
 {
     pch_blake3 h;
     uint8_t *buf;
-    uint64_t done = 0;
     if (!(buf = malloc(1 << 20))) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     pch_blake3_init(&h);
-    while (done < len) {
+    for (uint64_t done = 0; done < len;) {
         size_t want = len - done < (1u << 20) ? (size_t)(len - done) : (1u << 20);
-        ssize_t r = pread(fd, buf, want, (off_t)(off + done));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) { int e = errno; free(buf); return r < 0 ? pch_error_set_sys(err, PCH_EIO, e, "read") : pch_error_set(err, PCH_ECORRUPT, "file shorter than its recorded ranges"); }
-        pch_blake3_update(&h, buf, (size_t)r);
-        done += (uint64_t)r;
+        int rc = pj_pread(fd, off + done, want, buf, err);
+        if (rc < 0) { free(buf); return rc; }
+        pch_blake3_update(&h, buf, want);
+        done += want;
     }
     free(buf);
     pch_blake3_final(&h, d, 32);

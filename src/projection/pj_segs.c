@@ -68,19 +68,6 @@ static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projec
 
 static uint32_t blocks_of(uint64_t len, uint32_t B) { return len > 2 * (uint64_t)B ? (uint32_t)((len + B - 1) / B) : 0; }
 
-static int read_at(int fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err)
-{
-    while (len) {
-        ssize_t r = pread(fd, dst, len, (off_t)off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return pch_error_set_sys(err, PCH_EIO, errno, "read");
-        if (r == 0) return pch_error_set(err, PCH_ECORRUPT, "file shorter than its recorded ranges");
-        dst += r;
-        off += (uint64_t)r;
-        len -= (size_t)r;
-    }
-    return PCH_OK;
-}
 
 /* Bytes [off, off + len) of fd into *buf, grown to *cap as needed (a segment at a time). */
 static int read_grow(int fd, uint64_t off, uint64_t len, uint8_t **buf, size_t *cap, pch_error *err)
@@ -91,7 +78,7 @@ static int read_grow(int fd, uint64_t off, uint64_t len, uint8_t **buf, size_t *
         *buf = nb;
         *cap = (size_t)len;
     }
-    return read_at(fd, off, (size_t)len, *buf, err);
+    return pj_pread(fd, off, (size_t)len, *buf, err);
 }
 
 int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
@@ -290,7 +277,7 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
     if (!(t = segtab_new(ctx, rel))) { rc = nomem(err); goto fail; }
     t->file_bytes = file_bytes;
     if (want_bytes < 8) { rc = pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel); goto fail; }
-    if ((rc = read_at(fd, 0, want_bytes < SEG_HEAD2 ? (size_t)want_bytes : SEG_HEAD2, magic, err)) < 0) goto fail;
+    if ((rc = pj_pread(fd, 0, want_bytes < SEG_HEAD2 ? (size_t)want_bytes : SEG_HEAD2, magic, err)) < 0) goto fail;
     t->io.reads++;
     t->io.bytes_read += want_bytes < SEG_HEAD2 ? want_bytes : SEG_HEAD2;
     /* version 2: the header and page table; version 1 (or anything else): the whole table */
@@ -301,7 +288,7 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
         t->raw_len = (size_t)head;
     }
     if (!(t->raw = pch_malloc(ctx, t->raw_len))) { rc = nomem(err); goto fail; }
-    if ((rc = read_at(fd, 0, t->raw_len, t->raw, err)) < 0) goto fail;
+    if ((rc = pj_pread(fd, 0, t->raw_len, t->raw, err)) < 0) goto fail;
     t->io.reads++;
     t->io.bytes_read += t->raw_len;
     pj_bytes_digest(got, t->raw, t->raw_len);
@@ -359,7 +346,7 @@ static int load_page(pj_segtab *t, uint32_t p, const uint8_t **out, pch_error *e
     if (t->page[p]) { *out = t->page[p]; return PCH_OK; }
     if (!(pg = pch_malloc(t->ctx, pl ? pl : 1))) return nomem(err);
     if (t->fd >= 0) {
-        rc = read_at(t->fd, po, pl, pg, err);
+        rc = pj_pread(t->fd, po, pl, pg, err);
         t->io.reads++;
         t->io.bytes_read += pl;
     } else {
