@@ -200,6 +200,9 @@ int pch_vx__deserialize_range(pch_vx_array **out, const pch_vx_decode_ctx *dc, c
 ** checked) or fail. A point read then reads only the buffers — e.g. the zstd frames — its
 ** rows need (RFC-0006 §13.4). */
 typedef int (*pch_vx_fill_fn)(void *payload, size_t off, size_t len, pch_error *err);
+/* The calling thread's zstd compression context (vx_serde.c keeps one compression and one
+** decompression context per thread); NULL when out of memory. */
+struct ZSTD_CCtx_s *pch_vx__thread_cctx(void);
 int pch_vx__deserialize_range_sparse(pch_vx_array **out, const pch_vx_decode_ctx *dc, const uint8_t *seg,
                                      size_t seg_len, const pch_vx_dtype *dt, uint64_t len, uint64_t begin,
                                      uint64_t n, pch_vx_fill_fn fill, void *payload, pch_error *err);

@@ -13,8 +13,6 @@
 #include "vortex/vortex_int.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <zstd.h>
 
@@ -352,23 +350,6 @@ static int dict_node(pch_vx_encoder *e, const pch_vx_array *a, uint64_t max_dist
     return PCH_OK;
 }
 
-/* One compression context per thread, like the decoder's (vx_serde.c). */
-static pthread_key_t g_ckey;
-static pthread_once_t g_conce = PTHREAD_ONCE_INIT;
-static bool g_ckey_ok;
-static void cctx_free(void *p) { ZSTD_freeCCtx(p); }
-static void ckey_init(void) { g_ckey_ok = pthread_key_create(&g_ckey, cctx_free) == 0; }
-
-static ZSTD_CCtx *thread_cctx(void)
-{
-    ZSTD_CCtx *z;
-    if (pthread_once(&g_conce, ckey_init) != 0 || !g_ckey_ok) return NULL;
-    if ((z = pthread_getspecific(g_ckey))) return z;
-    if (!(z = ZSTD_createCCtx())) return NULL;
-    if (pthread_setspecific(g_ckey, z) != 0) { ZSTD_freeCCtx(z); return NULL; }
-    return z;
-}
-
 typedef struct zframes {
     const uint8_t **p;
     size_t *len;
@@ -383,7 +364,7 @@ static int zstd_frame(pch_vx_encoder *e, zframes *fs, pch_buf *meta, const uint8
     pch_buf fm;
     size_t bound = ZSTD_compressBound(len), got;
     uint8_t *cp;
-    ZSTD_CCtx *z = thread_cctx();
+    ZSTD_CCtx *z = pch_vx__thread_cctx();   /* one per thread (vx_serde.c) */
     int rc = PCH_OK;
     if (!z || !(cp = pch_arena_alloc(e->arena, bound ? bound : 1))) return OOM();
     got = ZSTD_compressCCtx(z, cp, bound, len ? plain : (const uint8_t *)"", len, 3);

@@ -162,22 +162,44 @@ int pch_vx__describe(pch_buf *out, const pch_vx_enode *n)
 
 /* ------------------------------------------------------------------ deserialize */
 
-/* One zstd decompression context per thread, reused by every zstd array it decodes (making
-** one per array was 5 % of a narrow scan); freed when the thread ends. */
+/* One zstd compression and one decompression context per thread, reused by every zstd array
+** it encodes or decodes (making one per array was 5 % of a narrow scan); freed when the
+** thread ends. */
+typedef struct zctxs { ZSTD_CCtx *c; ZSTD_DCtx *d; } zctxs;
 static pthread_key_t g_zkey;
 static pthread_once_t g_zonce = PTHREAD_ONCE_INIT;
 static bool g_zkey_ok;
-static void zctx_free(void *p) { ZSTD_freeDCtx(p); }
-static void zkey_init(void) { g_zkey_ok = pthread_key_create(&g_zkey, zctx_free) == 0; }
+static void zctxs_free(void *p)
+{
+    zctxs *z = p;
+    ZSTD_freeCCtx(z->c);
+    ZSTD_freeDCtx(z->d);
+    free(z);
+}
+static void zkey_init(void) { g_zkey_ok = pthread_key_create(&g_zkey, zctxs_free) == 0; }
+
+static zctxs *thread_zctxs(void)
+{
+    zctxs *z;
+    if (pthread_once(&g_zonce, zkey_init) != 0 || !g_zkey_ok) return NULL;
+    if ((z = pthread_getspecific(g_zkey))) return z;
+    if (!(z = calloc(1, sizeof *z))) return NULL;
+    if (pthread_setspecific(g_zkey, z) != 0) { free(z); return NULL; }
+    return z;
+}
+
+ZSTD_CCtx *pch_vx__thread_cctx(void)
+{
+    zctxs *z = thread_zctxs();
+    if (z && !z->c) z->c = ZSTD_createCCtx();
+    return z ? z->c : NULL;
+}
 
 static ZSTD_DCtx *thread_dctx(void)
 {
-    ZSTD_DCtx *z;
-    if (pthread_once(&g_zonce, zkey_init) != 0 || !g_zkey_ok) return NULL;
-    if ((z = pthread_getspecific(g_zkey))) return z;
-    if (!(z = ZSTD_createDCtx())) return NULL;
-    if (pthread_setspecific(g_zkey, z) != 0) { ZSTD_freeDCtx(z); return NULL; }
-    return z;
+    zctxs *z = thread_zctxs();
+    if (z && !z->d) z->d = ZSTD_createDCtx();
+    return z ? z->d : NULL;
 }
 
 typedef struct dstate {
