@@ -95,6 +95,13 @@ struct pch_vx_array {
     uint32_t n_children;
     pch_vx_array **children;
     pch_ctx *ctx;
+    /* A utf8/binary array the decoder gathered from a vortex.dict encoding keeps its
+    ** dictionary beside the values (RFC-0006 §13.3: scans that group or filter on the codes
+    ** test each distinct value once): row i is row dict_codes[i] of dict_values, or null
+    ** where dict_codes[i] == UINT32_MAX. NULL otherwise; arrays derived from this one
+    ** (take, slice, concat) do not carry it. */
+    uint32_t *dict_codes;
+    pch_vx_array *dict_values;
 };
 
 PCH_API void pch_vx_array_free(pch_vx_array *a);

@@ -725,6 +725,7 @@ typedef struct vq_exec {
     sqlite3_stmt *real_text;        /* SELECT ?1: SQLite's text of a REAL */
     bool fallback;                  /* hand the statement back to SQLite (why in p->why) */
     pch_buf grows;                  /* u64 per group: its rows */
+    pch_buf hist;                   /* accumulate: the batch's rows per group, 4 interleaved */
 } vq_exec;
 
 static int oom(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory"); }
@@ -910,6 +911,7 @@ static int accumulate(vq_exec *e, pch_error *err)
     const vq_plan *p = e->p;
     uint64_t m = 0, n = e->n;
     uint32_t *sel;
+    bool counted = false;           /* count(*) came with the group rows */
     if (n > e->kid_cap) {
         for (int g = 0; g < VQ_MAX; g++) { pch_free(e->ctx, e->kid[g]); e->kid[g] = NULL; }
         pch_free(e->ctx, e->gid);
@@ -935,10 +937,33 @@ static int accumulate(vq_exec *e, pch_error *err)
         if (rc < 0) return rc == PCH_ELIMIT ? pch_error_set(err, rc, "vortex sql: too many groups") : oom(err);
     }
     {
-        uint64_t most = 0;
+        uint64_t most = 0, *gr;
         for (uint64_t j = 0; j < m; j++) if (e->gid[j] > most) most = e->gid[j];
         if (ensure_groups(e, most) < 0) return oom(err);
-        for (uint64_t j = 0; j < m; j++) ((uint64_t *)(void *)e->grows.data)[e->gid[j]]++;
+        gr = (uint64_t *)(void *)e->grows.data;
+        if (most < m / 8) {
+            /* few groups, many rows: rows of one group follow each other, and one counter
+            ** per group would make each increment wait for the last; four interleaved
+            ** histograms break that chain. count(*) is the same count. */
+            uint32_t *h;
+            uint64_t j = 0, ng = most + 1;
+            pch_buf_clear(&e->hist);
+            if (pch_buf_reserve(&e->hist, (size_t)ng * 16) < 0) return oom(err);
+            h = (uint32_t *)(void *)e->hist.data;
+            memset(h, 0, (size_t)ng * 16);
+            for (; j + 4 <= m; j += 4) {
+                h[e->gid[j]]++; h[ng + e->gid[j + 1]]++; h[2 * ng + e->gid[j + 2]]++; h[3 * ng + e->gid[j + 3]]++;
+            }
+            for (; j < m; j++) h[e->gid[j]]++;
+            for (uint64_t g = 0; g < ng; g++) {
+                uint64_t k = (uint64_t)h[g] + h[ng + g] + h[2 * ng + g] + h[3 * ng + g];
+                gr[g] += k;
+                for (int i = 0; i < p->n_items; i++)
+                    if (p->item[i].agg == A_COUNT_STAR) ((uint64_t *)(void *)e->agg[i].cnt.data)[g] += k;
+            }
+            counted = true;
+        } else
+            for (uint64_t j = 0; j < m; j++) gr[e->gid[j]]++;
     }
     for (int i = 0; i < p->n_items; i++) {
         const vq_item *it = &p->item[i];
@@ -949,7 +974,7 @@ static int accumulate(vq_exec *e, pch_error *err)
         const pch_sql_vec *v = it->col >= 0 ? &e->cols[it->col] : NULL;
         switch (it->agg) {
         case A_NONE: break;
-        case A_COUNT_STAR: for (uint64_t j = 0; j < m; j++) cnt[e->gid[j]]++; break;
+        case A_COUNT_STAR: if (!counted) for (uint64_t j = 0; j < m; j++) cnt[e->gid[j]]++; break;
         case A_COUNT:
             if (v->kind == 'f') { for (uint64_t j = 0; j < m; j++) cnt[e->gid[j]] += v->valid[sel[j]] && !isnan(v->f[sel[j]]); }
             else if (v->kind == 'c') { for (uint64_t j = 0; j < m; j++) cnt[e->gid[j]] += v->valid[sel[j]] && v->dict[v->code[sel[j]]]; }
@@ -1126,6 +1151,7 @@ static void exec_dispose(vq_exec *e)
         pch_buf_dispose(&e->agg[i].best); pch_buf_dispose(&e->agg[i].flag);
     }
     pch_buf_dispose(&e->grows);
+    pch_buf_dispose(&e->hist);
     pch_arena_dispose(&e->text);
     pch_free(e->ctx, e->out);
     pch_free(e->ctx, e->perm);
@@ -1224,6 +1250,7 @@ static int vq_run(vq_plan *p, void *src, pch_ctx *ctx, sqlite3 *db, sqlite3_stmt
         pch_buf_init(&e.agg[i].best, ctx); pch_buf_init(&e.agg[i].flag, ctx);
     }
     pch_buf_init(&e.grows, ctx);
+    pch_buf_init(&e.hist, ctx);
     /* what the scan may prune by (§13.3): comparisons with one literal */
     for (int k = 0; k < p->n_pred && n_cons < PCH_SQL_MAX_CONS; k++) {
         static const char ops[] = { '=', 0, '<', 'l', '>', 'g' };

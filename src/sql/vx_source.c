@@ -402,6 +402,10 @@ struct pch_sql_lanes {
     uint64_t *r_step, *r_call, *r_ord, *r_cpos;
     uint32_t *r_ent;
     size_t r_cap;
+    /* the lane whose list gives each page's steps (the cheapest one read, lanes_open), and
+    ** which of the r_* the columns read (enum_rows writes only those; r_call always) */
+    int spine;
+    bool need_step, need_ord, need_cpos, need_ent;
     /* per column its vector (vec_column) and the vector's own buffers; the dictionaries of
     ** the 'c' identity columns */
     pch_sql_vec v[64];
@@ -574,15 +578,25 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_s
             return PCH_OK;
         }
     }
-    /* every page's step count (step_id's list) and page index; the rest as used */
-    c->lane_at[LN_STEP_ID] = 0;
+    /* every page's index and its steps (the list of any step lane: tool calls read
+    ** function_name's, steps the first step lane a column reads, else source's, the
+    ** narrowest); the rest as used */
     c->lane_at[LN_PAGE_INDEX] = 0;
     if (t == PCH_STORYLINE_TOOL_CALLS) c->lane_at[LN_FUNCTION] = 0;
     for (size_t i = 0; i < 64; i++)
         if (c->def[i]) {
-            c->lane_at[c->def[i]->lane] = 0;
-            if (c->def[i]->lane2 >= 0) c->lane_at[c->def[i]->lane2] = 0;
+            const lane_col_def *d = c->def[i];
+            c->lane_at[d->lane] = 0;
+            if (d->lane2 >= 0) c->lane_at[d->lane2] = 0;
+            c->need_ent |= d->kind == K_ID;
+            c->need_ord |= d->kind == K_ORDINAL;
+            c->need_cpos |= d->kind == K_CALL_ORD;
+            c->need_step |= d->lane >= LN_STEP_ID && d->kind != K_CALL_STR && d->kind != K_CALL_ORD && d->kind != K_ORDINAL;
         }
+    c->spine = t == PCH_STORYLINE_TOOL_CALLS ? LN_FUNCTION : LN_SOURCE;
+    for (int l = LN_STEP_ID; l < LN_N && t == PCH_STORYLINE_STEPS; l++)
+        if (c->lane_at[l] == 0) { c->spine = l; break; }
+    c->lane_at[c->spine] = 0;
     for (int l = 0; l < LN_N; l++)
         if (c->lane_at[l] == 0) { c->lane_at[l] = (int)n; paths[n++] = k_lane_path[l]; }
     if ((rc = pch_vxp_lanes_open(&c->it, s->snap, paths, n, err)) < 0) { lanes_close(c); return rc; }
@@ -710,12 +724,12 @@ static int grow_rows(pch_sql_lanes *c, uint64_t need)
 }
 
 /* The output rows of the cluster in L (storage order), into c->r_*: the steps (or calls) of
-** every page the summaries keep, after checking that every lane read agrees with step_id on
+** every page the summaries keep, after checking that every lane read agrees with the spine lane on
 ** each page's steps (and the call lanes on each step's calls). */
 static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t rows, uint64_t *n_out, pch_error *err)
 {
     const uint8_t *keep = pch_vxp_lanes_keep(c->it);
-    const pch_vx_array *sl = L[c->lane_at[LN_STEP_ID]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
+    const pch_vx_array *sl = L[c->lane_at[c->spine]], *pg = L[c->lane_at[LN_PAGE_INDEX]];
     const pch_vx_array *fs = c->t == PCH_STORYLINE_TOOL_CALLS ? pch_vx_list_items(L[c->lane_at[LN_FUNCTION]]) : NULL;
     uint64_t n = 0, most = c->t == PCH_STORYLINE_STEPS ? (pch_vx_list_items(sl) ? pch_vx_list_items(sl)->len : 0)
                                                        : (pch_vx_list_items(fs) ? pch_vx_list_items(fs)->len : 0);
@@ -726,12 +740,12 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         uint64_t sb, se;
         if (!list_rng(sl, r, &sb, &se) || !row_ok(pg, r))
             return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
-        /* every step lane read must agree with step_id on this row's steps */
+        /* every step lane read must agree with the spine on this row's steps */
         for (int l = 0; l < LN_N; l++) {
             uint64_t b, e;
             if (c->lane_at[l] < 0 || l < LN_STEP_ID) continue;
             if (!list_rng(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
-                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with step_id on the steps of a row", k_lane_path[l]);
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with %s on the steps of a row", k_lane_path[l], k_lane_path[c->spine]);
         }
         if (pch_vx_row_uint(pg, r) == 0) {
             c->step_base = 0;
@@ -764,9 +778,12 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             }
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
-            for (uint64_t ci = cb; ci < ce; ci++, n++) {
-                c->r_step[n] = si; c->r_ord[n] = sord; c->r_call[n] = ci; c->r_cpos[n] = ci - cb; c->r_ent[n] = c->n_ent - 1;
-            }
+            for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n + ci - cb] = ci;
+            if (c->need_step) for (uint64_t ci = cb; ci < ce; ci++) c->r_step[n + ci - cb] = si;
+            if (c->need_ord) for (uint64_t ci = cb; ci < ce; ci++) c->r_ord[n + ci - cb] = sord;
+            if (c->need_cpos) for (uint64_t ci = cb; ci < ce; ci++) c->r_cpos[n + ci - cb] = ci - cb;
+            if (c->need_ent) for (uint64_t ci = cb; ci < ce; ci++) c->r_ent[n + ci - cb] = c->n_ent - 1;
+            n += ce - cb;
         }
         c->step_base += se - sb;
     }
@@ -866,6 +883,47 @@ static int vec_ids(pch_sql_lanes *c, int x, pch_sql_vec *v)
     return PCH_OK;
 }
 
+/* Text column x (gathered from a vortex.dict encoding, x->dict_codes) at rows idx[0..n) as
+** codes into its dictionary ('c': entry 0 null, entry k + 1 dictionary row k), so the engine
+** tests and groups each distinct value once (RFC-0006 §13.3) instead of hashing every row's
+** bytes. The caller checked that the dictionary is no longer than the rows. */
+static int vec_codes(out_col *o, pch_sql_vec *v, const pch_vx_array *x, const uint64_t *idx, uint64_t n)
+{
+    const pch_vx_array *dv = x->dict_values;
+    uint64_t nd = dv->len;
+    uint8_t *ok = o->valid.data;
+    uint32_t *code = vbuf(&o->val, (size_t)n * 4);
+    const char **p = vbuf(&o->off, (size_t)(nd + 1) * sizeof *p);
+    size_t *pn = vbuf(&o->data, (size_t)(nd + 1) * sizeof *pn);
+    if (!code || !p || !pn) return PCH_ENOMEM;
+    p[0] = NULL;
+    pn[0] = 0;
+    for (uint64_t k = 0; k < nd; k++) {
+        p[k + 1] = row_ok(dv, k) ? (dv->data ? (const char *)dv->data + dv->offsets[k] : "") : NULL;
+        pn[k + 1] = p[k + 1] ? (size_t)(dv->offsets[k + 1] - dv->offsets[k]) : 0;
+    }
+    if (!x->validity)           /* a null row has code UINT32_MAX as well: validity adds nothing */
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t r = idx[j];
+            uint32_t cd = r < x->len ? x->dict_codes[r] : UINT32_MAX;
+            code[j] = cd < nd ? cd + 1 : 0;
+            ok[j] = p[code[j]] != NULL;
+        }
+    else
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t r = idx[j];
+            uint32_t cd = row_ok(x, r) ? x->dict_codes[r] : UINT32_MAX;
+            code[j] = cd < nd ? cd + 1 : 0;
+            ok[j] = p[code[j]] != NULL;
+        }
+    v->kind = 'c';
+    v->code = code;
+    v->dict = p;
+    v->dict_n = pn;
+    v->n_dict = (uint32_t)(nd + 1);
+    return PCH_OK;
+}
+
 static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, uint64_t n)
 {
     static const char *const k_source[4] = { NULL, "system", "user", "agent" };
@@ -902,6 +960,9 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
     case K_STEP_STR: case K_CALL_STR: {
         const uint64_t *idx = d->kind == K_STEP_STR ? c->r_step : c->r_call;
         if (d->kind == K_CALL_STR) x = pch_vx_list_items(x);
+        if (x && x->offsets && x->dict_codes && x->dict_values && x->dict_values->offsets &&
+            x->dict_values->len <= n)
+            return vec_codes(o, v, x, idx, n);
         for (uint64_t j = 0; j < n; j++) ok[j] = row_ok(x, idx[j]) && x->offsets;
         v->kind = 's';
         v->idx = idx;

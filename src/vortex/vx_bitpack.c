@@ -47,33 +47,34 @@ void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned tb
     }
 }
 
-/* Unpacking straight into T-bit little-endian values (the array's own layout), one pass per
-** lane with a running word and shift: no per-value division, type switch or 64-bit staging
-** buffer (the RL read spent most of its time there). */
+/* Unpacking straight into T-bit little-endian values (the array's own layout). FastLanes'
+** point: every lane of a row takes the same word and shift, so the loop over a row's lanes is
+** one shift-and-mask over contiguous words into contiguous outputs, which the compiler
+** vectorises; no per-value division, type switch or 64-bit staging buffer. */
 #define BP_UNPACK_T(TB, T, LOAD, STORE)                                                            \
     static void bp_unpack_##TB(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsigned w)      \
     {                                                                                              \
-        const unsigned lanes = 1024 / TB, wb = TB / 8;                                             \
+        enum { LANES = 1024 / TB, WB = TB / 8 };                                                   \
         const T mask = w >= TB ? (T)~(T)0 : (T)(((T)1 << w) - 1);                                  \
         for (uint64_t blk = 0; blk < nblocks; blk++) {                                             \
             const uint8_t *bi = in + blk * 128u * w;                                               \
-            uint8_t *bo = out + blk * 1024u * wb;                                                  \
-            for (unsigned lane = 0; lane < lanes; lane++) {                                        \
-                unsigned word = 0, shift = 0;                                                      \
-                T cur = (T)LOAD(bi + (size_t)lane * wb);                                           \
-                for (unsigned row = 0; row < TB; row++) {                                          \
-                    T v = (T)(cur >> shift);                                                       \
-                    unsigned next = shift + w;                                                     \
-                    if (next >= TB) {                                                              \
-                        word++;                                                                    \
-                        cur = word < w ? (T)LOAD(bi + ((size_t)word * lanes + lane) * wb) : (T)0;   \
-                        if (next > TB) v = (T)(v | (T)(cur << (TB - shift)));                      \
-                        next -= TB;                                                                \
-                    }                                                                              \
-                    STORE(bo + (size_t)(fl_order[row / 8] * 16u + (row % 8) * 128u + lane) * wb,   \
-                          (T)(v & mask));                                                          \
-                    shift = next;                                                                  \
+            uint8_t *bo = out + blk * 1024u * WB;                                                  \
+            unsigned word = 0, shift = 0;                                                          \
+            for (unsigned row = 0; row < TB; row++) {                                              \
+                const uint8_t *lo = bi + (size_t)word * LANES * WB;                                \
+                uint8_t *o = bo + (size_t)(fl_order[row / 8] * 16u + (row % 8) * 128u) * WB;        \
+                unsigned next = shift + w;                                                         \
+                if (next <= TB) {             /* the row's values lie in one word of each lane */  \
+                    for (unsigned l = 0; l < LANES; l++)                                           \
+                        STORE(o + l * WB, (T)((T)(LOAD(lo + l * WB) >> shift) & mask));            \
+                } else {                      /* they continue in the next word */                 \
+                    const uint8_t *hi = lo + (size_t)LANES * WB;                                   \
+                    for (unsigned l = 0; l < LANES; l++)                                           \
+                        STORE(o + l * WB, (T)(((T)(LOAD(lo + l * WB) >> shift) |                   \
+                                               (T)(LOAD(hi + l * WB) << (TB - shift))) & mask));    \
                 }                                                                                  \
+                if (next >= TB) { word++; next -= TB; }                                            \
+                shift = next;                                                                      \
             }                                                                                      \
         }                                                                                          \
     }

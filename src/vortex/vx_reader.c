@@ -761,7 +761,10 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
             if (!plan && !rc) np++;
         }
         pch_free(f->ctx, sub);
-        if (!plan && !rc) rc = pch_vx__array_concat(out, n->dt, f->ctx, parts, np, err);
+        /* one chunk is handed over as decoded (no copy; its dtype tree lives as long as the
+        ** file's layout, as n->dt does), more are concatenated */
+        if (!plan && !rc && np == 1) { *out = parts[0]; parts[0] = NULL; }
+        else if (!plan && !rc) rc = pch_vx__array_concat(out, n->dt, f->ctx, parts, np, err);
         for (size_t k = 0; k < np; k++) pch_vx_array_free(parts[k]);
         pch_free(f->ctx, parts);
         return rc;

@@ -489,7 +489,8 @@ static int dec_varbin_common(dstate *ds, pch_vx_array *a, const uint64_t *o, con
 {
     uint64_t base = o[0];
     PCH_TRY(check_offsets(ds, "varbin", o, a->len, blen));
-    if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, (size_t)(o[a->len] - base))) return NOMEM();
+    /* every offset and byte is written below */
+    if (pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data_raw(a, (size_t)(o[a->len] - base))) return NOMEM();
     for (uint64_t k = 0; k <= a->len; k++) a->offsets[k] = (int64_t)(o[k] - base);
     if (a->data_len) memcpy(a->data, bytes + base, a->data_len);
     return PCH_OK;
@@ -594,6 +595,8 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
     dnode n;
     pch_vx_array *a = NULL, *c = NULL;
     uint64_t m[8], *o = NULL;
+    uint32_t *kc = NULL;    /* vortex.dict: the codes kept beside text values */
+    bool keep;
     const uint8_t *bp;
     size_t bl;
     int rc = PCH_OK;
@@ -800,13 +803,32 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         cd = prim_dt((unsigned)m[1], (int)nullable_codes);
         if ((rc = decode_child(ds, &n, 0, &cd, len, &codes))) goto fail;
         if ((rc = decode_child(ds, &n, 1, dt, m[0], &c))) { pch_vx_array_free(codes); goto fail; }
-        if (!(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) { pch_vx_array_free(codes); goto oom; }
-        for (uint64_t i = 0; i < len; i++) {
+        /* text keeps its dictionary beside the gathered values (pch_vx_array.dict_codes) */
+        keep = (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY) && m[0] < UINT32_MAX;
+        if (!(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8)) ||
+            (keep && !(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4)))) { pch_vx_array_free(codes); goto oom; }
+        if (!codes->validity && !pch_vx__is_signed((unsigned)m[1]) && len) {
+            /* the common case, one loop per code width: no per-row calls */
+            const uint8_t *cb = codes->data;
+            uint64_t most = 0;
+            switch (pch_vx_ptype_width((unsigned)m[1])) {
+#define DICT_CODES(LOAD) for (uint64_t i = 0; i < len; i++) { uint64_t x = (LOAD); o[i] = x; most = x > most ? x : most; }
+            case 1: DICT_CODES(cb[i]) break;
+            case 2: DICT_CODES(pch_load_le16(cb + 2 * i)) break;
+            case 4: DICT_CODES(pch_load_le32(cb + 4 * i)) break;
+            default: DICT_CODES(pch_load_le64(cb + 8 * i)) break;
+#undef DICT_CODES
+            }
+            if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
+            if (kc) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
+        }
+        else for (uint64_t i = 0; i < len; i++) {
             int valid = pch_vx_array_is_valid(codes, i);
             uint64_t code = pch_vx__is_signed((unsigned)m[1]) ? (uint64_t)pch_vx__load_int(codes->data, (unsigned)m[1], i)
                                                               : pch_vx__load_uint(codes->data, (unsigned)m[1], i);
             if (valid && code >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", code, m[0]); goto fail; }
             o[i] = valid ? code : 0;
+            if (kc) kc[i] = valid ? (uint32_t)code : UINT32_MAX;
             if (!valid && m[0] == 0) { pch_vx_array_free(codes); rc = pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex dict: null codes over empty values"); goto fail; }
         }
         if ((rc = gather(ds, c, o, len, &a))) { pch_vx_array_free(codes); goto fail; }
@@ -816,6 +838,7 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
                 if (!pch_vx__bit(codes->validity, i)) pch_vx__set_bit(a->validity, i, 0);
         }
         pch_vx_array_free(codes);
+        if (kc) { a->dict_codes = kc; a->dict_values = c; kc = NULL; c = NULL; }
         break;
     }
     case PCH_VX_E_FOR: {
@@ -1075,6 +1098,7 @@ oom:
     rc = NOMEM();
 fail:
     pch_free(ds->ctx, o);
+    pch_free(ds->ctx, kc);
     pch_vx_array_free(c);
     pch_vx_array_free(a);
     return rc;
