@@ -733,6 +733,12 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
     const pch_vx_array *fs = c->t == PCH_STORYLINE_TOOL_CALLS ? pch_vx_list_items(L[c->lane_at[LN_FUNCTION]]) : NULL;
     uint64_t n = 0, most = c->t == PCH_STORYLINE_STEPS ? (pch_vx_list_items(sl) ? pch_vx_list_items(sl)->len : 0)
                                                        : (pch_vx_list_items(fs) ? pch_vx_list_items(fs)->len : 0);
+    /* calls read for their own lanes only, every page kept, no null call list: a page's calls
+    ** are one run of the call items (decoded list offsets are sorted and in range) */
+    const bool runs = fs && !keep && !fs->validity && fs->dtype->kind == PCH_VX_LIST && fs->offsets &&
+                      !c->need_step && !c->need_ord && !c->need_cpos && !c->need_ent && c->lane_at[LN_CALL_ID] < 0;
+    int chk[LN_N], n_chk = 0;       /* the step lanes read beside the spine */
+    for (int l = LN_STEP_ID; l < LN_N; l++) if (c->lane_at[l] >= 0 && l != c->spine) chk[n_chk++] = l;
     for (int j = 0; j < 4; j++) { pch_buf_clear(&c->ent_data[j]); pch_buf_clear(&c->ent_off[j]); pch_buf_clear(&c->ent_ok[j]); }
     c->n_ent = 0;
     if (grow_rows(c, most) < 0 || push_ent(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
@@ -741,14 +747,13 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         if (!list_rng(sl, r, &sb, &se) || !row_ok(pg, r))
             return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
         /* every step lane read must agree with the spine on this row's steps */
-        for (int l = 0; l < LN_N; l++) {
+        for (int k = 0; k < n_chk; k++) {
             uint64_t b, e;
-            if (c->lane_at[l] < 0 || l < LN_STEP_ID) continue;
-            if (!list_rng(L[c->lane_at[l]], r, &b, &e) || b != sb || e != se)
-                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with %s on the steps of a row", k_lane_path[l], k_lane_path[c->spine]);
+            if (!list_rng(L[c->lane_at[chk[k]]], r, &b, &e) || b != sb || e != se)
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with %s on the steps of a row", k_lane_path[chk[k]], k_lane_path[c->spine]);
         }
-        if (pch_vx_row_uint(pg, r) == 0) {
-            c->step_base = 0;
+        if (pch_vx_row_uint(pg, r) == 0) c->step_base = 0;
+        if (pch_vx_row_uint(pg, r) == 0 && c->need_ent) {      /* a first page: its identity */
             for (int j = 0; j < 4; j++) {
                 const pch_vx_array *a = c->lane_at[LN_SOURCE_ID + j] >= 0 ? L[c->lane_at[LN_SOURCE_ID + j]] : NULL;
                 pch_buf_clear(&c->id_val[j]);
@@ -759,14 +764,27 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             }
             if (push_ent(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
         }
+        if (c->t == PCH_STORYLINE_STEPS) {
+            if (se - sb > c->r_cap - n) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
+            if (!keep || keep[r]) {     /* a page the summaries rule out: none */
+                for (uint64_t si = sb; si < se; si++) c->r_step[n + si - sb] = si;
+                if (c->need_ord) for (uint64_t si = sb; si < se; si++) c->r_ord[n + si - sb] = c->step_base + (si - sb);
+                if (c->need_ent) for (uint64_t si = sb; si < se; si++) c->r_ent[n + si - sb] = c->n_ent - 1;
+                n += se - sb;
+            }
+            c->step_base += se - sb;
+            continue;
+        }
+        if (runs) {
+            uint64_t cb = (uint64_t)fs->offsets[sb], ce = (uint64_t)fs->offsets[se];
+            if (ce < cb || ce - cb > c->r_cap - n)
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
+            for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n++] = ci;
+            c->step_base += se - sb;
+            continue;
+        }
         for (uint64_t si = sb; si < se && (!keep || keep[r]); si++) {   /* a page the summaries rule out: none */
             uint64_t sord = c->step_base + (si - sb), cb = 0, ce = 0;
-            if (c->t == PCH_STORYLINE_STEPS) {
-                if (n >= c->r_cap) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
-                c->r_step[n] = si; c->r_ord[n] = sord; c->r_call[n] = UINT64_MAX; c->r_cpos[n] = 0; c->r_ent[n] = c->n_ent - 1;
-                n++;
-                continue;
-            }
             if (row_ok(fs, si) && !list_rng(fs, si, &cb, &ce))
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
             if (c->lane_at[LN_CALL_ID] >= 0) {      /* the call lanes agree on each step's calls */
