@@ -56,8 +56,10 @@ int pch_vx__array_alloc_offsets(pch_vx_array *a)
 {
     size_t n;
     if (!pch_u64_to_size(&n, a->len) || !pch_add_size(&n, n, 1)) return PCH_ENOMEM;
-    a->offsets = pch_calloc(a->ctx, n, sizeof(int64_t));
-    return a->offsets ? PCH_OK : PCH_ENOMEM;
+    /* every caller writes offsets 1..len; only the first is implied */
+    if (n > SIZE_MAX / sizeof(int64_t) || !(a->offsets = pch_malloc(a->ctx, n * sizeof(int64_t)))) return PCH_ENOMEM;
+    a->offsets[0] = 0;
+    return PCH_OK;
 }
 
 int pch_vx__array_alloc_validity(pch_vx_array *a)

@@ -1006,8 +1006,8 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
     const pch_vx_dtype *d = a->dtype;
     pch_vx_array *sample = NULL;
     const pch_vx_array *probe = a;
-    uint64_t best_size = UINT64_MAX;
-    int best = C_CANON, rc = PCH_OK, fsst_tried = 0;
+    uint64_t best_size = UINT64_MAX, dict_size = UINT64_MAX, zstd_size = UINT64_MAX;
+    int best = C_CANON, rc = PCH_OK, fsst_tried = 0, dict_over_zstd = 0;
     uint64_t sample_rows = e->sample_rows ? e->sample_rows : 1024;
     if (!e->compress) return canonical(e, a, out, err, 0);
     if (d->kind == PCH_VX_STRUCT || d->kind == PCH_VX_LIST || d->kind == PCH_VX_FIXED_SIZE_LIST ||
@@ -1047,15 +1047,28 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
         if (ok) {
             /* zstd decodes slower and has no random access: it must win by a quarter */
             uint64_t s = c == C_ZSTD ? tree_size(n) + tree_size(n) / 4 : tree_size(n);
+            if (c == C_DICT) dict_size = tree_size(n);
+            if (c == C_ZSTD) zstd_size = tree_size(n);
             if (s < best_size) { best_size = s; best = c; }
         }
     }
     pch_vx_array_free(sample);
     if (rc) return rc;
+    /* Text that a dictionary holds keeps it unless zstd is less than half its size: a scan
+    ** filters and groups on the codes, testing each distinct value once (RFC-0006 §13.3),
+    ** where zstd text must be decompressed and compared row by row. Names (models, tools)
+    ** repeat in long runs that zstd packs tighter, but their lanes are a few hundred KB. A
+    ** chunk of a few rows gains nothing and keeps the smaller form. */
+    if (best == C_ZSTD && (d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY) && a->len >= 256 &&
+        dict_size <= 2 * zstd_size) {
+        best = C_DICT;
+        dict_over_zstd = 1;
+    }
     if (fsst_tried && e->fsst_losses) *e->fsst_losses = best == C_FSST ? 0 : *e->fsst_losses + 1;
     {
         int ok;
         PCH_TRY(try_candidate(e, a, best, out, &ok, err));
+        if (!ok && dict_over_zstd) PCH_TRY(try_candidate(e, a, C_ZSTD, out, &ok, err));   /* too many values */
         if (!ok) return canonical(e, a, out, err, 1);  /* sample was not representative */
     }
     return PCH_OK;

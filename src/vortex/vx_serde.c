@@ -433,6 +433,52 @@ static int gather(dstate *ds, const pch_vx_array *src, const uint64_t *idx, uint
     return pch_vx__array_take(out, src, idx, n, ds->err);
 }
 
+/* gather for text values without nulls: when every value is at most NAME_SLOT bytes (model
+** and tool names), each row copies one fixed-size slot of a padded copy of the values (the
+** output has NAME_SLOT bytes of slack; the next row overwrites the excess) instead of a
+** memcpy call of its own length. The same array as gather. */
+#define NAME_SLOT 32
+static int gather_names(dstate *ds, const pch_vx_array *src, const uint64_t *idx, uint64_t n, pch_vx_array **out)
+{
+    uint8_t *pad = NULL, *dst;
+    uint32_t *ln = NULL;
+    uint64_t nv = src->len, total = 0;
+    pch_vx_array *a;
+    *out = NULL;
+    for (uint64_t k = 0; k < nv; k++)
+        if (src->offsets[k + 1] - src->offsets[k] > NAME_SLOT) return gather(ds, src, idx, n, out);
+    if (nv > SIZE_MAX / NAME_SLOT / 2 || !(pad = pch_malloc(ds->ctx, (size_t)(nv ? nv : 1) * NAME_SLOT)) ||
+        !(ln = pch_malloc(ds->ctx, (size_t)(nv ? nv : 1) * 4))) {
+        pch_free(ds->ctx, pad);
+        return NOMEM();
+    }
+    for (uint64_t k = 0; k < nv; k++) {
+        ln[k] = (uint32_t)(src->offsets[k + 1] - src->offsets[k]);
+        memset(pad + k * NAME_SLOT, 0, NAME_SLOT);
+        if (ln[k]) memcpy(pad + k * NAME_SLOT, src->data + src->offsets[k], ln[k]);
+    }
+    for (uint64_t i = 0; i < n; i++) total += ln[idx[i]];   /* idx[i] < nv: checked by the caller */
+    if (!(a = pch_vx__array_new(ds->ctx, src->dtype, n, 0)) || pch_vx__array_alloc_offsets(a) ||
+        pch_vx__array_alloc_data_raw(a, (size_t)total + NAME_SLOT)) {
+        pch_vx_array_free(a);
+        pch_free(ds->ctx, pad);
+        pch_free(ds->ctx, ln);
+        return NOMEM();
+    }
+    a->data_len = (size_t)total;
+    dst = a->data;
+    total = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(dst + total, pad + idx[i] * NAME_SLOT, NAME_SLOT);
+        total += ln[idx[i]];
+        a->offsets[i + 1] = (int64_t)total;
+    }
+    pch_free(ds->ctx, pad);
+    pch_free(ds->ctx, ln);
+    *out = a;
+    return PCH_OK;
+}
+
 static int check_offsets(dstate *ds, const char *what, const uint64_t *o, uint64_t len, uint64_t limit)
 {
     for (uint64_t k = 0; k < len; k++)
@@ -783,6 +829,17 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
         PCH_TRY(pch_vx__scalar_decode(&s, bp, bl, ds->err));
         PCH_TRY(from_scalar(ds, dt, &s, len, &a));
+        if (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY) {
+            /* text keeps its one value as a dictionary (pch_vx_array.dict_codes), as vortex.dict does */
+            uint32_t code = s.kind == PCH_VX_SV_NULL ? UINT32_MAX : 0;
+            if ((rc = from_scalar(ds, dt, &s, 1, &c))) goto fail;
+            if (!(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4))) goto oom;
+            for (uint64_t i = 0; i < len; i++) kc[i] = code;
+            a->dict_codes = kc;
+            a->dict_values = c;
+            kc = NULL;
+            c = NULL;
+        }
         break;
     }
     case PCH_VX_E_DICT: {
@@ -831,7 +888,7 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
             if (kc) kc[i] = valid ? (uint32_t)code : UINT32_MAX;
             if (!valid && m[0] == 0) { pch_vx_array_free(codes); rc = pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex dict: null codes over empty values"); goto fail; }
         }
-        if ((rc = gather(ds, c, o, len, &a))) { pch_vx_array_free(codes); goto fail; }
+        if ((rc = (kc && !c->validity ? gather_names(ds, c, o, len, &a) : gather(ds, c, o, len, &a)))) { pch_vx_array_free(codes); goto fail; }
         if (codes->validity) {
             if (!a->validity && pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
             for (uint64_t i = 0; i < len; i++)
