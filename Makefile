@@ -35,7 +35,7 @@ OPT := -O1 -g -fsanitize=undefined -fno-sanitize-recover=all
 LDSAN := -fsanitize=undefined
 else
 BUILD := build
-OPT := -O2 -g
+OPT := -O3 -g
 LDSAN :=
 endif
 

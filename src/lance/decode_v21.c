@@ -184,7 +184,7 @@ static int mb_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, const p
                      size_t nb, size_t n, pch_ctx *ctx, int depth, const char *where, pch_error *err)
 {
     uint32_t kind;
-    pch_bytes body;
+    pch_bytes body = { NULL, 0 };
     pch_pb_field f;
     uint64_t bits;
     int rc;
@@ -288,7 +288,7 @@ static int mb_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, const p
     }
     case CE_GENERAL: {
         pch_pb_field fc, fi;
-        int scheme;
+        int scheme = PCH_LANCE_CMP_NONE;
         pch_buf tmp;
         pch_bytes *nbufs;
         if ((rc = pch_lance__pb_find(body.ptr, body.len, 1, &fc, where, err)) <= 0 ||
@@ -319,7 +319,7 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
                       pch_ctx *ctx, int depth, const char *where, pch_error *err)
 {
     uint32_t kind;
-    pch_bytes body;
+    pch_bytes body = { NULL, 0 };
     pch_pb_field f;
     int rc;
 
@@ -412,7 +412,7 @@ static int blk_values(pch_lvals *out, const uint8_t *enc, size_t enc_len, pch_by
     }
     case CE_GENERAL: {
         pch_pb_field fc, fi;
-        int scheme;
+        int scheme = PCH_LANCE_CMP_NONE;
         pch_buf tmp;
         pch_bytes nb;
         if ((rc = pch_lance__pb_find(body.ptr, body.len, 1, &fc, where, err)) <= 0 ||
@@ -655,7 +655,7 @@ static int decode_fullzip(pch_lance_colbuf *out, const pch_lance_page_in *in, pc
     uint64_t bits_rep = 0, bits_def = 0, bpv = 0, bpo = 0, n_items = 0;
     bool nullable, var;
     uint32_t kind;
-    pch_bytes body, data;
+    pch_bytes body = { NULL, 0 }, data = { NULL, 0 };
     size_t cw, off = 0, i, w = pch_lance__type_bytes(in->type);
     int rc, scheme = PCH_LANCE_CMP_NONE;
     pch_fsst_table *fsst = NULL;
@@ -777,7 +777,7 @@ int pch_lance__decode_page_v21(pch_lance_colbuf *out, const pch_lance_page_in *i
                                pch_error *err)
 {
     uint32_t kind;
-    pch_bytes body;
+    pch_bytes body = { NULL, 0 };
     uint64_t i;
     int rc;
 

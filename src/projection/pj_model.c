@@ -209,8 +209,8 @@ static int put_value(app *a, const pch_atif_raw *r, pch_vx_builder *kind, pch_vx
         return put_no_content(a, hot, cold, ref);
     }
     if (is_str(r)) {
-        const char *p;
-        size_t n;
+        const char *p = NULL;
+        size_t n = 0;
         TRY(decode_str(a, r, &p, &n));
         TRY(pch_vx_builder_append_uint(kind, PJ_CK_TEXT, a->err));
         return put_content(a, hot, cold, ref, p, n, PJ_CK_TEXT);
@@ -665,8 +665,8 @@ static int put_step(app *a, const pch_atif_step *s, pj_traj_info *info, uint8_t 
         *model_bloom |= pj_bloom_bits(s->model_name, strlen(s->model_name));
     }
     if (effort_typed) {
-        const char *p;
-        size_t n;
+        const char *p = NULL;
+        size_t n = 0;
         TRY(decode_str(a, &f[PCH_ATIF_S_REASONING_EFFORT], &p, &n));
         TRY(put_str(a, S(STEPS_REASONING_EFFORT), p, n));
     } else {
