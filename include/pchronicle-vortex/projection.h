@@ -212,6 +212,11 @@ PCH_API int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const c
 PCH_API int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uint64_t *rows,
                                bool *eof, pch_error *err);
 PCH_API void pch_vxp_lanes_free(pch_vxp_lanes *it);
+/* Lane i's text that is dictionary- or constant-encoded (at the lane's top level or as list
+** elements) comes back as codes only: pch_vx_array.dict_codes over dict_values, offsets and
+** data NULL (RFC-0006 §13.3: a scan that groups or filters on the codes builds no strings).
+** Call before the first pch_vxp_lanes_next; PCH_EINVAL past the last lane. */
+PCH_API int pch_vxp_lanes_text_codes(pch_vxp_lanes *it, size_t i, pch_error *err);
 
 /* Pruning a lane scan (§13.3, §14): what a matching row must hold, tested on each trajectory
 ** page's summary (§14.2) before its step lanes are decoded. Set before the first

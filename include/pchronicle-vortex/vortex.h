@@ -99,7 +99,9 @@ struct pch_vx_array {
     ** dictionary beside the values (RFC-0006 §13.3: scans that group or filter on the codes
     ** test each distinct value once): row i is row dict_codes[i] of dict_values, or null
     ** where dict_codes[i] == UINT32_MAX. NULL otherwise; arrays derived from this one
-    ** (take, slice, concat) do not carry it. */
+    ** (take, slice, concat) do not carry it. A scan that asked for codes only
+    ** (pch_vx_scan_options.text_codes) gets such arrays with offsets and data NULL: the
+    ** codes are then the only form of the values (pch_vx_row_bytes reads through them). */
     uint32_t *dict_codes;
     pch_vx_array *dict_values;
 };
@@ -254,10 +256,16 @@ typedef struct pch_vx_scan_options {
     double filter_f;
     const void *filter_bytes;
     size_t filter_bytes_len;
+    /* Version 2: NULL, or one flag per column. A flagged column's utf8/binary values that
+    ** were encoded as vortex.dict or vortex.constant (at its top level, or as list elements
+    ** and struct fields below it) come back as codes only: dict_codes and dict_values set,
+    ** offsets and data NULL, validity as usual (RFC-0006 §13.3: a scan that groups or
+    ** filters on the codes never builds the strings). Text read otherwise is unchanged. */
+    const uint8_t *text_codes;
 } pch_vx_scan_options;
-#define PCH_VX_SCAN_OPTIONS_VERSION 1
+#define PCH_VX_SCAN_OPTIONS_VERSION 2   /* version 1 (no text_codes) is still accepted */
 #define PCH_VX_SCAN_OPTIONS_INIT { PCH_VX_SCAN_OPTIONS_VERSION, NULL, 0, 0, 0, NULL, 0, NULL, \
-                                   PCH_VX_CMP_NONE, 0, 0, 0, 0, NULL, 0 }
+                                   PCH_VX_CMP_NONE, 0, 0, 0, 0, NULL, 0, NULL }
 
 typedef struct pch_vx_io_stats {
     uint64_t requests;         /* read calls issued (after coalescing) */

@@ -1146,6 +1146,7 @@ struct pch_vxp_lanes {
     uint8_t *keep;                  /* per row of the current cluster (when pruned) */
     size_t keep_cap;
     pch_vxp_lanes_stats st;
+    uint8_t *text_codes;            /* per lane: text as codes only (pch_vxp_lanes_text_codes) */
 };
 
 int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *const *lanes, size_t n,
@@ -1164,8 +1165,8 @@ int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *con
         if (!known) return pch_error_set(err, PCH_EINVAL, "projection: no lane %s (docs/vortex-projection.md §2)", lanes[i]);
     }
     if (!(it = pch_calloc(s->ctx, 1, sizeof *it)) || !(it->cols = pch_calloc(s->ctx, n, sizeof *it->cols)) ||
-        !(it->lanes = pch_calloc(s->ctx, n, sizeof *it->lanes))) {
-        if (it) pch_free(s->ctx, it->cols);
+        !(it->lanes = pch_calloc(s->ctx, n, sizeof *it->lanes)) || !(it->text_codes = pch_calloc(s->ctx, n, 1))) {
+        if (it) { pch_free(s->ctx, it->cols); pch_free(s->ctx, it->lanes); }
         pch_free(s->ctx, it);
         return nomem(err);
     }
@@ -1187,7 +1188,16 @@ void pch_vxp_lanes_free(pch_vxp_lanes *it)
     pch_vx_dtype_free(it->dt);
     pch_free(it->s->ctx, it->lanes);
     pch_free(it->s->ctx, it->cols);
+    pch_free(it->s->ctx, it->text_codes);
     pch_free(it->s->ctx, it);
+}
+
+int pch_vxp_lanes_text_codes(pch_vxp_lanes *it, size_t i, pch_error *err)
+{
+    if (i >= it->n) return pch_error_set(err, PCH_EINVAL, "projection: no lane %zu in a scan of %zu", i, it->n);
+    if (it->file || it->cluster) return pch_error_set(err, PCH_EINVAL, "projection: ask for codes before a lane scan's first cluster");
+    it->text_codes[i] = 1;
+    return PCH_OK;
 }
 
 int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *err)
@@ -1369,6 +1379,7 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
     }
     so.columns = it->cols;
     so.n_columns = it->n;
+    so.text_codes = it->text_codes;
     so.row_begin = d->cluster_begin[it->cluster];
     so.row_end = d->cluster_begin[it->cluster + 1];
     if (pch_vx_file_scan(d->f, &so, &it->arr, &it->dt, err) < 0) return pch_error_prefix(err, "%s", d->path);

@@ -906,12 +906,66 @@ static int key_ids(vq_exec *e, int g, const uint32_t *sel, uint64_t m, uint32_t 
     return rc == PCH_OK ? PCH_OK : rc == PCH_ELIMIT ? pch_error_set(err, rc, "vortex sql: too many groups") : oom(err);
 }
 
+/* Aggregation on the codes (RFC-0006 §13.3): one key column by code ('c'), every item the key,
+** count(*) or count(key). The passing rows' codes are counted into a histogram per dictionary
+** entry, then each entry that has rows is interned once: no per-row key, group id or row
+** selection. *done false: the statement needs the general path. */
+static int accumulate_codes(vq_exec *e, bool *done, pch_error *err)
+{
+    const vq_plan *p = e->p;
+    const pch_sql_vec *v = &e->cols[p->group[0]];
+    const uint32_t *code = v->code;
+    const uint8_t *pass = e->pass;
+    uint64_t n = e->n, nd = v->n_dict, j = 0, *gr;
+    uint32_t *h;
+    int rc = PCH_OK;
+    *done = false;
+    if (p->n_group != 1 || v->kind != 'c' || nd == 0 || nd > n) return PCH_OK;
+    for (int i = 0; i < p->n_items; i++) {
+        const vq_item *it = &p->item[i];
+        if (!(it->agg == A_COUNT_STAR || ((it->agg == A_NONE || it->agg == A_COUNT) && it->col == p->group[0])))
+            return PCH_OK;
+    }
+    *done = true;
+    pch_buf_clear(&e->hist);
+    if (pch_buf_reserve(&e->hist, (size_t)nd * 16) < 0) return oom(err);
+    h = (uint32_t *)(void *)e->hist.data;
+    memset(h, 0, (size_t)nd * 16);
+    /* four interleaved histograms: rows of one code follow each other, and one counter per
+    ** code would make each increment wait for the last */
+    if (p->n_pred == 0)
+        for (; j + 4 <= n; j += 4) { h[code[j]]++; h[nd + code[j + 1]]++; h[2 * nd + code[j + 2]]++; h[3 * nd + code[j + 3]]++; }
+    else
+        for (; j + 4 <= n; j += 4) {
+            h[code[j]] += pass[j]; h[nd + code[j + 1]] += pass[j + 1];
+            h[2 * nd + code[j + 2]] += pass[j + 2]; h[3 * nd + code[j + 3]] += pass[j + 3];
+        }
+    for (; j < n; j++) h[code[j]] += p->n_pred == 0 ? 1 : pass[j];
+    for (uint64_t d = 0; d < nd && rc == PCH_OK; d++) {
+        uint64_t k = (uint64_t)h[d] + h[nd + d] + h[2 * nd + d] + h[3 * nd + d];
+        uint32_t g = 0;             /* a null entry (valid[r] is dict[code[r]] != NULL) is group 0 */
+        if (!k) continue;
+        e->keys[0].kind = 's';
+        if (v->dict[d] && (rc = pch_sql__intern(&e->keys[0], v->dict[d], v->dict_n[d], &g)) < 0) break;
+        if (ensure_groups(e, g) < 0) return oom(err);
+        gr = (uint64_t *)(void *)e->grows.data;
+        gr[g] += k;
+        for (int i = 0; i < p->n_items; i++)
+            if (p->item[i].agg == A_COUNT_STAR || (p->item[i].agg == A_COUNT && v->dict[d]))
+                ((uint64_t *)(void *)e->agg[i].cnt.data)[g] += k;
+    }
+    return rc == PCH_OK ? PCH_OK : rc == PCH_ELIMIT ? pch_error_set(err, rc, "vortex sql: too many groups") : oom(err);
+}
+
 static int accumulate(vq_exec *e, pch_error *err)
 {
     const vq_plan *p = e->p;
     uint64_t m = 0, n = e->n;
     uint32_t *sel;
     bool counted = false;           /* count(*) came with the group rows */
+    bool done;
+    PCH_TRY(accumulate_codes(e, &done, err));
+    if (done) return PCH_OK;
     if (n > e->kid_cap) {
         for (int g = 0; g < VQ_MAX; g++) { pch_free(e->ctx, e->kid[g]); e->kid[g] = NULL; }
         pch_free(e->ctx, e->gid);

@@ -402,6 +402,10 @@ struct pch_sql_lanes {
     uint64_t *r_step, *r_call, *r_ord, *r_cpos;
     uint32_t *r_ent;
     size_t r_cap;
+    /* r_step / r_call are the identity (output row j is item j: every page kept, items in
+    ** one run from 0) and not written; row_map writes them for a reader that needs them */
+    bool step_ident, call_ident;
+    uint64_t n_rows;
     /* the lane whose list gives each page's steps (the cheapest one read, lanes_open), and
     ** which of the r_* the columns read (enum_rows writes only those; r_call always) */
     int spine;
@@ -723,6 +727,22 @@ static int grow_rows(pch_sql_lanes *c, uint64_t need)
     return PCH_OK;
 }
 
+/* rows[0..n) = 0..n-1: the identity map written out. */
+static void row_fill(uint64_t *rows, uint64_t n)
+{
+    for (uint64_t j = 0; j < n; j++) rows[j] = j;
+}
+
+/* The step (or call) item of every output row, written out when enum_rows left it the
+** identity; NULL-aware readers (vec_ints, vec_codes) take the identity as NULL instead. */
+static const uint64_t *row_map(pch_sql_lanes *c, bool call)
+{
+    bool *ident = call ? &c->call_ident : &c->step_ident;
+    uint64_t *m = call ? c->r_call : c->r_step;
+    if (*ident) { row_fill(m, c->n_rows); *ident = false; }
+    return m;
+}
+
 /* The output rows of the cluster in L (storage order), into c->r_*: the steps (or calls) of
 ** every page the summaries keep, after checking that every lane read agrees with the spine lane on
 ** each page's steps (and the call lanes on each step's calls). */
@@ -741,6 +761,8 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
     for (int l = LN_STEP_ID; l < LN_N; l++) if (c->lane_at[l] >= 0 && l != c->spine) chk[n_chk++] = l;
     for (int j = 0; j < 4; j++) { pch_buf_clear(&c->ent_data[j]); pch_buf_clear(&c->ent_off[j]); pch_buf_clear(&c->ent_ok[j]); }
     c->n_ent = 0;
+    c->step_ident = c->t == PCH_STORYLINE_STEPS;   /* a call's step is no identity */
+    c->call_ident = true;
     if (grow_rows(c, most) < 0 || push_ent(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     for (uint64_t r = 0; r < rows; r++) {
         uint64_t sb, se;
@@ -767,7 +789,8 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         if (c->t == PCH_STORYLINE_STEPS) {
             if (se - sb > c->r_cap - n) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
             if (!keep || keep[r]) {     /* a page the summaries rule out: none */
-                for (uint64_t si = sb; si < se; si++) c->r_step[n + si - sb] = si;
+                if (c->step_ident && sb != n) { row_fill(c->r_step, n); c->step_ident = false; }
+                if (!c->step_ident) for (uint64_t si = sb; si < se; si++) c->r_step[n + si - sb] = si;
                 if (c->need_ord) for (uint64_t si = sb; si < se; si++) c->r_ord[n + si - sb] = c->step_base + (si - sb);
                 if (c->need_ent) for (uint64_t si = sb; si < se; si++) c->r_ent[n + si - sb] = c->n_ent - 1;
                 n += se - sb;
@@ -779,7 +802,9 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             uint64_t cb = (uint64_t)fs->offsets[sb], ce = (uint64_t)fs->offsets[se];
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
-            for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n++] = ci;
+            if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
+            if (!c->call_ident) for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n + ci - cb] = ci;
+            n += ce - cb;
             c->step_base += se - sb;
             continue;
         }
@@ -796,7 +821,8 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             }
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
-            for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n + ci - cb] = ci;
+            if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
+            if (!c->call_ident) for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n + ci - cb] = ci;
             if (c->need_step) for (uint64_t ci = cb; ci < ce; ci++) c->r_step[n + ci - cb] = si;
             if (c->need_ord) for (uint64_t ci = cb; ci < ce; ci++) c->r_ord[n + ci - cb] = sord;
             if (c->need_cpos) for (uint64_t ci = cb; ci < ce; ci++) c->r_cpos[n + ci - cb] = ci - cb;
@@ -805,7 +831,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         }
         c->step_base += se - sb;
     }
-    *n_out = n;
+    *n_out = c->n_rows = n;
     return PCH_OK;
 }
 
@@ -830,9 +856,18 @@ char pch_sql__vx_lane_kind(pch_storyline_table t, const char *column)
 int pch_sql__vx_vec_open(void *h, pch_storyline_table t, uint64_t used, const pch_sql_cons *cons, int n_cons,
                          pch_sql_lanes **out, pch_error *err)
 {
+    static const int k_coded[] = { LN_MODEL, LN_FUNCTION, LN_CALL_ID };
     *out = NULL;
     if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return PCH_OK;
-    return lanes_open(h, t, used, cons, n_cons, out, err);
+    PCH_TRY(lanes_open(h, t, used, cons, n_cons, out, err));
+    /* the vectors read these lanes' text through vec_codes alone (their list offsets are
+    ** read as well): dictionary text stays as codes, no string is gathered (§13.3) */
+    for (size_t i = 0; *out && i < sizeof k_coded / sizeof *k_coded; i++) {
+        int at = (*out)->lane_at[k_coded[i]];
+        int rc = at >= 0 ? pch_vxp_lanes_text_codes((*out)->it, (size_t)at, err) : PCH_OK;
+        if (rc < 0) { lanes_close(*out); *out = NULL; return rc; }
+    }
+    return PCH_OK;
 }
 
 static void *vbuf(pch_buf *b, size_t n)
@@ -858,24 +893,38 @@ static void vec_ints(const pch_vx_array *a, const uint64_t *idx, uint64_t n, boo
         case PCH_VX_U32: case PCH_VX_I32: w = 4; break;
         default: w = 8; break;
         }
-#define VEC_INTS_LOOP(LOAD)                                                                   \
-        for (uint64_t j = 0; j < n; j++) {                                                    \
-            uint64_t r = idx[j];                                                              \
+        /* idx NULL: row j is item j (one loop without the index load, for the compiler to
+        ** vectorise when there is no validity) */
+#define VEC_INTS_ROW(R, LOAD)                                                                 \
+        {                                                                                     \
+            uint64_t r = (R);                                                                 \
             bool valid = r < len && (!vb || ((vb[r >> 3] >> (r & 7)) & 1));                   \
             int64_t x = valid ? (int64_t)(LOAD) : 0;                                          \
             v[j] = i32 ? (int32_t)x : x;                                                      \
             ok[j] = valid;                                                                    \
         }
-        if (w == 1) { VEC_INTS_LOOP(d[r]) }
-        else if (w == 2) { VEC_INTS_LOOP(pch_load_le16(d + 2 * r)) }
-        else if (w == 4) { VEC_INTS_LOOP(pch_load_le32(d + 4 * r)) }
-        else { VEC_INTS_LOOP(pch_load_le64(d + 8 * r)) }
+#define VEC_INTS_LOOP(LOAD)                                                                   \
+        if (!idx && !vb && n <= len)                                                          \
+            for (uint64_t j = 0; j < n; j++) {                                                \
+                uint64_t r = j;                                                               \
+                int64_t x = (int64_t)(LOAD);                                                  \
+                v[j] = i32 ? (int32_t)x : x;                                                  \
+                ok[j] = 1;                                                                    \
+            }                                                                                 \
+        else if (!idx) for (uint64_t j = 0; j < n; j++) VEC_INTS_ROW(j, LOAD)                 \
+        else for (uint64_t j = 0; j < n; j++) VEC_INTS_ROW(idx[j], LOAD)
+        if (w == 1) { VEC_INTS_LOOP(d[r]); }
+        else if (w == 2) { VEC_INTS_LOOP(pch_load_le16(d + 2 * r)); }
+        else if (w == 4) { VEC_INTS_LOOP(pch_load_le32(d + 4 * r)); }
+        else { VEC_INTS_LOOP(pch_load_le64(d + 8 * r)); }
 #undef VEC_INTS_LOOP
+#undef VEC_INTS_ROW
         return;
     }
     for (uint64_t j = 0; j < n; j++) {
-        bool valid = pch_vx_row_valid(a, idx[j]);
-        int64_t x = valid ? (int64_t)pch_vx_row_uint(a, idx[j]) : 0;
+        uint64_t r = idx ? idx[j] : j;
+        bool valid = pch_vx_row_valid(a, r);
+        int64_t x = valid ? (int64_t)pch_vx_row_uint(a, r) : 0;
         v[j] = i32 ? (int32_t)x : x;
         ok[j] = valid;
     }
@@ -901,7 +950,7 @@ static int vec_ids(pch_sql_lanes *c, int x, pch_sql_vec *v)
     return PCH_OK;
 }
 
-/* Text column x (gathered from a vortex.dict encoding, x->dict_codes) at rows idx[0..n) as
+/* Text column x (gathered from a vortex.dict encoding, x->dict_codes) at rows idx[0..n) (NULL: 0..n-1) as
 ** codes into its dictionary ('c': entry 0 null, entry k + 1 dictionary row k), so the engine
 ** tests and groups each distinct value once (RFC-0006 §13.3) instead of hashing every row's
 ** bytes. The caller checked that the dictionary is no longer than the rows. */
@@ -913,6 +962,7 @@ static int vec_codes(out_col *o, pch_sql_vec *v, const pch_vx_array *x, const ui
     uint32_t *code = vbuf(&o->val, (size_t)n * 4);
     const char **p = vbuf(&o->off, (size_t)(nd + 1) * sizeof *p);
     size_t *pn = vbuf(&o->data, (size_t)(nd + 1) * sizeof *pn);
+    bool all_ok = true;             /* no dictionary entry is null */
     if (!code || !p || !pn) return PCH_ENOMEM;
     p[0] = NULL;
     pn[0] = 0;
@@ -920,16 +970,24 @@ static int vec_codes(out_col *o, pch_sql_vec *v, const pch_vx_array *x, const ui
         p[k + 1] = row_ok(dv, k) ? (dv->data ? (const char *)dv->data + dv->offsets[k] : "") : NULL;
         pn[k + 1] = p[k + 1] ? (size_t)(dv->offsets[k + 1] - dv->offsets[k]) : 0;
     }
-    if (!x->validity)           /* a null row has code UINT32_MAX as well: validity adds nothing */
+    for (uint64_t k = 1; k <= nd && all_ok; k++) all_ok = p[k] != NULL;
+    if (!idx && !x->validity && n <= x->len) {
+        /* row j is item j: the decoder checked every code (< nd, or UINT32_MAX for null),
+        ** so code + 1 wraps null to entry 0 exactly; two loops the compiler vectorises */
+        const uint32_t *dc = x->dict_codes;
+        for (uint64_t j = 0; j < n; j++) code[j] = dc[j] + 1u;
+        if (all_ok) for (uint64_t j = 0; j < n; j++) ok[j] = code[j] != 0;
+        else for (uint64_t j = 0; j < n; j++) ok[j] = p[code[j]] != NULL;
+    } else if (!x->validity)    /* a null row has code UINT32_MAX as well: validity adds nothing */
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t r = idx[j];
+            uint64_t r = idx ? idx[j] : j;
             uint32_t cd = r < x->len ? x->dict_codes[r] : UINT32_MAX;
             code[j] = cd < nd ? cd + 1 : 0;
             ok[j] = p[code[j]] != NULL;
         }
     else
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t r = idx[j];
+            uint64_t r = idx ? idx[j] : j;
             uint32_t cd = row_ok(x, r) ? x->dict_codes[r] : UINT32_MAX;
             code[j] = cd < nd ? cd + 1 : 0;
             ok[j] = p[code[j]] != NULL;
@@ -951,6 +1009,9 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
     out_col *o = &c->vcol[k];
     pch_sql_vec *v = &c->v[k];
     uint8_t *ok = vbuf(&o->valid, n);
+    /* each output row's step item, for the readers below that index it directly */
+    const uint64_t *rs = d->kind == K_TS_TEXT || d->kind == K_STEP_F64 || d->kind == K_STEP_BOOL ||
+                         d->kind == K_HAS_CALLS || d->kind == K_N_CALLS ? row_map(c, false) : NULL;
     int64_t *iv = NULL;
     memset(v, 0, sizeof *v);
     v->valid = ok;
@@ -963,7 +1024,7 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
         uint32_t *code = vbuf(&o->val, n * 4);
         int64_t *k2 = vbuf(&o->data, n * 8);
         if (!code || !k2) return PCH_ENOMEM;
-        vec_ints(x, c->r_step, n, false, k2, ok);   /* invalid rows read as 0 */
+        vec_ints(x, c->step_ident ? NULL : c->r_step, n, false, k2, ok);   /* invalid rows read as 0 */
         for (uint64_t j = 0; j < n; j++) {
             code[j] = (uint64_t)k2[j] < 4 ? (uint32_t)k2[j] : 0;
             ok[j] = code[j] != 0;
@@ -976,12 +1037,12 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
         return PCH_OK;
     }
     case K_STEP_STR: case K_CALL_STR: {
-        const uint64_t *idx = d->kind == K_STEP_STR ? c->r_step : c->r_call;
+        const uint64_t *idx = d->kind == K_STEP_STR ? (c->step_ident ? NULL : c->r_step) : (c->call_ident ? NULL : c->r_call);
         if (d->kind == K_CALL_STR) x = pch_vx_list_items(x);
-        if (x && x->offsets && x->dict_codes && x->dict_values && x->dict_values->offsets &&
-            x->dict_values->len <= n)
+        if (x && x->dict_codes && x->dict_values && x->dict_values->offsets &&
+            (!x->offsets || x->dict_values->len <= n))      /* codes only, or a short dictionary */
             return vec_codes(o, v, x, idx, n);
-        for (uint64_t j = 0; j < n; j++) ok[j] = row_ok(x, idx[j]) && x->offsets;
+        for (uint64_t j = 0; j < n; j++) ok[j] = row_ok(x, idx ? idx[j] : j) && x->offsets;
         v->kind = 's';
         v->idx = idx;
         if (x && x->offsets) { v->data = x->data ? x->data : (const uint8_t *)""; v->off = x->offsets; }
@@ -999,7 +1060,7 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
         if (!(off = vbuf(&o->off, (n + 1) * 8))) return PCH_ENOMEM;
         off[0] = 0;
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t si = c->r_step[j];
+            uint64_t si = rs[j];
             char iso[40];
             ok[j] = 1;
             if (row_ok(x, si) && x->offsets) PCH_TRY(pch_buf_append(&o->data, x->data + x->offsets[si], (size_t)(x->offsets[si + 1] - x->offsets[si])));
@@ -1019,7 +1080,7 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
         double *f = vbuf(&o->val, n * 8);
         if (!f) return PCH_ENOMEM;
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t si = c->r_step[j];
+            uint64_t si = rs[j];
             f[j] = 0;
             ok[j] = row_ok(x, si);
             if (ok[j]) {
@@ -1039,17 +1100,17 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
     switch (d->kind) {
     case K_ORDINAL: for (uint64_t j = 0; j < n; j++) { iv[j] = (int32_t)c->r_ord[j]; ok[j] = 1; } break;
     case K_CALL_ORD: for (uint64_t j = 0; j < n; j++) { iv[j] = (int32_t)c->r_cpos[j]; ok[j] = 1; } break;
-    case K_STEP_I64: vec_ints(x, c->r_step, n, c->schema->fields[k].type == PCH_LANCE_INT32, iv, ok); break;
+    case K_STEP_I64: vec_ints(x, c->step_ident ? NULL : c->r_step, n, c->schema->fields[k].type == PCH_LANCE_INT32, iv, ok); break;
     case K_STEP_BOOL:
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t si = c->r_step[j];
+            uint64_t si = rs[j];
             ok[j] = row_ok(x, si);
             iv[j] = ok[j] && (x->data[si / 8] >> (si % 8) & 1);
         }
         break;
     case K_HAS_CALLS: case K_N_CALLS:
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t b = 0, e = 0, si = c->r_step[j];
+            uint64_t b = 0, e = 0, si = rs[j];
             bool has = row_ok(x, si) && list_rng(x, si, &b, &e);
             iv[j] = d->kind == K_HAS_CALLS ? has : (int32_t)(e - b);
             ok[j] = 1;

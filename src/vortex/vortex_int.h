@@ -182,6 +182,9 @@ typedef struct pch_vx_decode_ctx {
     pch_ctx *ctx;
     const int16_t *spec_map;
     uint32_t n_specs;
+    /* pch_vx__deserialize only: text from vortex.dict / vortex.constant at the top, or as
+    ** list elements and struct fields, comes back as codes only (pch_vx_scan_options.text_codes) */
+    bool text_codes;
 } pch_vx_decode_ctx;
 /* Encoding tree of a segment as text ("fastlanes.for(fastlanes.bitpacked)"). */
 int pch_vx__describe_segment(pch_buf *out, const pch_vx_decode_ctx *dc, const uint8_t *seg,

@@ -228,6 +228,18 @@ int pch_vx__array_validate(const pch_vx_array *a, const pch_vx_dtype *d, pch_err
 
 /* ------------------------------------------------------------------ equality */
 
+/* The bytes of valid row i of a utf8/binary array; a codes-only array (a scan's text_codes)
+** reads them from its dictionary. */
+static void text_at(const pch_vx_array *a, uint64_t i, const uint8_t **p, size_t *n)
+{
+    if (!a->offsets && a->dict_codes && a->dict_values) {
+        i = a->dict_codes[i];
+        a = a->dict_values;
+    }
+    *p = a->data ? a->data + a->offsets[i] : (const uint8_t *)"";
+    *n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
+}
+
 static int row_equal(const pch_vx_array *a, uint64_t i, const pch_vx_array *b, uint64_t j)
 {
     const pch_vx_dtype *d = a->dtype;
@@ -241,8 +253,11 @@ static int row_equal(const pch_vx_array *a, uint64_t i, const pch_vx_array *b, u
         return memcmp(a->data + i * w, b->data + j * w, w) == 0;
     }
     case PCH_VX_UTF8: case PCH_VX_BINARY: {
-        int64_t la = a->offsets[i + 1] - a->offsets[i], lb = b->offsets[j + 1] - b->offsets[j];
-        return la == lb && (la == 0 || memcmp(a->data + a->offsets[i], b->data + b->offsets[j], (size_t)la) == 0);
+        const uint8_t *pa, *pb;
+        size_t la, lb;
+        text_at(a, i, &pa, &la);
+        text_at(b, j, &pb, &lb);
+        return la == lb && (la == 0 || memcmp(pa, pb, la) == 0);
     }
     case PCH_VX_STRUCT:
         for (uint32_t k = 0; k < a->n_children; k++)
@@ -1020,13 +1035,20 @@ int pch_vx_array_row_json(pch_vx_text *t, const pch_vx_array *a, uint64_t i)
         unsigned w = pch_vx_decimal_width(d->precision);
         return json_decimal(t, a->data + (size_t)i * w, w, d->scale);
     }
-    case PCH_VX_UTF8:
-        return json_str(t, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]));
+    case PCH_VX_UTF8: {
+        const uint8_t *p;
+        size_t n;
+        text_at(a, i, &p, &n);
+        return json_str(t, p, n);
+    }
     case PCH_VX_BINARY: {
         pch_buf b64;
+        const uint8_t *p;
+        size_t n;
         int rc;
+        text_at(a, i, &p, &n);
         pch_buf_init(&b64, a->ctx);
-        rc = pch_base64_encode(&b64, a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]));
+        rc = pch_base64_encode(&b64, p, n);
         if (!rc) rc = pch_vx__text_append(t, "{\"base64\":\"", 11);
         if (!rc) rc = pch_vx__text_append(t, (const char *)(b64.data ? b64.data : (const uint8_t *)""), b64.len);
         if (!rc) rc = pch_vx__text_append(t, "\"}", 2);
@@ -1071,7 +1093,10 @@ bool pch_vx_list_range(const pch_vx_array *a, uint64_t i, uint64_t *b, uint64_t 
 
 bool pch_vx_row_bytes(const pch_vx_array *a, uint64_t i, const char **p, size_t *n)
 {
-    if (!pch_vx_row_valid(a, i) || !a->offsets) return false;
+    if (!pch_vx_row_valid(a, i)) return false;
+    if (!a->offsets && a->dict_codes && a->dict_values)     /* codes only: the dictionary row */
+        return a->dict_codes[i] != UINT32_MAX && pch_vx_row_bytes(a->dict_values, a->dict_codes[i], p, n);
+    if (!a->offsets) return false;
     *p = (const char *)a->data + a->offsets[i];
     *n = (size_t)(a->offsets[i + 1] - a->offsets[i]);
     return true;

@@ -66,6 +66,7 @@ struct pch_vx_file {
     size_t cache_budget;
     pch_vx_io_stats st;
     pch_vx_decode_ctx dc;
+    bool text_codes;          /* the column being read may come back as text codes only (scan) */
     uint64_t gap;              /* coalescing gap (pch_vx_file_set_coalesce_gap) */
     pch_vx_segment_check_fn check;
     void *check_payload;
@@ -738,8 +739,12 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
         if (plan) return segvec_push(f, plan, n->seg) ? pch_error_set(err, PCH_ENOMEM, "vortex: out of memory") : PCH_OK;
         PCH_TRY(get_segment(f, n->seg, &seg, err));
         if (run) return pch_vx__deserialize_range(out, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, rows[0], nr, err);
+        if (all) {                  /* handed over as decoded: text may stay as codes */
+            pch_vx_decode_ctx dc = f->dc;
+            dc.text_codes = f->text_codes;
+            return pch_vx__deserialize(out, &dc, seg, f->seg_len[n->seg], n->dt, n->rows, err);
+        }
         PCH_TRY(pch_vx__deserialize(&full, &f->dc, seg, f->seg_len[n->seg], n->dt, n->rows, err));
-        if (all) { *out = full; return PCH_OK; }
         rc = pch_vx__array_take(out, full, rows, nr, err);
         pch_vx_array_free(full);
         return rc;
@@ -749,6 +754,11 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
         size_t np = 0;
         uint64_t i = 0, *sub = NULL;
         lnode *ch;
+        const bool tc = f->text_codes;
+        uint32_t c0 = 0;
+        /* rows from more than one chunk are concatenated: no codes-only text then */
+        while (nr && c0 < n->n_children && rows[0] >= n->starts[c0 + 1]) c0++;
+        if (nr && c0 < n->n_children && rows[nr - 1] >= n->starts[c0 + 1]) f->text_codes = false;
         if (!plan && !(parts = pch_calloc(f->ctx, n->n_children ? n->n_children : 1, sizeof(*parts))))
             return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         if (!(sub = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) { pch_free(f->ctx, parts); return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); }
@@ -761,6 +771,7 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
             if (!plan && !rc) np++;
         }
         pch_free(f->ctx, sub);
+        f->text_codes = tc;
         /* one chunk is handed over as decoded (no copy; its dtype tree lives as long as the
         ** file's layout, as n->dt does), more are concatenated */
         if (!plan && !rc && np == 1) { *out = parts[0]; parts[0] = NULL; }
@@ -792,10 +803,13 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
         uint64_t *all = NULL, nv = n->children[0].rows, *idx = NULL;
         unsigned p = n->own_dt->ptype;
         if (nv > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "vortex.dict layout: %" PRIu64 " values", nv);
+        const bool tc = f->text_codes;
         if (!(all = pch_malloc(f->ctx, (size_t)(nv ? nv : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         for (uint64_t i = 0; i < nv; i++) all[i] = i;
+        f->text_codes = false;      /* the values are taken by the codes below */
         rc = rr(f, &n->children[1], rows, nr, plan, &codes, err);
         if (!rc) rc = rr(f, &n->children[0], all, nv, plan, &vals, err);
+        f->text_codes = tc;
         pch_free(f->ctx, all);
         if (rc || plan) { pch_vx_array_free(codes); pch_vx_array_free(vals); return rc; }
         if (!(idx = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
@@ -1053,11 +1067,13 @@ int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array 
     const char **allcols = NULL;
     pch_vx_dtype *odt = NULL;
     pch_vx_array *res = NULL;
+    const uint8_t *tcodes;
     int rc = PCH_OK;
     *out = NULL;
     *dt_out = NULL;
     if (!o) o = &defaults;
-    if (o->version != PCH_VX_SCAN_OPTIONS_VERSION) return pch_error_set(err, PCH_EINVAL, "vortex scan: options version %u", o->version);
+    if (o->version != 1 && o->version != PCH_VX_SCAN_OPTIONS_VERSION) return pch_error_set(err, PCH_EINVAL, "vortex scan: options version %u", o->version);
+    tcodes = o->version >= 2 ? o->text_codes : NULL;   /* version 1 callers have no such field */
     begin = o->row_begin;
     end = o->row_end ? o->row_end : total;
     if (begin > end || end > total) return pch_error_set(err, PCH_EINVAL, "vortex scan: rows %" PRIu64 "..%" PRIu64 " outside 0..%" PRIu64, begin, end, total);
@@ -1135,9 +1151,11 @@ int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array 
         colref c;
         pch_vx_array *a = NULL;
         size_t nl = strlen(cols[i]);
-        if ((rc = resolve(f, cols[i], &c, err)) || (rc = rr(f, c.node, rows, nr, NULL, &a, err)) ||
-            (rc = extract(f, a, &c, &res->children[i], &odt->fields[i], err)))
-            goto done;
+        if ((rc = resolve(f, cols[i], &c, err))) goto done;
+        f->text_codes = tcodes && tcodes[i];
+        rc = rr(f, c.node, rows, nr, NULL, &a, err);
+        f->text_codes = false;
+        if (rc || (rc = extract(f, a, &c, &res->children[i], &odt->fields[i], err))) goto done;
         odt->n_fields = (uint32_t)i + 1;
         if (!(odt->names[i] = pch_malloc(f->ctx, nl + 1))) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto done; }
         memcpy(odt->names[i], cols[i], nl + 1);

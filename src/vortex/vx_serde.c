@@ -213,6 +213,7 @@ typedef struct dstate {
     uint8_t *balign;
     pch_vx_fill_fn fill;       /* sparse segment: makes a buffer's bytes present before use */
     void *fill_payload;
+    bool text_codes;           /* the array being decoded may be text as codes only (decode()) */
     pch_error *err;
 } dstate;
 
@@ -341,8 +342,20 @@ static int decode_ints(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, u
     if (!is_int_ptype(ptype)) return BAD("vortex %s: non-integer ptype %u for indices/offsets", pch_vx__enc_ids[n->enc], ptype);
     PCH_TRY(decode_child(ds, n, i, &d, len, &a));
     if (len > SIZE_MAX / 8 || !(v = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) { pch_vx_array_free(a); return NOMEM(); }
-    for (uint64_t k = 0; k < len; k++)
-        v[k] = pch_vx__is_signed(ptype) ? (uint64_t)pch_vx__load_int(a->data, ptype, k) : pch_vx__load_uint(a->data, ptype, k);
+    {
+        const uint8_t *b = a->data;     /* one loop per ptype: offsets are most of what is widened */
+        switch (ptype) {
+#define WIDEN(EXPR) for (uint64_t k = 0; k < len; k++) v[k] = (uint64_t)(EXPR); break;
+        case PCH_VX_U8: WIDEN(b[k])
+        case PCH_VX_I8: WIDEN((int64_t)(int8_t)b[k])
+        case PCH_VX_U16: WIDEN(pch_load_le16(b + 2 * k))
+        case PCH_VX_I16: WIDEN((int64_t)(int16_t)pch_load_le16(b + 2 * k))
+        case PCH_VX_U32: WIDEN(pch_load_le32(b + 4 * k))
+        case PCH_VX_I32: WIDEN((int64_t)(int32_t)pch_load_le32(b + 4 * k))
+        default: WIDEN(pch_load_le64(b + 8 * k))
+#undef WIDEN
+        }
+    }
     if (arr_out) *arr_out = a;
     else pch_vx_array_free(a);
     *vals_out = v;
@@ -476,6 +489,30 @@ static int gather_names(dstate *ds, const pch_vx_array *src, const uint64_t *idx
     pch_free(ds->ctx, pad);
     pch_free(ds->ctx, ln);
     *out = a;
+    return PCH_OK;
+}
+
+/* A codes-only text array (dict_codes over dict_values, no offsets) gathered into a plain one,
+** for the rare parent that must slice it; any other array is left as it is. */
+static int codes_gather(dstate *ds, pch_vx_array **a)
+{
+    pch_vx_array *x = *a, *g = NULL;
+    uint64_t *idx;
+    int rc;
+    if (!x || x->offsets || !x->dict_codes || !x->dict_values) return PCH_OK;
+    if (!(idx = pch_malloc(ds->ctx, (size_t)(x->len ? x->len : 1) * 8))) return NOMEM();
+    for (uint64_t i = 0; i < x->len; i++) idx[i] = x->dict_codes[i] == UINT32_MAX ? 0 : x->dict_codes[i];
+    rc = x->len && !x->dict_values->len ? PCH_OK : gather(ds, x->dict_values, idx, x->len, &g);
+    if (rc == PCH_OK && x->len && !x->dict_values->len) {    /* every row null */
+        if (!(g = pch_vx__array_new(ds->ctx, x->dtype, x->len, 0)) || pch_vx__array_alloc_offsets(g)) rc = NOMEM();
+    }
+    pch_free(ds->ctx, idx);
+    if (rc) { pch_vx_array_free(g); return rc; }
+    if (x->validity && !g->validity) { g->validity = x->validity; x->validity = NULL; }
+    else if (x->validity)
+        for (size_t b = 0; b < (size_t)((x->len + 7) / 8); b++) g->validity[b] &= x->validity[b];
+    pch_vx_array_free(x);
+    *a = g;
     return PCH_OK;
 }
 
@@ -635,8 +672,26 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
 static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
                         uint64_t cnt, pch_vx_array **out);
 
+/* Text as codes only (pch_vx_decode_ctx.text_codes) reaches the node decoded first, list
+** elements and struct fields: arrays that are returned as they are decoded. Every other child
+** (a dictionary's values, run-end values, a sparse patch, ...) is transformed by its parent,
+** so it is always decoded whole. */
+static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len, bool tc,
+                       pch_vx_array **out);
+
 static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len,
                   pch_vx_array **out)
+{
+    const bool tc = ds->text_codes;
+    int rc;
+    ds->text_codes = false;
+    rc = decode_node(ds, t, dt, len, tc, out);
+    ds->text_codes = tc;
+    return rc;
+}
+
+static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len, bool tc,
+                       pch_vx_array **out)
 {
     dnode n;
     pch_vx_array *a = NULL, *c = NULL;
@@ -769,14 +824,20 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         break;
     }
     case PCH_VX_E_STRUCT:
-        if ((rc = struct_range(ds, &n, dt, len, 0, len, &a))) goto fail;
+        ds->text_codes = tc;
+        rc = struct_range(ds, &n, dt, len, 0, len, &a);
+        ds->text_codes = false;
+        if (rc) goto fail;
         break;
     case PCH_VX_E_LIST: {
         uint64_t base;
         PCH_TRY(meta_fields(ds, &n, m, 2));
         if (n.bufs.n || n.kids.n < 2 || n.kids.n > 3) return BAD("vortex list: bad children/buffers");
         if (len == UINT64_MAX) return BAD("vortex list: length");
-        if ((rc = decode_child(ds, &n, 0, dt->elem, m[0], &c))) goto fail;
+        ds->text_codes = tc;
+        rc = decode_child(ds, &n, 0, dt->elem, m[0], &c);
+        ds->text_codes = false;
+        if (rc) goto fail;
         if ((rc = decode_ints(ds, &n, 1, (unsigned)m[1], len + 1, &o, NULL))) goto fail;
         if ((rc = check_offsets(ds, "list", o, len, m[0]))) goto fail;
         if (!(a = pch_vx__array_new(ds->ctx, dt, len, 1)) || pch_vx__array_alloc_offsets(a)) goto oom;
@@ -784,6 +845,7 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         for (uint64_t i = 0; i <= len; i++) a->offsets[i] = (int64_t)(o[i] - base);
         if (base != 0 || o[len] != m[0]) {
             pch_vx_array *s;
+            if ((rc = codes_gather(ds, &c))) goto fail;
             if ((rc = pch_vx__array_slice(&s, c, base, o[len] - base, ds->err))) goto fail;
             pch_vx_array_free(c);
             c = s;
@@ -828,11 +890,21 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if (n.meta_len || n.kids.n || n.bufs.n != 1) return BAD("vortex constant: bad metadata/children/buffers");
         PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
         PCH_TRY(pch_vx__scalar_decode(&s, bp, bl, ds->err));
-        PCH_TRY(from_scalar(ds, dt, &s, len, &a));
+        if (tc && (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
+            /* codes only: the value once (checked as from_scalar checks it), no rows written */
+            PCH_TRY(from_scalar(ds, dt, &s, 1, &c));
+            if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) goto oom;
+            if (s.kind == PCH_VX_SV_NULL) {
+                if (pch_vx__array_alloc_validity(a)) goto oom;
+                memset(a->validity, 0, (size_t)((len + 7) / 8));
+            }
+        } else {
+            PCH_TRY(from_scalar(ds, dt, &s, len, &a));
+        }
         if (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY) {
             /* text keeps its one value as a dictionary (pch_vx_array.dict_codes), as vortex.dict does */
             uint32_t code = s.kind == PCH_VX_SV_NULL ? UINT32_MAX : 0;
-            if ((rc = from_scalar(ds, dt, &s, 1, &c))) goto fail;
+            if (!c && (rc = from_scalar(ds, dt, &s, 1, &c))) goto fail;
             if (!(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4))) goto oom;
             for (uint64_t i = 0; i < len; i++) kc[i] = code;
             a->dict_codes = kc;
@@ -862,14 +934,17 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
         if ((rc = decode_child(ds, &n, 1, dt, m[0], &c))) { pch_vx_array_free(codes); goto fail; }
         /* text keeps its dictionary beside the gathered values (pch_vx_array.dict_codes) */
         keep = (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY) && m[0] < UINT32_MAX;
-        if (!(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8)) ||
+        /* codes only (tc): the codes are the values; no row index, no gather */
+        if ((!(keep && tc) && !(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) ||
             (keep && !(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4)))) { pch_vx_array_free(codes); goto oom; }
         if (!codes->validity && !pch_vx__is_signed((unsigned)m[1]) && len) {
             /* the common case, one loop per code width: no per-row calls */
             const uint8_t *cb = codes->data;
             uint64_t most = 0;
             switch (pch_vx_ptype_width((unsigned)m[1])) {
-#define DICT_CODES(LOAD) for (uint64_t i = 0; i < len; i++) { uint64_t x = (LOAD); o[i] = x; most = x > most ? x : most; }
+#define DICT_CODES(LOAD) \
+    if (o) for (uint64_t i = 0; i < len; i++) { uint64_t x = (LOAD); o[i] = x; most = x > most ? x : most; } \
+    else for (uint64_t i = 0; i < len; i++) { uint64_t x = (LOAD); kc[i] = (uint32_t)x; most = x > most ? x : most; }
             case 1: DICT_CODES(cb[i]) break;
             case 2: DICT_CODES(pch_load_le16(cb + 2 * i)) break;
             case 4: DICT_CODES(pch_load_le32(cb + 4 * i)) break;
@@ -877,18 +952,28 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
 #undef DICT_CODES
             }
             if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
-            if (kc) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
+            if (kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
         }
         else for (uint64_t i = 0; i < len; i++) {
             int valid = pch_vx_array_is_valid(codes, i);
             uint64_t code = pch_vx__is_signed((unsigned)m[1]) ? (uint64_t)pch_vx__load_int(codes->data, (unsigned)m[1], i)
                                                               : pch_vx__load_uint(codes->data, (unsigned)m[1], i);
             if (valid && code >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", code, m[0]); goto fail; }
-            o[i] = valid ? code : 0;
+            if (o) o[i] = valid ? code : 0;
             if (kc) kc[i] = valid ? (uint32_t)code : UINT32_MAX;
             if (!valid && m[0] == 0) { pch_vx_array_free(codes); rc = pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex dict: null codes over empty values"); goto fail; }
         }
-        if ((rc = (kc && !c->validity ? gather_names(ds, c, o, len, &a) : gather(ds, c, o, len, &a)))) { pch_vx_array_free(codes); goto fail; }
+        if (!o) {
+            if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) { pch_vx_array_free(codes); goto oom; }
+            if (c->validity) {      /* a row naming a null value is null, as the gather makes it */
+                if (pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
+                for (uint64_t i = 0; i < len; i++)
+                    if (kc[i] != UINT32_MAX && !pch_vx__bit(c->validity, kc[i])) pch_vx__set_bit(a->validity, i, 0);
+            }
+        } else if ((rc = (kc && !c->validity ? gather_names(ds, c, o, len, &a) : gather(ds, c, o, len, &a)))) {
+            pch_vx_array_free(codes);
+            goto fail;
+        }
         if (codes->validity) {
             if (!a->validity && pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
             for (uint64_t i = 0; i < len; i++)
@@ -1218,7 +1303,10 @@ int pch_vx__deserialize(pch_vx_array **out, const pch_vx_decode_ctx *dc, const u
     pch_vx_fbt node;
     int rc;
     *out = NULL;
-    if (!(rc = ds_open(&ds, &node, dc, seg, seg_len, err))) rc = decode(&ds, &node, dt, len, out);
+    if (!(rc = ds_open(&ds, &node, dc, seg, seg_len, err))) {
+        ds.text_codes = dc->text_codes;
+        rc = decode(&ds, &node, dt, len, out);
+    }
     ds_close(&ds);
     return rc;
 }

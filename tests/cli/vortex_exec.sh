@@ -62,9 +62,41 @@ big = {"schema_version": "ATIF-v1.6", "session_id": "huge", "agent": {"name": "g
                   "metrics": {"prompt_tokens": 5000000000000000000, "completion_tokens": 1}} for k in range(2)]}
 with open(os.path.join(out, "huge.json"), "w") as f:
     json.dump(big, f)
+# more of the same kind, for a root whose clusters hold hundreds of steps and calls: there the
+# writer keeps model_name and function_name as dictionaries (nulls and CSV-quoted names
+# among them), which the engine reads as codes only (docs/sql.md "Execution on the codes")
+for i in range(60, 420):
+    steps = []
+    for k in range(rnd.randint(1, 8)):
+        src = rnd.choice(["system", "user", "agent", "agent", "agent"])
+        st = {"step_id": k + 1, "source": src, "message": "m"}
+        if rnd.random() < 0.9:
+            st["timestamp"] = "2026-01-01T%02d:%02d:%02d.%03dZ" % (i % 24, k, rnd.randint(0, 59), rnd.randint(0, 999))
+        if src == "agent":
+            m = rnd.choice(models)
+            if m:
+                st["model_name"] = m
+            st["tool_calls"] = [{"tool_call_id": "c%d_%d" % (k, j), "function_name": rnd.choice(fns), "arguments": {}}
+                                for j in range(rnd.randint(0, 4))]
+            st["metrics"] = {"prompt_tokens": rnd.randint(0, 5000), "completion_tokens": rnd.randint(0, 700)}
+        steps.append(st)
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "s-%03d" % i,
+           "agent": {"name": "gen", "version": "1", "model_name": "m-1"}, "steps": steps}
+    os.makedirs(out + "-big", exist_ok=True)
+    with open(os.path.join(out + "-big", "d%03d.json" % i), "w") as f:
+        json.dump(doc, f)
 PY
 "$VX" build --from "$tmp/in" --to "$tmp/r.vx" --source-id src --cluster-bytes 8K --quiet 2>"$tmp/build.err" ||
     { echo "FAIL vortex build"; cat "$tmp/build.err"; exit 1; }
+cp "$tmp"/in/*.json "$tmp/in-big/"
+"$VX" build --from "$tmp/in-big" --to "$tmp/big.vx" --source-id src --quiet 2>"$tmp/build.err" ||
+    { echo "FAIL vortex build (big clusters)"; cat "$tmp/build.err"; exit 1; }
+# the big root's text lanes are dictionaries (else the codes path would go untested)
+"$VX" inspect "$tmp/big.vx" >"$tmp/big.inspect" 2>&1
+checks=$((checks + 1))
+{ grep -E '^ *steps\.model_name .*vortex\.dict' "$tmp/big.inspect" >/dev/null &&
+  grep -E '^ *tools\.function_name .*vortex\.dict' "$tmp/big.inspect" >/dev/null; } ||
+    { echo "FAIL the big root has no dictionary text lanes:"; grep -E 'model_name|function_name' "$tmp/big.inspect"; fail=1; }
 R=$tmp/r.vx
 
 formats="jsonl csv table"
@@ -90,7 +122,8 @@ both() {
     esac
 }
 
-# the engine's statements
+# the engine's statements, on both roots
+for R in "$tmp/r.vx" "$tmp/big.vx"; do
 for q in \
     "SELECT source, count(*) AS n FROM steps GROUP BY source" \
     "SELECT function_name, count(*) AS n FROM tool_calls GROUP BY function_name" \
@@ -124,9 +157,14 @@ for q in \
     "SELECT llm_call_count, count(*) FROM steps GROUP BY 1" \
     "select Source, COUNT( * ) from STEPS group by SOURCE order by 2" \
     "SELECT \"source\", count(*) FROM temp.steps GROUP BY \"source\" -- a comment" \
-    "SELECT run_id, step_ordinal FROM steps WHERE step_ordinal = 29 LIMIT 0"; do
+    "SELECT run_id, step_ordinal FROM steps WHERE step_ordinal = 29 LIMIT 0" \
+    "SELECT model_name, count(*), count(model_name) FROM steps WHERE source = 'agent' GROUP BY model_name" \
+    "SELECT function_name, count(function_name), count(*) FROM tool_calls WHERE step_ordinal > 0 GROUP BY 1 ORDER BY 3 DESC, 1" \
+    "SELECT count(*), function_name FROM tool_calls WHERE function_name <> 'bash' GROUP BY function_name"; do
     both vec "$q"
 done
+done
+R=$tmp/r.vx
 # runtime hand-backs: the engine starts, then gives the statement to SQLite (same answer)
 both any "SELECT source, run_id FROM steps ORDER BY source"
 path=$("$VX" sql "$R" "SELECT source, run_id FROM steps ORDER BY source" --explain | grep '^statement 1:')

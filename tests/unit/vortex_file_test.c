@@ -218,6 +218,52 @@ static bool dict_codes_agree(const pch_vx_array *a)
     return true;
 }
 
+/* Text arrays that came back as codes only (no offsets, codes over a dictionary), counted. */
+static uint64_t g_codes_only;
+static void count_codes_only(const pch_vx_array *a)
+{
+    if (!a) return;
+    for (uint32_t i = 0; i < a->n_children; i++) count_codes_only(a->children[i]);
+    g_codes_only += !a->offsets && a->dict_codes && a->dict_values;
+}
+
+/* A scan with text_codes on every column gives the rows of the plain scan `back`: chunk by
+** chunk (each handed over as decoded: dictionary and constant text stay codes) and across
+** chunks (concatenated: plain text); a version-1 options struct (no text_codes) still scans. */
+static int codes_scan_same(pch_vx_file *f, const pch_vx_array *back, pch_vx_array **chunks, size_t n, pch_error *err)
+{
+    uint8_t flags[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+    uint64_t at = 0;
+    int rc = PCH_OK;
+    for (size_t c = 0; c <= n && rc == PCH_OK; c++) {
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        pch_vx_array *part = NULL, *want = NULL;
+        pch_vx_dtype *pdt = NULL;
+        so.text_codes = flags;
+        if (back->n_children > sizeof flags) return PCH_OK;
+        if (c < n) { so.row_begin = at; so.row_end = at + chunks[c]->len; at = so.row_end; }
+        else so.version = 1;        /* the whole file, as a version-1 caller asks */
+        if (so.row_end == so.row_begin && c < n) continue;
+        if (!(rc = pch_vx_file_scan(f, &so, &part, &pdt, err)) &&
+            !(rc = pch_vx__array_slice(&want, back, so.row_begin, (so.row_end ? so.row_end : back->len) - so.row_begin, err))) {
+            bool eq = part->len == want->len && part->n_children == want->n_children;
+            for (uint32_t i = 0; eq && i < part->n_children; i++) eq = pch_vx_array_equal(part->children[i], want->children[i]);
+            if (c < n) count_codes_only(part);
+            else if (g_codes_only) {    /* version 1: never codes only */
+                uint64_t before = g_codes_only;
+                count_codes_only(part);
+                if (g_codes_only != before) rc = pch_error_set(err, PCH_ECORRUPT, "a version-1 scan returned codes only");
+            }
+            if (!eq && !rc) rc = pch_error_set(err, PCH_ECORRUPT, "a text-codes scan of rows [%llu, %llu) differs",
+                                               (unsigned long long)so.row_begin, (unsigned long long)so.row_end);
+        }
+        pch_vx_array_free(part);
+        pch_vx_array_free(want);
+        pch_vx_dtype_free(pdt);
+    }
+    return rc;
+}
+
 static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, const pch_vx_write_options *o,
                      pch_error *err, pch_vx_writer **wout)
 {
@@ -262,6 +308,7 @@ static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, co
     }
     if (!eq) rc = pch_error_set(err, PCH_ECORRUPT, "round trip mismatch");
     if (!rc && !dict_codes_agree(back)) rc = pch_error_set(err, PCH_ECORRUPT, "dictionary codes disagree with the rows");
+    if (!rc) rc = codes_scan_same(f, back, chunks, n, err);
     /* row-range reads (a point read's path: only the frames holding the rows decompress)
     ** give the same rows as the full scan; the second half read segments in part (only the
     ** blocks they need, each checked against the file's bytes) */
@@ -339,6 +386,7 @@ static void test_vortex_file__random_roundtrip(void)
         pch_vx_dtype_free(dt);
         pch_buf_dispose(&sb);
     }
+    PCH_CHECK_MSG(g_codes_only > 0, "no text came back as codes only");
 }
 
 static void test_vortex_file__nested_nulls_and_big_strings(void)
@@ -1069,9 +1117,12 @@ static void test_vortex_file__all_null_dict_lane(void)
         PCH_CHECK_OK(pch_vx_builder_finish(b, &chunks[c], &err), &err);
     }
     for (int k = 0; k < 4; k++) {
+        uint64_t before = g_codes_only;
         o.compress = k & 1;
         o.zone_len = k & 2 ? 100 : 0;
         PCH_CHECK_OK(roundtrip(dt, chunks, 2, &o, &err, NULL), &err);
+        /* compressed, the all-null text is a constant: codes only, every row null */
+        if (o.compress) PCH_CHECK_MSG(g_codes_only > before, "compressed null text did not come back as codes");
     }
     pch_vx_array_free(chunks[0]);
     pch_vx_array_free(chunks[1]);
