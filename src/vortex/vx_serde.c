@@ -516,11 +516,85 @@ static int codes_gather(dstate *ds, pch_vx_array **a)
     return PCH_OK;
 }
 
+/* vortex.dict codes of width w bytes (unsigned, no nulls), len of them, widened into o (when
+** not NULL, else into kc): the largest code. One small loop per width, the maximum taken in the
+** codes' own width, so the compiler vectorises each. */
+static __attribute__((noinline)) uint64_t dict_widen(const uint8_t *cb, unsigned w, uint64_t len, uint64_t *restrict o, uint32_t *restrict kc)
+{
+#define WIDEN(T, LOAD) { \
+    T mx = 0; \
+    if (o) for (uint64_t i = 0; i < len; i++) { T x = (LOAD); o[i] = x; mx = x > mx ? x : mx; } \
+    else for (uint64_t i = 0; i < len; i++) { T x = (LOAD); kc[i] = (uint32_t)x; mx = x > mx ? x : mx; } \
+    return mx; }
+    switch (w) {
+    case 1: WIDEN(uint8_t, cb[i])
+    case 2: WIDEN(uint16_t, pch_load_le16(cb + 2 * i))
+    case 4: WIDEN(uint32_t, pch_load_le32(cb + 4 * i))
+    default: WIDEN(uint64_t, pch_load_le64(cb + 8 * i))
+    }
+#undef WIDEN
+}
+
 static int check_offsets(dstate *ds, const char *what, const uint64_t *o, uint64_t len, uint64_t limit)
 {
     for (uint64_t k = 0; k < len; k++)
         if (o[k] > o[k + 1]) return BAD("vortex %s: offsets not sorted at %" PRIu64, what, k);
     if (o[len] > limit) return BAD("vortex %s: offset %" PRIu64 " past %" PRIu64, what, o[len], limit);
+    return PCH_OK;
+}
+
+/* n integers of ptype widened to u64 (sign-extended) into v: true when they are sorted in
+** u64 order. Sortedness is tested in the integers' own width, which the compiler vectorises
+** (a signed type also needs its first value non-negative; anything else reports unsorted and
+** the caller's exact check decides). Not inlined: inside decode_node's switch the compiler
+** does not vectorise these loops. */
+static __attribute__((noinline)) bool offsets_widen(const uint8_t *b, unsigned ptype, uint64_t n, uint64_t *restrict v)
+{
+    unsigned unsorted = 0;
+#define AT8(i) b[i]
+#define AT16(i) pch_load_le16(b + 2 * (i))
+#define AT32(i) pch_load_le32(b + 4 * (i))
+#define AT64(i) pch_load_le64(b + 8 * (i))
+#define WIDEN(T, AT, SIGNED) \
+    for (uint64_t k = 0; k < n; k++) v[k] = SIGNED ? (uint64_t)(int64_t)(T)AT(k) : (uint64_t)(T)AT(k); \
+    for (uint64_t k = 0; k + 1 < n; k++) unsorted |= (T)AT(k) > (T)AT(k + 1); \
+    if (SIGNED && n && (int64_t)v[0] < 0) unsorted = 1; \
+    break;
+    switch (ptype) {
+    case PCH_VX_U8: WIDEN(uint8_t, AT8, 0)
+    case PCH_VX_I8: WIDEN(int8_t, AT8, 1)
+    case PCH_VX_U16: WIDEN(uint16_t, AT16, 0)
+    case PCH_VX_I16: WIDEN(int16_t, AT16, 1)
+    case PCH_VX_U32: WIDEN(uint32_t, AT32, 0)
+    case PCH_VX_I32: WIDEN(int32_t, AT32, 1)
+    default: WIDEN(uint64_t, AT64, 0)
+    }
+#undef WIDEN
+#undef AT8
+#undef AT16
+#undef AT32
+#undef AT64
+    return !unsorted;
+}
+
+/* A list's len + 1 offsets (child i of n, integers of ptype), checked as check_offsets checks
+** them (sorted, the last at most limit), into off[] less the first (*base); *last the last. */
+static int list_offsets(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, uint64_t len, uint64_t limit,
+                        int64_t *off, uint64_t *base, uint64_t *last)
+{
+    pch_vx_dtype d = prim_dt(ptype, 0);
+    pch_vx_array *x;
+    uint64_t *v = (uint64_t *)(void *)off;
+    bool sorted;
+    if (!is_int_ptype(ptype)) return BAD("vortex %s: non-integer ptype %u for indices/offsets", pch_vx__enc_ids[n->enc], ptype);
+    PCH_TRY(decode_child(ds, n, i, &d, len + 1, &x));
+    sorted = offsets_widen(x->data, ptype, len + 1, v);
+    pch_vx_array_free(x);
+    if (!sorted) PCH_TRY(check_offsets(ds, "list", v, len, limit));   /* names the first unsorted one */
+    if (v[len] > limit) return BAD("vortex list: offset %" PRIu64 " past %" PRIu64, v[len], limit);
+    *base = v[0];
+    *last = v[len];
+    if (*base) for (uint64_t k = 0; k <= len; k++) v[k] -= *base;
     return PCH_OK;
 }
 
@@ -830,7 +904,7 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if (rc) goto fail;
         break;
     case PCH_VX_E_LIST: {
-        uint64_t base;
+        uint64_t base = 0, last = 0;
         PCH_TRY(meta_fields(ds, &n, m, 2));
         if (n.bufs.n || n.kids.n < 2 || n.kids.n > 3) return BAD("vortex list: bad children/buffers");
         if (len == UINT64_MAX) return BAD("vortex list: length");
@@ -838,15 +912,12 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         rc = decode_child(ds, &n, 0, dt->elem, m[0], &c);
         ds->text_codes = false;
         if (rc) goto fail;
-        if ((rc = decode_ints(ds, &n, 1, (unsigned)m[1], len + 1, &o, NULL))) goto fail;
-        if ((rc = check_offsets(ds, "list", o, len, m[0]))) goto fail;
         if (!(a = pch_vx__array_new(ds->ctx, dt, len, 1)) || pch_vx__array_alloc_offsets(a)) goto oom;
-        base = o[0];
-        for (uint64_t i = 0; i <= len; i++) a->offsets[i] = (int64_t)(o[i] - base);
-        if (base != 0 || o[len] != m[0]) {
+        if ((rc = list_offsets(ds, &n, 1, (unsigned)m[1], len, m[0], a->offsets, &base, &last))) goto fail;
+        if (base != 0 || last != m[0]) {
             pch_vx_array *s;
             if ((rc = codes_gather(ds, &c))) goto fail;
-            if ((rc = pch_vx__array_slice(&s, c, base, o[len] - base, ds->err))) goto fail;
+            if ((rc = pch_vx__array_slice(&s, c, base, last - base, ds->err))) goto fail;
             pch_vx_array_free(c);
             c = s;
         }
@@ -941,16 +1012,7 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
             /* the common case, one loop per code width: no per-row calls */
             const uint8_t *cb = codes->data;
             uint64_t most = 0;
-            switch (pch_vx_ptype_width((unsigned)m[1])) {
-#define DICT_CODES(LOAD) \
-    if (o) for (uint64_t i = 0; i < len; i++) { uint64_t x = (LOAD); o[i] = x; most = x > most ? x : most; } \
-    else for (uint64_t i = 0; i < len; i++) { uint64_t x = (LOAD); kc[i] = (uint32_t)x; most = x > most ? x : most; }
-            case 1: DICT_CODES(cb[i]) break;
-            case 2: DICT_CODES(pch_load_le16(cb + 2 * i)) break;
-            case 4: DICT_CODES(pch_load_le32(cb + 4 * i)) break;
-            default: DICT_CODES(pch_load_le64(cb + 8 * i)) break;
-#undef DICT_CODES
-            }
+            most = dict_widen(cb, pch_vx_ptype_width((unsigned)m[1]), len, o, kc);
             if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
             if (kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
         }
