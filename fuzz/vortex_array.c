@@ -26,10 +26,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dc.ctx = fz_ctx();
     dc.spec_map = map;
     dc.n_specs = PCH_VX_E_COUNT;
+    dc.text_codes = false;
     if (pch_vx__deserialize(&a, &dc, data + 3, size - 3, dt, len, &err) == 0) {
         pch_vx_text t = { NULL, 0, 0, NULL, 0 };
         for (uint64_t r = 0; r < a->len && r < 64; r++) pch_vx_array_row_json(&t, a, r);
         pch_vx_text_dispose(&t);
+    }
+    {
+        /* text as codes only (a scan's text_codes): decodes exactly when the plain decode
+        ** does, to the same rows (read through the dictionaries) */
+        pch_vx_array *k = NULL;
+        int rk;
+        dc.text_codes = true;
+        rk = pch_vx__deserialize(&k, &dc, data + 3, size - 3, dt, len, &err);
+        dc.text_codes = false;
+        if ((rk == 0) != (a != NULL) || (k && !pch_vx_array_equal(k, a))) abort();
+        if (k) {
+            pch_vx_text t = { NULL, 0, 0, NULL, 0 };
+            for (uint64_t r = 0; r < k->len && r < 64; r++) pch_vx_array_row_json(&t, k, r);
+            pch_vx_text_dispose(&t);
+        }
+        pch_vx_array_free(k);
     }
     if (len) {
         /* a row range (the point-read path, which decompresses only the frames it needs):

@@ -661,6 +661,7 @@ static void test_vortex_file__multi_frame_ranges(void)
         dc.ctx = NULL;
         dc.spec_map = smap;
         dc.n_specs = PCH_VX_E_COUNT;
+        dc.text_codes = false;
         PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
         PCH_CHECK(pch_vx_array_equal(full, a));
         for (uint64_t bgn = 0; bgn < rows; bgn += 1 + rndn(23)) {

@@ -160,6 +160,7 @@ static int decode_seg(const pch_buf *seg, const pch_vx_dtype *dt, uint64_t len, 
     dc.ctx = g_ctx;
     dc.spec_map = g_map;
     dc.n_specs = PCH_VX_E_COUNT;
+    dc.text_codes = false;
     return pch_vx__deserialize(out, &dc, seg->data, seg->len, dt, len, err);
 }
 
