@@ -535,6 +535,22 @@ static __attribute__((noinline)) uint64_t dict_widen(const uint8_t *cb, unsigned
 #undef WIDEN
 }
 
+/* ALP-RD's common case (f32, u16 left-part codes, no nulls): false when a code is past the
+** dlen-entry dictionary or a right part is wider than rbw bits (nothing then written is
+** used); else dst[i] = sd[code[i]] | right[i]. Separate passes, not inlined, so that the
+** two checks vectorise (the join is a gather from eight entries). */
+static __attribute__((noinline)) bool alprd_f32(uint8_t *restrict dst, const uint8_t *restrict lc, const uint8_t *restrict rb,
+                                                uint64_t len, const uint32_t *sd, unsigned dlen, unsigned rbw)
+{
+    uint16_t most = 0;
+    uint32_t any = 0;
+    for (uint64_t i = 0; i < len; i++) { uint16_t c = pch_load_le16(lc + 2 * i); most = c > most ? c : most; }
+    for (uint64_t i = 0; i < len; i++) any |= pch_load_le32(rb + 4 * i);
+    if ((len && most >= dlen) || (rbw < 32 && (any >> rbw))) return false;
+    for (uint64_t i = 0; i < len; i++) pch_store_le32(dst + 4 * i, sd[pch_load_le16(lc + 2 * i)] | pch_load_le32(rb + 4 * i));
+    return true;
+}
+
 static int check_offsets(dstate *ds, const char *what, const uint64_t *o, uint64_t len, uint64_t limit)
 {
     for (uint64_t k = 0; k < len; k++)
@@ -1230,25 +1246,17 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         rdt = prim_dt(up, 0);
         pdt = prim_dt((unsigned)lpt, 0);
         if ((rc = decode_child(ds, &n, 0, &ldt, len, &lp)) || (rc = decode_child(ds, &n, 1, &rdt, len, &rp))) goto alprd_done;
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)len * (bits / 8))) { rc = NOMEM(); goto alprd_done; }
+        /* raw: both paths below write every value */
+        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)len * (bits / 8))) { rc = NOMEM(); goto alprd_done; }
         a->validity = lp->validity;   /* the left parts carry the array's validity */
         lp->validity = NULL;
         if (bits == 32 && lpt == PCH_VX_U16 && !a->validity) {
-            /* the common case (f32 logprobs, u16 codes, no nulls): one branch-free pass, the
-            ** checks accumulated and the failing row looked for only when one fails */
+            /* the common case (f32 logprobs, u16 codes, no nulls): checked in two vectorised
+            ** passes, joined in a third; the failing row looked for only when one fails */
             const uint8_t *lc = lp->data, *rb = rp->data;
-            uint8_t *dst = a->data;
-            uint64_t sd[ALPRD_DICT_MAX];
-            uint32_t bad_code = 0, bad_right = 0;
-            for (uint64_t d = 0; d < dlen; d++) sd[d] = dict[d] << rbw;
-            for (uint64_t i = 0; i < len; i++) {
-                uint16_t code = pch_load_le16(lc + 2 * i);
-                uint32_t right = pch_load_le32(rb + 4 * i);
-                bad_code |= code >= dlen;
-                bad_right |= (uint32_t)((uint64_t)right >> rbw);
-                pch_store_le32(dst + 4 * i, (uint32_t)(sd[code < dlen ? code : 0] | right));
-            }
-            if (bad_code || bad_right) {
+            uint32_t sd[ALPRD_DICT_MAX];
+            for (uint64_t d = 0; d < dlen; d++) sd[d] = (uint32_t)(dict[d] << rbw);
+            if (!alprd_f32(a->data, lc, rb, len, sd, (unsigned)dlen, (unsigned)rbw)) {
                 for (uint64_t i = 0; i < len; i++)
                     if (pch_load_le16(lc + 2 * i) >= dlen || ((uint64_t)pch_load_le32(rb + 4 * i) >> rbw)) {
                         rc = BAD("vortex alprd: code past the %" PRIu64 "-entry dictionary or right part wider than %" PRIu64 " bits at row %" PRIu64, dlen, rbw, i);
@@ -1464,6 +1472,9 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     }
     if (total != valid) { rc = BAD("vortex zstd: %" PRIu64 " values for %" PRIu64 " valid rows", total, valid); goto done; }
     if (!w && !(lens = pch_malloc(ds->ctx, (size_t)(vn ? vn : 1) * sizeof(*lens)))) { rc = NOMEM(); goto done; }
+    /* fixed-width values: sized once, and a frame wholly inside the rows decompresses
+    ** straight into place (no staging copy, no regrowth) */
+    if (w && (vn > SIZE_MAX / w || pch_buf_reserve(&vals, vn ? (size_t)vn * w : 1))) { rc = NOMEM(); goto done; }
     for (uint64_t k = 0; k < nframes && vstart < vb + vn; vstart += fr[k].nvals, k++) {
         const uint8_t *fp;
         size_t fl, gotb;
@@ -1472,6 +1483,15 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
         if (!fr[k].nvals || vstart + fr[k].nvals <= vb) continue;
         if ((rc = node_buf(ds, n, (uint32_t)(k + (dict_size ? 1 : 0)), &fp, &fl, 1))) goto done;
         if (!(z = thread_dctx())) { rc = NOMEM(); goto done; }
+        if (w && vstart >= vb && vstart + fr[k].nvals <= vb + vn && fr[k].size == fr[k].nvals * w &&
+            fr[k].size <= vals.cap - vals.len) {
+            gotb = dict ? ZSTD_decompress_usingDict(z, vals.data + vals.len, (size_t)fr[k].size, fp, fl, dict, dict_len)
+                        : ZSTD_decompressDCtx(z, vals.data + vals.len, (size_t)fr[k].size, fp, fl);
+            if (ZSTD_isError(gotb) || gotb != fr[k].size) { rc = BAD("vortex zstd: frame %" PRIu64 " does not decompress to %" PRIu64 " bytes", k, fr[k].size); goto done; }
+            vals.len += (size_t)fr[k].size;
+            got_vals += fr[k].nvals;
+            continue;
+        }
         plain.len = 0;
         if (pch_buf_reserve(&plain, (size_t)fr[k].size ? (size_t)fr[k].size : 1)) { rc = NOMEM(); goto done; }
         gotb = dict ? ZSTD_decompress_usingDict(z, plain.data, (size_t)fr[k].size, fp, fl, dict, dict_len)
