@@ -161,6 +161,8 @@ for q in \
     "SELECT model_name, count(*), count(model_name) FROM steps WHERE source = 'agent' GROUP BY model_name" \
     "SELECT function_name, count(function_name), count(*) FROM tool_calls WHERE step_ordinal > 0 GROUP BY 1 ORDER BY 3 DESC, 1" \
     "SELECT count(*), function_name FROM tool_calls WHERE function_name <> 'bash' GROUP BY function_name"; do
+    # under valgrind the dictionary root runs only the statements on its coded columns
+    case "$VG:$R:$q" in 1:*big.vx:*model_name*|1:*big.vx:*function_name*) ;; 1:*big.vx:*) continue ;; esac
     both vec "$q"
 done
 done
