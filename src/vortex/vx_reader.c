@@ -611,7 +611,7 @@ static int file_new(pch_vx_file **out, pch_ctx *ctx, pch_error *err)
     if (!f) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
     f->ctx = ctx;
     f->fd = -1;
-    f->cache_budget = (size_t)64 << 20;
+    f->cache_budget = (size_t)4 << 20;     /* vortex.h: pch_vx_file_set_cache_bytes */
     f->gap = COALESCE_GAP;
     *out = f;
     return PCH_OK;
