@@ -226,28 +226,15 @@ static double logprob_at(const pch_vxp_rl_step *s, size_t i)
     return d;
 }
 
-/* The sum of n u32 LE values (the count format's checksum: every id, and every f32 logprob's
-** bit pattern, read once). */
-static uint64_t sum_u32s(const uint8_t *p, size_t n)
+/* The sum of n little-endian words of w bytes (4 or 8): the count format's checksum reads
+** every id and every logprob's bit pattern once this way. */
+static uint64_t sum_words(const uint8_t *p, size_t n, unsigned w)
 {
     uint64_t s = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint32_t v;
-        memcpy(&v, p + 4 * k, 4);
-        s += v;
-    }
-    return s;
-}
-
-/* The sum of n u64 LE values (f64 logprobs' bit patterns in the checksum). */
-static uint64_t sum_u64s(const uint8_t *p, size_t n)
-{
-    uint64_t s = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t v;
-        memcpy(&v, p + 8 * k, 8);
-        s += v;
-    }
+    if (w == 4)
+        for (size_t k = 0; k < n; k++) { uint32_t v; memcpy(&v, p + 4 * k, 4); s += v; }
+    else
+        for (size_t k = 0; k < n; k++) { uint64_t v; memcpy(&v, p + 8 * k, 8); s += v; }
     return s;
 }
 
@@ -347,9 +334,8 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
             steps++;
             tokens += st[i].n_completion;
             if (count) {            /* touch every id and logprob, as a trainer would */
-                sum += sum_u32s(st[i].completion_ids, st[i].n_completion) + sum_u32s(st[i].prompt_ids, st[i].n_prompt);
-                sum += st[i].logprob_bits == 32 ? sum_u32s(st[i].logprobs, st[i].n_logprobs)
-                                                : sum_u64s(st[i].logprobs, st[i].n_logprobs);
+                sum += sum_words(st[i].completion_ids, st[i].n_completion, 4) + sum_words(st[i].prompt_ids, st[i].n_prompt, 4);
+                sum += sum_words(st[i].logprobs, st[i].n_logprobs, st[i].logprob_bits == 32 ? 4 : 8);
                 prompt += st[i].n_prompt;
                 lps += st[i].n_logprobs;
                 continue;
