@@ -492,14 +492,17 @@ static int gather_names(dstate *ds, const pch_vx_array *src, const uint64_t *idx
     return PCH_OK;
 }
 
-/* A codes-only text array (dict_codes over dict_values, no offsets) gathered into a plain one,
-** for the rare parent that must slice it; any other array is left as it is. */
+/* Every codes-only text array in *a (itself, or below it as list elements and struct fields:
+** dict_codes over dict_values, no offsets) gathered into a plain one, for the rare parent
+** that must slice it; any other array is left as it is. */
 static int codes_gather(dstate *ds, pch_vx_array **a)
 {
     pch_vx_array *x = *a, *g = NULL;
     uint64_t *idx;
     int rc;
-    if (!x || x->offsets || !x->dict_codes || !x->dict_values) return PCH_OK;
+    if (!x) return PCH_OK;
+    for (uint32_t k = 0; k < x->n_children; k++) PCH_TRY(codes_gather(ds, &x->children[k]));
+    if (x->offsets || !x->dict_codes || !x->dict_values) return PCH_OK;
     if (!(idx = pch_malloc(ds->ctx, (size_t)(x->len ? x->len : 1) * 8))) return NOMEM();
     for (uint64_t i = 0; i < x->len; i++) idx[i] = x->dict_codes[i] == UINT32_MAX ? 0 : x->dict_codes[i];
     rc = x->len && !x->dict_values->len ? PCH_OK : gather(ds, x->dict_values, idx, x->len, &g);
