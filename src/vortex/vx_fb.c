@@ -356,7 +356,7 @@ static int fb_follow(const pch_vx_fbv *v, size_t at, size_t *target)
 int pch_vx_fb_table(const pch_vx_fbt *t, unsigned slot, int required, pch_vx_fbt *out,
                     int *present)
 {
-    size_t at, target;
+    size_t at, target = 0;
     int rc;
     memset(out, 0, sizeof(*out));
     if (present) *present = 0;
@@ -389,7 +389,7 @@ static int fb_vec_at(const pch_vx_fbv *v, size_t target, size_t elem_size, size_
 int pch_vx_fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
                      pch_vx_fbvec *out, int *present)
 {
-    size_t at, target;
+    size_t at, target = 0;
     int rc;
     out->pos = 0;
     out->n = 0;
@@ -405,7 +405,7 @@ int pch_vx_fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_
 int pch_vx_fb_vec_table(const pch_vx_fbt *t, const pch_vx_fbvec *vec, uint32_t i,
                         pch_vx_fbt *out)
 {
-    size_t target;
+    size_t target = 0;
     int rc;
     if (i >= vec->n) return fb_bad(t->v, "vector index", vec->pos);
     if ((rc = fb_follow(t->v, vec->pos + 4 * (size_t)i, &target))) return rc;
@@ -414,7 +414,7 @@ int pch_vx_fb_vec_table(const pch_vx_fbt *t, const pch_vx_fbvec *vec, uint32_t i
 
 static int fb_string_at(const pch_vx_fbv *v, size_t target, const char **ptr, size_t *len)
 {
-    pch_vx_fbvec vec;
+    pch_vx_fbvec vec = { 0, 0 };   /* set by fb_vec_at; -O3 cannot see that */
     int rc;
     if ((rc = fb_vec_at(v, target, 1, 1, &vec))) return rc;
     if (vec.n >= v->len - vec.pos) return fb_bad(v, "string without NUL terminator", target);
@@ -428,7 +428,7 @@ static int fb_string_at(const pch_vx_fbv *v, size_t target, const char **ptr, si
 int pch_vx_fb_string(const pch_vx_fbt *t, unsigned slot, int required, const char **ptr,
                      size_t *len, int *present)
 {
-    size_t at, target;
+    size_t at, target = 0;
     int rc;
     *ptr = NULL;
     *len = 0;
@@ -449,7 +449,7 @@ int pch_vx_fb_string(const pch_vx_fbt *t, unsigned slot, int required, const cha
 int pch_vx_fb_vec_string(const pch_vx_fbt *t, const pch_vx_fbvec *vec, uint32_t i,
                          const char **ptr, size_t *len)
 {
-    size_t target;
+    size_t target = 0;
     int rc;
     if (i >= vec->n) return fb_bad(t->v, "vector index", vec->pos);
     if ((rc = fb_follow(t->v, vec->pos + 4 * (size_t)i, &target))) return rc;
