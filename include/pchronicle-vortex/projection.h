@@ -259,6 +259,9 @@ typedef struct pch_vxp_train_filter {
     bool has_time;                      /* step timestamp in [from_ms, to_ms) (UTC ms) */
     int64_t from_ms, to_ms;
     bool skip_prompt_ids;               /* RL: do not read prompt_token_ids (has_prompt false) */
+    unsigned threads;                   /* clusters decoded at once, each on a thread of its own
+                                        ** (0 = one per online CPU, at most 4); the examples and
+                                        ** their order are the same for any value */
 } pch_vxp_train_filter;
 
 /* One RL step: a step with completion_token_ids that is not copied context. Pointers are

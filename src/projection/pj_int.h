@@ -419,17 +419,41 @@ bool pj_train_step_in(const pch_vxp_train_filter *f, const pch_vx_array *model, 
 ** any), pch_vxp_prune. */
 int pj_train_prune(pch_vxp_lanes *it, const pch_vxp_train_filter *f, uint8_t source_bits, int copied, pch_error *err);
 
-/* A lane scan read one cluster ahead on a second thread (the training readers): next hands
-** out the cluster read ahead (lanes, rows, and the keep flags of a pruned scan or NULL), valid
-** until the following call, and starts reading the one after it. The iterator must not be
-** used otherwise while this is open; it stays the caller's. */
+/* A lane scan read ahead by worker threads (the training readers, pj_ahead.c): next hands out
+** the clusters in scan order (lanes, rows, and the keep flags of a pruned scan or NULL), each
+** valid until the following call, while up to `workers` others are being read and decoded.
+** Worker 0 uses the caller's iterator, each other one a clone over a twin of its snapshot.
+** workers 0 = one per online CPU, at most PJ_AHEAD_MAX_WORKERS. The iterator must not be used
+** otherwise while this is open; it stays the caller's. */
+#define PJ_AHEAD_MAX_WORKERS 4
 typedef struct pj_lanes_ahead pj_lanes_ahead;
-int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, pch_error *err);
+int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, unsigned workers, pch_error *err);
 int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
                         bool *eof, pch_error *err);
+/* The scan skipped clusters (zone or summary pruned) right before the cluster handed out last,
+** or before the end when next said eof. */
+bool pj_lanes_ahead_gap(const pj_lanes_ahead *a);
+/* Frees the workers' iterators and twins; their snapshot stats are added to the caller's. */
 void pj_lanes_ahead_free(pj_lanes_ahead *a);
-/* The scan's stats as of the cluster handed out last (the iterator's own may be moving). */
-void pj_lanes_ahead_stats(const pj_lanes_ahead *a, pch_vxp_lanes_stats *out);
+/* The scan's stats, summed over the workers as of the clusters they handed out (exact once
+** next said eof). */
+void pj_lanes_ahead_stats(pj_lanes_ahead *a, pch_vxp_lanes_stats *out);
+
+/* What pj_ahead.c needs of a lane iterator and a snapshot (pj_read.c). A clone reads the same
+** lanes with the same pruning and text codes over snapshot s; a strided iterator reads only
+** the clusters whose ordinal in the scan is phase modulo stride; next_owned hands the decoded
+** cluster's arrays to the caller with that ordinal (at eof, the number of clusters). */
+int pj_lanes_clone(pch_vxp_lanes **out, const pch_vxp_lanes *it, pch_vxp_snapshot *s, pch_error *err);
+void pj_lanes_stride(pch_vxp_lanes *it, uint32_t stride, uint32_t phase);
+size_t pj_lanes_count(const pch_vxp_lanes *it);
+int pj_lanes_next_owned(pch_vxp_lanes *it, pch_vx_array **arr, pch_vx_dtype **dt, uint64_t *ord, bool *eof,
+                        pch_error *err);
+/* A second handle on s's snapshot (same manifest, re-read and checked; its own file handles,
+** caches and digest tables), for a thread of its own; absorb adds a twin's I/O stats to s. */
+int pj_snapshot_twin(pch_vxp_snapshot **out, const pch_vxp_snapshot *s, pch_error *err);
+void pj_snapshot_absorb(pch_vxp_snapshot *s, const pch_vxp_snapshot *twin);
+/* The snapshot an iterator reads. */
+pch_vxp_snapshot *pj_lanes_snapshot(const pch_vxp_lanes *it);
 
 /* The context a snapshot was opened with. */
 pch_ctx *pj_snapshot_ctx(const pch_vxp_snapshot *s);

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -461,7 +460,8 @@ int pj_snapshot_load_all(pch_vxp_snapshot *s, pch_error *err)
     return PCH_OK;
 }
 
-int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, pch_error *err)
+/* A snapshot struct for root at CURRENT cur: its manifest (digest checked) and directory. */
+static int snapshot_load(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, const pj_current *cur, pch_error *err)
 {
     pch_vxp_snapshot *s;
     int rc;
@@ -472,7 +472,8 @@ int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root
     pch_arena_init(&s->strings, ctx, 64 * 1024);
     pch_buf_init(&s->mtext, ctx);
     if (!(s->root = strdup(root))) { rc = nomem(err); goto fail; }
-    {
+    if (cur) s->cur = *cur;
+    else {
         pch_buf cur_raw;
         pch_buf_init(&cur_raw, ctx);
         rc = pj_current_read(ctx, root, &s->cur, &cur_raw, err);
@@ -490,6 +491,46 @@ int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root
 fail:
     pch_vxp_snapshot_free(s);
     return rc;
+}
+
+int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, pch_error *err)
+{
+    return snapshot_load(out, ctx, root, NULL, err);
+}
+
+int pj_snapshot_twin(pch_vxp_snapshot **out, const pch_vxp_snapshot *s, pch_error *err)
+{
+    return snapshot_load(out, s->ctx, s->root, &s->cur, err);
+}
+
+static void io_add(pch_vxp_io_part *d, const pch_vxp_io_part *a)
+{
+    d->reads += a->reads;
+    d->bytes += a->bytes;
+}
+
+void pj_snapshot_absorb(pch_vxp_snapshot *s, const pch_vxp_snapshot *twin)
+{
+    pch_vxp_query_stats q;
+    pch_vxp_snapshot_stats(twin, &q);
+    s->st.files_opened += q.files_opened;
+    s->st.clusters_read += q.clusters_read;
+    s->st.segments_read += q.segments_read;
+    s->st.read_requests += q.read_requests;
+    s->st.bytes_read += q.bytes_read;
+    s->st.bytes_decoded += q.bytes_decoded;
+    s->st.cache_hits += q.cache_hits;
+    s->st.blobs_hydrated += q.blobs_hydrated;
+    s->st.blob_bytes += q.blob_bytes;
+    s->st.footer_cache_hits += q.footer_cache_hits;
+    s->st.bytes_checked += q.bytes_checked;
+    s->st.segments_partial += q.segments_partial;
+    io_add(&s->st.current, &q.current);
+    io_add(&s->st.manifest, &q.manifest);
+    io_add(&s->st.directory, &q.directory);
+    io_add(&s->st.footer, &q.footer);
+    io_add(&s->st.segment_tables, &q.segment_tables);
+    io_add(&s->st.lanes, &q.lanes);
 }
 
 static int ensure_row(pch_vxp_snapshot *s, uint64_t idx, pch_error *err)
@@ -1147,6 +1188,10 @@ struct pch_vxp_lanes {
     size_t keep_cap;
     pch_vxp_lanes_stats st;
     uint8_t *text_codes;            /* per lane: text as codes only (pch_vxp_lanes_text_codes) */
+    /* pj_lanes_stride: this iterator reads only the clusters whose ordinal in the scan (every
+    ** cluster of every file, pruned or not) is phase modulo stride; ord counts them */
+    uint32_t stride, phase;
+    uint64_t ord, last_ord;
 };
 
 int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *const *lanes, size_t n,
@@ -1173,6 +1218,8 @@ int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *con
     it->s = s;
     it->n = n;
     for (size_t i = 0; i < n; i++) it->cols[i] = lanes[i];
+    it->skip_file = SIZE_MAX;       /* no file's zone skips computed yet */
+    it->stride = 1;
     *out = it;
     return PCH_OK;
 }
@@ -1351,13 +1398,18 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         while (it->file < s->n_files && it->cluster >= s->files[it->file].n_clusters) { it->file++; it->cluster = 0; }
         *eof = it->file >= s->n_files;
         if (*eof) return PCH_OK;
+        if (it->ord++ % it->stride != it->phase) {     /* another worker's cluster */
+            it->cluster++;
+            continue;
+        }
+        it->last_ord = it->ord - 1;
         d = &s->files[it->file];
         PCH_TRY(open_file(s, d, err));
         b = d->cluster_begin[it->cluster];
         e = d->cluster_begin[it->cluster + 1];
         it->st.clusters++;
         if (it->prune) {
-            if (it->cluster == 0 || it->skip_file != it->file) PCH_TRY(zone_skips(it, d, err));
+            if (it->skip_file != it->file) PCH_TRY(zone_skips(it, d, err));
             if (it->skip && it->skip[it->cluster]) {
                 it->st.clusters_zone_pruned++;
                 it->cluster++;
@@ -1395,129 +1447,45 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
 }
 
 
-/* ---- read-ahead (the training readers, §13.5): while the caller works on cluster N, a second
-** thread reads, checks and decodes cluster N+1 with the same iterator. One thread per
-** cluster, joined before its result is used, so the iterator and the snapshot are only ever
-** used by one thread at a time; two clusters are held at once. ---- */
+/* ---- what the parallel read-ahead (pj_ahead.c) needs of an iterator ---- */
 
-typedef struct ahead_slot {
-    pch_vx_array *arr;
-    pch_vx_dtype *dt;
-    const pch_vx_array **lanes;
-    uint8_t *keep;                  /* pch_vxp_lanes_keep's flags, when the scan is pruned */
-    size_t keep_cap;
-    bool pruned;
-    pch_vxp_lanes_stats st;         /* the scan's stats once this cluster was read */
-    uint64_t rows;
-    bool eof;
-    int rc;
-    pch_error err;
-} ahead_slot;
-
-struct pj_lanes_ahead {
-    pch_vxp_lanes *it;
-    ahead_slot slot[2];
-    int cur;                        /* the slot handed out last; the other one is read ahead */
-    bool running, started;
-    pthread_t th;
-};
-
-static void slot_clear(ahead_slot *sl)
+int pj_lanes_clone(pch_vxp_lanes **out, const pch_vxp_lanes *it, pch_vxp_snapshot *s, pch_error *err)
 {
-    pch_vx_array_free(sl->arr);
-    pch_vx_dtype_free(sl->dt);
-    sl->arr = NULL;
-    sl->dt = NULL;
+    pch_vxp_lanes *c;
+    int rc;
+    *out = NULL;
+    PCH_TRY(pch_vxp_lanes_open(&c, s, it->cols, it->n, err));
+    memcpy(c->text_codes, it->text_codes, it->n);
+    if (it->prune && (rc = pch_vxp_lanes_prune(c, &it->p, err)) < 0) {
+        pch_vxp_lanes_free(c);
+        return rc;
+    }
+    *out = c;
+    return PCH_OK;
 }
 
-/* The iterator's next cluster into sl, which then owns its arrays. */
-static void slot_fill(pch_vxp_lanes *it, ahead_slot *sl)
+void pj_lanes_stride(pch_vxp_lanes *it, uint32_t stride, uint32_t phase)
+{
+    it->stride = stride ? stride : 1;
+    it->phase = phase % it->stride;
+}
+
+size_t pj_lanes_count(const pch_vxp_lanes *it) { return it->n; }
+pch_vxp_snapshot *pj_lanes_snapshot(const pch_vxp_lanes *it) { return it->s; }
+
+int pj_lanes_next_owned(pch_vxp_lanes *it, pch_vx_array **arr, pch_vx_dtype **dt, uint64_t *ord, bool *eof,
+                        pch_error *err)
 {
     const pch_vx_array *const *L;
-    const uint8_t *keep;
-    slot_clear(sl);
-    pch_error_clear(&sl->err);
-    sl->rc = pch_vxp_lanes_next(it, &L, &sl->rows, &sl->eof, &sl->err);
-    pch_vxp_lanes_stats_get(it, &sl->st);
-    if (sl->rc < 0 || sl->eof) return;
-    for (size_t i = 0; i < it->n; i++) sl->lanes[i] = L[i];
-    sl->arr = it->arr;              /* handed over: the iterator's next call must not free them */
-    sl->dt = it->dt;
+    uint64_t rows;
+    *arr = NULL;
+    *dt = NULL;
+    PCH_TRY(pch_vxp_lanes_next(it, &L, &rows, eof, err));
+    *ord = *eof ? it->ord : it->last_ord;
+    if (*eof) return PCH_OK;
+    *arr = it->arr;                 /* handed over: the iterator's next call must not free them */
+    *dt = it->dt;
     it->arr = NULL;
     it->dt = NULL;
-    keep = pch_vxp_lanes_keep(it);
-    sl->pruned = keep != NULL;
-    if (!keep) return;
-    if (sl->rows > sl->keep_cap) {
-        uint8_t *k = realloc(sl->keep, (size_t)sl->rows);
-        if (!k) { sl->rc = pch_error_set(&sl->err, PCH_ENOMEM, "projection: out of memory"); return; }
-        sl->keep = k;
-        sl->keep_cap = (size_t)sl->rows;
-    }
-    memcpy(sl->keep, keep, (size_t)sl->rows);
-}
-
-static void *ahead_main(void *p)
-{
-    pj_lanes_ahead *a = p;
-    slot_fill(a->it, &a->slot[!a->cur]);
-    return NULL;
-}
-
-int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, pch_error *err)
-{
-    pj_lanes_ahead *a = calloc(1, sizeof *a);
-    *out = NULL;
-    if (!a || !(a->slot[0].lanes = calloc(it->n, sizeof *a->slot[0].lanes)) ||
-        !(a->slot[1].lanes = calloc(it->n, sizeof *a->slot[1].lanes))) {
-        if (a) free(a->slot[0].lanes);
-        free(a);
-        return nomem(err);
-    }
-    a->it = it;
-    *out = a;
     return PCH_OK;
-}
-
-int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
-                        bool *eof, pch_error *err)
-{
-    ahead_slot *sl;
-    *lanes = NULL;
-    *rows = 0;
-    *keep = NULL;
-    if (a->running) {               /* the cluster read ahead */
-        pthread_join(a->th, NULL);
-        a->running = false;
-    } else {                        /* the first call, or the thread could not start */
-        slot_fill(a->it, &a->slot[!a->cur]);
-    }
-    slot_clear(&a->slot[a->cur]);   /* the caller is done with the last one */
-    a->cur = !a->cur;
-    sl = &a->slot[a->cur];
-    if (sl->rc < 0) {
-        *err = sl->err;
-        return sl->rc;
-    }
-    *eof = sl->eof;
-    if (sl->eof) return PCH_OK;
-    a->running = pthread_create(&a->th, NULL, ahead_main, a) == 0;
-    *lanes = sl->lanes;
-    *rows = sl->rows;
-    *keep = sl->pruned ? sl->keep : NULL;
-    return PCH_OK;
-}
-
-void pj_lanes_ahead_stats(const pj_lanes_ahead *a, pch_vxp_lanes_stats *out) { *out = a->slot[a->cur].st; }
-
-void pj_lanes_ahead_free(pj_lanes_ahead *a)
-{
-    if (!a) return;
-    if (a->running) pthread_join(a->th, NULL);
-    for (int i = 0; i < 2; i++) {
-        slot_clear(&a->slot[i]);
-        free(a->slot[i].lanes);
-        free(a->slot[i].keep);
-    }
-    free(a);
 }

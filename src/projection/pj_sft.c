@@ -41,7 +41,7 @@ struct pch_vxp_sft_reader {
     uint64_t n_rows, row;
     const uint8_t *keep;
     pj_page_seq seq;
-    uint64_t skipped, skipped_seen; /* clusters the scan skipped: now, and at the last row read */
+    bool gap;                       /* the scan skipped clusters right before the row read next */
     /* the conversation of the current trajectory */
     bool drop;                      /* filtered out by its identity */
     uint64_t step_base;             /* steps on its earlier pages */
@@ -92,7 +92,7 @@ int pch_vxp_sft_open_as(pch_vxp_sft_reader **out, pch_vxp_snapshot *s, const pch
     if (rc == PCH_OK) rc = pj_train_prune(r->it, &r->f, 1u << PCH_ATIF_SOURCE_AGENT, 0, err);
     if (rc == PCH_OK) rc = pj_snapshot_blobs(s, &blobs, err);
     if (rc == PCH_OK) rc = pj_chat_new(&r->chat, blobs, err);
-    if (rc == PCH_OK) rc = pj_lanes_ahead_open(&r->ahead, r->it, err);
+    if (rc == PCH_OK) rc = pj_lanes_ahead_open(&r->ahead, r->it, r->f.threads, err);
     if (rc < 0) {
         pch_vxp_sft_free(r);
         return rc;
@@ -241,11 +241,11 @@ static int read_row(pch_vxp_sft_reader *r, uint64_t row, bool *got, pch_error *e
     page = pch_vx_row_uint(l[PJ_ID_PAGE_INDEX], row);
     pages = pch_vx_row_uint(l[PJ_ID_PAGE_COUNT], row);
     if (pj_page_seq_next(&r->seq, page, pages, id[2], idn[2], &cont, msg, sizeof msg) < 0 &&
-        !(page == 0 && page < pages && r->skipped != r->skipped_seen))
+        !(page == 0 && page < pages && r->gap))
         /* pages missing before a new trajectory are expected only where the scan skipped a
         ** cluster (its last pages held no example) */
         return pch_error_set(err, PCH_ECORRUPT, "projection: %s", msg);
-    r->skipped_seen = r->skipped;
+    r->gap = false;
     if (!cont) PCH_TRY(open_trajectory(r, row, id, idn, err));
     if (r->drop) return PCH_OK;
     for (size_t i = 0; i < N_LANES; i++) {         /* every step lane covers the same steps */
@@ -314,14 +314,12 @@ int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batc
         bool got;
         if (r->row >= r->n_rows) {
             const pch_vx_array *const *L;
-            pch_vxp_lanes_stats st;
             char msg[400];
             const uint8_t *keep;
             PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &r->n_rows, &keep, eof, err));
-            pj_lanes_ahead_stats(r->ahead, &st);
-            r->skipped = st.clusters_zone_pruned + st.clusters_summary_pruned;
+            r->gap = pj_lanes_ahead_gap(r->ahead);
             if (*eof) {
-                if (r->skipped == r->skipped_seen && pj_page_seq_end(&r->seq, msg, sizeof msg) < 0)
+                if (!r->gap && pj_page_seq_end(&r->seq, msg, sizeof msg) < 0)
                     return pch_error_set(err, PCH_ECORRUPT, "projection: %s", msg);
                 return PCH_OK;
             }

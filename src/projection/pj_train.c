@@ -66,7 +66,7 @@ int pch_vxp_rl_open(pch_vxp_rl_reader **out, pch_vxp_snapshot *s, const pch_vxp_
         rc = pch_vxp_lanes_open(&r->it, s, lanes, R_N, err);
     }
     if (rc == PCH_OK) rc = pj_train_prune(r->it, &r->f, 0, -1, err);
-    if (rc == PCH_OK) rc = pj_lanes_ahead_open(&r->ahead, r->it, err);
+    if (rc == PCH_OK) rc = pj_lanes_ahead_open(&r->ahead, r->it, r->f.threads, err);
     if (rc < 0 ||
         (rc = pch_json_parser_new(&r->jp, ctx, NULL, err)) < 0) {
         pch_vxp_rl_free(r);

@@ -756,13 +756,23 @@ static int rr(pch_vx_file *f, const lnode *n, const uint64_t *rows, uint64_t nr,
         lnode *ch;
         const bool tc = f->text_codes;
         uint32_t c0 = 0;
+        /* the chunk of the first row, by binary search: a scan reads a file's clusters one by
+        ** one, and walking every chunk of a column for each would cost O(chunks²) */
+        if (nr) {
+            uint32_t lo = 0, hi = n->n_children;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (rows[0] >= n->starts[mid + 1]) lo = mid + 1;
+                else hi = mid;
+            }
+            c0 = lo;
+        }
         /* rows from more than one chunk are concatenated: no codes-only text then */
-        while (nr && c0 < n->n_children && rows[0] >= n->starts[c0 + 1]) c0++;
         if (nr && c0 < n->n_children && rows[nr - 1] >= n->starts[c0 + 1]) f->text_codes = false;
         if (!plan && !(parts = pch_calloc(f->ctx, n->n_children ? n->n_children : 1, sizeof(*parts))))
             return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         if (!(sub = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) { pch_free(f->ctx, parts); return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); }
-        for (uint32_t c = 0; c < n->n_children && !rc; c++) {
+        for (uint32_t c = c0; c < n->n_children && i < nr && !rc; c++) {
             uint64_t k = 0;
             while (i < nr && rows[i] < n->starts[c + 1]) sub[k++] = rows[i++] - n->starts[c];
             if (!k) continue;

@@ -174,6 +174,16 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 assert rows and min(len(r["messages"]) for r in rows) > 30, [len(r["messages"]) for r in rows]
 PY
 
+# the parallel read-ahead: any number of decoding threads gives the same examples in the same
+# order, also where the summaries skip clusters before the late pages of a paged conversation
+for t in 1 2 3 4; do
+    "$VX" sft "$tmp/vx" --format messages --threads $t 2>"$tmp/tn.err" | cmp -s - "$tmp/messages.out" ||
+        { echo "FAIL sft --threads $t differs $(cat "$tmp/tn.err")"; fail=1; }
+    "$VX" sft "$tmp/vx" --format messages --model m-late --threads $t --stats 2>"$tmp/tn.err" | cmp -s - "$tmp/messages-late.out" ||
+        { echo "FAIL sft --model m-late --threads $t differs $(cat "$tmp/tn.err")"; fail=1; }
+    grep -Eq ' clusters_summary_pruned=[1-9]' "$tmp/tn.err" || { echo "FAIL --threads $t: no cluster skipped: $(cat "$tmp/tn.err")"; fail=1; }
+done
+
 # errors
 "$VX" sft "$tmp/vx" --format jsonl >/dev/null 2>"$tmp/e1"; rc=$?
 { [ $rc = 2 ] && grep -q 'atif, messages or count' "$tmp/e1"; } || { echo "FAIL --format jsonl: exit $rc"; cat "$tmp/e1"; fail=1; }

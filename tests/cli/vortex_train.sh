@@ -265,6 +265,24 @@ assert used.get("p-06", 0) == 0, used
 assert used.get("p-03", 0) > 20 and pages.get("p-03", 1) > 1, (used, pages)
 PY
 
+# the parallel read-ahead (docs/training.md "Threads"): 1 to 4 decoding threads, each reading
+# every N-th cluster of the scan, hand out the same steps in the same order, also where the
+# summaries skip clusters (the model and window filters) and steps continue across pages
+nclusters=$("$VX" inspect "$tmp/vx" | sed -n 's/.* clusters=\([0-9]*\) .*/\1/p' | head -1)
+[ "${nclusters:-0}" -ge 5 ] || { echo "FAIL the training root has ${nclusters:-no} clusters, want >= 5 for the thread checks"; fail=1; }
+for flt in "" "--model model-1" "--since 2026-05-01T10:00:00Z --until 1777629630000" "--no-prompt-ids --run run-05"; do
+    "$VX" rl "$tmp/vx" $flt --threads 1 >"$tmp/t1.out" 2>"$tmp/t1.err" || { echo "FAIL rl $flt --threads 1: $(cat "$tmp/t1.err")"; fail=1; continue; }
+    [ -s "$tmp/t1.out" ] || { echo "FAIL rl $flt: no steps"; fail=1; }
+    for t in 0 2 3 4; do
+        "$VX" rl "$tmp/vx" $flt --threads $t 2>"$tmp/tn.err" | cmp -s - "$tmp/t1.out" ||
+            { echo "FAIL rl $flt --threads $t differs from --threads 1 $(cat "$tmp/tn.err")"; fail=1; }
+    done
+done
+for bad in 5 -1 x ""; do
+    "$VX" rl "$tmp/vx" --threads "$bad" >/dev/null 2>"$tmp/e1"; rc=$?
+    { [ $rc = 2 ] && grep -q -- '--threads takes 0..4' "$tmp/e1"; } || { echo "FAIL --threads '$bad': exit $rc"; cat "$tmp/e1"; fail=1; }
+done
+
 # errors
 "$VX" rl "$tmp/nope" >/dev/null 2>"$tmp/e1"; rc=$?
 { [ $rc = 1 ] && grep -q 'no CURRENT' "$tmp/e1"; } || { echo "FAIL missing root: exit $rc"; cat "$tmp/e1"; fail=1; }

@@ -17,7 +17,8 @@
 
 static const char k_rl_usage[] =
     "usage: pchronicle-vortex rl ROOT [--format jsonl|binary|count] [--to FILE] [--source-id ID]\n"
-    "                         [--run KEY]... [--model NAME] [--since TIME] [--until TIME] [--stats]\n"
+    "                         [--run KEY]... [--model NAME] [--since TIME] [--until TIME]\n"
+    "                         [--no-prompt-ids] [--threads N] [--stats]\n"
     "Every step with completion_token_ids that is not copied context, in storage order, read\n"
     "from the token lanes only (docs/training.md):\n"
     "  jsonl (default): one object per step: source_id, run_id, trajectory_key, step_ordinal,\n"
@@ -32,6 +33,8 @@ static const char k_rl_usage[] =
     "  --model NAME     only steps of this model_name\n"
     "  --no-prompt-ids  do not read prompt_token_ids (null in the output)\n"
     "  --since/--until  step timestamp window [since, until): ISO-8601 or UTC milliseconds\n"
+    "  --threads N      clusters decoded at once, a thread each (0, the default: one per\n"
+    "                   CPU, at most 4); the output is the same for any N\n"
     "  --stats          steps, tokens, seconds and tokens/s to stderr\n";
 
 /* A growable byte string (the CLI uses public headers only). */
@@ -101,7 +104,7 @@ typedef struct train_args {
     const char **runs;
     size_t n_runs;
     bool stats;
-    const char *since, *until;
+    const char *since, *until, *threads;
 } train_args;
 
 static int parse_train(int argc, char **argv, train_args *a, const char *verb, const char *usage)
@@ -121,6 +124,7 @@ static int parse_train(int argc, char **argv, train_args *a, const char *verb, c
         else if (strcmp(o, "--since") == 0) slot = &a->since;
         else if (strcmp(o, "--until") == 0) slot = &a->until;
         else if (strcmp(o, "--run") == 0) slot = &a->runs[a->n_runs++];
+        else if (strcmp(o, "--threads") == 0) slot = &a->threads;
         else if (o[0] == '-' && o[1] == '-') {
             fprintf(stderr, "pchronicle-vortex %s: unknown option %s\n%s", verb, o, usage);
             return VX_EXIT_USAGE;
@@ -132,6 +136,17 @@ static int parse_train(int argc, char **argv, train_args *a, const char *verb, c
     if (!a->root) { fprintf(stderr, "pchronicle-vortex %s: expected ROOT\n%s", verb, usage); return VX_EXIT_USAGE; }
     a->f.run_keys = a->runs;
     a->f.n_run_keys = a->n_runs;
+    if (a->threads) {
+        char *end;
+        unsigned long t;
+        errno = 0;
+        t = strtoul(a->threads, &end, 10);
+        if (!*a->threads || *end || errno || t > 4 || a->threads[0] == '-') {
+            fprintf(stderr, "pchronicle-vortex %s: --threads takes 0..4\n%s", verb, usage);
+            return VX_EXIT_USAGE;
+        }
+        a->f.threads = (unsigned)t;
+    }
     if (a->since || a->until) {
         a->f.has_time = true;
         a->f.from_ms = INT64_MIN;
@@ -432,7 +447,8 @@ done:
 
 static const char k_sft_usage[] =
     "usage: pchronicle-vortex sft ROOT [--format atif|messages|count] [--to FILE] [--source-id ID]\n"
-    "                          [--run KEY]... [--model NAME] [--since TIME] [--until TIME] [--stats]\n"
+    "                          [--run KEY]... [--model NAME] [--since TIME] [--until TIME]\n"
+    "                          [--threads N] [--stats]\n"
     "One JSON line per agent step that is not copied context and not a deterministic dispatch\n"
     "(llm_call_count 0), in storage order, read from the message and tool lanes:\n"
     "  atif (default): source_id, run_id, trajectory_key, step_ordinal, step_id, model_name,\n"
@@ -445,7 +461,7 @@ static const char k_sft_usage[] =
     "  count: read every example through the C API (the messages form, each conversation\n"
     "    held once), touch every message byte and print one summary object (examples,\n"
     "    messages, message and content bytes, a checksum): the reader's own speed.\n"
-    "Filters and --to as for rl (docs/training.md). --stats: examples, message MiB (step\n"
+    "Filters, --threads and --to as for rl (docs/training.md). --stats: examples, message MiB (step\n"
     "messages and reasoning, each counted once) and MiB/s, clusters read and skipped.\n";
 
 int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
