@@ -765,6 +765,241 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
 static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
                         uint64_t cnt, pch_vx_array **out);
 
+/* ---- FastLanes and ALP-RD over a row range (RFC-0006 §13.4: a point read decodes only its own
+** trajectory). Each decoder below reads rows [b, b + cnt) of an array of len rows; the full
+** decode is the range [0, len). Everything a full decode checks is checked for any range
+** (metadata, buffer sizes, every patch index); what a range skips is the values outside it:
+** on a partially read segment, only the 1024-value blocks holding the rows are read (and
+** their digests checked) and unpacked. ---- */
+
+/* Buffer i of n without making its bytes present (buf_fill does, for the part used). */
+static int node_buf_lazy(dstate *ds, const dnode *n, uint32_t i, unsigned min_align, uint16_t *bi)
+{
+    if (i >= n->bufs.n) return BAD("vortex %s: buffer %u missing", pch_vx__enc_ids[n->enc], i);
+    *bi = pch_load_le16(ds->v.buf + n->bufs.pos + 2 * (size_t)i);
+    if (*bi >= ds->n_bufs) return BAD("vortex %s: buffer index %u past %u", pch_vx__enc_ids[n->enc], *bi, ds->n_bufs);
+    if (((size_t)1 << ds->balign[*bi]) < min_align)
+        return BAD("vortex %s: buffer declares alignment %u, needs %u (§12.1)", pch_vx__enc_ids[n->enc],
+                   1u << ds->balign[*bi], min_align);
+    return PCH_OK;
+}
+
+static int buf_fill(dstate *ds, uint16_t bi, size_t off, size_t len)
+{
+    return ds->fill && len ? ds->fill(ds->fill_payload, ds->bpos[bi] + off, len, ds->err) : PCH_OK;
+}
+
+/* Patches of a bit-packed array (indices child ii, values child vi, patches metadata pm) of len
+** rows, applied to a = its rows [b, b + a->len): a patched row takes the patch value and its
+** validity, as a gather of the values would. */
+static int patch_rows(dstate *ds, const dnode *n, uint32_t ii, uint32_t vi, const uint64_t pm[6], uint64_t len,
+                      uint64_t b, pch_vx_array *a)
+{
+    uint64_t np = pm[0], *idx = NULL;
+    unsigned w = pch_vx_ptype_width(a->dtype->ptype);
+    pch_vx_array *vals = NULL;
+    int rc;
+    if (!is_int_ptype(pm[2])) return BAD("vortex patches: indices ptype %" PRIu64, pm[2]);
+    if (np > len) return BAD("vortex patches: %" PRIu64 " patches for %" PRIu64 " rows", np, len);
+    if ((rc = decode_ints(ds, n, ii, (unsigned)pm[2], np, &idx, NULL))) return rc;
+    if ((rc = decode_child(ds, n, vi, a->dtype, np, &vals))) goto done;
+    for (uint64_t k = 0; k < np; k++) {
+        uint64_t pos = idx[k] - pm[1];
+        bool valid;
+        if (idx[k] < pm[1] || pos >= len || (k && idx[k] <= idx[k - 1])) { rc = BAD("vortex patches: index %" PRIu64 " out of range or unsorted", idx[k]); goto done; }
+        if (pos < b || pos - b >= a->len) continue;
+        memcpy(a->data + (pos - b) * w, vals->data + k * w, w);
+        valid = pch_vx_array_is_valid(vals, k);
+        if (!valid && !a->validity && pch_vx__array_alloc_validity(a)) { rc = NOMEM(); goto done; }
+        if (a->validity) pch_vx__set_bit(a->validity, pos - b, valid);
+    }
+done:
+    pch_free(ds->ctx, idx);
+    pch_vx_array_free(vals);
+    return rc;
+}
+
+static int dec_bitpacked(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                         pch_vx_array **out)
+{
+    unsigned p = dt->ptype, tb = 8 * pch_vx_ptype_width(p), wb = tb / 8;
+    uint64_t m[2] = { 0, 0 }, pm[6], first, k0, k1;
+    int has_patches = 0, has_chunks = 0, rc;
+    uint32_t nkids_data;
+    uint16_t bi = 0;
+    size_t blk;
+    pch_rd r = pch_rd_make(n->meta, n->meta_len);
+    pch_vx_pbf f;
+    pch_vx_array *a = NULL;
+    *out = NULL;
+    memset(pm, 0, sizeof pm);
+    while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+        if (f.field <= 2 && f.wt == 0) m[f.field - 1] = f.v;
+        if (f.field == 3 && f.wt == 2) {
+            has_patches = 1;
+            PCH_TRY(patches_meta(ds, f.p, f.n, pm, &has_chunks));
+        }
+    }
+    if (rc < 0) return rc;
+    if (m[0] > tb) return BAD("vortex bitpacked: bit width %" PRIu64 " above %u", m[0], tb);
+    if (m[1] >= 1024) return BAD("vortex bitpacked: offset %" PRIu64, m[1]);
+    if (has_chunks) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex bitpacked: chunked patches");
+    PCH_TRY(node_buf_lazy(ds, n, 0, 1, &bi));
+    if (len > ((uint64_t)1 << 40)) return BAD("vortex bitpacked: length");
+    if (ds->blen[bi] != pch_vx__bp_bytes(len + m[1], (unsigned)m[0]))
+        return BAD("vortex bitpacked: packed buffer %zu bytes, want %zu", (size_t)ds->blen[bi], pch_vx__bp_bytes(len + m[1], (unsigned)m[0]));
+    nkids_data = has_patches ? 2 : 0;
+    if (n->kids.n > nkids_data + 1) return BAD("vortex bitpacked: %u children", n->kids.n);
+    /* the blocks holding rows [b, b + cnt): 1024 values of m[0] bits each */
+    first = b + m[1];
+    k0 = first / 1024;
+    k1 = cnt ? (first + cnt + 1023) / 1024 : k0;
+    blk = pch_vx__bp_bytes(1024, (unsigned)m[0]);
+    if (k1 - k0 > SIZE_MAX / 8192) return NOMEM();
+    PCH_TRY(buf_fill(ds, bi, (size_t)k0 * blk, (size_t)(k1 - k0) * blk));
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)cnt * wb)) goto oom;
+    if (first % 1024 == 0 && cnt == (k1 - k0) * 1024) {     /* every byte written below */
+        pch_vx__bp_unpack(a->data, ds->seg + ds->bpos[bi] + (size_t)k0 * blk, k1 - k0, tb, (unsigned)m[0]);
+    } else {                        /* whole blocks, then the rows */
+        uint8_t *tmp = pch_malloc(ds->ctx, (size_t)(k1 > k0 ? k1 - k0 : 1) * 1024 * wb);
+        if (!tmp) goto oom;
+        pch_vx__bp_unpack(tmp, ds->seg + ds->bpos[bi] + (size_t)k0 * blk, k1 - k0, tb, (unsigned)m[0]);
+        if (cnt) memcpy(a->data, tmp + (size_t)(first - k0 * 1024) * wb, (size_t)cnt * wb);
+        pch_free(ds->ctx, tmp);
+    }
+    if ((rc = range_validity(ds, n, nkids_data, len, b, a))) goto fail;
+    if (has_patches && (rc = patch_rows(ds, n, 0, 1, pm, len, b, a))) goto fail;
+    *out = a;
+    return PCH_OK;
+oom:
+    rc = NOMEM();
+fail:
+    pch_vx_array_free(a);
+    return rc;
+}
+
+static int dec_for(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                   pch_vx_array **out)
+{
+    pch_vx_scalar s;
+    uint64_t ref;
+    unsigned p = dt->ptype;
+    pch_vx_array *a;
+    *out = NULL;
+    if (n->bufs.n || n->kids.n != 1) return BAD("vortex for: bad children/buffers");
+    PCH_TRY(pch_vx__scalar_decode(&s, n->meta, n->meta_len, ds->err));
+    if (s.kind == PCH_VX_SV_I64 && pch_vx__is_signed(p)) ref = (uint64_t)s.i;
+    else if (s.kind == PCH_VX_SV_U64 && !pch_vx__is_signed(p)) ref = s.u;
+    else return BAD("vortex for: reference scalar does not match %s", pch_vx_ptype_name(p));
+    PCH_TRY(range_child(ds, n, 0, dt, len, b, cnt, &a));
+    {
+        uint8_t *d = a->data;           /* a local: the stores cannot move it */
+        switch (pch_vx_ptype_width(p)) {   /* wrapping adds, one loop per width */
+        case 1: for (uint64_t i = 0; i < cnt; i++) d[i] = (uint8_t)(d[i] + ref); break;
+        case 2: for (uint64_t i = 0; i < cnt; i++) pch_store_le16(d + 2 * i, (uint16_t)(pch_load_le16(d + 2 * i) + ref)); break;
+        case 4: for (uint64_t i = 0; i < cnt; i++) pch_store_le32(d + 4 * i, (uint32_t)(pch_load_le32(d + 4 * i) + ref)); break;
+        default: for (uint64_t i = 0; i < cnt; i++) pch_store_le64(d + 8 * i, pch_load_le64(d + 8 * i) + ref); break;
+        }
+    }
+    *out = a;
+    return PCH_OK;
+}
+
+/* ALP-RD: [left_parts (dict codes), right_parts, patch_indices, patch_values]: value bits =
+** (left << right_bit_width) | right, left = dict[code] unless a patch gives it. */
+static int dec_alprd(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                     pch_vx_array **out)
+{
+    pch_rd r = pch_rd_make(n->meta, n->meta_len);
+    pch_vx_pbf f;
+    uint64_t pm[6], dict[ALPRD_DICT_MAX], nd = 0, rbw = 0, dlen = 0, lpt = 0, *pidx = NULL;
+    unsigned p = dt->ptype, up = p == PCH_VX_F32 ? PCH_VX_U32 : PCH_VX_U64, bits = p == PCH_VX_F32 ? 32 : 64;
+    int has_patches = 0, hc = 0, rc;
+    pch_vx_dtype ldt, rdt, pdt;
+    pch_vx_array *lp = NULL, *rp = NULL, *pv = NULL, *a = NULL;
+    *out = NULL;
+    while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
+        if (f.field == 1 && f.wt == 0) rbw = f.v;
+        else if (f.field == 2 && f.wt == 0) dlen = f.v;
+        else if (f.field == 3 && f.wt == 0) { if (nd == ALPRD_DICT_MAX) return BAD("vortex alprd: dictionary above %d entries", ALPRD_DICT_MAX); dict[nd++] = f.v; }
+        else if (f.field == 3 && f.wt == 2) {
+            pch_rd dr = pch_rd_make(f.p, f.n);
+            while (pch_rd_left(&dr)) {
+                uint64_t v;
+                if (nd == ALPRD_DICT_MAX) return BAD("vortex alprd: dictionary above %d entries", ALPRD_DICT_MAX);
+                if (!pch_rd_varint(&dr, &v)) return BAD("vortex alprd: bad dictionary varint");
+                dict[nd++] = v;
+            }
+        }
+        else if (f.field == 4 && f.wt == 0) lpt = f.v;
+        else if (f.field == 5 && f.wt == 2) { PCH_TRY(patches_meta(ds, f.p, f.n, pm, &hc)); has_patches = 1; }
+    }
+    if (rc < 0) return rc;
+    if (p != PCH_VX_F32 && p != PCH_VX_F64) return BAD("vortex alprd: dtype is not float32/float64");
+    if (rbw >= bits || bits - rbw > 16) return BAD("vortex alprd: right bit width %" PRIu64 " for %u-bit floats", rbw, bits);
+    if (dlen > nd || (len && !dlen)) return BAD("vortex alprd: dictionary length %" PRIu64 " with %" PRIu64 " entries", dlen, nd);
+    for (uint64_t d = 0; d < dlen; d++)
+        if (dict[d] >> (bits - rbw)) return BAD("vortex alprd: dictionary entry %" PRIu64 " wider than %" PRIu64 " bits", dict[d], bits - rbw);
+    if (lpt > PCH_VX_U64) return BAD("vortex alprd: left parts ptype %" PRIu64 " is not unsigned", lpt);
+    if (hc) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex alprd: chunked patches");
+    if (n->bufs.n || n->kids.n != (has_patches ? 4u : 2u)) return BAD("vortex alprd: %u children", n->kids.n);
+    ldt = prim_dt((unsigned)lpt, dt->nullable);
+    rdt = prim_dt(up, 0);
+    pdt = prim_dt((unsigned)lpt, 0);
+    if ((rc = range_child(ds, n, 0, &ldt, len, b, cnt, &lp)) || (rc = range_child(ds, n, 1, &rdt, len, b, cnt, &rp))) goto done;
+    /* raw: both paths below write every value */
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)cnt * (bits / 8))) { rc = NOMEM(); goto done; }
+    a->validity = lp->validity;   /* the left parts carry the array's validity */
+    lp->validity = NULL;
+    if (bits == 32 && lpt == PCH_VX_U16 && !a->validity) {
+        /* the common case (f32 logprobs, u16 codes, no nulls): checked in two vectorised
+        ** passes, joined in a third; the failing row looked for only when one fails */
+        const uint8_t *lc = lp->data, *rb = rp->data;
+        uint32_t sd[ALPRD_DICT_MAX];
+        for (uint64_t d = 0; d < dlen; d++) sd[d] = (uint32_t)(dict[d] << rbw);
+        if (!alprd_f32(a->data, lc, rb, cnt, sd, (unsigned)dlen, (unsigned)rbw)) {
+            for (uint64_t i = 0; i < cnt; i++)
+                if (pch_load_le16(lc + 2 * i) >= dlen || ((uint64_t)pch_load_le32(rb + 4 * i) >> rbw)) {
+                    rc = BAD("vortex alprd: code past the %" PRIu64 "-entry dictionary or right part wider than %" PRIu64 " bits at row %" PRIu64, dlen, rbw, b + i);
+                    goto done;
+                }
+        }
+    } else {
+        for (uint64_t i = 0; i < cnt; i++) {
+            uint64_t code = lpt == PCH_VX_U16 ? pch_load_le16(lp->data + 2 * i) : pch_vx__load_uint(lp->data, (unsigned)lpt, i);
+            uint64_t right = bits == 32 ? pch_load_le32(rp->data + 4 * i) : pch_load_le64(rp->data + 8 * i), v;
+            if (a->validity && !pch_vx__bit(a->validity, i)) v = 0;
+            else if (code >= dlen) { rc = BAD("vortex alprd: code %" PRIu64 " past the %" PRIu64 "-entry dictionary at row %" PRIu64, code, dlen, b + i); goto done; }
+            else if (right >> rbw) { rc = BAD("vortex alprd: right part wider than %" PRIu64 " bits at row %" PRIu64, rbw, b + i); goto done; }
+            else v = (dict[code] << rbw) | right;
+            if (bits == 32) pch_store_le32(a->data + 4 * i, (uint32_t)v);
+            else pch_store_le64(a->data + 8 * i, v);
+        }
+    }
+    if (has_patches) {
+        uint64_t np = pm[0];
+        if (np > len) { rc = BAD("vortex alprd: %" PRIu64 " patches for %" PRIu64 " rows", np, len); goto done; }
+        if ((rc = decode_ints(ds, n, 2, (unsigned)pm[2], np, &pidx, NULL)) || (rc = decode_child(ds, n, 3, &pdt, np, &pv))) goto done;
+        for (uint64_t j = 0; j < np; j++) {
+            uint64_t pos = pidx[j] - pm[1], l = pch_vx__load_uint(pv->data, (unsigned)lpt, j), right;
+            if (pidx[j] < pm[1] || pos >= len || (j && pidx[j] <= pidx[j - 1])) { rc = BAD("vortex alprd: patch index %" PRIu64 " out of range or unsorted", pidx[j]); goto done; }
+            if (l >> (bits - rbw)) { rc = BAD("vortex alprd: patch value wider than %" PRIu64 " bits", bits - rbw); goto done; }
+            if (pos < b || pos - b >= cnt) continue;
+            if (a->validity && !pch_vx__bit(a->validity, pos - b)) continue;
+            right = pch_vx__load_uint(rp->data, up, pos - b);
+            pch_vx__store_uint(a->data, up, pos - b, (l << rbw) | right);
+        }
+    }
+done:
+    pch_free(ds->ctx, pidx);
+    pch_vx_array_free(lp);
+    pch_vx_array_free(rp);
+    pch_vx_array_free(pv);
+    if (rc) { pch_vx_array_free(a); return rc; }
+    *out = a;
+    return PCH_OK;
+}
+
 /* Text as codes only (pch_vx_decode_ctx.text_codes) reaches the node decoded first, list
 ** elements and struct fields: arrays that are returned as they are decoded. Every other child
 ** (a dictionary's values, run-end values, a sparse patch, ...) is transformed by its parent,
@@ -1064,69 +1299,12 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if (kc) { a->dict_codes = kc; a->dict_values = c; kc = NULL; c = NULL; }
         break;
     }
-    case PCH_VX_E_FOR: {
-        pch_vx_scalar s;
-        uint64_t ref;
-        unsigned p = dt->ptype;
-        if (n.bufs.n || n.kids.n != 1) return BAD("vortex for: bad children/buffers");
-        PCH_TRY(pch_vx__scalar_decode(&s, n.meta, n.meta_len, ds->err));
-        if (s.kind == PCH_VX_SV_I64 && pch_vx__is_signed(p)) ref = (uint64_t)s.i;
-        else if (s.kind == PCH_VX_SV_U64 && !pch_vx__is_signed(p)) ref = s.u;
-        else return BAD("vortex for: reference scalar does not match %s", pch_vx_ptype_name(p));
-        PCH_TRY(decode_child(ds, &n, 0, dt, len, &a));
-        {
-            uint8_t *d = a->data;           /* a local: the stores cannot move it */
-            switch (pch_vx_ptype_width(p)) {   /* wrapping adds, one loop per width */
-            case 1: for (uint64_t i = 0; i < len; i++) d[i] = (uint8_t)(d[i] + ref); break;
-            case 2: for (uint64_t i = 0; i < len; i++) pch_store_le16(d + 2 * i, (uint16_t)(pch_load_le16(d + 2 * i) + ref)); break;
-            case 4: for (uint64_t i = 0; i < len; i++) pch_store_le32(d + 4 * i, (uint32_t)(pch_load_le32(d + 4 * i) + ref)); break;
-            default: for (uint64_t i = 0; i < len; i++) pch_store_le64(d + 8 * i, pch_load_le64(d + 8 * i) + ref); break;
-            }
-        }
+    case PCH_VX_E_FOR:
+        if ((rc = dec_for(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
-    }
-    case PCH_VX_E_BITPACKED: {
-        unsigned p = dt->ptype, tb = 8 * pch_vx_ptype_width(p);
-        uint64_t nblocks, pm[6];
-        int has_patches = 0, has_chunks = 0;
-        uint32_t nkids_data = 0;
-        pch_rd r = pch_rd_make(n.meta, n.meta_len);
-        pch_vx_pbf f;
-        memset(m, 0, sizeof m);
-        memset(pm, 0, sizeof pm);
-        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
-            if (f.field <= 2 && f.wt == 0) m[f.field - 1] = f.v;
-            if (f.field == 3 && f.wt == 2) {
-                has_patches = 1;
-                PCH_TRY(patches_meta(ds, f.p, f.n, pm, &has_chunks));
-            }
-        }
-        if (rc < 0) return rc;
-        if (m[0] > tb) return BAD("vortex bitpacked: bit width %" PRIu64 " above %u", m[0], tb);
-        if (m[1] >= 1024) return BAD("vortex bitpacked: offset %" PRIu64, m[1]);
-        if (has_chunks) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex bitpacked: chunked patches");
-        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
-        if (len > ((uint64_t)1 << 40)) return BAD("vortex bitpacked: length");
-        nblocks = (len + m[1] + 1023) / 1024;
-        if (bl != pch_vx__bp_bytes(len + m[1], (unsigned)m[0]))
-            return BAD("vortex bitpacked: packed buffer %zu bytes, want %zu", bl, pch_vx__bp_bytes(len + m[1], (unsigned)m[0]));
-        if (nblocks > SIZE_MAX / 8192) return NOMEM();
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)len * (tb / 8))) goto oom;
-        if (m[1] == 0 && nblocks * 1024 == len) {   /* every byte written below */
-            pch_vx__bp_unpack(a->data, bp, nblocks, tb, (unsigned)m[0]);
-        } else {                    /* a slice: whole blocks, then the rows from the offset */
-            uint8_t *tmp = pch_malloc(ds->ctx, (size_t)(nblocks ? nblocks : 1) * 1024 * (tb / 8));
-            if (!tmp) goto oom;
-            pch_vx__bp_unpack(tmp, bp, nblocks, tb, (unsigned)m[0]);
-            if (len) memcpy(a->data, tmp + (size_t)m[1] * (tb / 8), (size_t)len * (tb / 8));
-            pch_free(ds->ctx, tmp);
-        }
-        nkids_data = has_patches ? 2 : 0;
-        if (n.kids.n > nkids_data + 1) { rc = BAD("vortex bitpacked: %u children", n.kids.n); goto fail; }
-        if ((rc = take_validity(ds, &n, nkids_data, a))) goto fail;
-        if (has_patches && (rc = apply_patches(ds, &n, 0, 1, pm, &a))) goto fail;
+    case PCH_VX_E_BITPACKED:
+        if ((rc = dec_bitpacked(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
-    }
     case PCH_VX_E_ZIGZAG: {
         unsigned p = dt->ptype, up = p >= PCH_VX_I8 ? p - 4 : p;
         pch_vx_dtype ud = prim_dt(up, dt->nullable);
@@ -1210,95 +1388,9 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
     case PCH_VX_E_FSST:
         if ((rc = dec_fsst(ds, &n, dt, len, &a))) goto fail;
         break;
-    case PCH_VX_E_ALPRD: {
-        /* [left_parts (dict codes), right_parts, patch_indices, patch_values]: value bits =
-        ** (left << right_bit_width) | right, left = dict[code] unless a patch gives it */
-        pch_rd r = pch_rd_make(n.meta, n.meta_len);
-        pch_vx_pbf f;
-        uint64_t pm[6], dict[ALPRD_DICT_MAX], nd = 0, rbw = 0, dlen = 0, lpt = 0, *pidx = NULL;
-        unsigned p = dt->ptype, up = p == PCH_VX_F32 ? PCH_VX_U32 : PCH_VX_U64, bits = p == PCH_VX_F32 ? 32 : 64;
-        int has_patches = 0, hc = 0;
-        pch_vx_dtype ldt, rdt, pdt;
-        pch_vx_array *lp = NULL, *rp = NULL, *pv = NULL;
-        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1) {
-            if (f.field == 1 && f.wt == 0) rbw = f.v;
-            else if (f.field == 2 && f.wt == 0) dlen = f.v;
-            else if (f.field == 3 && f.wt == 0) { if (nd == ALPRD_DICT_MAX) return BAD("vortex alprd: dictionary above %d entries", ALPRD_DICT_MAX); dict[nd++] = f.v; }
-            else if (f.field == 3 && f.wt == 2) {
-                pch_rd dr = pch_rd_make(f.p, f.n);
-                while (pch_rd_left(&dr)) {
-                    uint64_t v;
-                    if (nd == ALPRD_DICT_MAX) return BAD("vortex alprd: dictionary above %d entries", ALPRD_DICT_MAX);
-                    if (!pch_rd_varint(&dr, &v)) return BAD("vortex alprd: bad dictionary varint");
-                    dict[nd++] = v;
-                }
-            }
-            else if (f.field == 4 && f.wt == 0) lpt = f.v;
-            else if (f.field == 5 && f.wt == 2) { PCH_TRY(patches_meta(ds, f.p, f.n, pm, &hc)); has_patches = 1; }
-        }
-        if (rc < 0) return rc;
-        if (p != PCH_VX_F32 && p != PCH_VX_F64) return BAD("vortex alprd: dtype is not float32/float64");
-        if (rbw >= bits || bits - rbw > 16) return BAD("vortex alprd: right bit width %" PRIu64 " for %u-bit floats", rbw, bits);
-        if (dlen > nd || (len && !dlen)) return BAD("vortex alprd: dictionary length %" PRIu64 " with %" PRIu64 " entries", dlen, nd);
-        for (uint64_t d = 0; d < dlen; d++)
-            if (dict[d] >> (bits - rbw)) return BAD("vortex alprd: dictionary entry %" PRIu64 " wider than %" PRIu64 " bits", dict[d], bits - rbw);
-        if (lpt > PCH_VX_U64) return BAD("vortex alprd: left parts ptype %" PRIu64 " is not unsigned", lpt);
-        if (hc) return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex alprd: chunked patches");
-        if (n.bufs.n || n.kids.n != (has_patches ? 4u : 2u)) return BAD("vortex alprd: %u children", n.kids.n);
-        ldt = prim_dt((unsigned)lpt, dt->nullable);
-        rdt = prim_dt(up, 0);
-        pdt = prim_dt((unsigned)lpt, 0);
-        if ((rc = decode_child(ds, &n, 0, &ldt, len, &lp)) || (rc = decode_child(ds, &n, 1, &rdt, len, &rp))) goto alprd_done;
-        /* raw: both paths below write every value */
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)len * (bits / 8))) { rc = NOMEM(); goto alprd_done; }
-        a->validity = lp->validity;   /* the left parts carry the array's validity */
-        lp->validity = NULL;
-        if (bits == 32 && lpt == PCH_VX_U16 && !a->validity) {
-            /* the common case (f32 logprobs, u16 codes, no nulls): checked in two vectorised
-            ** passes, joined in a third; the failing row looked for only when one fails */
-            const uint8_t *lc = lp->data, *rb = rp->data;
-            uint32_t sd[ALPRD_DICT_MAX];
-            for (uint64_t d = 0; d < dlen; d++) sd[d] = (uint32_t)(dict[d] << rbw);
-            if (!alprd_f32(a->data, lc, rb, len, sd, (unsigned)dlen, (unsigned)rbw)) {
-                for (uint64_t i = 0; i < len; i++)
-                    if (pch_load_le16(lc + 2 * i) >= dlen || ((uint64_t)pch_load_le32(rb + 4 * i) >> rbw)) {
-                        rc = BAD("vortex alprd: code past the %" PRIu64 "-entry dictionary or right part wider than %" PRIu64 " bits at row %" PRIu64, dlen, rbw, i);
-                        goto alprd_done;
-                    }
-            }
-        } else {
-            for (uint64_t i = 0; i < len; i++) {
-                uint64_t code = lpt == PCH_VX_U16 ? pch_load_le16(lp->data + 2 * i) : pch_vx__load_uint(lp->data, (unsigned)lpt, i);
-                uint64_t right = bits == 32 ? pch_load_le32(rp->data + 4 * i) : pch_load_le64(rp->data + 8 * i), v;
-                if (a->validity && !pch_vx__bit(a->validity, i)) v = 0;
-                else if (code >= dlen) { rc = BAD("vortex alprd: code %" PRIu64 " past the %" PRIu64 "-entry dictionary at row %" PRIu64, code, dlen, i); goto alprd_done; }
-                else if (right >> rbw) { rc = BAD("vortex alprd: right part wider than %" PRIu64 " bits at row %" PRIu64, rbw, i); goto alprd_done; }
-                else v = (dict[code] << rbw) | right;
-                if (bits == 32) pch_store_le32(a->data + 4 * i, (uint32_t)v);
-                else pch_store_le64(a->data + 8 * i, v);
-            }
-        }
-        if (has_patches) {
-            uint64_t np = pm[0];
-            if (np > len) { rc = BAD("vortex alprd: %" PRIu64 " patches for %" PRIu64 " rows", np, len); goto alprd_done; }
-            if ((rc = decode_ints(ds, &n, 2, (unsigned)pm[2], np, &pidx, NULL)) || (rc = decode_child(ds, &n, 3, &pdt, np, &pv))) goto alprd_done;
-            for (uint64_t j = 0; j < np; j++) {
-                uint64_t pos = pidx[j] - pm[1], l = pch_vx__load_uint(pv->data, (unsigned)lpt, j), right;
-                if (pidx[j] < pm[1] || pos >= len || (j && pidx[j] <= pidx[j - 1])) { rc = BAD("vortex alprd: patch index %" PRIu64 " out of range or unsorted", pidx[j]); goto alprd_done; }
-                if (l >> (bits - rbw)) { rc = BAD("vortex alprd: patch value wider than %" PRIu64 " bits", bits - rbw); goto alprd_done; }
-                if (a->validity && !pch_vx__bit(a->validity, pos)) continue;
-                right = pch_vx__load_uint(rp->data, up, pos);
-                pch_vx__store_uint(a->data, up, pos, (l << rbw) | right);
-            }
-        }
-alprd_done:
-        pch_free(ds->ctx, pidx);
-        pch_vx_array_free(lp);
-        pch_vx_array_free(rp);
-        pch_vx_array_free(pv);
-        if (rc) goto fail;
+    case PCH_VX_E_ALPRD:
+        if ((rc = dec_alprd(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
-    }
     default:
         return pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex: encoding %d not decodable", n.enc);
     }
@@ -1585,6 +1677,10 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         return struct_range(ds, &n, dt, len, b, cnt, out);
     } else if (n.enc == PCH_VX_E_ZSTD && (dt->kind == PCH_VX_PRIMITIVE || dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
         return zstd_range(ds, &n, dt, len, b, cnt, out);
+    } else if ((n.enc == PCH_VX_E_BITPACKED || n.enc == PCH_VX_E_FOR) && pch_vx__is_int(dt)) {
+        return n.enc == PCH_VX_E_BITPACKED ? dec_bitpacked(ds, &n, dt, len, b, cnt, out) : dec_for(ds, &n, dt, len, b, cnt, out);
+    } else if (n.enc == PCH_VX_E_ALPRD && dt->kind == PCH_VX_PRIMITIVE) {
+        return dec_alprd(ds, &n, dt, len, b, cnt, out);
     } else {
         PCH_TRY(decode(ds, t, dt, len, &full));
         rc = pch_vx__array_slice(out, full, b, cnt, ds->err);

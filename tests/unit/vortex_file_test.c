@@ -722,6 +722,118 @@ static void test_vortex_file__multi_frame_ranges(void)
 
 /* ------------------------------------------------------------------ compressor choices */
 
+/* fastlanes.bitpacked with patches, as other writers make it (ours never patches): a u32
+** array of 7-bit values with every 97th row patched to a large value, built node by node;
+** the whole decode and every range (random ones and those around patched rows) give the
+** values, and a range never writes a patch outside itself. */
+static void test_vortex_file__bitpacked_patches(void)
+{
+    const uint64_t rows = 5000, w = 7;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_array *want = NULL, *idx = NULL, *pv = NULL, *full = NULL;
+    pch_vx_encoder e;
+    pch_vx_enode root, *kids[2];
+    pch_arena arena;
+    pch_buf seg, meta, pmeta;
+    uint16_t map[PCH_VX_E_COUNT];
+    int16_t smap[PCH_VX_E_COUNT];
+    uint8_t used[PCH_VX_E_COUNT], ae;
+    pch_vx_decode_ctx dc;
+    pch_error err;
+    uint64_t *vals = calloc(rows, 8), np = 0;
+    uint8_t *packed = calloc(pch_vx__bp_bytes(rows, (unsigned)w) + 1, 1);
+    uint32_t *pidx = calloc(rows, 4), *pval = calloc(rows, 4);
+    PCH_CHECK(vals && packed && pidx && pval);
+    if (!vals || !packed || !pidx || !pval) goto out;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "u32", &err), &err);
+    want = pch_vx__array_new(NULL, dt, rows, 0);
+    PCH_CHECK(want && pch_vx__array_alloc_data(want, (size_t)rows * 4) == 0);
+    for (uint64_t r = 0; r < rows; r++) {
+        uint32_t v = (uint32_t)rndn(1u << w);
+        if (r % 97 == 5) { pidx[np] = (uint32_t)r; pval[np++] = v = 3000000000u + (uint32_t)r; }
+        vals[r] = v & ((1u << w) - 1);      /* a patched row's packed bits are its low bits */
+        pch_store_le32(want->data + 4 * r, v);
+    }
+    pch_vx__bp_pack(packed, vals, rows, 32, (unsigned)w);
+    idx = pch_vx__array_new(NULL, dt, np, 0);
+    pv = pch_vx__array_new(NULL, dt, np, 0);
+    PCH_CHECK(idx && pv && pch_vx__array_alloc_data(idx, (size_t)np * 4) == 0 && pch_vx__array_alloc_data(pv, (size_t)np * 4) == 0);
+    memcpy(idx->data, pidx, (size_t)np * 4);
+    memcpy(pv->data, pval, (size_t)np * 4);
+    pch_arena_init(&arena, NULL, 1 << 16);
+    pch_buf_init(&seg, NULL);
+    pch_buf_init(&meta, NULL);
+    pch_buf_init(&pmeta, NULL);
+    memset(&e, 0, sizeof e);
+    e.arena = &arena;
+    PCH_CHECK_OK(pch_vx__encode_canonical(&e, idx, &kids[0], &err), &err);
+    PCH_CHECK_OK(pch_vx__encode_canonical(&e, pv, &kids[1], &err), &err);
+    /* patches metadata: 1 len, 2 offset, 3 indices ptype; bitpacked: 1 bit width, 2 offset, 3 patches */
+    pch_buf_putc(&pmeta, 0x08); pch_vx__pb_varint(&pmeta, np);
+    pch_buf_putc(&pmeta, 0x10); pch_vx__pb_varint(&pmeta, 0);
+    pch_buf_putc(&pmeta, 0x18); pch_vx__pb_varint(&pmeta, PCH_VX_U32);
+    pch_buf_putc(&meta, 0x08); pch_vx__pb_varint(&meta, w);
+    pch_buf_putc(&meta, 0x1a); pch_vx__pb_varint(&meta, pmeta.len); pch_buf_append(&meta, pmeta.data, pmeta.len);
+    memset(&root, 0, sizeof root);
+    root.enc = PCH_VX_E_BITPACKED;
+    root.meta = meta.data;
+    root.meta_len = meta.len;
+    root.n_bufs = 1;
+    root.buf[0] = packed;
+    root.buf_len[0] = pch_vx__bp_bytes(rows, (unsigned)w);
+    root.buf_align[0] = 0;
+    root.n_children = 2;
+    root.children = kids;
+    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
+    memset(used, 0, sizeof used);
+    PCH_CHECK_OK(pch_vx__serialize(&seg, &root, map, used, &ae, &err), &err);
+    dc.ctx = NULL;
+    dc.spec_map = smap;
+    dc.n_specs = PCH_VX_E_COUNT;
+    dc.text_codes = false;
+    PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
+    PCH_CHECK(full && pch_vx_array_equal(full, want));
+    for (uint64_t k = 0, bgn = 0; bgn < rows; k++) {
+        pch_vx_array *part = NULL, *exp = NULL;
+        uint64_t n = k % 3 ? 1 + rndn(4) : 1 + rndn(1500);
+        if (k % 5 == 1) { bgn = 5 + 97 * rndn(rows / 97); n = k % 2 ? 1 : 3; }     /* from a patched row */
+        if (k % 5 == 2) { bgn = 2 + 97 * rndn(rows / 97); n = 3; }                  /* up to one */
+        if (bgn >= rows) break;
+        if (n > rows - bgn) n = rows - bgn;
+        PCH_CHECK_OK(pch_vx__deserialize_range(&part, &dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
+        PCH_CHECK_OK(pch_vx__array_slice(&exp, want, bgn, n, &err), &err);
+        PCH_CHECK_MSG(part && pch_vx_array_equal(part, exp), "rows %llu+%llu", (unsigned long long)bgn, (unsigned long long)n);
+        pch_vx_array_free(part);
+        pch_vx_array_free(exp);
+        bgn += n + rndn(300);
+    }
+    /* an unsorted patch index fails closed, whole and for any range */
+    {
+        size_t at = 0;
+        for (size_t i = 0; i + 8 <= seg.len; i++)
+            if (pch_load_le32(seg.data + i) == pidx[3] && pch_load_le32(seg.data + i + 4) == pidx[4]) { at = i; break; }
+        PCH_CHECK(at > 0);
+        pch_vx_array_free(full);
+        pch_store_le32(seg.data + at + 4, pidx[2]);
+        PCH_CHECK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err) == PCH_ECORRUPT && strstr(err.msg, "unsorted"));
+        PCH_CHECK(pch_vx__deserialize_range(&full, &dc, seg.data, seg.len, dt, rows, rows - 2, 1, &err) == PCH_ECORRUPT);
+    }
+    pch_buf_dispose(&seg);
+    pch_buf_dispose(&meta);
+    pch_buf_dispose(&pmeta);
+    pch_arena_dispose(&arena);
+out:
+    pch_vx_array_free(want);
+    pch_vx_array_free(idx);
+    pch_vx_array_free(pv);
+    pch_vx_array_free(full);
+    pch_vx_dtype_free(dt);
+    free(vals);
+    free(packed);
+    free(pidx);
+    free(pval);
+}
+
 static void test_vortex_file__compressor_choices(void)
 {
     pch_error err;
@@ -880,6 +992,104 @@ static void test_vortex_file__partial_reads(void)
         pch_vx_array_free(part);
         pch_vx_array_free(want);
         pch_vx_dtype_free(pdt);
+        pch_vx_file_free(f);
+    }
+    pch_vx_writer_free(w);
+    pch_vx_builder_free(b);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
+/* Row ranges of FastLanes and ALP-RD lanes (bit-packed with and without patches, FOR, nullable,
+** float32/float64 ALP-RD with exceptions, list<u32> token ids): every range reads what a slice
+** of the whole decode gives, and with partial reads a one-row read of a long lane reads and
+** checks only the blocks of its rows (RFC-0006 §13.4: a point read decodes its own rows). */
+static void test_vortex_file__numeric_ranges(void)
+{
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_lane_report rep;
+    pch_bytes bytes;
+    pch_error err;
+    uint64_t rows = 20000;
+    static const char *const want_enc[] = { "fastlanes.for(fastlanes.bitpacked", "fastlanes.bitpacked", "fastlanes.bitpacked",
+                                            "vortex.alprd", "vortex.alprd", "fastlanes.bitpacked" };
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "seq:i64,small:u32,maybe:u32?,lp:f32?,d:f64,ids:list<u32>", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (uint64_t r = 0; r < rows; r++) {
+        pch_vx_builder *l = pch_vx_builder_child(pch_vx_builder_child(b, 5), 0);
+        float lp = -(float)((double)rndn(1u << 24) / (double)(1u << 24)) * (float)(1 + rndn(12));
+        double d = -20.0 * (double)rndn(1ull << 52) / (double)(1ull << 52) - 1.0;
+        PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), 5000000 + (int64_t)rndn(3000), &err), &err);
+        /* mostly 7 bits, a rare large value: patches */
+        PCH_CHECK_OK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 1), r % 211 == 3 ? 4000000000u : rndn(100), &err), &err);
+        if (r % 7 == 2) PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 2), &err), &err);
+        else PCH_CHECK_OK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 2), rndn(1000), &err), &err);
+        if (r % 13 == 0) PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 3), &err), &err);
+        else PCH_CHECK_OK(pch_vx_builder_append_float(pch_vx_builder_child(b, 3), r % 997 == 5 ? -3.0e30 : lp, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_float(pch_vx_builder_child(b, 4), r % 50 == 7 ? 1e300 * (double)(r + 1) : d, &err), &err);
+        for (uint64_t k = rndn(9); k > 0; k--) PCH_CHECK_OK(pch_vx_builder_append_uint(l, rndn(60000), &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(pch_vx_builder_child(b, 5), &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+    PCH_CHECK_OK(roundtrip(dt, &a, 1, &o, &err, &w), &err);
+    for (uint32_t lane = 0; lane < 6; lane++) {
+        PCH_CHECK_OK(pch_vx_writer_lane(w, lane, &rep), &err);
+        PCH_CHECK_MSG(strstr(rep.encodings, want_enc[lane]) != NULL, "lane %u: %s", lane, rep.encodings);
+    }
+    bytes = pch_vx_writer_bytes(w);
+    for (int pass = 0; pass < 2; pass++) {
+        pch_vx_file *f = NULL;
+        PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
+        if (pass == 1) {            /* partial reads, every block checked */
+            g_blk.file = bytes.ptr;
+            g_blk.f = f;
+            g_blk.B = 512;
+            g_blk.corrupt_block = -1;
+            PCH_CHECK_OK(pch_vx_file_set_partial_reads(f, 512, block_matches, &g_blk, &err), &err);
+        }
+        /* random ranges, then ranges that end right before, start at and follow a patched row
+        ** (small: every 211th from 3; lp: every 997th from 5; d: every 50th from 7) */
+        static const uint64_t edge[][2] = { { 1058 - 4, 4 }, { 1058, 1 }, { 1059, 3 }, { 2996 - 2, 2 }, { 2996, 1 },
+                                            { 2997, 5 }, { 457 - 7, 7 }, { 457, 1 }, { 458, 2 }, { 19995, 5 } };
+        uint64_t bgn = 0, k = 0;
+        for (;;) {
+            pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+            pch_vx_array *part = NULL, *want = NULL;
+            pch_vx_dtype *pdt = NULL;
+            pch_vx_io_stats st;
+            uint64_t n;
+            if (bgn < rows) {
+                n = 1 + rndn(bgn % 3 ? 5 : 2500);
+                if (n > rows - bgn) n = rows - bgn;
+            } else if (k < sizeof edge / sizeof edge[0]) {
+                bgn = edge[k][0];
+                n = edge[k++][1];
+            } else {
+                break;
+            }
+            so.row_begin = bgn;
+            so.row_end = bgn + n;
+            pch_vx_file_set_cache_bytes(f, 0);      /* every read from the file */
+            pch_vx_file_reset_io_stats(f);
+            g_blk.checked = 0;
+            PCH_CHECK_OK(pch_vx_file_scan(f, &so, &part, &pdt, &err), &err);
+            pch_vx_file_io_stats(f, &st);
+            PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
+            PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "pass %d rows %llu+%llu", pass, (unsigned long long)bgn, (unsigned long long)n);
+            if (pass == 1 && n == 1)
+                PCH_CHECK_MSG(st.bytes_read * 4 < bytes.len && g_blk.checked == st.bytes_read,
+                              "one row read %llu of %llu bytes (%llu checked)", (unsigned long long)st.bytes_read,
+                              (unsigned long long)bytes.len, (unsigned long long)g_blk.checked);
+            pch_vx_array_free(part);
+            pch_vx_array_free(want);
+            pch_vx_dtype_free(pdt);
+            bgn = bgn < rows && k == 0 ? bgn + 1 + rndn(1500) : rows;
+        }
         pch_vx_file_free(f);
     }
     pch_vx_writer_free(w);
@@ -1305,6 +1515,8 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__multi_frame_ranges);
     PCH_RUN(test_vortex_file__partial_reads);
     PCH_RUN(test_vortex_file__alprd_floats);
+    PCH_RUN(test_vortex_file__numeric_ranges);
+    PCH_RUN(test_vortex_file__bitpacked_patches);
     PCH_RUN(test_vortex_file__scan_features);
     PCH_RUN(test_vortex_file__corruption);
     PCH_RUN(test_vortex_file__alloc_failures);
