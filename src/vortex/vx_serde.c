@@ -332,15 +332,17 @@ static pch_vx_dtype prim_dt(unsigned ptype, int nullable)
 }
 
 /* Integer child of any integer ptype → uint64 values (sign-extended for signed). */
-static int decode_ints(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, uint64_t len,
-                       uint64_t **vals_out, pch_vx_array **arr_out)
+/* Rows [first, first + len) of child i (an integer array of `rows` rows) widened to u64;
+** arr_out (if not NULL) gets the decoded array too. decode_ints reads all of them. */
+static int decode_ints_range(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, uint64_t rows, uint64_t first,
+                             uint64_t len, uint64_t **vals_out, pch_vx_array **arr_out)
 {
     pch_vx_dtype d = prim_dt(ptype, 0);
     pch_vx_array *a;
     uint64_t *v;
     *vals_out = NULL;
     if (!is_int_ptype(ptype)) return BAD("vortex %s: non-integer ptype %u for indices/offsets", pch_vx__enc_ids[n->enc], ptype);
-    PCH_TRY(decode_child(ds, n, i, &d, len, &a));
+    PCH_TRY(range_child(ds, n, i, &d, rows, first, len, &a));
     if (len > SIZE_MAX / 8 || !(v = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) { pch_vx_array_free(a); return NOMEM(); }
     {
         const uint8_t *b = a->data;     /* one loop per ptype: offsets are most of what is widened */
@@ -360,6 +362,12 @@ static int decode_ints(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, u
     else pch_vx_array_free(a);
     *vals_out = v;
     return PCH_OK;
+}
+
+static int decode_ints(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, uint64_t len,
+                       uint64_t **vals_out, pch_vx_array **arr_out)
+{
+    return decode_ints_range(ds, n, i, ptype, len, 0, len, vals_out, arr_out);
 }
 
 /* Array of `len` copies of a scalar (any dtype; non-null scalars for leaf types only). */
@@ -876,6 +884,31 @@ oom:
 fail:
     pch_vx_array_free(a);
     return rc;
+}
+
+/* vortex.primitive, rows [b, b + cnt): the bytes of those values only. */
+static int prim_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                      pch_vx_array **out)
+{
+    unsigned w = pch_vx_ptype_width(dt->ptype);
+    uint16_t bi = 0;
+    pch_vx_array *a;
+    int rc;
+    *out = NULL;
+    if (n->meta_len) return BAD("vortex primitive: non-empty metadata");
+    PCH_TRY(node_buf_lazy(ds, n, 0, w > 16 ? 16 : w, &bi));
+    if (n->bufs.n != 1 || n->kids.n > 1) return BAD("vortex primitive: bad children/buffers");
+    if (len > SIZE_MAX / w || ds->blen[bi] != (size_t)len * w)
+        return BAD("vortex primitive: buffer of %zu bytes for %" PRIu64 " values of %u bytes", (size_t)ds->blen[bi], len, w);
+    PCH_TRY(buf_fill(ds, bi, (size_t)b * w, (size_t)cnt * w));
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)cnt * w)) {
+        pch_vx_array_free(a);
+        return NOMEM();
+    }
+    if (cnt) memcpy(a->data, ds->seg + ds->bpos[bi] + (size_t)b * w, (size_t)cnt * w);
+    if ((rc = range_validity(ds, n, 0, len, b, a))) { pch_vx_array_free(a); return rc; }
+    *out = a;
+    return PCH_OK;
 }
 
 static int dec_for(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
@@ -1665,12 +1698,13 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         PCH_TRY(meta_fields(ds, &n, m, 2));
         if (n.bufs.n || n.kids.n < 2 || n.kids.n > 3) return BAD("vortex list: bad children/buffers");
         if (len == UINT64_MAX) return BAD("vortex list: length");
-        PCH_TRY(decode_ints(ds, &n, 1, (unsigned)m[1], len + 1, &o, NULL));
-        if ((rc = check_offsets(ds, "list", o, len, m[0]))) goto done;
-        cb = o[b];
-        ce = o[b + cnt];
+        /* the offsets of the rows only, checked as a whole decode checks them all */
+        PCH_TRY(decode_ints_range(ds, &n, 1, (unsigned)m[1], len + 1, b, cnt + 1, &o, NULL));
+        if ((rc = check_offsets(ds, "list", o, cnt, m[0]))) goto done;
+        cb = o[0];
+        ce = o[cnt];
         if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 1)) || pch_vx__array_alloc_offsets(a)) { rc = NOMEM(); goto done; }
-        for (uint64_t i = 0; i <= cnt; i++) a->offsets[i] = (int64_t)(o[b + i] - cb);
+        for (uint64_t i = 0; i <= cnt; i++) a->offsets[i] = (int64_t)(o[i] - cb);
         if ((rc = range_child(ds, &n, 0, dt->elem, m[0], cb, ce - cb, &a->children[0]))) goto done;
         rc = range_validity(ds, &n, 2, len, b, a);
     } else if (n.enc == PCH_VX_E_STRUCT && dt->kind == PCH_VX_STRUCT) {
@@ -1681,6 +1715,8 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         return n.enc == PCH_VX_E_BITPACKED ? dec_bitpacked(ds, &n, dt, len, b, cnt, out) : dec_for(ds, &n, dt, len, b, cnt, out);
     } else if (n.enc == PCH_VX_E_ALPRD && dt->kind == PCH_VX_PRIMITIVE) {
         return dec_alprd(ds, &n, dt, len, b, cnt, out);
+    } else if (n.enc == PCH_VX_E_PRIMITIVE && dt->kind == PCH_VX_PRIMITIVE) {
+        return prim_range(ds, &n, dt, len, b, cnt, out);
     } else {
         PCH_TRY(decode(ds, t, dt, len, &full));
         rc = pch_vx__array_slice(out, full, b, cnt, ds->err);
