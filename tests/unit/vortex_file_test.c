@@ -1000,8 +1000,9 @@ static void test_vortex_file__partial_reads(void)
     pch_vx_dtype_free(dt);
 }
 
-/* Row ranges of FastLanes and ALP-RD lanes (bit-packed with and without patches, FOR, nullable,
-** float32/float64 ALP-RD with exceptions, list<u32> token ids): every range reads what a slice
+/* Row ranges of FastLanes and ALP-RD lanes as our writer makes them (bit-packed, FOR, nullable,
+** float32/float64 ALP-RD with exceptions, list<u32> token ids; bit-packing with patches has a
+** test of its own below): every range reads what a slice
 ** of the whole decode gives, and with partial reads a one-row read of a long lane reads and
 ** checks only the blocks of its rows (RFC-0006 §13.4: a point read decodes its own rows). */
 static void test_vortex_file__numeric_ranges(void)
@@ -1024,7 +1025,7 @@ static void test_vortex_file__numeric_ranges(void)
         float lp = -(float)((double)rndn(1u << 24) / (double)(1u << 24)) * (float)(1 + rndn(12));
         double d = -20.0 * (double)rndn(1ull << 52) / (double)(1ull << 52) - 1.0;
         PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), 5000000 + (int64_t)rndn(3000), &err), &err);
-        /* mostly 7 bits, a rare large value: patches */
+        /* mostly 7 bits, a rare large value */
         PCH_CHECK_OK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 1), r % 211 == 3 ? 4000000000u : rndn(100), &err), &err);
         if (r % 7 == 2) PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 2), &err), &err);
         else PCH_CHECK_OK(pch_vx_builder_append_uint(pch_vx_builder_child(b, 2), rndn(1000), &err), &err);
@@ -1052,8 +1053,9 @@ static void test_vortex_file__numeric_ranges(void)
             g_blk.corrupt_block = -1;
             PCH_CHECK_OK(pch_vx_file_set_partial_reads(f, 512, block_matches, &g_blk, &err), &err);
         }
-        /* random ranges, then ranges that end right before, start at and follow a patched row
-        ** (small: every 211th from 3; lp: every 997th from 5; d: every 50th from 7) */
+        /* random ranges, then ranges that end right before, start at and follow an exception
+        ** (small: a large value every 211th row from 3; ALP-RD patches of lp every 997th from
+        ** 5 and of d every 50th from 7) */
         static const uint64_t edge[][2] = { { 1058 - 4, 4 }, { 1058, 1 }, { 1059, 3 }, { 2996 - 2, 2 }, { 2996, 1 },
                                             { 2997, 5 }, { 457 - 7, 7 }, { 457, 1 }, { 458, 2 }, { 19995, 5 } };
         uint64_t bgn = 0, k = 0;
