@@ -906,6 +906,32 @@ static int key_ids(vq_exec *e, int g, const uint32_t *sel, uint64_t m, uint32_t 
     return rc == PCH_OK ? PCH_OK : rc == PCH_ELIMIT ? pch_error_set(err, rc, "vortex sql: too many groups") : oom(err);
 }
 
+/* The counts of ids[0..n) (each < ng), each row weighted by pass[] (NULL: by 1), as ng u64
+** counts in e->hist (*out). Four interleaved histograms: rows of one id follow each other, and
+** one counter per id would make each increment wait for the last. */
+static int hist4(vq_exec *e, const uint32_t *ids, const uint8_t *pass, uint64_t n, uint64_t ng, const uint64_t **out,
+                 pch_error *err)
+{
+    uint32_t *h;
+    uint64_t *k, j = 0;
+    pch_buf_clear(&e->hist);
+    if (pch_buf_reserve(&e->hist, (size_t)ng * 24) < 0) return oom(err);
+    h = (uint32_t *)(void *)e->hist.data;
+    k = (uint64_t *)(void *)(e->hist.data + (size_t)ng * 16);
+    memset(h, 0, (size_t)ng * 16);
+    if (!pass)
+        for (; j + 4 <= n; j += 4) { h[ids[j]]++; h[ng + ids[j + 1]]++; h[2 * ng + ids[j + 2]]++; h[3 * ng + ids[j + 3]]++; }
+    else
+        for (; j + 4 <= n; j += 4) {
+            h[ids[j]] += pass[j]; h[ng + ids[j + 1]] += pass[j + 1];
+            h[2 * ng + ids[j + 2]] += pass[j + 2]; h[3 * ng + ids[j + 3]] += pass[j + 3];
+        }
+    for (; j < n; j++) h[ids[j]] += pass ? pass[j] : 1;
+    for (uint64_t g = 0; g < ng; g++) k[g] = (uint64_t)h[g] + h[ng + g] + h[2 * ng + g] + h[3 * ng + g];
+    *out = k;
+    return PCH_OK;
+}
+
 /* Aggregation on the codes (RFC-0006 §13.3): one key column by code ('c'), every item the key,
 ** count(*) or count(key). The passing rows' codes are counted into a histogram per dictionary
 ** entry, then each entry that has rows is interned once: no per-row key, group id or row
@@ -914,35 +940,20 @@ static int accumulate_codes(vq_exec *e, bool *done, pch_error *err)
 {
     const vq_plan *p = e->p;
     const pch_sql_vec *v = &e->cols[p->group[0]];
-    const uint32_t *code = v->code;
-    const uint8_t *pass = e->pass;
-    uint64_t n = e->n, nd = v->n_dict, j = 0, *gr;
-    uint32_t *h;
+    uint64_t nd = v->n_dict, *gr;
+    const uint64_t *h = NULL;
     int rc = PCH_OK;
     *done = false;
-    if (p->n_group != 1 || v->kind != 'c' || nd == 0 || nd > n) return PCH_OK;
+    if (p->n_group != 1 || v->kind != 'c' || nd == 0 || nd > e->n) return PCH_OK;
     for (int i = 0; i < p->n_items; i++) {
         const vq_item *it = &p->item[i];
         if (!(it->agg == A_COUNT_STAR || ((it->agg == A_NONE || it->agg == A_COUNT) && it->col == p->group[0])))
             return PCH_OK;
     }
     *done = true;
-    pch_buf_clear(&e->hist);
-    if (pch_buf_reserve(&e->hist, (size_t)nd * 16) < 0) return oom(err);
-    h = (uint32_t *)(void *)e->hist.data;
-    memset(h, 0, (size_t)nd * 16);
-    /* four interleaved histograms: rows of one code follow each other, and one counter per
-    ** code would make each increment wait for the last */
-    if (p->n_pred == 0)
-        for (; j + 4 <= n; j += 4) { h[code[j]]++; h[nd + code[j + 1]]++; h[2 * nd + code[j + 2]]++; h[3 * nd + code[j + 3]]++; }
-    else
-        for (; j + 4 <= n; j += 4) {
-            h[code[j]] += pass[j]; h[nd + code[j + 1]] += pass[j + 1];
-            h[2 * nd + code[j + 2]] += pass[j + 2]; h[3 * nd + code[j + 3]] += pass[j + 3];
-        }
-    for (; j < n; j++) h[code[j]] += p->n_pred == 0 ? 1 : pass[j];
+    PCH_TRY(hist4(e, v->code, p->n_pred ? e->pass : NULL, e->n, nd, &h, err));
     for (uint64_t d = 0; d < nd && rc == PCH_OK; d++) {
-        uint64_t k = (uint64_t)h[d] + h[nd + d] + h[2 * nd + d] + h[3 * nd + d];
+        uint64_t k = h[d];
         uint32_t g = 0;             /* a null entry (valid[r] is dict[code[r]] != NULL) is group 0 */
         if (!k) continue;
         e->keys[0].kind = 's';
@@ -996,24 +1007,13 @@ static int accumulate(vq_exec *e, pch_error *err)
         if (ensure_groups(e, most) < 0) return oom(err);
         gr = (uint64_t *)(void *)e->grows.data;
         if (most < m / 8) {
-            /* few groups, many rows: rows of one group follow each other, and one counter
-            ** per group would make each increment wait for the last; four interleaved
-            ** histograms break that chain. count(*) is the same count. */
-            uint32_t *h;
-            uint64_t j = 0, ng = most + 1;
-            pch_buf_clear(&e->hist);
-            if (pch_buf_reserve(&e->hist, (size_t)ng * 16) < 0) return oom(err);
-            h = (uint32_t *)(void *)e->hist.data;
-            memset(h, 0, (size_t)ng * 16);
-            for (; j + 4 <= m; j += 4) {
-                h[e->gid[j]]++; h[ng + e->gid[j + 1]]++; h[2 * ng + e->gid[j + 2]]++; h[3 * ng + e->gid[j + 3]]++;
-            }
-            for (; j < m; j++) h[e->gid[j]]++;
-            for (uint64_t g = 0; g < ng; g++) {
-                uint64_t k = (uint64_t)h[g] + h[ng + g] + h[2 * ng + g] + h[3 * ng + g];
-                gr[g] += k;
+            /* few groups, many rows: interleaved histograms (hist4); count(*) is the same count */
+            const uint64_t *h = NULL;
+            PCH_TRY(hist4(e, e->gid, NULL, m, most + 1, &h, err));
+            for (uint64_t g = 0; g <= most; g++) {
+                gr[g] += h[g];
                 for (int i = 0; i < p->n_items; i++)
-                    if (p->item[i].agg == A_COUNT_STAR) ((uint64_t *)(void *)e->agg[i].cnt.data)[g] += k;
+                    if (p->item[i].agg == A_COUNT_STAR) ((uint64_t *)(void *)e->agg[i].cnt.data)[g] += h[g];
             }
             counted = true;
         } else
