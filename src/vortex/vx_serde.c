@@ -332,6 +332,31 @@ static pch_vx_dtype prim_dt(unsigned ptype, int nullable)
 }
 
 /* Integer child of any integer ptype → uint64 values (sign-extended for signed). */
+#define AT8(i) b[i]
+#define AT16(i) pch_load_le16(b + 2 * (i))
+#define AT32(i) pch_load_le32(b + 4 * (i))
+#define AT64(i) pch_load_le64(b + 8 * (i))
+
+/* n integers of ptype widened to u64 (sign-extended) into v, one loop per ptype (offsets and
+** indices are most of what is widened). Not inlined: inside a big switch the compiler does not
+** vectorise these loops. */
+static __attribute__((noinline)) void ints_widen(const uint8_t *b, unsigned ptype, uint64_t n, uint64_t *restrict v)
+{
+#define WIDEN(T, AT, SIGNED) \
+    for (uint64_t k = 0; k < n; k++) v[k] = SIGNED ? (uint64_t)(int64_t)(T)AT(k) : (uint64_t)(T)AT(k); \
+    break;
+    switch (ptype) {
+    case PCH_VX_U8: WIDEN(uint8_t, AT8, 0)
+    case PCH_VX_I8: WIDEN(int8_t, AT8, 1)
+    case PCH_VX_U16: WIDEN(uint16_t, AT16, 0)
+    case PCH_VX_I16: WIDEN(int16_t, AT16, 1)
+    case PCH_VX_U32: WIDEN(uint32_t, AT32, 0)
+    case PCH_VX_I32: WIDEN(int32_t, AT32, 1)
+    default: WIDEN(uint64_t, AT64, 0)
+    }
+#undef WIDEN
+}
+
 /* Rows [first, first + len) of child i (an integer array of `rows` rows) widened to u64;
 ** arr_out (if not NULL) gets the decoded array too. decode_ints reads all of them. */
 static int decode_ints_range(dstate *ds, const dnode *n, uint32_t i, unsigned ptype, uint64_t rows, uint64_t first,
@@ -344,20 +369,7 @@ static int decode_ints_range(dstate *ds, const dnode *n, uint32_t i, unsigned pt
     if (!is_int_ptype(ptype)) return BAD("vortex %s: non-integer ptype %u for indices/offsets", pch_vx__enc_ids[n->enc], ptype);
     PCH_TRY(range_child(ds, n, i, &d, rows, first, len, &a));
     if (len > SIZE_MAX / 8 || !(v = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) { pch_vx_array_free(a); return NOMEM(); }
-    {
-        const uint8_t *b = a->data;     /* one loop per ptype: offsets are most of what is widened */
-        switch (ptype) {
-#define WIDEN(EXPR) for (uint64_t k = 0; k < len; k++) v[k] = (uint64_t)(EXPR); break;
-        case PCH_VX_U8: WIDEN(b[k])
-        case PCH_VX_I8: WIDEN((int64_t)(int8_t)b[k])
-        case PCH_VX_U16: WIDEN(pch_load_le16(b + 2 * k))
-        case PCH_VX_I16: WIDEN((int64_t)(int16_t)pch_load_le16(b + 2 * k))
-        case PCH_VX_U32: WIDEN(pch_load_le32(b + 4 * k))
-        case PCH_VX_I32: WIDEN((int64_t)(int32_t)pch_load_le32(b + 4 * k))
-        default: WIDEN(pch_load_le64(b + 8 * k))
-#undef WIDEN
-        }
-    }
+    ints_widen(a->data, ptype, len, v);
     if (arr_out) *arr_out = a;
     else pch_vx_array_free(a);
     *vals_out = v;
@@ -578,31 +590,27 @@ static int check_offsets(dstate *ds, const char *what, const uint64_t *o, uint64
 static __attribute__((noinline)) bool offsets_widen(const uint8_t *b, unsigned ptype, uint64_t n, uint64_t *restrict v)
 {
     unsigned unsorted = 0;
-#define AT8(i) b[i]
-#define AT16(i) pch_load_le16(b + 2 * (i))
-#define AT32(i) pch_load_le32(b + 4 * (i))
-#define AT64(i) pch_load_le64(b + 8 * (i))
-#define WIDEN(T, AT, SIGNED) \
-    for (uint64_t k = 0; k < n; k++) v[k] = SIGNED ? (uint64_t)(int64_t)(T)AT(k) : (uint64_t)(T)AT(k); \
+    ints_widen(b, ptype, n, v);
+#define SORTED(T, AT, SIGNED) \
     for (uint64_t k = 0; k + 1 < n; k++) unsorted |= (T)AT(k) > (T)AT(k + 1); \
     if (SIGNED && n && (int64_t)v[0] < 0) unsorted = 1; \
     break;
     switch (ptype) {
-    case PCH_VX_U8: WIDEN(uint8_t, AT8, 0)
-    case PCH_VX_I8: WIDEN(int8_t, AT8, 1)
-    case PCH_VX_U16: WIDEN(uint16_t, AT16, 0)
-    case PCH_VX_I16: WIDEN(int16_t, AT16, 1)
-    case PCH_VX_U32: WIDEN(uint32_t, AT32, 0)
-    case PCH_VX_I32: WIDEN(int32_t, AT32, 1)
-    default: WIDEN(uint64_t, AT64, 0)
+    case PCH_VX_U8: SORTED(uint8_t, AT8, 0)
+    case PCH_VX_I8: SORTED(int8_t, AT8, 1)
+    case PCH_VX_U16: SORTED(uint16_t, AT16, 0)
+    case PCH_VX_I16: SORTED(int16_t, AT16, 1)
+    case PCH_VX_U32: SORTED(uint32_t, AT32, 0)
+    case PCH_VX_I32: SORTED(int32_t, AT32, 1)
+    default: SORTED(uint64_t, AT64, 0)
     }
-#undef WIDEN
+#undef SORTED
+    return !unsorted;
+}
 #undef AT8
 #undef AT16
 #undef AT32
 #undef AT64
-    return !unsorted;
-}
 
 /* A list's len + 1 offsets (child i of n, integers of ptype), checked as check_offsets checks
 ** them (sorted, the last at most limit), into off[] less the first (*base); *last the last. */
