@@ -251,17 +251,30 @@ static int dnode_load(dstate *ds, const pch_vx_fbt *t, dnode *n)
     return PCH_OK;
 }
 
+/* Buffer i of n without making its bytes present (buf_fill does, for the part used). */
+static int node_buf_lazy(dstate *ds, const dnode *n, uint32_t i, unsigned min_align, uint16_t *bi)
+{
+    if (i >= n->bufs.n) return BAD("vortex %s: buffer %u missing", pch_vx__enc_ids[n->enc], i);
+    *bi = pch_load_le16(ds->v.buf + n->bufs.pos + 2 * (size_t)i);
+    if (*bi >= ds->n_bufs) return BAD("vortex %s: buffer index %u past %u", pch_vx__enc_ids[n->enc], *bi, ds->n_bufs);
+    if (((size_t)1 << ds->balign[*bi]) < min_align)
+        return BAD("vortex %s: buffer declares alignment %u, needs %u (§12.1)", pch_vx__enc_ids[n->enc],
+                   1u << ds->balign[*bi], min_align);
+    return PCH_OK;
+}
+
+static int buf_fill(dstate *ds, uint16_t bi, size_t off, size_t len)
+{
+    return ds->fill && len ? ds->fill(ds->fill_payload, ds->bpos[bi] + off, len, ds->err) : PCH_OK;
+}
+
+/* Buffer i of n with all of its bytes present. */
 static int node_buf(dstate *ds, const dnode *n, uint32_t i, const uint8_t **p, size_t *len,
                     unsigned min_align)
 {
-    uint16_t bi;
-    if (i >= n->bufs.n) return BAD("vortex %s: buffer %u missing", pch_vx__enc_ids[n->enc], i);
-    bi = pch_load_le16(ds->v.buf + n->bufs.pos + 2 * (size_t)i);
-    if (bi >= ds->n_bufs) return BAD("vortex %s: buffer index %u past %u", pch_vx__enc_ids[n->enc], bi, ds->n_bufs);
-    if (((size_t)1 << ds->balign[bi]) < min_align)
-        return BAD("vortex %s: buffer declares alignment %u, needs %u (§12.1)", pch_vx__enc_ids[n->enc],
-                   1u << ds->balign[bi], min_align);
-    if (ds->fill && ds->blen[bi]) PCH_TRY(ds->fill(ds->fill_payload, ds->bpos[bi], ds->blen[bi], ds->err));
+    uint16_t bi = 0;
+    PCH_TRY(node_buf_lazy(ds, n, i, min_align, &bi));
+    PCH_TRY(buf_fill(ds, bi, 0, ds->blen[bi]));
     *p = ds->seg + ds->bpos[bi];
     *len = ds->blen[bi];
     return PCH_OK;
@@ -781,29 +794,12 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
 static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
                         uint64_t cnt, pch_vx_array **out);
 
-/* ---- FastLanes and ALP-RD over a row range (RFC-0006 §13.4: a point read decodes only its own
-** trajectory). Each decoder below reads rows [b, b + cnt) of an array of len rows; the full
-** decode is the range [0, len). Everything a full decode checks is checked for any range
-** (metadata, buffer sizes, every patch index); what a range skips is the values outside it:
-** on a partially read segment, only the 1024-value blocks holding the rows are read (and
-** their digests checked) and unpacked. ---- */
-
-/* Buffer i of n without making its bytes present (buf_fill does, for the part used). */
-static int node_buf_lazy(dstate *ds, const dnode *n, uint32_t i, unsigned min_align, uint16_t *bi)
-{
-    if (i >= n->bufs.n) return BAD("vortex %s: buffer %u missing", pch_vx__enc_ids[n->enc], i);
-    *bi = pch_load_le16(ds->v.buf + n->bufs.pos + 2 * (size_t)i);
-    if (*bi >= ds->n_bufs) return BAD("vortex %s: buffer index %u past %u", pch_vx__enc_ids[n->enc], *bi, ds->n_bufs);
-    if (((size_t)1 << ds->balign[*bi]) < min_align)
-        return BAD("vortex %s: buffer declares alignment %u, needs %u (§12.1)", pch_vx__enc_ids[n->enc],
-                   1u << ds->balign[*bi], min_align);
-    return PCH_OK;
-}
-
-static int buf_fill(dstate *ds, uint16_t bi, size_t off, size_t len)
-{
-    return ds->fill && len ? ds->fill(ds->fill_payload, ds->bpos[bi] + off, len, ds->err) : PCH_OK;
-}
+/* ---- FastLanes, ALP-RD and primitive arrays over a row range (RFC-0006 §13.4: a point read
+** decodes only its own trajectory). Each decoder below reads rows [b, b + cnt) of an array of
+** len rows; the full decode is the range [0, len). Everything a full decode checks is checked
+** for any range (metadata, buffer sizes, every patch index); what a range skips is the values
+** outside it: on a partially read segment, only the blocks holding the rows (1024 values of a
+** bit-packed array) are read, their digests checked, and decoded. ---- */
 
 /* Patches of a bit-packed array (indices child ii, values child vi, patches metadata pm) of len
 ** rows, applied to a = its rows [b, b + a->len): a patched row takes the patch value and its
@@ -1112,16 +1108,14 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if ((rc = take_validity(ds, &n, 0, a))) goto fail;
         break;
     }
-    case PCH_VX_E_PRIMITIVE: case PCH_VX_E_DECIMAL: {
-        unsigned w = k == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(dt->ptype) : pch_vx_decimal_width(dt->precision);
-        unsigned vw = w;
-        if (n.enc == PCH_VX_E_DECIMAL) {
-            PCH_TRY(meta_fields(ds, &n, m, 1));
-            if (m[0] > 5) return BAD("vortex decimal: values_type %" PRIu64, m[0]);
-            vw = 1u << m[0];
-        } else if (n.meta_len) {
-            return BAD("vortex primitive: non-empty metadata");
-        }
+    case PCH_VX_E_PRIMITIVE:
+        if ((rc = prim_range(ds, &n, dt, len, 0, len, &a))) goto fail;
+        break;
+    case PCH_VX_E_DECIMAL: {
+        unsigned w = pch_vx_decimal_width(dt->precision), vw;
+        PCH_TRY(meta_fields(ds, &n, m, 1));
+        if (m[0] > 5) return BAD("vortex decimal: values_type %" PRIu64, m[0]);
+        vw = 1u << m[0];
         PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, vw > 16 ? 16 : vw));
         if (n.bufs.n != 1 || n.kids.n > 1) return BAD("vortex %s: bad children/buffers", pch_vx__enc_ids[n.enc]);
         if (len > SIZE_MAX / vw || bl != (size_t)len * vw)
