@@ -137,11 +137,8 @@ static int parse_train(int argc, char **argv, train_args *a, const char *verb, c
     a->f.run_keys = a->runs;
     a->f.n_run_keys = a->n_runs;
     if (a->threads) {
-        char *end;
-        unsigned long t;
-        errno = 0;
-        t = strtoul(a->threads, &end, 10);
-        if (!*a->threads || *end || errno || t > 4 || a->threads[0] == '-') {
+        uint64_t t;
+        if (vx_parse_size(a->threads, &t) < 0 || t > 4) {
             fprintf(stderr, "pchronicle-vortex %s: --threads takes 0..4\n%s", verb, usage);
             return VX_EXIT_USAGE;
         }

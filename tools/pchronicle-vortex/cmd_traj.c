@@ -13,7 +13,7 @@
 #include "pchronicle-vortex/projection.h"
 #include "vx_cli.h"
 
-static int parse_size(const char *s, uint64_t *out)
+int vx_parse_size(const char *s, uint64_t *out)
 {
     char *end;
     unsigned long long v;
@@ -156,7 +156,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--shard-rows") == 0) sz = &o.directory_shard_rows;
         else if (strcmp(a, "--threads") == 0) {
             uint64_t t;
-            if (parse_size(v, &t) < 0 || t > 64) { fprintf(stderr, "pchronicle-vortex build: --threads takes 0..64\n"); return VX_EXIT_USAGE; }
+            if (vx_parse_size(v, &t) < 0 || t > 64) { fprintf(stderr, "pchronicle-vortex build: --threads takes 0..64\n"); return VX_EXIT_USAGE; }
             o.threads = (uint32_t)t;
         }
         else if (strcmp(a, "--prompt-prefix") == 0) {
@@ -167,7 +167,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--source-id") == 0) o.source_id = v;
         else if (strcmp(a, "--partition") == 0) o.partition = v;
         else { fprintf(stderr, "pchronicle-vortex build: unknown option %s\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
-        if (sz && parse_size(v, sz) < 0) { fprintf(stderr, "pchronicle-vortex build: %s: '%s' is not a size\n", a, v); return VX_EXIT_USAGE; }
+        if (sz && vx_parse_size(v, sz) < 0) { fprintf(stderr, "pchronicle-vortex build: %s: '%s' is not a size\n", a, v); return VX_EXIT_USAGE; }
     }
     if (!from || !to) { fprintf(stderr, "pchronicle-vortex build: --from and --to are required\n"); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
     if (!o.cluster_bytes || !o.file_bytes || !o.pack_bytes || !o.directory_shard_rows) {
@@ -522,7 +522,7 @@ int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv)
             if (k == 4) { fprintf(stderr, "pchronicle-vortex bench-get: --key-kind is any, trajectory, run or session (not '%s')\n", v); return VX_EXIT_USAGE; }
             as = (pch_vxp_key_kind)k;
         }
-        else if (parse_size(v, strcmp(a, "--warmup") == 0 ? &warmup : &repeat) < 0 || (strcmp(a, "--repeat") == 0 && !repeat)) {
+        else if (vx_parse_size(v, strcmp(a, "--warmup") == 0 ? &warmup : &repeat) < 0 || (strcmp(a, "--repeat") == 0 && !repeat)) {
             fprintf(stderr, "pchronicle-vortex bench-get: %s takes a count\n", a);
             return VX_EXIT_USAGE;
         }

@@ -4,6 +4,7 @@
 #define PCH_VX_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,8 @@ int vx_fail(const char *what, const pch_error *err);
 int vx_usage(const char *msg);
 /* s as a JSON string (quotes, backslashes and control characters escaped). */
 void vx_put_json_string(FILE *out, const char *s);
+/* A count or size: digits, optionally K/M/G (binary) and B/iB; no sign. -1 when it is not. */
+int vx_parse_size(const char *s, uint64_t *out);
 /* Seconds on the monotonic clock (for --stats and the benchmarks). */
 double vx_now_s(void);
 
