@@ -89,23 +89,28 @@ static void slot_fill(pch_vxp_lanes *it, size_t n_lanes, ahead_slot *sl)
     memcpy(sl->keep, keep, (size_t)sl->rows);
 }
 
+/* Called with a->mu held: fill w's next slot (the lock released meanwhile, for the work). A
+** worker whose thread could not start is filled so on the caller's thread when its turn comes. */
+static void fill_one(pj_lanes_ahead *a, ahead_worker *w)
+{
+    ahead_slot *sl = &w->slot[w->filled % 2];
+    pthread_mutex_unlock(&a->mu);
+    slot_fill(w->it, a->n_lanes, sl);
+    pthread_mutex_lock(&a->mu);
+    w->filled++;
+    w->ended = sl->eof || sl->rc < 0;
+}
+
 static void *worker_main(void *p)
 {
     ahead_worker *w = p;
     pj_lanes_ahead *a = w->a;
     pthread_mutex_lock(&a->mu);
-    for (;;) {
-        ahead_slot *sl;
+    while (!w->ended) {
         while (!a->stop && w->filled - w->released >= 2) pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop) break;
-        sl = &w->slot[w->filled % 2];
-        pthread_mutex_unlock(&a->mu);
-        slot_fill(w->it, a->n_lanes, sl);       /* outside the lock: the work */
-        pthread_mutex_lock(&a->mu);
-        w->filled++;
-        w->ended = sl->eof || sl->rc < 0;
+        fill_one(a, w);
         pthread_cond_broadcast(&a->cv);
-        if (w->ended) break;
     }
     pthread_mutex_unlock(&a->mu);
     return NULL;
@@ -155,17 +160,6 @@ int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, unsigned worker
     return PCH_OK;
 }
 
-/* A worker whose thread could not start is filled on the caller's thread when its turn comes. */
-static void fill_inline(pj_lanes_ahead *a, ahead_worker *w)
-{
-    ahead_slot *sl = &w->slot[w->filled % 2];
-    pthread_mutex_unlock(&a->mu);
-    slot_fill(w->it, a->n_lanes, sl);
-    pthread_mutex_lock(&a->mu);
-    w->filled++;
-    w->ended = sl->eof || sl->rc < 0;
-}
-
 int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
                         bool *eof, pch_error *err)
 {
@@ -188,7 +182,7 @@ int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, ui
             ahead_worker *w = &a->w[i];
             if (w->taken == w->filled) {        /* nothing ready */
                 if (w->ended) continue;
-                if (!w->running) fill_inline(a, w);
+                if (!w->running) fill_one(a, w);
                 else { waiting = true; continue; }
             }
             sl = &w->slot[w->taken % 2];
