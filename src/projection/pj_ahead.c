@@ -6,6 +6,8 @@
 ** decode at once: worker w reads the clusters whose ordinal in the scan is w modulo W, each
 ** with its own iterator over its own twin of the snapshot (file handles, segment caches and
 ** digest tables of its own: no state is shared, so nothing but the hand-over is locked).
+** Worker 0 too: the caller's snapshot stays the caller's alone, so it may use it (point
+** reads, another reader on the same snapshot) while the workers decode.
 **
 ** Each worker fills a ring of two slots; next hands the clusters out in scan order (the lowest
 ** ordinal among the workers' filled slots, once every worker that has not ended has one), so
@@ -33,8 +35,8 @@ typedef struct ahead_slot {
 
 typedef struct ahead_worker {
     struct pj_lanes_ahead *a;
-    pch_vxp_snapshot *twin;         /* NULL for worker 0, which reads the caller's snapshot */
-    pch_vxp_lanes *it;              /* worker 0: the caller's iterator */
+    pch_vxp_snapshot *twin;         /* the worker's own copy of the caller's snapshot */
+    pch_vxp_lanes *it;              /* over twin: a clone of the caller's iterator */
     ahead_slot slot[2];
     uint64_t filled, taken, released;   /* slot k % 2 is filled k-th, handed out, given back */
     bool ended;                     /* filled an eof or error slot: fills nothing more */
@@ -49,6 +51,7 @@ struct pj_lanes_ahead {
     bool stop;
     ahead_worker *w;
     unsigned n;
+    pch_vxp_snapshot *s;            /* the caller's: the twins' I/O is added to it at the end */
     ahead_worker *held;             /* whose slot the caller holds */
     uint64_t last_ord;              /* ordinal of the cluster handed out last (+1); 0 = none yet */
     bool gap;
@@ -137,6 +140,7 @@ int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, unsigned worker
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
     a->n = workers;
+    a->s = s;
     a->n_lanes = pj_lanes_count(it);
     for (unsigned i = 0; i < workers && rc == PCH_OK; i++) {
         ahead_worker *w = &a->w[i];
@@ -144,8 +148,7 @@ int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, unsigned worker
         for (int k = 0; k < 2; k++)
             if (!(w->slot[k].lanes = calloc(a->n_lanes, sizeof *w->slot[k].lanes))) rc = nomem(err);
         if (rc < 0) break;
-        if (i == 0) w->it = it;
-        else if ((rc = pj_snapshot_twin(&w->twin, s, err)) < 0 || (rc = pj_lanes_clone(&w->it, it, w->twin, err)) < 0)
+        if ((rc = pj_snapshot_twin(&w->twin, s, err)) < 0 || (rc = pj_lanes_clone(&w->it, it, w->twin, err)) < 0)
             break;
         pj_lanes_stride(w->it, workers, i);
     }
@@ -240,13 +243,11 @@ void pj_lanes_ahead_stats(pj_lanes_ahead *a, pch_vxp_lanes_stats *out)
 
 void pj_lanes_ahead_free(pj_lanes_ahead *a)
 {
-    pch_vxp_snapshot *s;
     if (!a) return;
     pthread_mutex_lock(&a->mu);
     a->stop = true;
     pthread_cond_broadcast(&a->cv);
     pthread_mutex_unlock(&a->mu);
-    s = a->w[0].it ? pj_lanes_snapshot(a->w[0].it) : NULL;
     for (unsigned i = 0; i < a->n; i++) {
         ahead_worker *w = &a->w[i];
         if (w->running) pthread_join(w->th, NULL);
@@ -255,11 +256,9 @@ void pj_lanes_ahead_free(pj_lanes_ahead *a)
             free(w->slot[k].lanes);
             free(w->slot[k].keep);
         }
-        if (i > 0) {                /* worker 0's iterator is the caller's */
-            pch_vxp_lanes_free(w->it);
-            if (w->twin && s) pj_snapshot_absorb(s, w->twin);
-            pch_vxp_snapshot_free(w->twin);
-        }
+        pch_vxp_lanes_free(w->it);
+        if (w->twin) pj_snapshot_absorb(a->s, w->twin);
+        pch_vxp_snapshot_free(w->twin);
     }
     pthread_mutex_destroy(&a->mu);
     pthread_cond_destroy(&a->cv);
