@@ -181,6 +181,11 @@ static pch_atif_raw raw_of(V *v, const pch_json_value *val)
 {
     pch_atif_raw r = { NULL, 0 };
     if (!v->doc || !val) return r;
+    if (pch_json__is_compact(v->src + val->span_off, val->span_len)) {   /* already compact */
+        r.ptr = adup(v, v->src + val->span_off, val->span_len);
+        r.len = r.ptr ? val->span_len : 0;
+        return r;
+    }
     pch_buf_clear(&v->tmp);
     if (pch_json__write_value(&v->tmp, val, v->src) < 0) { v->fatal = PCH_ENOMEM; return r; }
     r.ptr = adup(v, (const char *)v->tmp.data, v->tmp.len);

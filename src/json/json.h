@@ -30,6 +30,25 @@ int pch_json__write_value(pch_buf *out, const pch_json_value *v, const char *src
 ** the length (out is NUL-terminated). */
 size_t pch_json__fmt_double(char out[32], double d);
 
+/* Is s[0..n) free of whitespace bytes and backslashes? The source text of a parsed value
+** in that form is exactly what pch_json__write_value writes for it (numbers are copied from
+** their span, strings without escapes are their bytes), so callers may copy it instead. */
+bool pch_json__is_compact(const char *s, size_t n);
+
+/* One JSON array of numbers read straight into typed values, no pch_json_value per element
+** (the projection's token and logprob arrays, RFC-0006 §6.5). text[0..len) is the array
+** with optional surrounding whitespace; numbers follow the parser's rules and doubles its
+** exact conversion. U32: every element a non-negative integer below 2^32 (no '-', fraction
+** or exponent), appended to out as uint32_t. REAL: every element a finite number with a
+** fraction or an exponent, appended as double. With used == NULL the text must end with the
+** array; else the array may be followed by anything and *used is its length (from text[0]).
+** Returns 1 with the values appended, 0 when the text is not such an array (out unchanged;
+** the caller keeps the text), or PCH_ENOMEM. p's scratch is used; values already returned
+** by pch_json_parser_parse stay valid. */
+typedef enum pch_json__array_kind { PCH_JSON__ARRAY_U32 = 1, PCH_JSON__ARRAY_REAL = 2 } pch_json__array_kind;
+int pch_json__number_array(pch_json_parser *p, const char *text, size_t len, pch_json__array_kind kind, pch_buf *out,
+                           size_t *used);
+
 /* Append the canonical JSONB encoding of v (lance-format.md §3.2): object keys sorted
 ** bytewise, duplicate keys rejected (PCH_EINVAL), integers in the narrowest width (0x00
 ** for zero including -0, 0x50 unsigned BE for positive, 0x40 signed BE for negative),

@@ -14,12 +14,14 @@
 **
 ** Numbers: integers are classified exactly (int64 / uint64 flags, no rounding); the double
 ** is always set: integers convert with one rounding, simple reals use the exact Clinger
-** fast path (<= 19 digits, |10^e| <= 22, mantissa <= 2^53), everything else goes through
+** fast path (<= 19 digits, |10^e| <= 22, mantissa <= 2^53), then on x86-64 the same with
+** x87's 64-bit significand (<= 19 digits, |10^e| <= 27; x87_double), everything else goes through
 ** strtod_l in the "C" locale on a NUL-terminated copy.
 **
 ** Error positions are byte offsets of the offending byte (end of input for truncation);
 ** line and column are 1-based, column counts bytes, lines end at LF. */
 #include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,10 +309,65 @@ static inline int parse_string(pstate *st, size_t i, size_t *end, const char **o
 
 /* ---- numbers ---- */
 
+/* Eight bytes at a time (SWAR): how many of s[0..8) are ASCII digits before the first
+** non-digit, and their value. A byte is a digit iff its high nibble is 3 and adding 6 keeps
+** it there; a carry out of a non-digit byte can only disturb the bytes after it. */
+static const uint64_t pow10_u64[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+
+static inline unsigned swar_digits(const uint8_t *s, uint64_t *value)
+{
+    uint64_t v, x, bad;
+    unsigned k;
+    memcpy(&v, s, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    bad = (((v & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
+           (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull));
+    k = bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+    *value = 0;
+    if (!k) return 0;
+    /* the k digits, most significant first in the low bytes, moved up so that zero bytes
+    ** stand for leading zeros; then the standard 8-digit reduction */
+    x = (v - 0x3030303030303030ull) << (8 * (8 - k));
+    x = x * 10 + (x >> 8);
+    x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+         (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+    *value = (uint32_t)x;
+    return k;
+}
+
 static const double pow10_exact[23] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
 };
+
+/* Up to 19 digits with |e| <= 27 (the 17-digit shortest forms of doubles and floats, such
+** as logprobs): m and 10^|e| (5^27 < 2^63) are exact in x87's 64-bit significand, so one
+** multiplication or division rounds once, to 64 bits. Rounding that to 53 bits gives the
+** correctly rounded double unless the 64-bit result lies exactly halfway between two
+** doubles (its low 11 bits 0x400): only then, or outside the normal double range, does
+** strtod decide. */
+#if defined(__x86_64__) && defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 64
+#define PCH_JSON_X87_PATH 1
+static const long double pow10_x87[28] = {
+    1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
+    1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L
+};
+
+static inline int x87_double(uint64_t m, int e, double *out)
+{
+    long double r = (long double)m;
+    uint64_t sig;
+    r = e < 0 ? r / pow10_x87[-e] : r * pow10_x87[e];
+    memcpy(&sig, &r, 8);                 /* the explicit 64-bit significand */
+    if ((sig & 0x7ff) == 0x400 || !(r >= 0x1p-1022L && r <= 0x1.fffffffffffffp1023L)) return 0;
+    *out = (double)r;
+    return 1;
+}
+#else
+#define PCH_JSON_X87_PATH 0
+#endif
 
 __attribute__((noinline))
 static int slow_double(pstate *st, size_t start, size_t n, double *out)
@@ -347,6 +404,14 @@ static inline int parse_number(pstate *st, size_t i, size_t *end, pch_json_value
         if (i < len && is_digit(s[i])) return fail(st, i, PCH_EINVAL, "leading zero in number");
     } else {
         /* Up to 19 digits cannot overflow uint64; the 20th is checked. */
+        while (nd <= 11 && len - i >= 8) {
+            uint64_t x;
+            unsigned k = swar_digits(s + i, &x);
+            m = m * pow10_u64[k] + x;
+            nd += (int)k;
+            i += k;
+            if (k < 8) break;
+        }
         while (i < len && is_digit(s[i])) {
             unsigned d = (unsigned)(s[i] - '0');
             if (nd < 19) {
@@ -366,6 +431,15 @@ static inline int parse_number(pstate *st, size_t i, size_t *end, pch_json_value
         i++;
         if (i >= len || !is_digit(s[i]))
             return fail(st, i, PCH_EINVAL, "expected digit after decimal point");
+        while (nd <= 11 && len - i >= 8) {
+            uint64_t x;
+            unsigned k = swar_digits(s + i, &x);
+            m = m * pow10_u64[k] + x;
+            nd += (int)k;
+            frac += (int)k;
+            i += k;
+            if (k < 8) break;
+        }
         while (i < len && is_digit(s[i])) {
             if (nd < 19) { m = m * 10 + (unsigned)(s[i] - '0'); nd++; frac++; }
             else slow = 1;
@@ -429,8 +503,78 @@ static inline int parse_number(pstate *st, size_t i, size_t *end, pch_json_value
             v->u.num.d = neg ? -d : d;
             return PCH_OK;
         }
+#if PCH_JSON_X87_PATH
+        if (e >= -27 && e <= 27 && x87_double(m, e, &v->u.num.d)) {
+            if (neg) v->u.num.d = -v->u.num.d;
+            return PCH_OK;
+        }
+#endif
     }
     return slow_double(st, start, i - start, &v->u.num.d);
+}
+
+/* ---- typed number arrays (json/json.h) ---- */
+
+int pch_json__number_array(pch_json_parser *p, const char *text, size_t len, pch_json__array_kind kind, pch_buf *out,
+                           size_t *used)
+{
+    const uint8_t *s = (const uint8_t *)text;
+    const size_t w = kind == PCH_JSON__ARRAY_U32 ? 4 : 8, start_len = out->len;
+    pstate st;
+    size_t i = 0, end;
+    pch_error quiet;
+    pch_error_clear(&quiet);
+    st.p = p; st.s = s; st.len = len; st.err = &quiet; st.build = 1;
+    while (i < len && is_ws(s[i])) i++;
+    if (i >= len || s[i] != '[') return 0;
+    i++;
+    while (i < len && is_ws(s[i])) i++;
+    if (i < len && s[i] == ']') {
+        i++;
+    } else {
+        for (;;) {
+            pch_json_value v;
+            if (i >= len || (s[i] != '-' && !is_digit(s[i]))) goto not_typed;
+            if (parse_number(&st, i, &end, &v) < 0) {
+                if (quiet.code == PCH_ENOMEM) { out->len = start_len; return PCH_ENOMEM; }
+                goto not_typed;
+            }
+            if (out->cap - out->len < w + 1 && pch_buf_reserve(out, (out->len - start_len) + 64 * w) < 0) {
+                out->len = start_len;
+                return PCH_ENOMEM;
+            }
+            if (kind == PCH_JSON__ARRAY_U32) {
+                uint32_t x;
+                if ((v.num_flags & (PCH_JSON_NUM_INT | PCH_JSON_NUM_NEG | PCH_JSON_NUM_U64)) !=
+                        (PCH_JSON_NUM_INT | PCH_JSON_NUM_U64) || v.u.num.u > 0xffffffffull)
+                    goto not_typed;
+                x = (uint32_t)v.u.num.u;
+                memcpy(out->data + out->len, &x, 4);
+            } else {
+                if ((v.num_flags & PCH_JSON_NUM_INT) || !isfinite(v.u.num.d)) goto not_typed;
+                memcpy(out->data + out->len, &v.u.num.d, 8);
+            }
+            out->len += w;
+            i = end;
+            while (i < len && is_ws(s[i])) i++;
+            if (i < len && s[i] == ',') {
+                i++;
+                while (i < len && is_ws(s[i])) i++;
+                continue;
+            }
+            if (i < len && s[i] == ']') { i++; break; }
+            goto not_typed;
+        }
+    }
+    if (used) {
+        *used = i;
+        return 1;
+    }
+    while (i < len && is_ws(s[i])) i++;
+    if (i == len) return 1;
+not_typed:
+    out->len = start_len;
+    return 0;
 }
 
 /* ---- the parser loop ---- */

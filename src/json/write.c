@@ -310,3 +310,21 @@ int pch_json_base64_decode(const char *in, size_t n, uint8_t *out, size_t *out_l
 }
 
 size_t pch_json_format_double(char out[32], double d) { return pch_json__fmt_double(out, d); }
+
+bool pch_json__is_compact(const char *s, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t i = 0;
+#ifdef PCH_JSON_SSE2
+    const __m128i bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        /* v <= 0x20 (unsigned) or a backslash */
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v), _mm_cmpeq_epi8(v, bs));
+        if (_mm_movemask_epi8(m)) return false;
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] <= 0x20 || p[i] == '\\') return false;
+    return true;
+}

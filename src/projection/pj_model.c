@@ -99,6 +99,8 @@ typedef struct app {
     const char *doc_path;
     pch_buf esc;                 /* escape object being built */
     pch_buf tmp;
+    pch_buf cids;                /* the step's completion ids (u32) */
+    pch_buf mem;                 /* the metrics object's members (mmember) */
     pch_error *err;
     uint64_t logical;
     bool external;
@@ -394,59 +396,9 @@ static int put_results(app *a, const pch_atif_step *s)
     return PCH_OK;
 }
 
-/* An array of non-negative integers below 2^32. JSON integers have no leading zeros or
-** '+', so an integer token that is not negative is written back exactly by "%u". */
-static bool u32_array(const pch_json_value *v)
-{
-    if (v->kind != PCH_JSON_ARRAY) return false;
-    for (uint32_t i = 0; i < v->n; i++) {
-        const pch_json_value *x = &v->u.items[i];
-        if (x->kind != PCH_JSON_NUMBER || (x->num_flags & (PCH_JSON_NUM_INT | PCH_JSON_NUM_NEG | PCH_JSON_NUM_U64)) !=
-                                              (PCH_JSON_NUM_INT | PCH_JSON_NUM_U64) || x->u.num.u > 0xffffffffull)
-            return false;
-    }
-    return true;
-}
-
-/* 0 = not a typed logprob array (an integer token or a non-finite value: those keep their
-** JSON text), 32 = every value is exactly a float32 (the f32 lane writes the same double
-** back), 64 = float64. */
-static int real_array(const pch_json_value *v)
-{
-    int w = 32;
-    if (v->kind != PCH_JSON_ARRAY) return 0;
-    for (uint32_t i = 0; i < v->n; i++) {
-        const pch_json_value *x = &v->u.items[i];
-        double d;
-        if (x->kind != PCH_JSON_NUMBER || (x->num_flags & PCH_JSON_NUM_INT)) return 0;
-        d = x->u.num.d;
-        if (!isfinite(d)) return 0;
-        if (w == 32 && (fabs(d) > 3.4e38 || (double)(float)d != d)) w = 64;
-    }
-    return w;
-}
-
-/* Scratch of n values of `size` bytes (app->tmp). */
-static void *scratch(app *a, size_t n, size_t size)
-{
-    pch_buf_clear(&a->tmp);
-    if (pch_buf_reserve(&a->tmp, n * size + 8) < 0) return NULL;
-    return a->tmp.data;
-}
-
-static int put_ids(app *a, pch_vx_builder *lane, const pch_json_value *v)
-{
-    uint32_t *t;
-    if (!v) return put_null(a, lane);
-    if (!(t = scratch(a, v->n, 4))) return oom(a);
-    for (uint32_t i = 0; i < v->n; i++) t[i] = (uint32_t)v->u.items[i].u.num.u;
-    TRY(pch_vx_builder_append_u32s(elem(lane), t, v->n, a->err));
-    a->logical += 4ull * v->n;
-    return pch_vx_builder_append_valid(lane, a->err);
-}
-
-/* The step's prompt ids (v NULL: none), kept for put_prompts. */
-static int stash_prompt(app *a, const pch_json_value *v)
+/* The step's prompt ids: the n ids just appended to a->pids (has = false: none), kept for
+** put_prompts. */
+static int stash_prompt(app *a, bool has, size_t n)
 {
     struct pj_pstep *p;
     if (a->n_ps == a->cap_ps) {
@@ -457,17 +409,10 @@ static int stash_prompt(app *a, const pch_json_value *v)
         a->cap_ps = nc;
     }
     p = &a->ps[a->n_ps++];
-    p->has = v != NULL;
-    p->n = v ? v->n : 0;
-    p->off = a->pids.len;
-    if (!v) return PCH_OK;
-    if (pch_buf_reserve(&a->pids, 4 * (size_t)v->n) < 0) return oom(a);
-    for (uint32_t i = 0; i < v->n; i++) {
-        uint32_t x = (uint32_t)v->u.items[i].u.num.u;
-        memcpy(a->pids.data + a->pids.len + 4 * (size_t)i, &x, 4);
-    }
-    a->pids.len += 4 * (size_t)v->n;
-    a->logical += 4ull * v->n;
+    p->has = has;
+    p->n = (uint32_t)n;
+    p->off = a->pids.len - 4 * n;
+    a->logical += 4ull * n;
     return PCH_OK;
 }
 
@@ -551,44 +496,215 @@ done:
     return rc;
 }
 
+/* A member of the metrics object: the key (decoded) and the value's text; dom is the parsed
+** value when the members came from the parser (metrics_members' fallback), else NULL. */
+typedef struct mmember {
+    const char *key;
+    size_t key_len;
+    const char *val;
+    size_t val_len;
+    const pch_json_value *dom;
+    int typed;                   /* a token array read into its buffer (typed_member) */
+} mmember;
+
+static bool key_is(const mmember *x, const char *k)
+{
+    size_t n = strlen(k);
+    return x->key_len == n && memcmp(x->key, k, n) == 0;
+}
+
+static size_t skip_ws_at(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    return i;
+}
+
+/* End of the JSON value starting at s[i] (text the ATIF parser has checked); SIZE_MAX if the
+** text ends first. Containers are skipped by depth, strings by their escapes. */
+static size_t skip_value(const char *s, size_t n, size_t i)
+{
+    size_t depth = 0;
+    while (i < n) {
+        char c = s[i];
+        if (c == '"') {
+            for (i++; i < n && s[i] != '"'; i += s[i] == '\\' ? 2 : 1) {}
+            if (i >= n) return SIZE_MAX;
+            i++;
+            if (!depth) return i;
+            continue;
+        }
+        if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            if (!depth) return i;
+            if (--depth == 0) return i + 1;
+        } else if (!depth && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+            return i;
+        }
+        i++;
+    }
+    return depth ? SIZE_MAX : i;
+}
+
+/* A token array member (prompt_token_ids, completion_token_ids, logprobs) read straight
+** into its buffer (a->pids after the page's earlier prompts, a->cids, a->tmp), replacing
+** what a member of the same name left there. x->val[0 .. rest) is the text from the value
+** on; typed: x->typed set and x->val_len the array's length. */
+static int typed_member(app *a, mmember *x, size_t rest, size_t pids0)
+{
+    pch_json__array_kind kind = PCH_JSON__ARRAY_U32;
+    pch_buf *buf;
+    size_t base = 0, before, used;
+    int r;
+    x->typed = 0;
+    if (x->val[0] != '[') return PCH_OK;
+    if (key_is(x, "prompt_token_ids")) { buf = &a->pids; base = pids0; }
+    else if (key_is(x, "completion_token_ids")) buf = &a->cids;
+    else if (key_is(x, "logprobs")) { buf = &a->tmp; kind = PCH_JSON__ARRAY_REAL; }
+    else return PCH_OK;
+    before = buf->len;
+    if ((r = pch_json__number_array(a->jp, x->val, rest, kind, buf, &used)) < 0) return oom(a);
+    if (!r) return PCH_OK;
+    memmove(buf->data + base, buf->data + before, buf->len - before);
+    buf->len = base + (buf->len - before);
+    x->typed = 1;
+    x->val_len = used;
+    return PCH_OK;
+}
+
+/* The members of the metrics object m, in order, into a->mem (mmember). The text was
+** checked by the ATIF parser, so one scan finds each member's key and value span without
+** building the values: the token arrays are read once, typed, by put_metrics (issue: parse
+** each value once). A key with an escape (or a text the scan does not follow) sends the
+** object through the parser instead. */
+static int metrics_members(app *a, const pch_atif_raw *m, size_t pids0, size_t *n_out)
+{
+    const char *s = m->ptr;
+    size_t n = m->len, i = skip_ws_at(s, n, 0), cnt = 0;
+    pch_buf_clear(&a->mem);
+    if (i >= n || s[i] != '{') goto parse;
+    i = skip_ws_at(s, n, i + 1);
+    if (i < n && s[i] == '}') goto done;
+    for (;;) {
+        mmember x;
+        size_t k0, e;
+        if (i >= n || s[i] != '"') goto parse;
+        for (k0 = ++i; i < n && s[i] != '"' && s[i] != '\\'; i++) {}
+        if (i >= n || s[i] != '"') goto parse;
+        x.key = s + k0;
+        x.key_len = i - k0;
+        i = skip_ws_at(s, n, i + 1);
+        if (i >= n || s[i] != ':') goto parse;
+        i = skip_ws_at(s, n, i + 1);
+        if (i >= n) goto parse;
+        x.val = s + i;
+        x.dom = NULL;
+        TRY(typed_member(a, &x, n - i, pids0));
+        if (x.typed) {
+            e = i + x.val_len;
+        } else {
+            if ((e = skip_value(s, n, i)) == SIZE_MAX || e == i) goto parse;
+            x.val_len = e - i;
+        }
+        if (pch_buf_append(&a->mem, &x, sizeof x) < 0) return oom(a);
+        cnt++;
+        i = skip_ws_at(s, n, e);
+        if (i < n && s[i] == ',') { i = skip_ws_at(s, n, i + 1); continue; }
+        if (i < n && s[i] == '}') break;
+        goto parse;
+    }
+done:
+    *n_out = cnt;
+    return PCH_OK;
+parse: {
+        const pch_json_value *v;
+        pch_buf_clear(&a->mem);
+        a->pids.len = pids0;
+        pch_buf_clear(&a->cids);
+        pch_buf_clear(&a->tmp);
+        if (pch_json_parser_parse(a->jp, s, n, &v, a->err) < 0) return a->err->code;
+        if (v->kind != PCH_JSON_OBJECT) return pch_error_set(a->err, PCH_EINVAL, "projection: metrics is not an object");
+        for (uint32_t k = 0; k < v->n; k++) {
+            const pch_json_member *mb = &v->u.members[k];
+            mmember x = { mb->key, mb->key_len, s + mb->value.span_off, mb->value.span_len, &mb->value, 0 };
+            TRY(typed_member(a, &x, x.val_len, pids0));
+            if (x.typed && x.val_len != mb->value.span_len) return pch_error_set(a->err, PCH_EINVAL, "projection: metrics array");
+            if (pch_buf_append(&a->mem, &x, sizeof x) < 0) return oom(a);
+        }
+        *n_out = v->n;
+        return PCH_OK;
+    }
+}
+
+/* Does the metrics member `extra` hold a `reward` (an object with that key)? */
+static int extra_has_reward(app *a, const mmember *x, bool *has)
+{
+    const pch_json_value *v = x->dom;
+    *has = false;
+    if (x->val[0] != '{') return PCH_OK;
+    if (!v && pch_json_parser_parse(a->jp, x->val, x->val_len, &v, a->err) < 0) return a->err->code;
+    *has = v->kind == PCH_JSON_OBJECT && pch_json_get(v, "reward", 6) != NULL;
+    return PCH_OK;
+}
+
+/* 32 when every logprob is exactly a float32 (the f32 lane writes the same double back),
+** else 64. */
+static int real_width(const double *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fabs(d[i]) > 3.4e38 || (double)(float)d[i] != d[i]) return 64;
+    return 32;
+}
+
 static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t *ctok, uint32_t *warn,
                        uint8_t *flags)
 {
     const pch_atif_raw *m = &s->f[PCH_ATIF_S_METRICS];
-    const pch_json_value *v, *ids[2] = { NULL, NULL }, *lp = NULL;
+    const mmember *mem;
     int64_t tok[3];
-    bool has_tok[3] = { false, false, false };
+    bool has_tok[3] = { false, false, false }, has_ids[2] = { false, false }, has_lp = false;
     bool has_cost = false;
     double cost = 0;
+    size_t n_mem = 0, pids0 = a->pids.len, n_ids[2] = { 0, 0 }, n_lp = 0;
     int lpw = 0;
     static const char *const tok_keys[3] = { "prompt_tokens", "completion_tokens", "cached_tokens" };
     if (!m->ptr || m->ptr[0] != '{') {   /* absent, or not an object: the step escape keeps it */
         TRY(pch_vx_builder_append_uint(S(TOKENS_METRICS_KIND), 0, a->err));
         for (int l = PJ_TOKENS_PROMPT_TOKENS; l <= PJ_TOKENS_LOGPROBS64; l++)
             if (l != PJ_TOKENS_PROMPT_IDS) TRY(put_null(a, elem(a->lane[l])));
-        TRY(stash_prompt(a, NULL));
+        TRY(stash_prompt(a, false, 0));
         return put_null(a, S(TOKENS_METRICS_ESCAPE));
     }
-    if (pch_json_parser_parse(a->jp, m->ptr, m->len, &v, a->err) < 0) return a->err->code;
+    pch_buf_clear(&a->cids);
+    pch_buf_clear(&a->tmp);
+    TRY(metrics_members(a, m, pids0, &n_mem));
+    mem = (const mmember *)(const void *)a->mem.data;
     esc_begin(a);
-    for (uint32_t i = 0; i < v->n; i++) {
-        const pch_json_member *mb = &v->u.members[i];
-        const pch_json_value *x = &mb->value;
-        const char *xt = m->ptr + x->span_off;
+    for (size_t i = 0; i < n_mem; i++) {
+        const mmember *x = &mem[i];
+        bool num = x->val[0] == '-' || (x->val[0] >= '0' && x->val[0] <= '9');
         int k = -1;
+        if (x->typed) {          /* read by metrics_members into its lane's buffer */
+            if (key_is(x, "prompt_token_ids")) has_ids[0] = true;
+            else if (key_is(x, "completion_token_ids")) has_ids[1] = true;
+            else has_lp = true;
+            continue;
+        }
         for (int t = 0; t < 3; t++)
-            if (mb->key_len == strlen(tok_keys[t]) && memcmp(mb->key, tok_keys[t], mb->key_len) == 0) k = t;
-        if (k >= 0 && x->kind == PCH_JSON_NUMBER && int_text(xt, x->span_len, &tok[k])) { has_tok[k] = true; continue; }
-        if (mb->key_len == 8 && memcmp(mb->key, "cost_usd", 8) == 0 && x->kind == PCH_JSON_NUMBER &&
-            real_text(xt, x->span_len, &cost)) { has_cost = true; continue; }
-        if (mb->key_len == 16 && memcmp(mb->key, "prompt_token_ids", 16) == 0 && u32_array(x)) { ids[0] = x; continue; }
-        if (mb->key_len == 20 && memcmp(mb->key, "completion_token_ids", 20) == 0 && u32_array(x)) { ids[1] = x; continue; }
-        if (mb->key_len == 8 && memcmp(mb->key, "logprobs", 8) == 0 && (lpw = real_array(x)) != 0) { lp = x; continue; }
-        TRY(esc_add(a, mb->key, mb->key_len, xt, x->span_len));
-        if (mb->key_len == 5 && memcmp(mb->key, "extra", 5) == 0 && x->kind == PCH_JSON_OBJECT &&
-            pch_json_get(x, "reward", 6))
-            *flags |= PJ_SUM_HAS_REWARD;
+            if (key_is(x, tok_keys[t])) k = t;
+        if (k >= 0 && num && int_text(x->val, x->val_len, &tok[k])) { has_tok[k] = true; continue; }
+        if (key_is(x, "cost_usd") && num && real_text(x->val, x->val_len, &cost)) { has_cost = true; continue; }
+        TRY(esc_add(a, x->key, x->key_len, x->val, x->val_len));
+        if (key_is(x, "extra")) {
+            bool reward;
+            TRY(extra_has_reward(a, x, &reward));
+            if (reward) *flags |= PJ_SUM_HAS_REWARD;
+        }
     }
+    if (!has_ids[0]) a->pids.len = pids0;
+    n_ids[0] = (a->pids.len - pids0) / 4;
+    n_ids[1] = a->cids.len / 4;
+    n_lp = a->tmp.len / 8;
     TRY(pch_vx_builder_append_uint(S(TOKENS_METRICS_KIND), 1, a->err));
     for (int t = 0; t < 3; t++)
         TRY(has_tok[t] ? pch_vx_builder_append_int(elem(a->lane[PJ_TOKENS_PROMPT_TOKENS + t]), tok[t], a->err)
@@ -596,21 +712,27 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     if (has_tok[0] && tok[0] > 0) *ptok += (uint64_t)tok[0];
     if (has_tok[1] && tok[1] > 0) *ctok += (uint64_t)tok[1];
     TRY(has_cost ? pch_vx_builder_append_float(S(TOKENS_COST_USD), cost, a->err) : put_null(a, S(TOKENS_COST_USD)));
-    TRY(stash_prompt(a, ids[0]));
-    TRY(put_ids(a, S(TOKENS_COMPLETION_IDS), ids[1]));
-    if (ids[0] || ids[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
-    if (lp) {
-        pch_vx_builder *l = lpw == 32 ? S(TOKENS_LOGPROBS32) : S(TOKENS_LOGPROBS64);
-        double *t = scratch(a, lp->n, 8);
-        if (!t) return oom(a);
-        for (uint32_t i = 0; i < lp->n; i++) t[i] = lp->u.items[i].u.num.d;
-        TRY(pch_vx_builder_append_doubles(elem(l), t, lp->n, a->err));
-        a->logical += (uint64_t)lp->n * (lpw / 8);
+    TRY(stash_prompt(a, has_ids[0], n_ids[0]));
+    if (has_ids[1]) {
+        TRY(pch_vx_builder_append_u32s(elem(S(TOKENS_COMPLETION_IDS)), (const uint32_t *)(const void *)a->cids.data,
+                                       n_ids[1], a->err));
+        a->logical += 4ull * n_ids[1];
+        TRY(pch_vx_builder_append_valid(S(TOKENS_COMPLETION_IDS), a->err));
+    } else {
+        TRY(put_null(a, S(TOKENS_COMPLETION_IDS)));
+    }
+    if (has_ids[0] || has_ids[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
+    if (has_lp) {
+        pch_vx_builder *l;
+        lpw = real_width((const double *)(const void *)a->tmp.data, n_lp);
+        l = lpw == 32 ? S(TOKENS_LOGPROBS32) : S(TOKENS_LOGPROBS64);
+        TRY(pch_vx_builder_append_doubles(elem(l), (const double *)(const void *)a->tmp.data, n_lp, a->err));
+        a->logical += (uint64_t)n_lp * (lpw / 8);
         TRY(pch_vx_builder_append_valid(l, a->err));
         TRY(put_null(a, lpw == 32 ? S(TOKENS_LOGPROBS64) : S(TOKENS_LOGPROBS32)));
         *flags |= PJ_SUM_HAS_LOGPROBS;
         /* §6.5: logprobs align with completion_token_ids; a mismatch is kept and flagged */
-        if (ids[1] && ids[1]->n != lp->n) *warn |= PJ_W_LOGPROB_LENGTH;
+        if (has_ids[1] && n_ids[1] != n_lp) *warn |= PJ_W_LOGPROB_LENGTH;
     } else {
         TRY(put_null(a, S(TOKENS_LOGPROBS32)));
         TRY(put_null(a, S(TOKENS_LOGPROBS64)));
@@ -850,6 +972,8 @@ int pj_model_append(pch_vx_builder *root, pj_content *content, pch_json_parser *
     a->jp = jp;
     pch_buf_init(&a->esc, NULL);
     pch_buf_init(&a->tmp, NULL);
+    pch_buf_init(&a->cids, NULL);
+    pch_buf_init(&a->mem, NULL);
     pch_buf_init(&a->pids, NULL);
     np = page_starts(t, o->cluster_bytes, NULL);
     if (!(starts = malloc(((size_t)np + 1) * sizeof *starts))) return oom(a);
@@ -918,6 +1042,8 @@ done:
     free(a->ps);
     pch_buf_dispose(&a->esc);
     pch_buf_dispose(&a->tmp);
+    pch_buf_dispose(&a->cids);
+    pch_buf_dispose(&a->mem);
     pch_buf_dispose(&a->pids);
     return rc;
 }

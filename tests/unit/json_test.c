@@ -245,6 +245,107 @@ static void test_json__doubles_match_strtod(void)
     pch_json_parser_free(p);
 }
 
+/* Integers of every length, alone and followed by each kind of byte (the digits are read
+** eight at a time): the exact value and the byte where the number ends. */
+static void test_json__integers_every_length(void)
+{
+    pch_json_parser *p;
+    const pch_json_value *v;
+    char txt[64];
+    uint64_t x = 0x13198A2E03707344ull;
+    static const char *const tails[] = { "", " ", "]", ",1]", "e0", ".5", "x" };
+    PCH_CHECK_OK(pch_json_parser_new(&p, NULL, NULL, &err), &err);
+    for (int k = 0; k < 40000; k++) {
+        int nd, t;
+        uint64_t m = 0;
+        size_t o = 0;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        nd = 1 + (int)(x % 20);
+        t = (int)((x >> 40) % 7);
+        for (int d = 0; d < nd; d++) {
+            unsigned dig = (unsigned)((x >> (d * 3 % 61)) % 10);
+            if (d == 0 && dig == 0) dig = 1 + (unsigned)(k % 9);
+            if (nd == 20 && d == 0) dig = 1;       /* 1[0-7]... stays below 2^64 */
+            if (nd == 20 && d == 1 && dig > 7) dig = 7;
+            txt[o++] = (char)('0' + dig);
+            m = m * 10 + dig;
+        }
+        /* the array form puts the number inside a document that continues */
+        if (t == 2 || t == 3) {
+            memmove(txt + 1, txt, o);
+            txt[0] = '[';
+            o++;
+        }
+        snprintf(txt + o, sizeof txt - o, "%s", tails[t]);
+        if (t == 6) {
+            PCH_CHECK(parse_str(p, txt, &v) != PCH_OK);
+            continue;
+        }
+        PCH_CHECK_OK(parse_str(p, txt, &v), &err);
+        if (t == 2 || t == 3) v = &v->u.items[0];
+        if (t == 4 || t == 5) {
+            PCH_CHECK_MSG(v->u.num.d == strtod(txt, NULL), "%s", txt);
+            continue;
+        }
+        PCH_CHECK_MSG((v->num_flags & PCH_JSON_NUM_U64) && v->u.num.u == m, "%s: %" PRIu64 " != %" PRIu64, txt, v->u.num.u, m);
+        PCH_CHECK_MSG(v->span_len == (size_t)nd, "%s: span %zu", txt, (size_t)v->span_len);
+    }
+    pch_json_parser_free(p);
+}
+
+/* 16-19 digit mantissas (the extended-precision path): shortest forms of random doubles
+** and floats (as logprobs are written), every digit count and exponent the path takes,
+** and decimals just around the midpoint between two adjacent doubles. */
+static void test_json__doubles_long_mantissas(void)
+{
+    pch_json_parser *p;
+    const pch_json_value *v;
+    char txt[80];
+    uint64_t x = 0x243F6A8885A308D3ull;
+    PCH_CHECK_OK(pch_json_parser_new(&p, NULL, NULL, &err), &err);
+    for (int k = 0; k < 60000; k++) {
+        double d, want;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        if (k % 3 == 0) {          /* a float's value, written shortest as a double */
+            float f;
+            uint32_t b = (uint32_t)(x >> 32);
+            memcpy(&f, &b, 4);
+            d = (double)f;
+        } else {
+            memcpy(&d, &x, 8);
+        }
+        if (!isfinite(d)) continue;
+        if (k & 1) snprintf(txt, sizeof txt, "%.17g", d);
+        else pch_json__fmt_double(txt, d);
+        PCH_CHECK_OK(parse_str(p, txt, &v), &err);
+        want = strtod(txt, NULL);
+        PCH_CHECK_MSG(v->u.num.d == want, "%s: %.17g != %.17g", txt, v->u.num.d, want);
+    }
+    for (int k = 0; k < 60000; k++) {
+        /* m (16-19 digits) . 10^e with e in [-30, 30], and the midpoint of two doubles */
+        int nd, e;
+        uint64_t m = 0;
+        double want;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        nd = 16 + (int)(x % 4);
+        e = (int)((x >> 8) % 61) - 30;
+        for (int d = 0; d < nd; d++) m = m * 10 + (d ? (x >> (d * 3 % 60)) % 10 : 1 + (x >> 20) % 9);
+        if (k % 4 == 0) {
+            /* 19 digits nearest the midpoint above a double near m: the 64-bit rounding lands on or
+            ** next to the halfway pattern that sends a value to strtod */
+            double a = (double)m * 1e-5;
+            long double mid = ((long double)a + (long double)nextafter(a, INFINITY)) / 2;
+            snprintf(txt, sizeof txt, "%.18Le", mid);
+        } else {
+            snprintf(txt, sizeof txt, "%" PRIu64 "e%d", m, e);
+        }
+        PCH_CHECK_OK(parse_str(p, txt, &v), &err);
+        want = strtod(txt, NULL);
+        PCH_CHECK_MSG(v->u.num.d == want, "%s: %.17g != %.17g", txt, v->u.num.d, want);
+    }
+    pch_json_parser_free(p);
+}
+
 /* ---------------------------------------------------------------- strings */
 
 static void test_json__strings(void)
@@ -858,6 +959,8 @@ int main(int argc, char **argv)
     PCH_RUN(test_json__rejections);
     PCH_RUN(test_json__integer_extremes);
     PCH_RUN(test_json__doubles_match_strtod);
+    PCH_RUN(test_json__doubles_long_mantissas);
+    PCH_RUN(test_json__integers_every_length);
     PCH_RUN(test_json__strings);
     PCH_RUN(test_json__spans_and_get);
     PCH_RUN(test_json__limits);
