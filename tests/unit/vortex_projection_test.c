@@ -136,6 +136,40 @@ static void test_projection__edge_document_roundtrip(void)
     }
 }
 
+/* Metrics objects in every form the builder's one-pass member scan meets (RFC-0006 §6.5):
+** whitespace everywhere, an escaped key (the parser's path), empty arrays, arrays that are
+** not token arrays (a negative id, an id past 2^32, an integer logprob, a string), an
+** `extra` with a reward, 17-digit logprobs; each document comes back JSON-equal. */
+static void test_projection__metrics_forms_roundtrip(void)
+{
+    static const char *const metrics[] = {
+        "{ \"prompt_tokens\" : 3 ,\n \"prompt_token_ids\" : [ 1 , 2 ,\t3 ] , \"completion_token_ids\":[ ] ,"
+        " \"logprobs\" : [ ] , \"extra\" : {\"reward\": 1.5} }",
+        "{\"prompt_token_ids\":[1,-2,3],\"completion_token_ids\":[4,4294967296],\"logprobs\":[-1,0.5]}",
+        "{\"prompt\\u005ftoken_ids\":[7,8,9],\"completion_token_ids\":[1],\"logprobs\":[-0.014610209502279758]}",
+        "{\"logprobs\":[-0.1,-0.3033546805381775,1.5e-3,-0.0],\"extra\":{\"a\":{\"reward\":2}},\"cost_usd\":1e-3,"
+        "\"prompt_token_ids\":[4294967295,0],\"completion_token_ids\":[-0]}",
+        "{\"completion_token_ids\":[1,2],\"logprobs\":[-0.5],\"cached_tokens\":0}",
+        "{}",
+    };
+    char doc[1024];
+    for (size_t k = 0; k < sizeof metrics / sizeof *metrics; k++) {
+        pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+        pch_error err;
+        char *root = tmp_path("metrics");
+        char key[32];
+        snprintf(key, sizeof key, "m-%zu", k);
+        snprintf(doc, sizeof doc,
+                 "{\"schema_version\":\"ATIF-v1.4\",\"session_id\":\"%s\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
+                 "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"hi\"},"
+                 "{\"step_id\":2,\"source\":\"agent\",\"message\":\"ok\",\"metrics\":%s}]}", key, metrics[k]);
+        rmrf(root);
+        PCH_CHECK_OK(build_one(root, doc, &o, &err), &err);
+        PCH_CHECK_MSG(get_equals(root, key, doc, PCH_VXP_FULL), "metrics form %zu", k);
+        PCH_CHECK(healthy(root));
+    }
+}
+
 /* The repo's ATIF test data through the directory importer, at default and tiny tiers. */
 typedef struct dir_build { pch_vxp_builder *b; pch_error err; } dir_build;
 static int on_doc(pch_atif_doc *d, void *payload)
@@ -704,6 +738,7 @@ int main(int argc, char **argv)
     snprintf(g_tmp, sizeof g_tmp, "%s/pch-vxp-test-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
     mkdir(g_tmp, 0755);
     PCH_RUN(test_projection__edge_document_roundtrip);
+    PCH_RUN(test_projection__metrics_forms_roundtrip);
     PCH_RUN(test_projection__testdata_roundtrip_tiers);
     PCH_RUN(test_projection__threads_byte_identical);
     PCH_RUN(test_projection__shared_session_candidates);
