@@ -30,9 +30,11 @@ int pch_json__write_value(pch_buf *out, const pch_json_value *v, const char *src
 ** the length (out is NUL-terminated). */
 size_t pch_json__fmt_double(char out[32], double d);
 
-/* Is s[0..n) free of whitespace bytes and backslashes? The source text of a parsed value
-** in that form is exactly what pch_json__write_value writes for it (numbers are copied from
-** their span, strings without escapes are their bytes), so callers may copy it instead. */
+/* Is s[0..n), the source text of a parsed value, already what pch_json__write_value writes
+** for it? True when it has no whitespace between tokens and every escape in its strings is
+** one the writer emits (\" \\ \b \f \n \r \t, \u00xx in lower-case hex for the other
+** C0 controls): numbers are copied from their span and other string bytes are written as
+** they are, so callers may copy the text instead of writing the value again. */
 bool pch_json__is_compact(const char *s, size_t n);
 
 /* One JSON array of numbers read straight into typed values, no pch_json_value per element

@@ -311,20 +311,56 @@ int pch_json_base64_decode(const char *in, size_t n, uint8_t *out, size_t *out_l
 
 size_t pch_json_format_double(char out[32], double d) { return pch_json__fmt_double(out, d); }
 
+/* Next '"' or '\\' in p[i..n) (n when none). */
+static size_t next_quote_or_backslash(const uint8_t *p, size_t n, size_t i)
+{
+#ifdef PCH_JSON_SSE2
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)));
+        if (m) return i + (size_t)__builtin_ctz(m);
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] == '"' || p[i] == '\\') return i;
+    return n;
+}
+
+static int lower_hex(uint8_t c) { return (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1; }
+
 bool pch_json__is_compact(const char *s, size_t n)
 {
     const uint8_t *p = (const uint8_t *)s;
     size_t i = 0;
-#ifdef PCH_JSON_SSE2
-    const __m128i bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
-    for (; n - i >= 16; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        /* v <= 0x20 (unsigned) or a backslash */
-        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, sp), v), _mm_cmpeq_epi8(v, bs));
-        if (_mm_movemask_epi8(m)) return false;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c <= 0x20) return false;                /* whitespace between tokens */
+        if (c != '"') { i++; continue; }
+        for (i++;;) {                               /* inside a string */
+            i = next_quote_or_backslash(p, n, i);
+            if (i >= n) return false;
+            if (p[i] == '"') { i++; break; }
+            /* an escape: only the forms pch_json__write_string writes */
+            if (n - i < 2) return false;
+            switch (p[i + 1]) {
+            case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+                i += 2;
+                continue;
+            case 'u': {
+                int h, l;
+                if (n - i < 6 || p[i + 2] != '0' || p[i + 3] != '0' || (h = lower_hex(p[i + 4])) < 0 || h > 1 ||
+                    (l = lower_hex(p[i + 5])) < 0)
+                    return false;
+                l += 16 * h;
+                if (l == '\b' || l == '\f' || l == '\n' || l == '\r' || l == '\t') return false;
+                i += 6;
+                continue;
+            }
+            default:
+                return false;
+            }
+        }
     }
-#endif
-    for (; i < n; i++)
-        if (p[i] <= 0x20 || p[i] == '\\') return false;
     return true;
 }

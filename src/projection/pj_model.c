@@ -172,6 +172,13 @@ static bool is_str(const pch_atif_raw *r) { return r->ptr && r->len >= 2 && r->p
 static int decode_str(app *a, const pch_atif_raw *r, const char **p, size_t *n)
 {
     const pch_json_value *v;
+    /* the ATIF parser wrote r (or checked it, as written): without an escape its content is
+    ** the bytes between the quotes */
+    if (r->len >= 2 && r->ptr[0] == '"' && r->ptr[r->len - 1] == '"' && !memchr(r->ptr + 1, '\\', r->len - 2)) {
+        *p = r->ptr + 1;
+        *n = r->len - 2;
+        return PCH_OK;
+    }
     if (pch_json_parser_parse(a->jp, r->ptr, r->len, &v, a->err) < 0) return a->err ? a->err->code : PCH_EINVAL;
     if (v->kind != PCH_JSON_STRING) return pch_error_set(a->err, PCH_EINVAL, "projection: expected a string");
     *p = v->u.str.ptr;

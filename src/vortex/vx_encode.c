@@ -1006,6 +1006,7 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
     const pch_vx_dtype *d = a->dtype;
     pch_vx_array *sample = NULL;
     const pch_vx_array *probe = a;
+    pch_vx_enode *best_node = NULL;  /* the best candidate's node when the probe is a itself */
     uint64_t best_size = UINT64_MAX, dict_size = UINT64_MAX, zstd_size = UINT64_MAX;
     int best = C_CANON, rc = PCH_OK, fsst_tried = 0, dict_over_zstd = 0;
     uint64_t sample_rows = e->sample_rows ? e->sample_rows : 1024;
@@ -1049,7 +1050,7 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
             uint64_t s = c == C_ZSTD ? tree_size(n) + tree_size(n) / 4 : tree_size(n);
             if (c == C_DICT) dict_size = tree_size(n);
             if (c == C_ZSTD) zstd_size = tree_size(n);
-            if (s < best_size) { best_size = s; best = c; }
+            if (s < best_size) { best_size = s; best = c; best_node = n; }
         }
     }
     pch_vx_array_free(sample);
@@ -1065,6 +1066,12 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
         dict_over_zstd = 1;
     }
     if (fsst_tried && e->fsst_losses) *e->fsst_losses = best == C_FSST ? 0 : *e->fsst_losses + 1;
+    /* the whole array was the probe: its trial is the encoding (a content chunk is not
+    ** compressed twice); the nodes of the other candidates stay unused in the arena */
+    if (probe == a && best_node && !dict_over_zstd) {
+        *out = best_node;
+        return PCH_OK;
+    }
     {
         int ok;
         PCH_TRY(try_candidate(e, a, best, out, &ok, err));
