@@ -245,6 +245,39 @@ static void test_json__doubles_match_strtod(void)
     pch_json_parser_free(p);
 }
 
+/* pch_json__is_compact says yes exactly when the writer gives the same text back. */
+static void test_json__compact_text(void)
+{
+    static const struct { const char *t; bool compact; } cases[] = {
+        { "{\"a\":[1,-2.50,true,null],\"b\":\"x y\"}", true },   /* spaces inside strings are content */
+        { "\"a\\nb\\t\\\"\\\\\\b\\f\\r\"", true },
+        { "\"\\u001f\\u0000\"", true },
+        { "\"\\u001F\"", false },          /* upper-case hex: the writer uses lower */
+        { "\"\\u000a\"", false },          /* the writer says \n */
+        { "\"\\/\"", false },              /* the writer leaves '/' alone */
+        { "\"\\u00e9\"", false },          /* the writer writes the UTF-8 bytes */
+        { "[1, 2]", false },
+        { "{\"a\" :1}", false },
+        { "\"\xc3\xa9\"", true },
+        { "1e5", true },
+    };
+    pch_json_parser *p;
+    const pch_json_value *v;
+    PCH_CHECK_OK(pch_json_parser_new(&p, NULL, NULL, &err), &err);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *out = NULL;
+        size_t n = 0, len = strlen(cases[k].t);
+        bool same;
+        PCH_CHECK_OK(parse_str(p, cases[k].t, &v), &err);
+        PCH_CHECK_OK(pch_json_serialize(NULL, v, cases[k].t, &out, &n, &err), &err);
+        same = n == len && memcmp(out, cases[k].t, n) == 0;
+        PCH_CHECK_MSG(pch_json__is_compact(cases[k].t, len) == cases[k].compact, "%s", cases[k].t);
+        PCH_CHECK_MSG(same == cases[k].compact, "%s: written as %.*s", cases[k].t, (int)n, out);
+        free(out);
+    }
+    pch_json_parser_free(p);
+}
+
 /* Integers of every length, alone and followed by each kind of byte (the digits are read
 ** eight at a time): the exact value and the byte where the number ends. */
 static void test_json__integers_every_length(void)
@@ -961,6 +994,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_json__doubles_match_strtod);
     PCH_RUN(test_json__doubles_long_mantissas);
     PCH_RUN(test_json__integers_every_length);
+    PCH_RUN(test_json__compact_text);
     PCH_RUN(test_json__strings);
     PCH_RUN(test_json__spans_and_get);
     PCH_RUN(test_json__limits);
