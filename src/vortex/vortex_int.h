@@ -152,8 +152,8 @@ typedef struct pch_vx_encoder {
     uint32_t *fsst_losses;
     uint64_t chunk;
 } pch_vx_encoder;
-#define PCH_VX_FSST_LOSSES 3u
-#define PCH_VX_FSST_REPROBE 16u
+#define PCH_VX_FSST_LOSSES 2u
+#define PCH_VX_FSST_REPROBE 64u
 
 /* Canonical → node tree (the compressor chooses encodings when enc->compress). Node
 ** memory and any buffers it creates live in enc->arena; canonical buffers are borrowed. */
