@@ -493,6 +493,8 @@ struct pch_vx_builder {
     pch_buf data;        /* values / bits / bytes */
     pch_buf offs;        /* int64 offsets (varbin, list), first 0 implied */
     pch_buf valid;       /* validity bits */
+    size_t data_hint;    /* bytes of data the last finished array held: reserved at the next
+                         ** first append, so a chunk's values are not regrown from empty */
     int has_null;
     uint32_t n_children;
     pch_vx_builder **children;
@@ -656,12 +658,18 @@ oom:
     return pch_error_set(err, PCH_ENOMEM, "vortex builder: out of memory");
 }
 
+/* The first values after a finish: room for about as many bytes as the last array held. */
+static int b_hint(pch_vx_builder *b)
+{
+    return b->data.cap || !b->data_hint ? PCH_OK : pch_buf_reserve(&b->data, b->data_hint + b->data_hint / 8);
+}
+
 static int put_prim(pch_vx_builder *b, uint64_t bits, pch_error *err)
 {
     uint8_t t[8];
     unsigned w = pch_vx_ptype_width(b->dt->ptype);
     pch_store_le64(t, bits);
-    if (pch_buf_append(&b->data, t, w) || b_row(b, 1))
+    if (b_hint(b) || pch_buf_append(&b->data, t, w) || b_row(b, 1))
         return pch_error_set(err, PCH_ENOMEM, "vortex builder: out of memory");
     return PCH_OK;
 }
@@ -775,7 +783,7 @@ int pch_vx_builder_append_u32s(pch_vx_builder *b, const uint32_t *v, size_t n, p
     if (w == 4 && pch_vx__is_signed(p))
         for (size_t i = 0; i < n; i++)
             if (v[i] > 0x7fffffffu) return pch_error_set(err, PCH_EINVAL, "vortex builder: %u out of range for %s", v[i], pch_vx_ptype_name(p));
-    if (pch_buf_reserve(&b->data, n * w) < 0) goto oom;
+    if (b_hint(b) || pch_buf_reserve(&b->data, n * w) < 0) goto oom;
     d = b->data.data + b->data.len;
     if (w == 4) memcpy(d, v, n * 4);
     else for (size_t i = 0; i < n; i++) { uint8_t t[8]; pch_store_le64(t, v[i]); memcpy(d + i * w, t, w); }
@@ -794,7 +802,7 @@ int pch_vx_builder_append_doubles(pch_vx_builder *b, const double *v, size_t n, 
         for (size_t i = 0; i < n; i++) PCH_TRY(pch_vx_builder_append_float(b, v[i], err));
         return PCH_OK;
     }
-    if (pch_buf_reserve(&b->data, n * 8) < 0) goto oom;
+    if (b_hint(b) || pch_buf_reserve(&b->data, n * 8) < 0) goto oom;
     d = b->data.data + b->data.len;
     if (b->dt->ptype == PCH_VX_F64) {
         memcpy(d, v, n * 8);
@@ -816,7 +824,7 @@ int pch_vx_builder_append_bytes(pch_vx_builder *b, const void *p, size_t n, pch_
         return pch_error_set(err, PCH_EINVAL, "vortex builder: bytes for a non-string column");
     if (b->dt->kind == PCH_VX_UTF8 && !pch_vx_utf8_valid(p, n))
         return pch_error_set(err, PCH_EINVAL, "vortex builder: invalid UTF-8 in a utf8 column");
-    if (pch_buf_append(&b->data, p, n)) goto oom;
+    if (b_hint(b) || pch_buf_append(&b->data, p, n)) goto oom;
     end = (int64_t)b->data.len;
     if (pch_buf_append(&b->offs, &end, 8) || b_row(b, 1)) goto oom;
     return PCH_OK;
@@ -864,6 +872,7 @@ static int b_finish_rec(pch_vx_builder *b, pch_vx_array **out)
         d->kind == PCH_VX_UTF8 || d->kind == PCH_VX_BINARY) {
         if (pch_buf_reserve(&b->data, 1)) { pch_vx_array_free(a); return PCH_ENOMEM; }
         a->data = pch_buf_detach(&b->data, &a->data_len);
+        b->data_hint = a->data_len;
         if (d->kind == PCH_VX_BOOL) a->data_len = (size_t)((b->len + 7) / 8);
     }
     b->len = 0;

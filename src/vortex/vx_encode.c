@@ -414,6 +414,13 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
     int rc = PCH_OK;
     pch_buf_init(&plain, e->ctx);
     pch_buf_init(&meta, e->ctx);
+    /* the payload's size up front (at most: null rows add nothing), so it is not regrown
+    ** and copied value by value */
+    if (pch_buf_reserve(&plain, w ? (size_t)a->len * w
+                                  : (size_t)a->len * 4 + (size_t)(a->len ? a->offsets[a->len] - a->offsets[0] : 0)) < 0) {
+        rc = OOM();
+        goto done;
+    }
     for (uint64_t i = 0; i < a->len; i++) {
         if (cut && plain.len - fstart >= e->frame_bytes && cut_allowed(e, i, &ci)) {
             if ((rc = zstd_frame(e, &fs, &meta, plain.data + fstart, plain.len - fstart, fvals, err))) goto done;
