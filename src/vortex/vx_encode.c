@@ -230,10 +230,22 @@ typedef struct hmap {
     uint64_t n;
 } hmap;
 
+/* A word at a time: the dictionary trial hashes every value of a content chunk (a byte-wise
+** FNV took 5 % of a build). Only the trial's table uses it; codes follow first occurrence. */
 static uint64_t hash_bytes(const uint8_t *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 1099511628211ull; }
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        w = 0;
+        memcpy(&w, p + i, n - i);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    }
     return h ^ (h >> 29);
 }
 
