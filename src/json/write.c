@@ -327,16 +327,33 @@ static size_t next_quote_or_backslash(const uint8_t *p, size_t n, size_t i)
     return n;
 }
 
+/* Next '"' or byte <= 0x20 in p[i..n) (n when none): between tokens. */
+static size_t next_quote_or_space(const uint8_t *p, size_t n, size_t i)
+{
+#ifdef PCH_JSON_SSE2
+    const __m128i q = _mm_set1_epi8('"'), sp = _mm_set1_epi8(0x20);
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+        __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(_mm_min_epu8(v, sp), v));
+        unsigned k = (unsigned)_mm_movemask_epi8(m);
+        if (k) return i + (size_t)__builtin_ctz(k);
+    }
+#endif
+    for (; i < n; i++)
+        if (p[i] == '"' || p[i] <= 0x20) return i;
+    return n;
+}
+
 static int lower_hex(uint8_t c) { return (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1; }
 
 bool pch_json__is_compact(const char *s, size_t n)
 {
     const uint8_t *p = (const uint8_t *)s;
     size_t i = 0;
-    while (i < n) {
-        uint8_t c = p[i];
-        if (c <= 0x20) return false;                /* whitespace between tokens */
-        if (c != '"') { i++; continue; }
+    for (;;) {
+        i = next_quote_or_space(p, n, i);
+        if (i >= n) return true;
+        if (p[i] != '"') return false;              /* whitespace between tokens */
         for (i++;;) {                               /* inside a string */
             i = next_quote_or_backslash(p, n, i);
             if (i >= n) return false;
