@@ -177,9 +177,16 @@ typedef struct pch_vx_write_options {
                                ** about this many payload bytes, each holding whole rows of
                                ** the chunk (a row-range read decompresses only its frames);
                                ** 0 = one frame per array */
+    uint32_t *fsst_memo;       /* options version 4: the compressor's per-lane FSST memo (a
+                               ** lane that keeps losing to other encodings stops training
+                               ** FSST) kept by the caller, so that it carries over from one
+                               ** file of a build to the next: fsst_memo_len >= 2 x the lanes,
+                               ** zeroed before the first file; NULL = each file starts afresh.
+                               ** The choice of FSST depends on it, so files can differ. */
+    size_t fsst_memo_len;
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 3
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 4
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0 }
 
 /* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */
 typedef struct pch_vx_enc_count {

@@ -70,6 +70,9 @@ struct pch_vxp_builder {
     pch_vxp_build_options o;
     char writer_id[33], snapshot_id[40];
     bool had_current;
+    /* the compressor's FSST memo, carried from one data file to the next (a fresh memo per
+    ** 32 MiB file retrained FSST on every string lane of every file) */
+    uint32_t fsst_memo[2 * 1024];
     pj_current cur;
     pch_buf cur_raw;
     pch_vx_dtype *dt;
@@ -268,6 +271,8 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     wo.zone_len = 256;   /* zone statistics every 256 trajectories on every scalar lane (§14.1) */
     wo.threads = b->o.threads;
     wo.frame_bytes = (uint32_t)b->o.frame_bytes;   /* a chunk's rows are whole trajectories */
+    wo.fsst_memo = b->fsst_memo;
+    wo.fsst_memo_len = sizeof b->fsst_memo / sizeof *b->fsst_memo;
     pch_buf_init(&p, b->ctx);
     pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
     if (p.oom) { pch_buf_dispose(&p); return nomem(err); }

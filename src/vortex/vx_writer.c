@@ -190,6 +190,7 @@ static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
     w->opts = defaults;
     if (opts && opts->version == 1) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, threads));
     else if (opts && opts->version == 2) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, frame_bytes));
+    else if (opts && opts->version == 3) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, fsst_memo));
     else if (opts) w->opts = *opts;
     w->opts.version = PCH_VX_WRITE_OPTIONS_VERSION;
     if (w->opts.threads == 0) w->opts.threads = 1;
@@ -688,6 +689,12 @@ static void lane_prepare(lane_job *j)
     e.cut_arr = l->dict ? &j->codes : a;   /* the chunk's rows are whole trajectories */
     e.fsst_losses = &l->fsst_losses;       /* lanes of a chunk run in parallel, chunks in order */
     e.chunk = l->dict ? l->n_codes : l->n_chunks;
+    if (w->opts.fsst_memo && w->opts.fsst_memo_len >= 2 * (size_t)w->n_lanes) {
+        /* the caller's memo: losses and the lane's chunk count across the build's files */
+        uint32_t *m = w->opts.fsst_memo + 2 * (size_t)(l - w->lanes);
+        e.fsst_losses = &m[0];
+        e.chunk = m[1]++;
+    }
     rc = pch_vx__encode(&e, l->dict ? &j->codes : a, &j->root, err);
 done:
     j->seconds = pch_time_mono() - t0;

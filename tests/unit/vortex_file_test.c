@@ -538,6 +538,44 @@ static void test_vortex_file__legacy_rejected(void)
     PCH_CHECK(strstr(err.msg, "pre-0.36") != NULL);
 }
 
+/* The FSST memo of options version 4 carries over from one writer to the next: the lanes'
+** chunk counters continue, the files are the same bytes as without it (FSST loses on this
+** data either way), and version-3 options (no memo) are still taken. */
+static void test_vortex_file__fsst_memo_carries(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_array *a = NULL;
+    uint32_t memo[2 * 64];
+    pch_bytes with[2], without[2];
+    pch_vx_writer *ww[2] = { NULL, NULL }, *wo[2] = { NULL, NULL };
+    uint32_t chunks = 0;
+    memset(memo, 0, sizeof memo);
+    PCH_CHECK_OK(build_example(&dt, &a, &err), &err);
+    for (int k = 0; k < 2; k++) {
+        pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT, o3 = PCH_VX_WRITE_OPTIONS_INIT;
+        o.fsst_memo = memo;
+        o.fsst_memo_len = sizeof memo / sizeof *memo;
+        o3.version = 3;
+        PCH_CHECK_OK(pch_vx_writer_open(&ww[k], NULL, dt, &o, &err), &err);
+        PCH_CHECK_OK(pch_vx_writer_open(&wo[k], NULL, dt, &o3, &err), &err);
+        for (int c = 0; c < 3; c++) {
+            PCH_CHECK_OK(pch_vx_writer_write(ww[k], a, &err), &err);
+            PCH_CHECK_OK(pch_vx_writer_write(wo[k], a, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_writer_finish(ww[k], &err), &err);
+        PCH_CHECK_OK(pch_vx_writer_finish(wo[k], &err), &err);
+        with[k] = pch_vx_writer_bytes(ww[k]);
+        without[k] = pch_vx_writer_bytes(wo[k]);
+        PCH_CHECK(with[k].len == without[k].len && memcmp(with[k].ptr, without[k].ptr, with[k].len) == 0);
+    }
+    for (size_t i = 1; i < sizeof memo / sizeof *memo; i += 2) if (memo[i] > chunks) chunks = memo[i];
+    PCH_CHECK_MSG(chunks == 6, "a lane's chunk counter after two files of 3 chunks: %u", chunks);
+    for (int k = 0; k < 2; k++) { pch_vx_writer_free(ww[k]); pch_vx_writer_free(wo[k]); }
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
 /* Every truncation and many byte flips of a small file: errors, never crashes. */
 static void test_vortex_file__corruption(void)
 {
@@ -1525,6 +1563,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__streamed_publish);
     PCH_RUN(test_vortex_file__bulk_append);
     PCH_RUN(test_vortex_file__all_null_dict_lane);
+    PCH_RUN(test_vortex_file__fsst_memo_carries);
     rmdir(g_tmpdir);
     return pch_test_report();
 }
