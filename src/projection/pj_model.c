@@ -572,7 +572,7 @@ static int typed_member(app *a, mmember *x, size_t rest, size_t pids0)
     before = buf->len;
     if ((r = pch_json__number_array(a->jp, x->val, rest, kind, buf, &used)) < 0) return oom(a);
     if (!r) return PCH_OK;
-    memmove(buf->data + base, buf->data + before, buf->len - before);
+    if (buf->len > before) memmove(buf->data + base, buf->data + before, buf->len - before);   /* "[]": no data yet */
     buf->len = base + (buf->len - before);
     x->typed = 1;
     x->val_len = used;
