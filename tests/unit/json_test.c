@@ -216,6 +216,15 @@ static void test_json__integer_extremes(void)
     pch_json_parser_free(p);
 }
 
+/* xorshift64: the random inputs of the differential tests below (fixed seeds). */
+static uint64_t xorshift(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 /* Doubles equal strtod's correctly rounded result, on the fast path and off it. */
 static void test_json__doubles_match_strtod(void)
 {
@@ -225,7 +234,7 @@ static void test_json__doubles_match_strtod(void)
     uint64_t x = 0x9E3779B97F4A7C15ull;
     PCH_CHECK_OK(pch_json_parser_new(&p, NULL, NULL, &err), &err);
     for (int k = 0; k < 20000; k++) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        xorshift(&x);
         int nd = 1 + (int)(x % 22), fd = (int)((x >> 8) % 12), e = (int)((x >> 16) % 80) - 40;
         size_t o = 0;
         if (x >> 63) txt[o++] = '-';
@@ -292,7 +301,7 @@ static void test_json__integers_every_length(void)
         int nd, t;
         uint64_t m = 0;
         size_t o = 0;
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        xorshift(&x);
         nd = 1 + (int)(x % 20);
         t = (int)((x >> 40) % 7);
         for (int d = 0; d < nd; d++) {
@@ -338,7 +347,7 @@ static void test_json__doubles_long_mantissas(void)
     PCH_CHECK_OK(pch_json_parser_new(&p, NULL, NULL, &err), &err);
     for (int k = 0; k < 60000; k++) {
         double d, want;
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        xorshift(&x);
         if (k % 3 == 0) {          /* a float's value, written shortest as a double */
             float f;
             uint32_t b = (uint32_t)(x >> 32);
@@ -359,7 +368,7 @@ static void test_json__doubles_long_mantissas(void)
         int nd, e;
         uint64_t m = 0;
         double want;
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        xorshift(&x);
         nd = 16 + (int)(x % 4);
         e = (int)((x >> 8) % 61) - 30;
         for (int d = 0; d < nd; d++) m = m * 10 + (d ? (x >> (d * 3 % 60)) % 10 : 1 + (x >> 20) % 9);
