@@ -346,14 +346,28 @@ static const double pow10_exact[23] = {
 ** as logprobs): m and 10^|e| (5^27 < 2^63) are exact in x87's 64-bit significand, so one
 ** multiplication or division rounds once, to 64 bits. Rounding that to 53 bits gives the
 ** correctly rounded double unless the 64-bit result lies exactly halfway between two
-** doubles (its low 11 bits 0x400): only then, or outside the normal double range, does
-** strtod decide. */
+** doubles (its low 11 bits 0x400): only then, or outside the normal double range, or where
+** long double is not 64-bit at run time (x87_exact), does strtod decide. */
 #if defined(__x86_64__) && defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 64
 #define PCH_JSON_X87_PATH 1
 static const long double pow10_x87[28] = {
     1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
     1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L
 };
+
+/* Is long double arithmetic really 64-bit? Not under valgrind, which runs x87 code in
+** double precision: there the path would round twice, so it is off (checked once). */
+static int x87_exact(void)
+{
+    static _Atomic int ok = -1;
+    int v = ok;
+    if (v < 0) {
+        volatile long double one = 1.0L, tiny = 0x1p-60L;
+        v = (long double)(one + tiny) != one;
+        ok = v;
+    }
+    return v;
+}
 
 static inline int x87_double(uint64_t m, int e, double *out)
 {
@@ -504,7 +518,7 @@ static inline int parse_number(pstate *st, size_t i, size_t *end, pch_json_value
             return PCH_OK;
         }
 #if PCH_JSON_X87_PATH
-        if (e >= -27 && e <= 27 && x87_double(m, e, &v->u.num.d)) {
+        if (e >= -27 && e <= 27 && x87_exact() && x87_double(m, e, &v->u.num.d)) {
             if (neg) v->u.num.d = -v->u.num.d;
             return PCH_OK;
         }
