@@ -511,7 +511,8 @@ typedef struct mmember {
     const char *val;
     size_t val_len;
     const pch_json_value *dom;
-    int typed;                   /* a token array read into its buffer (typed_member) */
+    int typed;                   /* 0, or 1 + which token array was read into its buffer:
+                                 ** prompt ids, completion ids, logprobs (typed_member) */
 } mmember;
 
 static bool key_is(const mmember *x, const char *k)
@@ -562,19 +563,19 @@ static int typed_member(app *a, mmember *x, size_t rest, size_t pids0)
     pch_json__array_kind kind = PCH_JSON__ARRAY_U32;
     pch_buf *buf;
     size_t base = 0, before, used;
-    int r;
+    int r, which;
     x->typed = 0;
     if (x->val[0] != '[') return PCH_OK;
-    if (key_is(x, "prompt_token_ids")) { buf = &a->pids; base = pids0; }
-    else if (key_is(x, "completion_token_ids")) buf = &a->cids;
-    else if (key_is(x, "logprobs")) { buf = &a->tmp; kind = PCH_JSON__ARRAY_REAL; }
+    if (key_is(x, "prompt_token_ids")) { buf = &a->pids; base = pids0; which = 1; }
+    else if (key_is(x, "completion_token_ids")) { buf = &a->cids; which = 2; }
+    else if (key_is(x, "logprobs")) { buf = &a->tmp; kind = PCH_JSON__ARRAY_REAL; which = 3; }
     else return PCH_OK;
     before = buf->len;
     if ((r = pch_json__number_array(a->jp, x->val, rest, kind, buf, &used)) < 0) return oom(a);
     if (!r) return PCH_OK;
     if (buf->len > before) memmove(buf->data + base, buf->data + before, buf->len - before);   /* "[]": no data yet */
     buf->len = base + (buf->len - before);
-    x->typed = 1;
+    x->typed = which;
     x->val_len = used;
     return PCH_OK;
 }
@@ -669,7 +670,7 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     const pch_atif_raw *m = &s->f[PCH_ATIF_S_METRICS];
     const mmember *mem;
     int64_t tok[3];
-    bool has_tok[3] = { false, false, false }, has_ids[2] = { false, false }, has_lp = false;
+    bool has_tok[3] = { false, false, false }, has_arr[3] = { false, false, false };   /* prompt, completion, logprobs */
     bool has_cost = false;
     double cost = 0;
     size_t n_mem = 0, pids0 = a->pids.len, n_ids[2] = { 0, 0 }, n_lp = 0;
@@ -692,9 +693,7 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
         bool num = x->val[0] == '-' || (x->val[0] >= '0' && x->val[0] <= '9');
         int k = -1;
         if (x->typed) {          /* read by metrics_members into its lane's buffer */
-            if (key_is(x, "prompt_token_ids")) has_ids[0] = true;
-            else if (key_is(x, "completion_token_ids")) has_ids[1] = true;
-            else has_lp = true;
+            has_arr[x->typed - 1] = true;
             continue;
         }
         for (int t = 0; t < 3; t++)
@@ -708,7 +707,6 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
             if (reward) *flags |= PJ_SUM_HAS_REWARD;
         }
     }
-    if (!has_ids[0]) a->pids.len = pids0;
     n_ids[0] = (a->pids.len - pids0) / 4;
     n_ids[1] = a->cids.len / 4;
     n_lp = a->tmp.len / 8;
@@ -719,8 +717,8 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     if (has_tok[0] && tok[0] > 0) *ptok += (uint64_t)tok[0];
     if (has_tok[1] && tok[1] > 0) *ctok += (uint64_t)tok[1];
     TRY(has_cost ? pch_vx_builder_append_float(S(TOKENS_COST_USD), cost, a->err) : put_null(a, S(TOKENS_COST_USD)));
-    TRY(stash_prompt(a, has_ids[0], n_ids[0]));
-    if (has_ids[1]) {
+    TRY(stash_prompt(a, has_arr[0], n_ids[0]));
+    if (has_arr[1]) {
         TRY(pch_vx_builder_append_u32s(elem(S(TOKENS_COMPLETION_IDS)), (const uint32_t *)(const void *)a->cids.data,
                                        n_ids[1], a->err));
         a->logical += 4ull * n_ids[1];
@@ -728,8 +726,8 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     } else {
         TRY(put_null(a, S(TOKENS_COMPLETION_IDS)));
     }
-    if (has_ids[0] || has_ids[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
-    if (has_lp) {
+    if (has_arr[0] || has_arr[1]) *flags |= PJ_SUM_HAS_TOKEN_IDS;
+    if (has_arr[2]) {
         pch_vx_builder *l;
         lpw = real_width((const double *)(const void *)a->tmp.data, n_lp);
         l = lpw == 32 ? S(TOKENS_LOGPROBS32) : S(TOKENS_LOGPROBS64);
@@ -739,7 +737,7 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
         TRY(put_null(a, lpw == 32 ? S(TOKENS_LOGPROBS64) : S(TOKENS_LOGPROBS32)));
         *flags |= PJ_SUM_HAS_LOGPROBS;
         /* §6.5: logprobs align with completion_token_ids; a mismatch is kept and flagged */
-        if (has_ids[1] && n_ids[1] != n_lp) *warn |= PJ_W_LOGPROB_LENGTH;
+        if (has_arr[1] && n_ids[1] != n_lp) *warn |= PJ_W_LOGPROB_LENGTH;
     } else {
         TRY(put_null(a, S(TOKENS_LOGPROBS32)));
         TRY(put_null(a, S(TOKENS_LOGPROBS64)));
