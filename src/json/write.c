@@ -379,5 +379,4 @@ bool pch_json__is_compact(const char *s, size_t n)
             }
         }
     }
-    return true;
 }
