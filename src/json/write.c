@@ -121,46 +121,69 @@ static inline int room(pch_buf *b, size_t n)
     return !b->oom && b->data && b->cap - b->len > n ? PCH_OK : pch_buf_reserve(b, n);
 }
 
-/* The escape of a byte JSON cannot hold in a string ('"', '\\', C0) at o; its length. */
-static size_t escape_byte(uint8_t *o, uint8_t c)
+/* The second byte of the two-byte escape of each byte JSON cannot hold in a string ('"',
+** '\\', C0 controls), or 0 where the escape is \u00XX. A table, not a switch: in text dense
+** with newlines and quotes the switch's indirect jump mispredicted. */
+static const uint8_t esc2[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+};
+
+/* The escape of such a byte at o; its length. */
+static inline size_t escape_byte(uint8_t *o, uint8_t c)
 {
     o[0] = '\\';
-    switch (c) {
-    case '"': o[1] = '"'; return 2;
-    case '\\': o[1] = '\\'; return 2;
-    case '\b': o[1] = 'b'; return 2;
-    case '\f': o[1] = 'f'; return 2;
-    case '\n': o[1] = 'n'; return 2;
-    case '\r': o[1] = 'r'; return 2;
-    case '\t': o[1] = 't'; return 2;
-    default:
-        o[1] = 'u'; o[2] = '0'; o[3] = '0';
-        o[4] = (uint8_t)hexd[c >> 4]; o[5] = (uint8_t)hexd[c & 15];
-        return 6;
+    if (esc2[c]) { o[1] = esc2[c]; return 2; }
+    o[1] = 'u'; o[2] = '0'; o[3] = '0';
+    o[4] = (uint8_t)hexd[c >> 4]; o[5] = (uint8_t)hexd[c & 15];
+    return 6;
+}
+
+/* The body of a JSON string for s[0..n) of checked UTF-8 into o, which has room for 6n + 16
+** bytes; its length. Sixteen bytes are stored before they are looked at and the output
+** only advances past the plain ones, so text dense in escapes (newlines, the quotes of a
+** JSON text made a string) costs no call per run of plain bytes. */
+static size_t escape_body(uint8_t *o, const uint8_t *s, size_t n)
+{
+    size_t i = 0, w = 0;
+#ifdef PCH_JSON_SSE2
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c0 = _mm_set1_epi8(0x1f);
+    while (n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(v, c0), v));  /* unsigned v <= 0x1f */
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        _mm_storeu_si128((__m128i *)(void *)(o + w), v);
+        if (!mask) { i += 16; w += 16; continue; }
+        unsigned k = (unsigned)__builtin_ctz(mask);
+        i += k;
+        w += k;
+        w += escape_byte(o + w, s[i++]);
     }
+#endif
+    for (; i < n; i++) {
+        uint8_t c = s[i];
+        if (c == '"' || c == '\\' || c < 0x20) w += escape_byte(o + w, c);
+        else o[w++] = c;
+    }
+    return w;
 }
 
 /* As pch_json__write_string for text the caller has checked to be UTF-8 (a decoded utf8
-** lane): only the bytes JSON escapes are looked at. */
+** lane, a validated JSON text): only the bytes JSON escapes are looked at. The text goes
+** through in pieces so the worst case (every byte a \u00XX) is reserved per piece, not
+** for the whole text. */
 int pch_json__write_utf8(pch_buf *out, const char *str, size_t len)
 {
+    enum { PIECE = 16384 };
     const uint8_t *s = (const uint8_t *)str;
-    size_t i = 0, extra;
-    if (!pch_add_size(&extra, len, 2) || pch_buf_reserve(out, extra) != PCH_OK) return PCH_ENOMEM;
+    if (room(out, 2 + (len < PIECE ? 6 * len + 16 : 0)) != PCH_OK) return PCH_ENOMEM;
     out->data[out->len++] = '"';
-    for (;;) {
-        size_t j = pch_json__scan_escape(s, len, i);
-        if (j > i) {
-            if (room(out, j - i + 1) != PCH_OK) return PCH_ENOMEM;
-            memcpy(out->data + out->len, s + i, j - i);
-            out->len += j - i;
-        }
-        i = j;
-        if (i >= len) break;
-        if (room(out, 7) != PCH_OK) return PCH_ENOMEM;
-        out->len += escape_byte(out->data + out->len, s[i++]);
+    for (size_t i = 0; i < len;) {
+        size_t n = len - i < PIECE ? len - i : PIECE;
+        if (room(out, 6 * n + 18) != PCH_OK) return PCH_ENOMEM;
+        out->len += escape_body(out->data + out->len, s + i, n);
+        i += n;
     }
-    if (room(out, 1) != PCH_OK) return PCH_ENOMEM;
     out->data[out->len++] = '"';
     out->data[out->len] = 0;
     return PCH_OK;

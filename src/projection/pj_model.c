@@ -1925,8 +1925,9 @@ static int chat_arguments(pj_chat *c, uint64_t q)
     PCH_TRY(rc);
     if (c->args.oom) return corrupt(d, "out of memory");
     c->content_bytes += c->args.len;
+    /* content() validated the text as JSON, so it is UTF-8: only its escapes are looked at */
     if (c->args.len && c->args.data[0] == '"') OUT(pch_buf_append(out, c->args.data, c->args.len));
-    else OUT(pch_json__write_string(out, (const char *)c->args.data, c->args.len));
+    else OUT(pch_json__write_utf8(out, (const char *)c->args.data, c->args.len));
     return PCH_OK;
 }
 

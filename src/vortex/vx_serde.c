@@ -1602,6 +1602,12 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     }
     if (total != valid) { rc = BAD("vortex zstd: %" PRIu64 " values for %" PRIu64 " valid rows", total, valid); goto done; }
     if (!w && !(lens = pch_malloc(ds->ctx, (size_t)(vn ? vn : 1) * sizeof(*lens)))) { rc = NOMEM(); goto done; }
+    if (!w) {                                   /* strings: every frame read decompresses into vals */
+        uint64_t need = 1, at = 0;
+        for (uint64_t k = 0; k < nframes && at < vb + vn; at += fr[k].nvals, k++)
+            if (fr[k].nvals && at + fr[k].nvals > vb) need += fr[k].size;
+        if (need > SIZE_MAX || pch_buf_reserve(&vals, (size_t)need)) { rc = NOMEM(); goto done; }
+    }
     /* fixed-width values: sized once, and a frame wholly inside the rows decompresses
     ** straight into place (no staging copy, no regrowth) */
     if (w && (vn > SIZE_MAX / w || pch_buf_reserve(&vals, vn ? (size_t)vn * w : 1))) { rc = NOMEM(); goto done; }
@@ -1622,10 +1628,17 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
             got_vals += fr[k].nvals;
             continue;
         }
-        plain.len = 0;
-        if (pch_buf_reserve(&plain, (size_t)fr[k].size ? (size_t)fr[k].size : 1)) { rc = NOMEM(); goto done; }
-        gotb = dict ? ZSTD_decompress_usingDict(z, plain.data, (size_t)fr[k].size, fp, fl, dict, dict_len)
-                    : ZSTD_decompressDCtx(z, plain.data, (size_t)fr[k].size, fp, fl);
+        /* a string frame decompresses into vals where its values go, and its values are
+        ** compacted there in place (reserved above); a fixed-width one into plain */
+        uint8_t *dst;
+        if (!w) dst = vals.data + vals.len;
+        else {
+            plain.len = 0;
+            if (pch_buf_reserve(&plain, (size_t)fr[k].size ? (size_t)fr[k].size : 1)) { rc = NOMEM(); goto done; }
+            dst = plain.data;
+        }
+        gotb = dict ? ZSTD_decompress_usingDict(z, dst, (size_t)fr[k].size, fp, fl, dict, dict_len)
+                    : ZSTD_decompressDCtx(z, dst, (size_t)fr[k].size, fp, fl);
         if (ZSTD_isError(gotb) || gotb != fr[k].size) { rc = BAD("vortex zstd: frame %" PRIu64 " does not decompress to %" PRIu64 " bytes", k, fr[k].size); goto done; }
         if (w) {
             uint64_t from, to;
@@ -1636,14 +1649,16 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
             got_vals += to - from;
             continue;
         }
-        pr = pch_rd_make(plain.data, (size_t)fr[k].size);
+        pr = pch_rd_make(dst, (size_t)fr[k].size);
         for (uint64_t j = 0; j < fr[k].nvals; j++) {
             uint32_t l;
             const uint8_t *sp;
             uint64_t g = vstart + j;
             if (!pch_rd_le32(&pr, &l) || !pch_rd_bytes(&pr, l, &sp)) { rc = BAD("vortex zstd: truncated string payload in frame %" PRIu64, k); goto done; }
             if (g < vb || g >= vb + vn) continue;
-            if (pch_buf_append(&vals, sp, l)) { rc = NOMEM(); goto done; }
+            /* vals holds the frame (below): a value moves left over its own length prefix */
+            memmove(vals.data + vals.len, sp, l);
+            vals.len += l;
             lens[got_vals++] = l;
         }
         if (pch_rd_left(&pr)) { rc = BAD("vortex zstd: trailing payload bytes in frame %" PRIu64, k); goto done; }

@@ -622,6 +622,42 @@ static void test_json__serialize(void)
             pch_buf_dispose(&u);
         }
     }
+    /* random UTF-8 text of every escape density, at lengths around the 16-byte blocks and
+    ** the 16 KiB pieces the checked writer reserves for (pch_json__write_utf8) */
+    {
+        static const size_t lens[] = { 15, 16, 17, 31, 33, 16383, 16384, 16385, 40000 };
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        char *t = malloc(40000);
+        PCH_CHECK(t != NULL);
+        for (int dense = 0; t && dense < 4; dense++)
+            for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+                pch_buf u;
+                size_t m = 0;
+                pch_buf_init(&u, NULL);
+                while (m < lens[i]) {
+                    uint64_t r = xorshift(&x);
+                    if (r % 8 < (uint64_t)dense * 2) t[m++] = (char)(r >> 8) & 0x1f;      /* C0 */
+                    else if (r % 8 == 7 && m + 3 <= lens[i]) { memcpy(t + m, "\xe4\xb8\xad", 3); m += 3; }
+                    else if (r % 16 == 0) t[m++] = (r >> 9) & 1 ? '"' : '\\';
+                    else t[m++] = (char)(0x20 + (r >> 8) % 0x5f);
+                }
+                pch_buf_clear(&b);
+                PCH_CHECK_OK(pch_json__write_string(&b, t, m), &err);
+                PCH_CHECK(pch_json__write_utf8(&u, t, m) == PCH_OK);
+                PCH_CHECK_MSG(u.len == b.len && memcmp(u.data, b.data, b.len) == 0 && u.data[u.len] == 0,
+                              "density %d, %zu bytes: the two writers differ", dense, m);
+                pch_buf_dispose(&u);
+            }
+        if (t) {                                 /* the worst case: every byte a \u00XX */
+            pch_buf u;
+            pch_buf_init(&u, NULL);
+            memset(t, 1, 40000);
+            PCH_CHECK(pch_json__write_utf8(&u, t, 40000) == PCH_OK);
+            PCH_CHECK(u.len == 2 + 6 * 40000 && memcmp(u.data + 1, "\\u0001\\u0001", 12) == 0);
+            pch_buf_dispose(&u);
+        }
+        free(t);
+    }
     pch_buf_dispose(&b);
 
     /* Parse → serialize → parse again gives the same serialization (idempotent). */
