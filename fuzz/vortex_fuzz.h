@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "vortex/vortex_int.h"
 
@@ -20,10 +22,43 @@ static inline pch_ctx *fz_ctx(void)
     return ctx;
 }
 
+/* The same bytes through a paged open (pch_vx_file_open_paged: the layout and footer read in
+** place, a block at a time, every segment spec when first used), from a memory file. */
+static inline void fz_read_paged(const uint8_t *data, size_t size)
+{
+    char path[64];
+    int fd = memfd_create("fz", 0);
+    pch_vx_file *f = NULL;
+    pch_error err;
+    pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, size > 64 ? size / 2 : 4, 64, NULL, NULL, NULL, 0 };
+    if (fd < 0) return;
+    if (write(fd, data, size) != (ssize_t)size) { close(fd); return; }
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    for (int pass = 0; pass < 2; pass++) {
+        po.tail_off = pass ? 4 : po.tail_off;   /* half the file (may cut a region), then all of it */
+        if (pch_vx_file_open_paged(&f, fz_ctx(), path, &po, &err) == 0) {
+            pch_vx_array *a = NULL;
+            pch_vx_dtype *dt = NULL;
+            pch_vx_scan_options one = PCH_VX_SCAN_OPTIONS_INIT;
+            one.row_begin = pch_vx_file_row_count(f) / 2;
+            one.row_end = one.row_begin + (pch_vx_file_row_count(f) ? 1 : 0);
+            if (pch_vx_file_scan(f, &one, &a, &dt, &err) == 0) {
+                pch_vx_array_free(a);
+                pch_vx_dtype_free(dt);
+            }
+            (void)pch_vx_file_check(f, &err);
+        }
+        pch_vx_file_free(f);
+        f = NULL;
+    }
+    close(fd);
+}
+
 static inline void fz_read_all(const uint8_t *data, size_t size)
 {
     pch_vx_file *f = NULL;
     pch_error err;
+    fz_read_paged(data, size);
     if (pch_vx_file_open_mem(&f, fz_ctx(), data, size, &err) == 0) {
         pch_vx_array *a = NULL;
         pch_vx_dtype *dt = NULL;

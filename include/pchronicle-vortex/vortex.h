@@ -298,6 +298,31 @@ PCH_API int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, 
 ** pch_vx_file_open); a file of another size fails with PCH_EINVAL. */
 PCH_API int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, const void *tail,
                                   uint64_t tail_off, size_t tail_len, pch_error *err);
+/* Paged open (RFC-0006 §13.4, open costs that do not grow with the file): the file's bytes
+** from tail_off to its end (postscript, dtype, layout, footer, and whatever else the writer
+** put there) are read in blocks of block_bytes when a read first needs them, each passed to
+** check (may be NULL) before any of it is used; block k is the bytes [tail_off + k *
+** block_bytes, ...), the last one shorter. The layout and footer FlatBuffers are verified in
+** place as they are walked, and a segment's spec is read and checked when the segment is
+** first used: opening reads the trailer, the dtype and the layout's top, not the segment map
+** or the chunks' layouts of clusters it never reads. chunk_rows (n_chunks, may be NULL):
+** the row count of each chunk, shared by every chunked layout of the file with that many
+** chunks (each chunk is checked against it when parsed), so that finding a row's chunk reads
+** no other chunk's layout. pch_vx_file_check reads and checks everything. */
+#define PCH_VX_PAGED_OPEN_VERSION 1
+typedef int (*pch_vx_tail_check_fn)(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len,
+                                    pch_error *err);
+typedef struct pch_vx_paged_open {
+    unsigned version;                  /* PCH_VX_PAGED_OPEN_VERSION */
+    uint64_t tail_off;
+    uint32_t block_bytes;              /* >= 64 */
+    pch_vx_tail_check_fn check;
+    void *payload;
+    const uint64_t *chunk_rows;
+    uint32_t n_chunks;
+} pch_vx_paged_open;
+PCH_API int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, const pch_vx_paged_open *o,
+                                   pch_error *err);
 /* Same over bytes in memory (borrowed; must outlive the handle). */
 PCH_API int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size_t len,
                                  pch_error *err);
@@ -320,9 +345,9 @@ PCH_API int pch_vx_file_check(pch_vx_file *f, pch_error *err);
 PCH_API void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out);
 PCH_API void pch_vx_file_reset_io_stats(pch_vx_file *f);
 /* Segments: the file's segment map (index order), for a caller that records per-segment
-** digests. PCH_EINVAL past the last one. */
+** digests. PCH_EINVAL past the last one; after a paged open, reading the spec can fail. */
 PCH_API uint32_t pch_vx_file_n_segments(const pch_vx_file *f);
-PCH_API int pch_vx_file_segment(const pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len);
+PCH_API int pch_vx_file_segment(pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len, pch_error *err);
 /* Called with the exact bytes of every segment read from the file, before anything of it is
 ** decoded or cached; a negative return fails the read with that code (err set by fn). */
 typedef int (*pch_vx_segment_check_fn)(void *payload, uint32_t segment, uint64_t off, const uint8_t *bytes,

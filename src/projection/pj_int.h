@@ -267,7 +267,7 @@ int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t le
 void pj_segtab_free(pj_segtab *t);
 /* The table lists exactly the segment map of f (version 2: each page as it is read; f must
 ** outlive the table's use). */
-int pj_segtab_match(pj_segtab *t, const pch_vx_file *f, pch_error *err);
+int pj_segtab_match(pj_segtab *t, pch_vx_file *f, pch_error *err);
 /* A pch_vx_segment_check_fn and a pch_vx_block_check_fn (payload: the table). */
 int pj_segtab_check(void *payload, uint32_t seg, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err);
 int pj_segtab_check_block(void *payload, uint32_t seg, uint32_t block, const uint8_t *bytes, uint64_t len,

@@ -59,7 +59,7 @@ struct pj_segtab {
     uint32_t block, page_segs, n_pages;
     uint8_t **page;                 /* pages read and checked (NULL: not yet) */
     int fd;                         /* the table file (-1: pages come from raw) */
-    const pch_vx_file *f;           /* the data file whose segment map pages must list */
+    pch_vx_file *f;                 /* the data file whose segment map pages must list */
     char name[256];                 /* the table's path in the root, for messages */
     pj_segtab_io io;
 };
@@ -119,8 +119,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, c
             uint64_t off, len;
             uint8_t d[32];
             uint32_t nb;
-            pch_vx_file_segment(f, i, &off, &len);
-            if ((rc = read_grow(fd, off, len, &seg, &seg_cap, err)) < 0) break;
+            if ((rc = pch_vx_file_segment(f, i, &off, &len, err)) < 0 || (rc = read_grow(fd, off, len, &seg, &seg_cap, err)) < 0) break;
             pch_blake3_hash(d, seg, (size_t)len);
             nb = blocks_of(len, SEG_BLOCK);
             pch_buf_put_le64(&pg, off);
@@ -361,7 +360,7 @@ static int load_page(pj_segtab *t, uint32_t p, const uint8_t **out, pch_error *e
         uint64_t off = pch_load_le64(e), len = pch_load_le64(e + 8);
         if (t->f) {
             uint64_t fo, fl;
-            pch_vx_file_segment(t->f, a + i, &fo, &fl);
+            if ((rc = pch_vx_file_segment(t->f, a + i, &fo, &fl, err)) < 0) break;
             if (fo != off || fl != len)
                 rc = pch_error_set(err, PCH_ECORRUPT, "segment %u is at bytes %" PRIu64 "+%" PRIu64 ", its digest table says %"
                                    PRIu64 "+%" PRIu64, a + i, fo, fl, off, len);
@@ -409,7 +408,7 @@ static int entry_of(pj_segtab *t, uint32_t seg, uint64_t *off, uint64_t *len, co
     return PCH_OK;
 }
 
-int pj_segtab_match(pj_segtab *t, const pch_vx_file *f, pch_error *err)
+int pj_segtab_match(pj_segtab *t, pch_vx_file *f, pch_error *err)
 {
     if (pch_vx_file_n_segments(f) != t->n)
         return pch_error_set(err, PCH_ECORRUPT, "%u segments, its digest table lists %u", pch_vx_file_n_segments(f), t->n);
@@ -422,7 +421,7 @@ int pj_segtab_match(pj_segtab *t, const pch_vx_file *f, pch_error *err)
     for (uint32_t i = 0; i < t->n; i++) {
         const uint8_t *e = t->raw + SEG_HEAD1 + (size_t)i * SEG_ENTRY1;
         uint64_t off, len;
-        pch_vx_file_segment(f, i, &off, &len);
+        PCH_TRY(pch_vx_file_segment(f, i, &off, &len, err));
         if (off != pch_load_le64(e) || len != pch_load_le64(e + 8))
             return pch_error_set(err, PCH_ECORRUPT, "segment %u is at bytes %" PRIu64 "+%" PRIu64 ", its digest table says %"
                                  PRIu64 "+%" PRIu64, i, off, len, pch_load_le64(e), pch_load_le64(e + 8));

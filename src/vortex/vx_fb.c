@@ -264,6 +264,15 @@ static int fb_bad(const pch_vx_fbv *v, const char *what, size_t at)
                          v->what, what, at);
 }
 
+int pch_vx_fb_need(const pch_vx_fbv *v, size_t off, size_t len)
+{
+    if (!v->need || !len) return PCH_OK;
+    if (off > v->len || len > v->len - off) return fb_bad(v, "range out of buffer", off);
+    return v->need(v->need_payload, off, len, v->err);
+}
+
+#define NEED(v, off, len) PCH_TRY(pch_vx_fb_need((v), (off), (len)))
+
 static int fb_table_at(pch_vx_fbt *out, pch_vx_fbv *v, size_t pos, unsigned depth)
 {
     int32_t soff;
@@ -277,9 +286,11 @@ static int fb_table_at(pch_vx_fbt *out, pch_vx_fbv *v, size_t pos, unsigned dept
                              v->what, PCH_VX_FB_MAX_TABLES);
     if (pos % 4 != 0) return fb_bad(v, "misaligned table", pos);
     if (v->len < 4 || pos > v->len - 4) return fb_bad(v, "table out of range", pos);
+    NEED(v, pos, 4);
     soff = (int32_t)pch_load_le32(v->buf + pos);
     vt = (int64_t)pos - (int64_t)soff;
     if (vt < 0 || vt % 2 != 0 || (uint64_t)vt > v->len - 4) return fb_bad(v, "bad vtable offset", pos);
+    NEED(v, (size_t)vt, 4);
     out->v = v;
     out->pos = pos;
     out->vt = (size_t)vt;
@@ -289,11 +300,19 @@ static int fb_table_at(pch_vx_fbt *out, pch_vx_fbv *v, size_t pos, unsigned dept
     if (out->vt_len < 4 || out->vt_len % 2 != 0 || out->vt_len > v->len - out->vt)
         return fb_bad(v, "bad vtable length", out->vt);
     if (out->tab_len < 4 || out->tab_len > v->len - pos) return fb_bad(v, "bad table length", pos);
+    NEED(v, out->vt, out->vt_len);
+    NEED(v, pos, out->tab_len);
     return PCH_OK;
 }
 
 int pch_vx_fb_root(pch_vx_fbt *out, pch_vx_fbv *v, const uint8_t *buf, size_t len,
                    const char *what, pch_error *err)
+{
+    return pch_vx_fb_root_paged(out, v, buf, len, what, NULL, NULL, err);
+}
+
+int pch_vx_fb_root_paged(pch_vx_fbt *out, pch_vx_fbv *v, const uint8_t *buf, size_t len,
+                         const char *what, pch_vx_fb_need_fn need, void *payload, pch_error *err)
 {
     uint32_t root;
     v->buf = buf;
@@ -301,9 +320,12 @@ int pch_vx_fb_root(pch_vx_fbt *out, pch_vx_fbv *v, const uint8_t *buf, size_t le
     v->tables = 0;
     v->what = what;
     v->err = err;
+    v->need = need;
+    v->need_payload = payload;
     memset(out, 0, sizeof(*out));
     if (len < 8 || len > 0x7fffffffu)
         return pch_error_set(err, PCH_ECORRUPT, "vortex %s flatbuffer: bad size %zu", what, len);
+    NEED(v, 0, 4);
     root = pch_load_le32(buf);
     if (root >= len) return fb_bad(v, "root offset out of range", 0);
     return fb_table_at(out, v, root, 1);
@@ -347,6 +369,7 @@ static int fb_follow(const pch_vx_fbv *v, size_t at, size_t *target)
 {
     uint32_t u;
     if (at % 4 != 0 || at > v->len - 4) return fb_bad(v, "bad offset field", at);
+    NEED(v, at, 4);
     u = pch_load_le32(v->buf + at);
     if (u == 0 || u >= v->len - at) return fb_bad(v, "offset out of range", at);
     *target = at + u;
@@ -373,21 +396,24 @@ int pch_vx_fb_table(const pch_vx_fbt *t, unsigned slot, int required, pch_vx_fbt
     return PCH_OK;
 }
 
+/* elements: make them present too (0: the caller needs those it reads) */
 static int fb_vec_at(const pch_vx_fbv *v, size_t target, size_t elem_size, size_t elem_align,
-                     pch_vx_fbvec *out)
+                     pch_vx_fbvec *out, int elements)
 {
     uint32_t n;
     if (target % 4 != 0 || target > v->len - 4) return fb_bad(v, "bad vector", target);
+    NEED(v, target, 4);
     n = pch_load_le32(v->buf + target);
     if ((uint64_t)n * elem_size > v->len - target - 4) return fb_bad(v, "vector out of range", target);
     if ((target + 4) % elem_align != 0) return fb_bad(v, "misaligned vector", target);
+    if (elements) NEED(v, target + 4, (size_t)n * elem_size);
     out->pos = target + 4;
     out->n = n;
     return PCH_OK;
 }
 
-int pch_vx_fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
-                     pch_vx_fbvec *out, int *present)
+static int fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
+                     pch_vx_fbvec *out, int *present, int elements)
 {
     size_t at, target = 0;
     int rc;
@@ -397,9 +423,21 @@ int pch_vx_fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_
     if ((rc = fb_field(t, slot, 4, 4, &at))) return rc;
     if (!at) return PCH_OK;
     if ((rc = fb_follow(t->v, at, &target))) return rc;
-    if ((rc = fb_vec_at(t->v, target, elem_size, elem_align, out))) return rc;
+    if ((rc = fb_vec_at(t->v, target, elem_size, elem_align, out, elements))) return rc;
     if (present) *present = 1;
     return PCH_OK;
+}
+
+int pch_vx_fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
+                     pch_vx_fbvec *out, int *present)
+{
+    return fb_vector(t, slot, elem_size, elem_align, out, present, 1);
+}
+
+int pch_vx_fb_vector_lazy(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
+                          pch_vx_fbvec *out, int *present)
+{
+    return fb_vector(t, slot, elem_size, elem_align, out, present, 0);
 }
 
 int pch_vx_fb_vec_table(const pch_vx_fbt *t, const pch_vx_fbvec *vec, uint32_t i,
@@ -416,8 +454,9 @@ static int fb_string_at(const pch_vx_fbv *v, size_t target, const char **ptr, si
 {
     pch_vx_fbvec vec = { 0, 0 };   /* set by fb_vec_at; -O3 cannot see that */
     int rc;
-    if ((rc = fb_vec_at(v, target, 1, 1, &vec))) return rc;
+    if ((rc = fb_vec_at(v, target, 1, 1, &vec, 1))) return rc;
     if (vec.n >= v->len - vec.pos) return fb_bad(v, "string without NUL terminator", target);
+    NEED(v, vec.pos + vec.n, 1);
     if (v->buf[vec.pos + vec.n] != 0) return fb_bad(v, "string not NUL-terminated", target);
     if (!pch_vx_utf8_valid(v->buf + vec.pos, vec.n)) return fb_bad(v, "string not UTF-8", target);
     *ptr = (const char *)v->buf + vec.pos;

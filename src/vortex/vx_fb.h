@@ -59,12 +59,18 @@ uint32_t pch_vx_fbb_end(pch_vx_fbb *b);
 int pch_vx_fbb_finish(pch_vx_fbb *b, uint32_t root, pch_bytes *out, pch_error *err);
 
 /* ---- verifying reader ---- */
+/* A paged buffer: buf has len bytes of room, but only the ranges need() made present may be
+** read. Every accessor calls it for the bytes it is about to read (NULL: all present). */
+typedef int (*pch_vx_fb_need_fn)(void *payload, size_t off, size_t len, pch_error *err);
+
 typedef struct pch_vx_fbv {
     const uint8_t *buf;
     size_t len;
     uint32_t tables;     /* tables visited so far */
     const char *what;    /* name for messages ("footer", "layout", ...) */
     pch_error *err;
+    pch_vx_fb_need_fn need;
+    void *need_payload;
 } pch_vx_fbv;
 
 typedef struct pch_vx_fbt {
@@ -84,6 +90,11 @@ typedef struct pch_vx_fbvec {
 /* Root table of a whole buffer (depth 1). */
 int pch_vx_fb_root(pch_vx_fbt *out, pch_vx_fbv *v, const uint8_t *buf, size_t len,
                    const char *what, pch_error *err);
+/* Same over a paged buffer: need (with payload) makes bytes present before they are read. */
+int pch_vx_fb_root_paged(pch_vx_fbt *out, pch_vx_fbv *v, const uint8_t *buf, size_t len,
+                         const char *what, pch_vx_fb_need_fn need, void *payload, pch_error *err);
+/* Bytes [off, off + len) of v present (a caller reading vector elements itself). */
+int pch_vx_fb_need(const pch_vx_fbv *v, size_t off, size_t len);
 /* Field presence and scalar reads with defaults; errors on misaligned/out-of-table field. */
 int pch_vx_fb_has(const pch_vx_fbt *t, unsigned slot);
 int pch_vx_fb_u8(const pch_vx_fbt *t, unsigned slot, uint8_t def, uint8_t *out);
@@ -96,6 +107,10 @@ int pch_vx_fb_table(const pch_vx_fbt *t, unsigned slot, int required, pch_vx_fbt
 /* Vector of elem_size-byte scalars/structs aligned to elem_align. Absent = n 0, *present 0. */
 int pch_vx_fb_vector(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
                      pch_vx_fbvec *out, int *present);
+/* Same, making only its length present: a paged reader needs the elements it reads itself
+** (pch_vx_fb_need), e.g. one segment spec of thousands. */
+int pch_vx_fb_vector_lazy(const pch_vx_fbt *t, unsigned slot, size_t elem_size, size_t elem_align,
+                          pch_vx_fbvec *out, int *present);
 /* Vector of tables: element i via pch_vx_fb_vec_table. */
 int pch_vx_fb_vec_table(const pch_vx_fbt *t, const pch_vx_fbvec *vec, uint32_t i,
                         pch_vx_fbt *out);

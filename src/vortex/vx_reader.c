@@ -81,6 +81,22 @@ struct pch_vx_file {
                                ** the file, used while opening instead of reading them again */
     uint64_t pre_off;
     size_t pre_len;
+    /* pch_vx_file_open_paged: the file's bytes [tail_off, size) have room in tail; block k
+    ** (tblock bytes) is present once its bit is set, after tcheck passed it. The layout and
+    ** footer flatbuffers are read in place from there, a block when an accessor first needs
+    ** it, and each segment's spec when the segment is first used (seg_loaded). */
+    uint8_t *tail;
+    uint8_t *tail_bits;
+    uint64_t tail_off;
+    uint32_t tblock;
+    pch_vx_tail_check_fn tcheck;
+    void *tcheck_payload;
+    struct region { pch_vx_file *f; uint64_t off; } lreg, freg;
+    pch_vx_fbv foot_v;
+    size_t spec_pos;           /* the segment-spec vector's first element in the footer */
+    uint8_t *seg_loaded;       /* NULL: every spec was read at open */
+    uint64_t *hint;            /* chunk row prefix sums every chunked layout shares, or NULL */
+    uint32_t hint_n;
 };
 
 typedef struct segvec { uint32_t *v; size_t n, cap; } segvec;
@@ -107,6 +123,60 @@ static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_er
         off += (uint64_t)n;
         len -= (size_t)n;
     }
+    return PCH_OK;
+}
+
+/* Make the file's bytes [off, off + len) present in the paged tail: each run of missing
+** blocks in one read, every block checked before it counts as present. */
+static int tail_need(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err)
+{
+    uint64_t B = f->tblock, T = f->size - f->tail_off, k1;
+    if (!len) return PCH_OK;
+    if (off < f->tail_off || off > f->size || len > f->size - off)
+        return pch_error_set(err, PCH_ECORRUPT, "vortex: bytes %" PRIu64 "+%" PRIu64 " outside the checked tail at %" PRIu64,
+                             off, len, f->tail_off);
+    off -= f->tail_off;
+    k1 = (off + len + B - 1) / B;
+    for (uint64_t k = off / B; k < k1;) {
+        uint64_t j = k, a, e;
+        if (pch_vx__bit(f->tail_bits, k)) { k++; continue; }
+        while (j < k1 && !pch_vx__bit(f->tail_bits, j)) j++;
+        a = k * B;
+        e = j * B < T ? j * B : T;
+        PCH_TRY(f_read(f, f->tail_off + a, (size_t)(e - a), f->tail + a, err));
+        for (; k < j; k++) {
+            uint64_t bl = (k + 1) * B < T ? B : T - k * B;
+            if (f->tcheck) PCH_TRY(f->tcheck(f->tcheck_payload, (uint32_t)k, f->tail + k * B, bl, err));
+            pch_vx__set_bit(f->tail_bits, k, 1);
+        }
+    }
+    return PCH_OK;
+}
+
+/* pch_vx_fb_need_fn of a flatbuffer region in the paged tail. */
+static int region_need(void *payload, size_t off, size_t len, pch_error *err)
+{
+    const struct region *r = payload;
+    return tail_need(r->f, r->off + off, len, err);
+}
+
+/* Read segment s's spec from the footer if this is its first use (paged open), checking what
+** the open checked for every spec: in the file body, a known alignment, no compression. */
+static int seg_load(pch_vx_file *f, uint32_t s, pch_error *err)
+{
+    const uint8_t *e;
+    if (!f->seg_loaded || pch_vx__bit(f->seg_loaded, s)) return PCH_OK;
+    f->foot_v.err = err;
+    PCH_TRY(pch_vx_fb_need(&f->foot_v, f->spec_pos + 16 * (size_t)s, 16));
+    e = f->foot_v.buf + f->spec_pos + 16 * (size_t)s;
+    f->seg_off[s] = pch_load_le64(e);
+    f->seg_len[s] = pch_load_le32(e + 8);
+    f->seg_align[s] = e[12];
+    if (e[13] || pch_load_le16(e + 14)) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex footer: segment %u compressed/encrypted", s);
+    if (f->seg_off[s] < 4 || f->seg_off[s] > f->data_end || f->seg_len[s] > f->data_end - f->seg_off[s])
+        return pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u at %" PRIu64 "+%u outside the file body", s, f->seg_off[s], f->seg_len[s]);
+    if (f->seg_align[s] > 16) return pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u alignment exponent %u", s, f->seg_align[s]);
+    pch_vx__set_bit(f->seg_loaded, s, 1);
     return PCH_OK;
 }
 
@@ -324,6 +394,7 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
         if (meta.n) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex.flat: inline array tree metadata");
         n->seg = pch_load_le32(t->v->buf + segs.pos);
         if (n->seg >= f->n_segs) return LBAD("vortex.flat: segment %u past %u", n->seg, f->n_segs);
+        PCH_TRY(seg_load(f, n->seg, err));
         break;
     case L_STRUCT: {
         uint32_t first;
@@ -352,6 +423,12 @@ static int parse_layout(pch_vx_file *f, const pch_vx_fbt *t, const pch_vx_dtype 
         n->n_children = kids.n;
         n->fbt = *t;
         n->kvec = kids;
+        /* the caller's chunk rows (a paged open): reading every chunk's row count would read
+        ** every cluster's part of the layout; each chunk is checked against them when parsed */
+        if (f->hint && kids.n == f->hint_n && f->hint[kids.n] == n->rows) {
+            memcpy(n->starts, f->hint, ((size_t)kids.n + 1) * 8);
+            break;
+        }
         for (uint32_t i = 0; i < kids.n; i++) {
             pch_vx_fbt c;
             uint64_t rows;
@@ -488,44 +565,70 @@ static int load_region(pch_vx_file *f, const uint8_t *tail, uint64_t tail_off, u
     return f_read(f, off, len, *out, err);
 }
 
+/* Bytes [off, off + len) of the file for the open: in place in the paged tail (checked), or
+** a copy of the caller's (*owned) from the first read of the tail or read now. */
+static int open_bytes(pch_vx_file *f, const uint8_t *tail, uint64_t tail_off, uint64_t off, uint32_t len,
+                      const uint8_t **p, uint8_t **owned, pch_error *err)
+{
+    *owned = NULL;
+    if (f->tail) {
+        PCH_TRY(tail_need(f, off, len, err));
+        *p = f->tail + (off - f->tail_off);
+        return PCH_OK;
+    }
+    PCH_TRY(load_region(f, tail, tail_off, off, len, owned, err));
+    *p = *owned;
+    return PCH_OK;
+}
+
 static int open_common(pch_vx_file *f, pch_error *err)
 {
     uint64_t tail_len = f->size < TAIL_READ ? f->size : TAIL_READ, tail_off, off[3] = { 0 };
     uint32_t len[3] = { 0 };
-    uint8_t *tail = NULL, *reg[3] = { NULL, NULL, NULL }, head[4];
+    uint8_t *tail = NULL, *own[3] = { NULL, NULL, NULL }, head[4];
+    const uint8_t *reg[3] = { NULL, NULL, NULL }, *eof;
     pch_vx_fbv v;
     pch_vx_fbt ps, root;
     pch_vx_fbvec av, lv, sv;
     uint16_t version;
     int rc, present;
     if (f->size < 4 + PCH_VX_EOF_SIZE) return pch_error_set(err, PCH_ECORRUPT, "vortex: file of %" PRIu64 " bytes is too short", f->size);
-    tail_off = f->size - tail_len;
-    if (!(tail = pch_malloc(f->ctx, (size_t)tail_len))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
-    if ((rc = f_read(f, tail_off, (size_t)tail_len, tail, err))) goto done;
-    {
-        const uint8_t *eof = tail + tail_len - PCH_VX_EOF_SIZE;
-        if (memcmp(eof + 4, PCH_VX_MAGIC, 4) != 0) {
-            if (memcmp(eof + 4, PCH_VX_LEGACY_MAGIC, 4) == 0)
-                rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex: pre-0.36 file (trailing magic VRTX); only the stable format (VTXF, version 1) is read");
-            else
-                rc = pch_error_set(err, PCH_ECORRUPT, "vortex: bad trailing magic (not a Vortex file)");
-            goto done;
-        }
-        version = pch_load_le16(eof);
-        f->ps_len = pch_load_le16(eof + 2);
-        if (version != PCH_VX_VERSION) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex: file format version %u (only 1)", version); goto done; }
-        if (f->ps_len > PCH_VX_MAX_POSTSCRIPT || f->ps_len > f->size - PCH_VX_EOF_SIZE - 4) {
-            rc = pch_error_set(err, PCH_ECORRUPT, "vortex: postscript length %u", f->ps_len);
-            goto done;
-        }
+    if (f->tail) {                     /* paged: the trailer first, then what it points at */
+        tail_off = f->size - PCH_VX_EOF_SIZE;
+        if ((rc = tail_need(f, tail_off, PCH_VX_EOF_SIZE, err))) goto done;
+        eof = f->tail + (tail_off - f->tail_off);
+    } else {
+        tail_off = f->size - tail_len;
+        if (!(tail = pch_malloc(f->ctx, (size_t)tail_len))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        if ((rc = f_read(f, tail_off, (size_t)tail_len, tail, err))) goto done;
+        eof = tail + tail_len - PCH_VX_EOF_SIZE;
     }
-    if (tail_off == 0) memcpy(head, tail, 4);
+    if (memcmp(eof + 4, PCH_VX_MAGIC, 4) != 0) {
+        if (memcmp(eof + 4, PCH_VX_LEGACY_MAGIC, 4) == 0)
+            rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex: pre-0.36 file (trailing magic VRTX); only the stable format (VTXF, version 1) is read");
+        else
+            rc = pch_error_set(err, PCH_ECORRUPT, "vortex: bad trailing magic (not a Vortex file)");
+        goto done;
+    }
+    version = pch_load_le16(eof);
+    f->ps_len = pch_load_le16(eof + 2);
+    if (version != PCH_VX_VERSION) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex: file format version %u (only 1)", version); goto done; }
+    if (f->ps_len > PCH_VX_MAX_POSTSCRIPT || f->ps_len > f->size - PCH_VX_EOF_SIZE - 4) {
+        rc = pch_error_set(err, PCH_ECORRUPT, "vortex: postscript length %u", f->ps_len);
+        goto done;
+    }
+    if (!f->tail && tail_off == 0) memcpy(head, tail, 4);
     else if ((rc = f_read(f, 0, 4, head, err))) goto done;
     if (memcmp(head, PCH_VX_MAGIC, 4) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex: bad leading magic"); goto done; }
     f->data_end = f->size - PCH_VX_EOF_SIZE - f->ps_len;
     {
-        /* copy the postscript so its flatbuffer starts 8-aligned in memory like the official reader */
-        const uint8_t *psb = tail + (tail_len - PCH_VX_EOF_SIZE - f->ps_len);
+        const uint8_t *psb;
+        if (f->tail) {
+            if ((rc = tail_need(f, f->data_end, f->ps_len, err))) goto done;
+            psb = f->tail + (f->data_end - f->tail_off);
+        } else {
+            psb = tail + (tail_len - PCH_VX_EOF_SIZE - f->ps_len);
+        }
         if ((rc = pch_vx_fb_root(&ps, &v, psb, f->ps_len, "postscript", err))) goto done;
         if ((rc = ps_seg(&ps, 0, 1, 4, f->data_end, &off[0], &len[0], &present, err)) ||
             (rc = ps_seg(&ps, 1, 1, 4, f->data_end, &off[1], &len[1], &present, err)) ||
@@ -533,16 +636,28 @@ static int open_common(pch_vx_file *f, pch_error *err)
             (rc = ps_seg(&ps, 3, 1, 4, f->data_end, &off[2], &len[2], &present, err)))
             goto done;
     }
-    for (int i = 0; i < 3; i++)
-        if ((rc = load_region(f, tail, tail_off, off[i], len[i], &reg[i], err))) goto done;
+    /* paged: the dtype is read whole; the layout and footer stay in the tail, read in place */
+    for (int i = 0; i < 3; i++) {
+        if (f->tail && i) {
+            if (off[i] < f->tail_off) {
+                rc = pch_error_set(err, PCH_ECORRUPT, "vortex postscript: region %d at %" PRIu64 " before the checked tail at %" PRIu64, i, off[i], f->tail_off);
+                goto done;
+            }
+            reg[i] = f->tail + (off[i] - f->tail_off);
+        } else if ((rc = open_bytes(f, tail, tail_off, off[i], len[i], &reg[i], &own[i], err))) {
+            goto done;
+        }
+    }
     /* dtype */
     if ((rc = pch_vx_fb_root(&root, &v, reg[0], len[0], "dtype", err)) ||
         (rc = pch_vx__dtype_from_fb(&f->dt, f->ctx, &root, err)))
         goto done;
     /* footer */
-    if ((rc = pch_vx_fb_root(&root, &v, reg[2], len[2], "footer", err))) goto done;
+    f->freg.f = f;
+    f->freg.off = off[2];
+    if ((rc = pch_vx_fb_root_paged(&root, &f->foot_v, reg[2], len[2], "footer", f->tail ? region_need : NULL, &f->freg, err))) goto done;
     if ((rc = pch_vx_fb_vector(&root, 0, 4, 4, &av, NULL)) || (rc = pch_vx_fb_vector(&root, 1, 4, 4, &lv, NULL)) ||
-        (rc = pch_vx_fb_vector(&root, 2, 16, 8, &sv, &present)))
+        (rc = pch_vx_fb_vector_lazy(&root, 2, 16, 8, &sv, &present)))
         goto done;
     if (!present) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment specs missing"); goto done; }
     if (pch_vx_fb_has(&root, 3) || pch_vx_fb_has(&root, 4)) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex footer: compression/encryption specs"); goto done; }
@@ -550,13 +665,15 @@ static int open_common(pch_vx_file *f, pch_error *err)
     f->n_specs = av.n;
     f->n_lspecs = lv.n;
     f->n_segs = sv.n;
+    f->spec_pos = sv.pos;
     f->spec_map = pch_calloc(f->ctx, av.n ? av.n : 1, sizeof(int16_t));
     f->lmap = pch_calloc(f->ctx, lv.n ? lv.n : 1, 1);
     f->seg_off = pch_calloc(f->ctx, sv.n ? sv.n : 1, 8);
     f->seg_len = pch_calloc(f->ctx, sv.n ? sv.n : 1, 4);
     f->seg_align = pch_calloc(f->ctx, sv.n ? sv.n : 1, 1);
     f->cache = pch_calloc(f->ctx, sv.n ? sv.n : 1, sizeof(uint8_t *));
-    if (!f->spec_map || !f->lmap || !f->seg_off || !f->seg_len || !f->seg_align || !f->cache) {
+    if (f->tail) f->seg_loaded = pch_calloc(f->ctx, ((size_t)sv.n + 7) / 8 + 1, 1);
+    if (!f->spec_map || !f->lmap || !f->seg_off || !f->seg_len || !f->seg_align || !f->cache || (f->tail && !f->seg_loaded)) {
         rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         goto done;
     }
@@ -576,12 +693,14 @@ static int open_common(pch_vx_file *f, pch_error *err)
                 if (strlen(layout_ids[k]) == idl && memcmp(layout_ids[k], id, idl) == 0) f->lmap[i - av.n] = (int8_t)k;
         }
     }
-    for (uint32_t i = 0; i < sv.n; i++) {
-        const uint8_t *s = v.buf + sv.pos + 16 * (size_t)i;
-        f->seg_off[i] = pch_load_le64(s);
-        f->seg_len[i] = pch_load_le32(s + 8);
-        f->seg_align[i] = s[12];
-        if (s[13] || pch_load_le16(s + 14)) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex footer: segment %u compressed/encrypted", i); goto done; }
+    /* the segment map: whole at an ordinary open (its order checked too); a paged open reads
+    ** each spec when its segment is first used (seg_load) */
+    for (uint32_t i = 0; !f->tail && i < sv.n; i++) {
+        const uint8_t *e = f->foot_v.buf + sv.pos + 16 * (size_t)i;
+        f->seg_off[i] = pch_load_le64(e);
+        f->seg_len[i] = pch_load_le32(e + 8);
+        f->seg_align[i] = e[12];
+        if (e[13] || pch_load_le16(e + 14)) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "vortex footer: segment %u compressed/encrypted", i); goto done; }
         if (i && f->seg_off[i] < f->seg_off[i - 1]) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment offsets are not ordered (segment %u)", i); goto done; }
         if (f->seg_off[i] < 4 || f->seg_off[i] > f->data_end || f->seg_len[i] > f->data_end - f->seg_off[i]) {
             rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u at %" PRIu64 "+%u outside the file body", i, f->seg_off[i], f->seg_len[i]);
@@ -589,18 +708,27 @@ static int open_common(pch_vx_file *f, pch_error *err)
         }
         if (f->seg_align[i] > 16) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex footer: segment %u alignment exponent %u", i, f->seg_align[i]); goto done; }
     }
+    if (!f->tail) {                    /* the footer is not kept: its specs are all read */
+        f->foot_v.buf = NULL;
+        f->foot_v.len = 0;
+    }
     /* layout (kept: chunks are parsed on first use) */
-    f->layout_buf = reg[1];
-    reg[1] = NULL;
-    if ((rc = pch_vx_fb_root(&root, &f->layout_v, f->layout_buf, len[1], "layout", err)) ||
-        (rc = parse_layout(f, &root, f->dt, &f->root, err)))
-        goto done;
+    if (f->tail) {
+        f->lreg.f = f;
+        f->lreg.off = off[1];
+        rc = pch_vx_fb_root_paged(&root, &f->layout_v, reg[1], len[1], "layout", region_need, &f->lreg, err);
+    } else {
+        f->layout_buf = own[1];
+        own[1] = NULL;
+        rc = pch_vx_fb_root(&root, &f->layout_v, f->layout_buf, len[1], "layout", err);
+    }
+    if (rc || (rc = parse_layout(f, &root, f->dt, &f->root, err))) goto done;
     f->dc.ctx = f->ctx;
     f->dc.spec_map = f->spec_map;
     f->dc.n_specs = f->n_specs;
 done:
     pch_free(f->ctx, tail);
-    for (int i = 0; i < 3; i++) pch_free(f->ctx, reg[i]);
+    for (int i = 0; i < 3; i++) pch_free(f->ctx, own[i]);
     return rc;
 }
 
@@ -669,6 +797,53 @@ fail:
     return rc;
 }
 
+int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, const pch_vx_paged_open *o,
+                           pch_error *err)
+{
+    pch_vx_file *f;
+    off_t end;
+    uint64_t nb;
+    int rc;
+    *out = NULL;
+    if (!o || o->version != PCH_VX_PAGED_OPEN_VERSION)
+        return pch_error_set(err, PCH_EINVAL, "vortex: paged open options version %u (want %u)", o ? o->version : 0, PCH_VX_PAGED_OPEN_VERSION);
+    if (o->block_bytes < 64 || (o->chunk_rows && !o->n_chunks))
+        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks", o->block_bytes);
+    PCH_TRY(file_new(&f, ctx, err));
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "vortex: open '%s'", path);
+        goto fail;
+    }
+    end = lseek(f->fd, 0, SEEK_END);
+    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
+    f->size = (uint64_t)end;
+    if (o->tail_off > f->size || f->size - o->tail_off < PCH_VX_EOF_SIZE || f->size - o->tail_off > ((uint64_t)1 << 31)) {
+        rc = pch_error_set(err, PCH_ECORRUPT, "vortex: '%s' is %" PRIu64 " bytes, its tail cannot start at %" PRIu64, path, f->size, o->tail_off);
+        goto fail;
+    }
+    f->tail_off = o->tail_off;
+    f->tblock = o->block_bytes;
+    f->tcheck = o->check;
+    f->tcheck_payload = o->payload;
+    nb = (f->size - f->tail_off + o->block_bytes - 1) / o->block_bytes;
+    f->tail = pch_malloc(ctx, (size_t)(f->size - f->tail_off));
+    f->tail_bits = pch_calloc(ctx, (size_t)(nb + 7) / 8 + 1, 1);
+    if (o->chunk_rows && (f->hint = pch_malloc(ctx, ((size_t)o->n_chunks + 1) * 8))) {
+        f->hint_n = o->n_chunks;
+        f->hint[0] = 0;
+        for (uint32_t i = 0; i < o->n_chunks; i++)
+            if (!pch_add_u64(&f->hint[i + 1], f->hint[i], o->chunk_rows[i])) { rc = pch_error_set(err, PCH_EINVAL, "vortex: chunk rows overflow"); goto fail; }
+    }
+    if (!f->tail || !f->tail_bits || (o->chunk_rows && !f->hint)) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto fail; }
+    if ((rc = open_common(f, err))) { pch_error_prefix(err, "%s", path); goto fail; }
+    *out = f;
+    return PCH_OK;
+fail:
+    pch_vx_file_free(f);
+    return rc;
+}
+
 void pch_vx_file_free(pch_vx_file *f)
 {
     if (!f) return;
@@ -684,6 +859,10 @@ void pch_vx_file_free(pch_vx_file *f)
     pch_free(f->ctx, f->seg_off);
     pch_free(f->ctx, f->seg_len);
     pch_free(f->ctx, f->seg_align);
+    pch_free(f->ctx, f->seg_loaded);
+    pch_free(f->ctx, f->tail);
+    pch_free(f->ctx, f->tail_bits);
+    pch_free(f->ctx, f->hint);
     pch_free(f->ctx, f);
 }
 
@@ -692,9 +871,10 @@ uint64_t pch_vx_file_row_count(const pch_vx_file *f) { return f->root.rows; }
 void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out) { *out = f->st; }
 void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes) { f->gap = bytes; }
 uint32_t pch_vx_file_n_segments(const pch_vx_file *f) { return f->n_segs; }
-int pch_vx_file_segment(const pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len)
+int pch_vx_file_segment(pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len, pch_error *err)
 {
-    if (i >= f->n_segs) return PCH_EINVAL;
+    if (i >= f->n_segs) return pch_error_set(err, PCH_EINVAL, "vortex: segment %u past %u", i, f->n_segs);
+    PCH_TRY(seg_load(f, i, err));
     *off = f->seg_off[i];
     *len = f->seg_len[i];
     return PCH_OK;
@@ -1210,6 +1390,7 @@ static int check_node(pch_vx_file *f, const lnode *n, pch_error *err)
 
 int pch_vx_file_check(pch_vx_file *f, pch_error *err)
 {
+    for (uint32_t i = 0; f->seg_loaded && i < f->n_segs; i++) PCH_TRY(seg_load(f, i, err));
     PCH_TRY(parse_all(f, &f->root, err));
     return check_node(f, &f->root, err);
 }

@@ -780,6 +780,7 @@ int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *
 typedef struct lctx {
     pch_vx_writer *w;
     pch_vx_fbb *b;
+    uint32_t **tabs;          /* per lane: its chunks' flat layout tables (chunk_tables) */
     uint16_t lmap[L_COUNT];
     uint8_t lused[L_COUNT];
     uint8_t lorder[L_COUNT];
@@ -808,18 +809,44 @@ static uint32_t layout_node(lctx *c, int type, uint64_t rows, const uint8_t *met
     return pch_vx_fbb_end(c->b);
 }
 
-static uint32_t chunked_node(lctx *c, const chunk_ref *ch, size_t n, uint64_t rows, pch_error *err)
+/* The chunks a lane's chunked layout lists (its codes when it is a dict layout). */
+static const chunk_ref *lane_chunks(const lane *l, size_t *n)
 {
-    uint32_t *kids = pch_calloc(c->w->ctx, n ? n : 1, sizeof(uint32_t)), r;
-    (void)err;
-    if (!kids) { c->b->oom = PCH_ENOMEM; return 0; }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t seg = ch[i].seg;
-        kids[i] = layout_node(c, L_FLAT, ch[i].rows, NULL, 0, NULL, 0, &seg, 1);
+    *n = l->dict ? l->n_codes : l->n_chunks;
+    return l->dict ? l->codes : l->chunks;
+}
+
+/* The flat layout table of every lane's chunks, chunk-major: chunk i of every lane, then
+** chunk i + 1. A chunk is a cluster of the file (every lane is chunked at the same rows), so
+** the layout a read of one cluster walks is one contiguous run of the flatbuffer, which a
+** paged reader reads in a few blocks (pch_vx_file_open_paged, RFC-0006 §13.4). The file is
+** the same standard Vortex in any order. */
+static int chunk_tables(lctx *c)
+{
+    pch_vx_writer *w = c->w;
+    size_t most = 0, n;
+    if (!(c->tabs = pch_calloc(w->ctx, w->n_lanes ? w->n_lanes : 1, sizeof(uint32_t *)))) return PCH_ENOMEM;
+    for (size_t l = 0; l < w->n_lanes; l++) {
+        lane_chunks(&w->lanes[l], &n);
+        if (!(c->tabs[l] = pch_calloc(w->ctx, n ? n : 1, sizeof(uint32_t)))) return PCH_ENOMEM;
+        if (n > most) most = n;
     }
-    r = layout_node(c, L_CHUNKED, rows, NULL, 0, kids, (uint32_t)n, NULL, 0);
-    pch_free(c->w->ctx, kids);
-    return r;
+    for (size_t i = 0; i < most; i++)
+        for (size_t l = 0; l < w->n_lanes; l++) {
+            const chunk_ref *ch = lane_chunks(&w->lanes[l], &n);
+            uint32_t seg;
+            if (i >= n) continue;
+            seg = ch[i].seg;
+            c->tabs[l][i] = layout_node(c, L_FLAT, ch[i].rows, NULL, 0, NULL, 0, &seg, 1);
+        }
+    return c->b->oom ? c->b->oom : PCH_OK;
+}
+
+static uint32_t chunked_node(lctx *c, const lane *l)
+{
+    size_t n;
+    lane_chunks(l, &n);
+    return layout_node(c, L_CHUNKED, l->rows, NULL, 0, c->tabs[l - c->w->lanes], (uint32_t)n, NULL, 0);
 }
 
 static int lane_layout(lctx *c, lane *l, uint32_t *out, pch_error *err)
@@ -851,7 +878,7 @@ static int lane_layout(lctx *c, lane *l, uint32_t *out, pch_error *err)
         }
         vflat = layout_node(c, L_FLAT, l->dn, NULL, 0, NULL, 0, &seg, 1);
         kids[0] = vflat;
-        kids[1] = chunked_node(c, l->codes, l->n_codes, l->rows, err);
+        kids[1] = chunked_node(c, l);
         pch_buf_init(&mb, w->ctx);
         pch_vx__pb_uint(&mb, 1, PCH_VX_U32);
         pch_vx__pb_uint_force(&mb, 2, l->codes_nullable);
@@ -862,7 +889,7 @@ static int lane_layout(lctx *c, lane *l, uint32_t *out, pch_error *err)
         pch_buf_dispose(&mb);
         data = layout_node(c, L_DICT, l->rows, meta, ml, kids, 2, NULL, 0);
     } else {
-        data = chunked_node(c, l->chunks, l->n_chunks, l->rows, err);
+        data = chunked_node(c, l);
     }
     if (l->zoned) {
         pch_vx_array *zt = NULL;
@@ -939,7 +966,9 @@ int pch_vx_writer_finish(pch_vx_writer *w, pch_error *err)
     c.w = w;
     c.b = &b;
     /* layout (segments for dict values and zone tables are written here too) */
-    if (w->root_struct) {
+    if ((rc = chunk_tables(&c))) {
+        rc = pch_error_set(err, rc, "vortex writer: out of memory");
+    } else if (w->root_struct) {
         size_t li = 0;
         rc = struct_layout(&c, w->dt, 0, &li, &root, err);
     } else {
@@ -1013,6 +1042,8 @@ int pch_vx_writer_finish(pch_vx_writer *w, pch_error *err)
     if (w->fd >= 0 && (rc = out_publish(w, err))) goto done;
     w->finished = 1;
 done:
+    for (size_t l = 0; c.tabs && l < w->n_lanes; l++) pch_free(w->ctx, c.tabs[l]);
+    pch_free(w->ctx, c.tabs);
     pch_free(w->ctx, offs);
     pch_free(w->ctx, specs);
     pch_vx_fbb_dispose(&b);

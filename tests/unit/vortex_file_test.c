@@ -184,7 +184,7 @@ static int block_matches(void *payload, uint32_t seg, uint32_t block, const uint
 {
     uint64_t off, sl, at;
     (void)payload;
-    if (pch_vx_file_segment(g_blk.f, seg, &off, &sl)) return pch_error_set(err, PCH_EINVAL, "segment %u", seg);
+    if (pch_vx_file_segment(g_blk.f, seg, &off, &sl, err)) return pch_error_set(err, PCH_EINVAL, "segment %u", seg);
     at = (uint64_t)block * g_blk.B;
     if (at >= sl || len != (sl - at < g_blk.B ? sl - at : g_blk.B))
         return pch_error_set(err, PCH_EINVAL, "block %u of segment %u: %llu bytes", block, seg, (unsigned long long)len);
@@ -986,7 +986,7 @@ static void test_vortex_file__partial_reads(void)
         if (pass == 0) PCH_CHECK(pch_vx_file_set_partial_reads(f, 63, NULL, NULL, &err) == PCH_EINVAL);
         for (uint32_t i = 0; pass == 0 && i < pch_vx_file_n_segments(f); i++) {
             uint64_t off, len;
-            pch_vx_file_segment(f, i, &off, &len);
+            PCH_CHECK_OK(pch_vx_file_segment(f, i, &off, &len, &err), &err);
             if (len > segmax) segmax = len;
         }
         g_blk.file = bytes.ptr;
@@ -1427,6 +1427,162 @@ static void test_vortex_file__streamed_publish(void)
     pch_vx_dtype_free(dt);
 }
 
+/* Paged open (pch_vx_file_open_paged, RFC-0006 §13.4): the layout and footer are read in
+** place a block at a time, each block checked; a one-row read of one chunk of a 120-chunk file
+** reads under a quarter of the tail (the writer lays the chunks' layouts out chunk-major, and the
+** chunk rows come from the caller); every answer equals an ordinary open's; a refused block,
+** chunk rows that disagree with the file, bad options and a tail that starts inside the
+** layout fail closed. */
+typedef struct tailchk { const uint8_t *file; uint64_t tail_off; uint32_t B; uint64_t checked; long refuse; } tailchk;
+static int tail_matches(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    tailchk *t = payload;
+    t->checked += len;
+    if ((long)block == t->refuse || memcmp(bytes, t->file + t->tail_off + (uint64_t)block * t->B, (size_t)len) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "tail block %u does not match", block);
+    return PCH_OK;
+}
+
+static void test_vortex_file__paged_open(void)
+{
+    enum { CHUNKS = 120, ROWS = 20, B = 128 };
+    pch_vx_dtype *dt = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_array *chunk[CHUNKS] = { NULL }, *all = NULL;
+    pch_vx_dtype *adt = NULL;                /* all's dtype */
+    pch_vx_file *f = NULL, *g = NULL;
+    pch_error err;
+    pch_buf file;
+    uint64_t rows[CHUNKS], tail_off = 0;
+    char path[160];
+    pch_buf_init(&file, NULL);
+    snprintf(path, sizeof path, "%s/paged.vortex", g_tmpdir);
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "struct<id:u32,model:utf8,msgs:list<utf8>,score:f64?,ok:bool>", &err), &err);
+    o.zone_len = 16;
+    o.dict_layout = 1;
+    PCH_CHECK_OK(pch_vx_writer_open_path(&w, NULL, dt, path, &o, &err), &err);
+    for (int c = 0; c < CHUNKS; c++) {
+        pch_vx_builder *b = NULL;
+        PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+        for (int r = 0; r < ROWS; r++) {
+            char txt[96];
+            int n = snprintf(txt, sizeof txt, "chunk %d row %d %llx", c, r, (unsigned long long)rnd());
+            pch_vx_builder *l = pch_vx_builder_child(pch_vx_builder_child(b, 2), 0);
+            PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), c * ROWS + r, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 1), r % 3 ? "m-a" : "m-b", 3, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_bytes(l, txt, (size_t)n, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(pch_vx_builder_child(b, 2), &err), &err);
+            if (r % 7) PCH_CHECK_OK(pch_vx_builder_append_float(pch_vx_builder_child(b, 3), r / 7.0, &err), &err);
+            else PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 3), &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_bool(pch_vx_builder_child(b, 4), r % 2, &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &chunk[c], &err), &err);
+        pch_vx_builder_free(b);
+        PCH_CHECK_OK(pch_vx_writer_write(w, chunk[c], &err), &err);
+        rows[c] = ROWS;
+    }
+    PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+    pch_vx_writer_free(w);
+    PCH_CHECK_OK(pch_file_read_all(&file, path, 1 << 24, &err), &err);
+    /* the reference: an ordinary open; the tail starts after the last segment */
+    PCH_CHECK_OK(pch_vx_file_open(&f, NULL, path, &err), &err);
+    {
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        PCH_CHECK_OK(pch_vx_file_scan(f, &so, &all, &adt, &err), &err);
+    }
+    for (uint32_t i = 0; i < pch_vx_file_n_segments(f); i++) {
+        uint64_t so, sl;
+        PCH_CHECK_OK(pch_vx_file_segment(f, i, &so, &sl, &err), &err);
+        if (so + sl > tail_off) tail_off = so + sl;
+    }
+    for (int pass = 0; pass < 6; pass++) {
+        tailchk t = { file.data, tail_off, B, 0, -1 };
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, B, tail_matches, &t, rows, CHUNKS };
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        pch_vx_array *got = NULL, *want = NULL;
+        pch_vx_dtype *gdt = NULL;
+        uint64_t wrong[CHUNKS];
+        int rc;
+        if (pass == 2) {                         /* chunk rows that disagree with the file */
+            memcpy(wrong, rows, sizeof wrong);
+            wrong[60]--;
+            wrong[61]++;
+            po.chunk_rows = wrong;
+        }
+        if (pass == 3) t.refuse = (long)((file.len - tail_off) / B / 2);   /* a block in the middle */
+        rc = pch_vx_file_open_paged(&g, NULL, path, &po, &err);
+        if (pass == 3 && rc) {                   /* refused at open: the block was the layout's top */
+            PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "does not match"), "refused block at open: %s", err.msg);
+            continue;
+        }
+        PCH_CHECK_OK(rc, &err);
+        if (rc) continue;
+        PCH_CHECK(pch_vx_file_row_count(g) == CHUNKS * ROWS);
+        if (pass == 4) { PCH_CHECK_OK(pch_vx_file_check(g, &err), &err); pch_vx_file_free(g); g = NULL; continue; }
+        so.row_begin = 60 * ROWS + 17;
+        so.row_end = so.row_begin + 1;
+        if (pass == 5) so.row_end = CHUNKS * ROWS, so.row_begin = 0;
+        rc = pch_vx_file_scan(g, &so, &got, &gdt, &err);
+        if (pass == 2) {
+            PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "rows"), "wrong chunk rows: rc %d %s", rc, err.msg);
+        } else if (pass == 3 && rc) {
+            PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "does not match"), "refused block: %s", err.msg);
+        } else {
+            PCH_CHECK_OK(rc, &err);
+            PCH_CHECK_OK(pch_vx__array_slice(&want, all, so.row_begin, so.row_end - so.row_begin, &err), &err);
+            PCH_CHECK(got && want && pch_vx_array_equal(got, want));
+        }
+        if (pass == 0) {
+            /* the point read read a small part of the tail: its chunk's layout, the lanes' tops */
+            PCH_CHECK_MSG(t.checked * 4 < file.len - tail_off, "paged: %llu of %llu tail bytes read",
+                          (unsigned long long)t.checked, (unsigned long long)(file.len - tail_off));
+        }
+        if (pass == 1) {                         /* every chunk: each block checked once */
+            pch_vx_scan_options whole = PCH_VX_SCAN_OPTIONS_INIT;
+            pch_vx_array *full = NULL;
+            pch_vx_dtype *fdt = NULL;
+            PCH_CHECK_OK(pch_vx_file_scan(g, &whole, &full, &fdt, &err), &err);
+            PCH_CHECK(full && pch_vx_array_equal(full, all));
+            PCH_CHECK(t.checked <= file.len - tail_off);
+            pch_vx_array_free(full);
+            pch_vx_dtype_free(fdt);
+        }
+        pch_vx_array_free(got);
+        pch_vx_array_free(want);
+        pch_vx_dtype_free(gdt);
+        pch_vx_file_free(g);
+        g = NULL;
+    }
+    /* bad options and a tail that starts after the layout */
+    {
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, 512, NULL, NULL, NULL, 0 };
+        po.version = 0;
+        PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
+        po.version = PCH_VX_PAGED_OPEN_VERSION;
+        po.block_bytes = 32;
+        PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
+        po.block_bytes = 512;
+        po.tail_off = file.len + 1;
+        PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_ECORRUPT && !g);
+        po.tail_off = file.len - 64;
+        PCH_CHECK_MSG(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_ECORRUPT && !g && strstr(err.msg, "checked tail"),
+                      "tail inside the footer: %s", err.msg);
+        po.tail_off = tail_off;
+        PCH_CHECK_OK(pch_vx_file_open_paged(&g, NULL, path, &po, &err), &err);   /* no check, no hint */
+        PCH_CHECK_OK(pch_vx_file_check(g, &err), &err);
+        pch_vx_file_free(g);
+    }
+    for (int c = 0; c < CHUNKS; c++) pch_vx_array_free(chunk[c]);
+    pch_vx_array_free(all);
+    pch_vx_dtype_free(adt);
+    pch_vx_file_free(f);
+    pch_vx_dtype_free(dt);
+    pch_buf_dispose(&file);
+    unlink(path);
+}
+
 /* ------------------------------------------------------------------ fault injection */
 
 typedef struct failing { long countdown; long calls; } failing;
@@ -1564,6 +1720,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__bulk_append);
     PCH_RUN(test_vortex_file__all_null_dict_lane);
     PCH_RUN(test_vortex_file__fsst_memo_carries);
+    PCH_RUN(test_vortex_file__paged_open);
     rmdir(g_tmpdir);
     return pch_test_report();
 }
