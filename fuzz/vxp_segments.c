@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t off = 0, len = size < 64 ? size : 64;
             (void)pj_segtab_check(t, i, off, data, len, &err);
             (void)pj_segtab_check_block(t, i, i, data, len, &err);
+            (void)pj_segtab_check_tail(t, i, data, len, &err);   /* version 3: the data file's tail */
         }
         pj_segtab_free(t);
     }

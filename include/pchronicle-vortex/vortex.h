@@ -282,6 +282,8 @@ typedef struct pch_vx_io_stats {
     uint64_t zones_total;      /* zones considered by pruning */
     uint64_t zones_pruned;     /* zones skipped by zone maps */
     uint64_t segments_partial; /* segments read in part (pch_vx_file_set_partial_reads) */
+    uint64_t tail_requests;    /* of requests: reads of the tail's blocks (a paged open) */
+    uint64_t tail_bytes;       /* of bytes_read: those reads' bytes */
 } pch_vx_io_stats;
 
 typedef struct pch_vx_file pch_vx_file;

@@ -349,7 +349,7 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
         pch_buf t;
         pch_buf_init(&t, b->ctx);
         pch_buf_printf(&t, "%s/data/%s/%s.segments", b->stage, b->o.partition, f->id);
-        rc = t.oom ? nomem(err) : pj_segtab_write(b->ctx, (const char *)p.data, (const char *)t.data, f->seg_dig, &f->seg_bytes, err);
+        rc = t.oom ? nomem(err) : pj_segtab_write(b->ctx, (const char *)p.data, f->tail_off, (const char *)t.data, f->seg_dig, &f->seg_bytes, err);
         pch_buf_dispose(&t);
     }
     pch_buf_dispose(&p);

@@ -251,10 +251,12 @@ int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32], pch_error
 ** its long segments (partial reads), in pages read on first use. */
 typedef struct pj_segtab pj_segtab;
 typedef struct pj_segtab_io { uint64_t reads, bytes_read; } pj_segtab_io;
-/* Write the table of the Vortex file data_path to out_path (atomically); the digest the
-** manifest records (of the header and page table) and the table's size. */
-int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
-                    pch_error *err);
+/* Write the table of the Vortex file data_path to out_path (atomically), with the digests of
+** the file's tail from tail_off (its footer and layout, read in place by a paged open); the
+** digest the manifest records (of the header, page table and tail digests) and the table's
+** size. */
+int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, const char *out_path, char digest[80],
+                    uint64_t *bytes, pch_error *err);
 /* Open ROOT/rel: check its size against the manifest's, read its header and page table
 ** (version 2; version 1: the whole table) and check their digest and extents before
 ** anything is used; data_rel names the data file in messages. */
@@ -275,6 +277,10 @@ int pj_segtab_check_block(void *payload, uint32_t seg, uint32_t block, const uin
 uint64_t pj_segtab_checked(const pj_segtab *t);
 /* The block size of the table's block digests (0: a version-1 table, none). */
 uint32_t pj_segtab_block_bytes(const pj_segtab *t);
+/* The data file's tail offset a version-3 table has digests for (0: none), and the
+** pch_vx_tail_check_fn of those digests (payload: the table). */
+uint64_t pj_segtab_tail_off(const pj_segtab *t);
+int pj_segtab_check_tail(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len, pch_error *err);
 /* Reads and bytes read from the table file so far. */
 void pj_segtab_io_stats(const pj_segtab *t, pj_segtab_io *out);
 /* Every segment and block of the data file at full_path against the table (verify). */

@@ -134,10 +134,11 @@ void pch_vxp_snapshot_stats(const pch_vxp_snapshot *s, pch_vxp_query_stats *out)
         t.bytes_read += io.bytes_read;
         t.cache_hits += io.cache_hits;
         t.bytes_checked += pj_segtab_checked(d->segs);
-        t.footer.reads += d->open_io.requests;
-        t.footer.bytes += d->open_io.bytes_read;
-        t.lanes.reads += io.requests - d->open_io.requests;
-        t.lanes.bytes += io.bytes_read - d->open_io.bytes_read;
+        /* the footer: what the open read, and the tail blocks a paged open read since */
+        t.footer.reads += d->open_io.requests + (io.tail_requests - d->open_io.tail_requests);
+        t.footer.bytes += d->open_io.bytes_read + (io.tail_bytes - d->open_io.tail_bytes);
+        t.lanes.reads += io.requests - d->open_io.requests - (io.tail_requests - d->open_io.tail_requests);
+        t.lanes.bytes += io.bytes_read - d->open_io.bytes_read - (io.tail_bytes - d->open_io.tail_bytes);
         t.segment_tables.reads += sio.reads;
         t.segment_tables.bytes += sio.bytes_read;
     }
@@ -649,63 +650,78 @@ static int find_key(pch_vxp_snapshot *s, const char *src, const char *run, size_
     return PCH_OK;
 }
 
+/* Drop what open_file made of data file d after a failure (rc, returned). */
+static int open_fail(dataf *d, int rc)
+{
+    pch_vx_file_free(d->f);
+    d->f = NULL;
+    pj_segtab_free(d->segs);
+    d->segs = NULL;
+    return rc;
+}
+
+/* Open data file d for reading: its segment digest table, then the Vortex file. With a
+** table that has digests of the file's tail (version 3), the footer and layout are read in
+** place a checked block at a time (pch_vx_file_open_paged) and the chunks' rows come from
+** the manifest, so a point read reads the layout of its own cluster (RFC-0006 §13.4: open
+** costs that do not grow with the file); otherwise the whole tail is read and checked
+** against the manifest's digest first. */
 static int open_file(pch_vxp_snapshot *s, dataf *d, pch_error *err)
 {
     pch_buf p;
     uint8_t *tail = NULL;
+    uint64_t *crows = NULL;
     int rc;
     if (d->f) { s->st.footer_cache_hits++; return PCH_OK; }
-    /* the tail (footer, zone tables, dictionaries) is read once: checked against the
-    ** manifest's digest, then handed to the Vortex reader */
-    PCH_TRY(read_checked(s, d, d->tail_off, d->tail_len, d->tail_dig, "footer and dictionaries", &tail, err));
-    s->st.footer.reads++;
-    s->st.footer.bytes += d->tail_len;
+    if (d->seg_path[0]) {
+        rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, err);
+        if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->seg_path));
+        if (pj_segtab_tail_off(d->segs) && pj_segtab_tail_off(d->segs) != d->tail_off)
+            return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: its tail digests start at %" PRIu64 ", the manifest's tail at %" PRIu64,
+                                              d->seg_path, pj_segtab_tail_off(d->segs), d->tail_off));
+    }
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
-    rc = p.oom ? nomem(err) : pch_vx_file_open_tail(&d->f, s->ctx, (const char *)p.data, tail, d->tail_off, (size_t)d->tail_len, err);
+    if (p.oom) return open_fail(d, nomem(err));
+    if (pj_segtab_tail_off(d->segs)) {
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, pj_segtab_block_bytes(d->segs), pj_segtab_check_tail, d->segs,
+                                 NULL, d->n_clusters };
+        if (!(crows = pch_malloc(s->ctx, ((size_t)d->n_clusters + 1) * 8))) rc = nomem(err);
+        else {
+            for (uint32_t c = 0; c < d->n_clusters; c++) crows[c] = d->cluster_begin[c + 1] - d->cluster_begin[c];
+            po.chunk_rows = d->n_clusters ? crows : NULL;
+            rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
+        }
+        pch_free(s->ctx, crows);
+    } else {
+        /* the tail (footer, zone tables, dictionaries) is read once: checked against the
+        ** manifest's digest, then handed to the Vortex reader */
+        rc = read_checked(s, d, d->tail_off, d->tail_len, d->tail_dig, "footer and dictionaries", &tail, err);
+        if (rc == PCH_OK) {
+            s->st.footer.reads++;
+            s->st.footer.bytes += d->tail_len;
+            rc = pch_vx_file_open_tail(&d->f, s->ctx, (const char *)p.data, tail, d->tail_off, (size_t)d->tail_len, err);
+        }
+        pch_free(s->ctx, tail);
+    }
     pch_buf_dispose(&p);
-    pch_free(s->ctx, tail);
-    if (rc < 0) return pch_error_prefix(err, "%s", d->path);
+    if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->path));
     pch_vx_file_io_stats(d->f, &d->open_io);
     /* every reader (point reads, lane scans, pruning, training readers) reads lanes by their
     ** model types: a file of another schema fails here, before any lane of it is used */
-    if (!s->data_dt && (rc = pj_data_dtype(s->ctx, &s->data_dt, err)) < 0) {
-        pch_vx_file_free(d->f);
-        d->f = NULL;
-        return rc;
-    }
-    if (!pch_vx_dtype_equal(pch_vx_file_dtype(d->f), s->data_dt)) {
-        pch_vx_file_free(d->f);
-        d->f = NULL;
-        return pch_error_set(err, PCH_ECORRUPT, "%s: its columns are not the projection's data-file schema", d->path);
-    }
-    if (pch_vx_file_row_count(d->f) != d->rows) {
-        pch_vx_file_free(d->f);
-        d->f = NULL;
-        return pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, d->path, pch_vx_file_row_count(d->f), d->rows);
-    }
-    if (d->seg_path[0]) {
-        rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, err);
-        if (rc < 0) pch_error_prefix(err, "%s", d->seg_path);
-        else if ((rc = pj_segtab_match(d->segs, d->f, err)) < 0) pch_error_prefix(err, "%s", d->path);
-        if (rc < 0) {
-            pch_vx_file_free(d->f);
-            d->f = NULL;
-            pj_segtab_free(d->segs);
-            d->segs = NULL;
-            return rc;
-        }
+    if (!s->data_dt && (rc = pj_data_dtype(s->ctx, &s->data_dt, err)) < 0) return open_fail(d, rc);
+    if (!pch_vx_dtype_equal(pch_vx_file_dtype(d->f), s->data_dt))
+        return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: its columns are not the projection's data-file schema", d->path));
+    if (pch_vx_file_row_count(d->f) != d->rows)
+        return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, d->path, pch_vx_file_row_count(d->f), d->rows));
+    if (d->segs) {
+        if ((rc = pj_segtab_match(d->segs, d->f, err)) < 0) return open_fail(d, pch_error_prefix(err, "%s", d->path));
         pch_vx_file_set_segment_check(d->f, pj_segtab_check, d->segs);
         /* a table with block digests lets a point read read only the blocks of a segment it
         ** decodes (its own frames), each checked (RFC-0006 §13.4, §9.5) */
         if (pj_segtab_block_bytes(d->segs) &&
-            (rc = pch_vx_file_set_partial_reads(d->f, pj_segtab_block_bytes(d->segs), pj_segtab_check_block, d->segs, err)) < 0) {
-            pch_vx_file_free(d->f);
-            d->f = NULL;
-            pj_segtab_free(d->segs);
-            d->segs = NULL;
-            return rc;
-        }
+            (rc = pch_vx_file_set_partial_reads(d->f, pj_segtab_block_bytes(d->segs), pj_segtab_check_block, d->segs, err)) < 0)
+            return open_fail(d, rc);
         /* coalesce only neighbours a block apart: a point read's small segments sit between
         ** long ones it reads in part, and a 64 KiB gap would read those (measured on scaled:
         ** 19 % fewer lane bytes for 5 more reads; scans read whole lanes, gaps do not matter) */

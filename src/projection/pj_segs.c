@@ -15,6 +15,13 @@
 **                      segments (a segment has ceil(length / B) blocks when length > 2B,
 **                      else none; block k is its bytes [kB, min((k+1)B, length)))
 **
+** Version 3 (written now) is version 2 with the data file's tail: header bytes 32..47 are
+** u64 tail offset T, u32 n tail blocks, u32 0, and the page table is followed by the 32-byte
+** BLAKE3 of each block of the data file's bytes [T, end) (block k is [T + kB, T + (k+1)B),
+** the last one shorter), so that a reader reads the footer and layout of a data file in
+** place, a checked block at a time (pch_vx_file_open_paged), instead of the whole tail. The
+** manifest's digest then covers header + page table + tail digests.
+**
 ** all integers little-endian. The manifest's digest is the BLAKE3 of header + page table, and
 ** the pages tile the rest of the file; a reader reads the header and page table when it opens
 ** the data file and each page (checked against its page digest, its entries against the
@@ -38,6 +45,7 @@
 
 #define SEG_MAGIC1 "PCHSEGS1"
 #define SEG_MAGIC2 "PCHSEGS2"
+#define SEG_MAGIC3 "PCHSEGS3"
 #define SEG_HEAD1 24
 #define SEG_ENTRY1 48
 #define SEG_HEAD2 48
@@ -55,8 +63,11 @@ struct pj_segtab {
     uint32_t n;
     uint64_t file_bytes;
     uint64_t checked;               /* bytes checked so far */
-    /* version 2 */
+    /* version 2 and 3 */
     uint32_t block, page_segs, n_pages;
+    uint64_t tail_off;              /* version 3: the data file's tail, in blocks of `block` */
+    uint32_t tail_blocks;
+    const uint8_t *tail_dig;        /* in raw, after the page table */
     uint8_t **page;                 /* pages read and checked (NULL: not yet) */
     int fd;                         /* the table file (-1: pages come from raw) */
     pch_vx_file *f;                 /* the data file whose segment map pages must list */
@@ -81,34 +92,46 @@ static int read_grow(int fd, uint64_t off, uint64_t len, uint8_t **buf, size_t *
     return pj_pread(fd, off, (size_t)len, *buf, err);
 }
 
-int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, char digest[80], uint64_t *bytes,
-                    pch_error *err)
+int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, const char *out_path, char digest[80],
+                    uint64_t *bytes, pch_error *err)
 {
     pch_vx_file *f = NULL;
     pch_buf t, pg;
     uint8_t *seg = NULL;
     size_t seg_cap = 0;
     uint64_t size;
-    uint32_t n, n_pages;
+    uint32_t n, n_pages, tail_blocks;
+    size_t head;
     int fd = -1, rc;
     pch_buf_init(&t, ctx);
     pch_buf_init(&pg, ctx);
     if ((rc = pch_vx_file_open(&f, ctx, data_path, err)) < 0) goto done;
     if ((fd = open(data_path, O_RDONLY | O_CLOEXEC)) < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "open %s", data_path); goto done; }
     size = (uint64_t)lseek(fd, 0, SEEK_END);
+    if (tail_off < 4 || tail_off > size) { rc = pch_error_set(err, PCH_EINVAL, "%s: tail at %" PRIu64 " of %" PRIu64 " bytes", data_path, tail_off, size); goto done; }
     n = pch_vx_file_n_segments(f);
     n_pages = (n + SEG_PAGE_SEGS - 1) / SEG_PAGE_SEGS;
-    pch_buf_append(&t, SEG_MAGIC2, 8);
+    tail_blocks = (uint32_t)((size - tail_off + SEG_BLOCK - 1) / SEG_BLOCK);
+    pch_buf_append(&t, SEG_MAGIC3, 8);
     pch_buf_put_le64(&t, size);
     pch_buf_put_le32(&t, n);
     pch_buf_put_le32(&t, SEG_BLOCK);
     pch_buf_put_le32(&t, SEG_PAGE_SEGS);
     pch_buf_put_le32(&t, n_pages);
-    pch_buf_put_le64(&t, 0);
-    pch_buf_put_le64(&t, 0);
+    pch_buf_put_le64(&t, tail_off);
+    pch_buf_put_le32(&t, tail_blocks);
+    pch_buf_put_le32(&t, 0);
     if (pch_buf_reserve(&t, (size_t)n_pages * SEG_PAGE_ENTRY) < 0) { rc = nomem(err); goto done; }
     memset(t.data + t.len, 0, (size_t)n_pages * SEG_PAGE_ENTRY);
     t.len += (size_t)n_pages * SEG_PAGE_ENTRY;
+    if ((rc = read_grow(fd, tail_off, size - tail_off, &seg, &seg_cap, err)) < 0) goto done;
+    for (uint32_t k = 0; k < tail_blocks; k++) {
+        uint64_t bo = (uint64_t)k * SEG_BLOCK, bl = size - tail_off - bo < SEG_BLOCK ? size - tail_off - bo : SEG_BLOCK;
+        uint8_t d[32];
+        pch_blake3_hash(d, seg + bo, (size_t)bl);
+        pch_buf_append(&t, d, 32);
+    }
+    head = t.len;
     for (uint32_t p = 0; p < n_pages && rc == PCH_OK; p++) {
         uint32_t a = p * SEG_PAGE_SEGS, e = a + SEG_PAGE_SEGS < n ? a + SEG_PAGE_SEGS : n, first = 0;
         pch_buf blk;
@@ -147,7 +170,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, const char *out_path, c
     if (rc == PCH_OK && t.oom) rc = nomem(err);
     if (rc == PCH_OK) rc = pch_file_publish(out_path, t.data, t.len, err);
     if (rc == PCH_OK) {
-        pj_bytes_digest(digest, t.data, SEG_HEAD2 + (size_t)n_pages * SEG_PAGE_ENTRY);
+        pj_bytes_digest(digest, t.data, head);
         *bytes = t.len;
     }
 done:
@@ -194,11 +217,24 @@ static int parse_v1(pj_segtab *t, const uint8_t *raw, size_t len, const char *da
 /* v2 header + page table in head[0..head_len), for a table file of table_bytes: the data
 ** file's size, a block size and page size we can use, pages that tile the file after the
 ** head in order. */
+/* Bytes of the v2/v3 head (header, page table, v3 tail digests) the header in raw[0..48)
+** announces, or 0 when it is neither. */
+static uint64_t head_bytes(const uint8_t *raw)
+{
+    uint64_t h = SEG_HEAD2 + (uint64_t)pch_load_le32(raw + 28) * SEG_PAGE_ENTRY;
+    if (memcmp(raw, SEG_MAGIC3, 8) == 0) return h + (uint64_t)pch_load_le32(raw + 40) * 32;
+    return memcmp(raw, SEG_MAGIC2, 8) == 0 ? h : 0;
+}
+
 static int parse_v2_head(pj_segtab *t, const uint8_t *head, size_t head_len, uint64_t table_bytes,
                          const char *data_rel, pch_error *err)
 {
-    uint64_t at;
-    if (head_len < SEG_HEAD2 || pch_load_le64(head + 8) != t->file_bytes || pch_load_le64(head + 32) || pch_load_le64(head + 40))
+    uint64_t at, pt;
+    int v3;
+    if (head_len < SEG_HEAD2 || pch_load_le64(head + 8) != t->file_bytes)
+        return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
+    v3 = memcmp(head, SEG_MAGIC3, 8) == 0;
+    if (v3 ? pch_load_le32(head + 44) != 0 : pch_load_le64(head + 32) || pch_load_le64(head + 40))
         return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
     t->n = pch_load_le32(head + 16);
     t->block = pch_load_le32(head + 20);
@@ -208,7 +244,17 @@ static int parse_v2_head(pj_segtab *t, const uint8_t *head, size_t head_len, uin
         t->n_pages != (t->n + (uint64_t)t->page_segs - 1) / t->page_segs)
         return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: %u segments, %u pages of %u, blocks of %u bytes",
                              data_rel, t->n, t->n_pages, t->page_segs, t->block);
-    if (head_len != SEG_HEAD2 + (size_t)t->n_pages * SEG_PAGE_ENTRY)
+    pt = SEG_HEAD2 + (uint64_t)t->n_pages * SEG_PAGE_ENTRY;
+    if (v3) {
+        t->tail_off = pch_load_le64(head + 32);
+        t->tail_blocks = pch_load_le32(head + 40);
+        if (t->tail_off < 4 || t->tail_off > t->file_bytes ||
+            t->tail_blocks != (t->file_bytes - t->tail_off + t->block - 1) / t->block)
+            return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: a tail at %" PRIu64 " in %u blocks of a %" PRIu64 "-byte file",
+                                 data_rel, t->tail_off, t->tail_blocks, t->file_bytes);
+        t->tail_dig = head + pt;
+    }
+    if (head_len != pt + (uint64_t)t->tail_blocks * 32)
         return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: page table of %zu bytes", data_rel, head_len - SEG_HEAD2);
     at = head_len;
     for (uint32_t p = 0; p < t->n_pages; p++) {
@@ -223,7 +269,7 @@ static int parse_v2_head(pj_segtab *t, const uint8_t *head, size_t head_len, uin
     if (at != table_bytes)
         return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: %" PRIu64 " bytes after its last page", data_rel, table_bytes - at);
     if (!(t->page = pch_calloc(t->ctx, t->n_pages ? t->n_pages : 1, sizeof(uint8_t *)))) return nomem(err);
-    t->version = 2;
+    t->version = 2;                 /* v3 pages are v2's */
     return PCH_OK;
 }
 
@@ -233,7 +279,7 @@ int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t le
     pj_segtab *t;
     int rc;
     *out = NULL;
-    if (len < 8 || (memcmp(raw, SEG_MAGIC1, 8) != 0 && memcmp(raw, SEG_MAGIC2, 8) != 0))
+    if (len < 8 || (memcmp(raw, SEG_MAGIC1, 8) != 0 && memcmp(raw, SEG_MAGIC2, 8) != 0 && memcmp(raw, SEG_MAGIC3, 8) != 0))
         return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
     if (!(t = segtab_new(ctx, "segment digest table")) || !(t->raw = pch_malloc(ctx, len ? len : 1))) { pch_free(ctx, t); return nomem(err); }
     memcpy(t->raw, raw, len);
@@ -241,9 +287,9 @@ int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t le
     t->file_bytes = file_bytes;
     if (raw[7] == '1') rc = parse_v1(t, raw, len, data_rel, err);
     else {
-        size_t head = len >= SEG_HEAD2 ? SEG_HEAD2 + (size_t)pch_load_le32(raw + 28) * SEG_PAGE_ENTRY : len;
+        uint64_t head = len >= SEG_HEAD2 ? head_bytes(t->raw) : len;
         rc = head > len ? pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: page table past its end", data_rel)
-                        : parse_v2_head(t, raw, head, len, data_rel, err);
+                        : parse_v2_head(t, t->raw, (size_t)head, len, data_rel, err);
     }
     if (rc < 0) { pj_segtab_free(t); return rc; }
     *out = t;
@@ -281,8 +327,8 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
     t->io.bytes_read += want_bytes < SEG_HEAD2 ? want_bytes : SEG_HEAD2;
     /* version 2: the header and page table; version 1 (or anything else): the whole table */
     t->raw_len = (size_t)want_bytes;
-    if (memcmp(magic, SEG_MAGIC2, 8) == 0 && want_bytes >= SEG_HEAD2) {
-        uint64_t head = SEG_HEAD2 + (uint64_t)pch_load_le32(magic + 28) * SEG_PAGE_ENTRY;
+    if (want_bytes >= SEG_HEAD2 && head_bytes(magic)) {
+        uint64_t head = head_bytes(magic);
         if (head > want_bytes) { rc = pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: page table past its end", data_rel); goto fail; }
         t->raw_len = (size_t)head;
     }
@@ -295,7 +341,7 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
         rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, the manifest says %s", got, want_digest);
         goto fail;
     }
-    if (memcmp(t->raw, SEG_MAGIC2, 8) == 0) {
+    if (memcmp(t->raw, SEG_MAGIC2, 8) == 0 || memcmp(t->raw, SEG_MAGIC3, 8) == 0) {
         if ((rc = parse_v2_head(t, t->raw, t->raw_len, want_bytes, data_rel, err)) < 0) goto fail;
         t->fd = fd;
         fd = -1;
@@ -326,6 +372,23 @@ void pj_segtab_free(pj_segtab *t)
 
 uint64_t pj_segtab_checked(const pj_segtab *t) { return t ? t->checked : 0; }
 uint32_t pj_segtab_block_bytes(const pj_segtab *t) { return t && t->version == 2 ? t->block : 0; }
+uint64_t pj_segtab_tail_off(const pj_segtab *t) { return t && t->tail_dig ? t->tail_off : 0; }
+
+int pj_segtab_check_tail(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    pj_segtab *t = payload;
+    uint64_t at = (uint64_t)block * t->block, want;
+    uint8_t d[32];
+    if (!t->tail_dig || block >= t->tail_blocks)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: tail block %u past its %u", t->name, block, t->tail_blocks);
+    want = t->file_bytes - t->tail_off - at < t->block ? t->file_bytes - t->tail_off - at : t->block;
+    if (len != want) return pch_error_set(err, PCH_ECORRUPT, "%s: tail block %u of %" PRIu64 " bytes, want %" PRIu64, t->name, block, len, want);
+    pch_blake3_hash(d, bytes, (size_t)len);
+    if (memcmp(d, t->tail_dig + 32 * (size_t)block, 32) != 0)
+        return pch_error_set(err, PCH_ECORRUPT, "tail block %u (footer, layout) does not match its digest", block);
+    t->checked += len;
+    return PCH_OK;
+}
 void pj_segtab_io_stats(const pj_segtab *t, pj_segtab_io *out)
 {
     if (t) *out = t->io;
@@ -479,6 +542,11 @@ int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err)
     size_t cap = 0;
     int rc = PCH_OK, fd = open(full_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open");
+    if (t->tail_dig && (rc = read_grow(fd, t->tail_off, t->file_bytes - t->tail_off, &buf, &cap, err)) == PCH_OK)
+        for (uint32_t k = 0; k < t->tail_blocks && rc == PCH_OK; k++) {
+            uint64_t at = (uint64_t)k * t->block, left = t->file_bytes - t->tail_off - at;
+            rc = pj_segtab_check_tail(t, k, buf + at, left < t->block ? left : t->block, err);
+        }
     for (uint32_t i = 0; i < t->n && rc == PCH_OK; i++) {
         const uint8_t *want, *blocks;
         uint64_t off, len;

@@ -144,6 +144,8 @@ static int tail_need(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err)
         a = k * B;
         e = j * B < T ? j * B : T;
         PCH_TRY(f_read(f, f->tail_off + a, (size_t)(e - a), f->tail + a, err));
+        f->st.tail_requests++;
+        f->st.tail_bytes += e - a;
         for (; k < j; k++) {
             uint64_t bl = (k + 1) * B < T ? B : T - k * B;
             if (f->tcheck) PCH_TRY(f->tcheck(f->tcheck_payload, (uint32_t)k, f->tail + k * B, bl, err));
