@@ -325,6 +325,13 @@ typedef struct pch_vx_paged_open {
 } pch_vx_paged_open;
 PCH_API int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, const pch_vx_paged_open *o,
                                    pch_error *err);
+/* A paged file: read every block of the tail not read yet — for a caller about to read many
+** chunks, whose layouts would otherwise come a block per read. With whole (may be NULL) the
+** whole tail is read in one call and checked by whole in one pass instead of block by block
+** (one hash of 200 KB is faster than 50 of 4 KiB); a failed check leaves no block of it
+** present. A file opened otherwise: nothing to do. */
+typedef int (*pch_vx_tail_whole_fn)(void *payload, const uint8_t *bytes, uint64_t len, pch_error *err);
+PCH_API int pch_vx_file_read_tail(pch_vx_file *f, pch_vx_tail_whole_fn whole, void *payload, pch_error *err);
 /* Same over bytes in memory (borrowed; must outlive the handle). */
 PCH_API int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size_t len,
                                  pch_error *err);

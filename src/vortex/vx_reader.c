@@ -846,6 +846,31 @@ fail:
     return rc;
 }
 
+int pch_vx_file_read_tail(pch_vx_file *f, pch_vx_tail_whole_fn whole, void *payload, pch_error *err)
+{
+    uint64_t T, nb;
+    if (!f->tail) return PCH_OK;
+    if (!whole) return tail_need(f, f->tail_off, f->size - f->tail_off, err);
+    T = f->size - f->tail_off;
+    nb = (T + f->tblock - 1) / f->tblock;
+    for (uint64_t k = 0; k < nb && pch_vx__bit(f->tail_bits, k); k++)
+        if (k + 1 == nb) return PCH_OK;                     /* all present already */
+    /* one read and one check of the whole tail: blocks already present are read again and
+    ** checked with the rest (the same bytes, or the whole check fails) */
+    PCH_TRY(f_read(f, f->tail_off, (size_t)T, f->tail, err));
+    f->st.tail_requests++;
+    f->st.tail_bytes += T;
+    {
+        int rc = whole(payload, f->tail, T, err);
+        if (rc < 0) {
+            memset(f->tail_bits, 0, (size_t)(nb + 7) / 8 + 1);  /* nothing of it counts as checked */
+            return rc;
+        }
+    }
+    memset(f->tail_bits, 0xff, (size_t)(nb + 7) / 8 + 1);
+    return PCH_OK;
+}
+
 void pch_vx_file_free(pch_vx_file *f)
 {
     if (!f) return;

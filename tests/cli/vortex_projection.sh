@@ -909,13 +909,18 @@ f3=$(grep -Eo ' footer=[0-9]+/[0-9]+ ' "$T/segs3-get.err" | cut -d/ -f2)
 [ -n "$f2" ] && [ -n "$f3" ] && [ "$f3" -lt "$f2" ] && ok ||
     bad "a paged open reads less of the tail than a whole-tail open: ${f3:-?} bytes against ${f2:-?}"
 
-# a flipped byte in a data file's tail (its postscript, read by every open): a paged open
-# refuses the block, verify names the file
+# a flipped byte in a data file's tail (its postscript, read by every open): a point read's
+# paged open refuses the block, a scan (which reads the whole tail) the tail's digest, and
+# verify names the file
 c=$T/c-tail; rm -rf "$c"; cp -a "$R" "$c"
 f=$(ls "$c"/data/*/*.vortex | head -n 1)
 python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) - 12] ^= 0x01; open(p, "wb").write(b)' "$f"
+k=$("$VX" sql "$R" "SELECT trajectory_key FROM trajectories LIMIT 1" --format csv | tail -n 1)
+[ "$(ls "$c"/data/*/*.vortex | wc -l)" = 1 ] && ok || bad "tail flip: the base root has more than one data file"
+run tail-flip-get 1 "$VX" get "$c" "$k"
 run tail-flip-sql 1 "$VX" sql "$c" "SELECT count(*) FROM steps"
-has "a damaged tail block fails the open" "$T/tail-flip-sql.err" 'tail block [0-9]+ \(footer, layout\) does not match its digest'
+has "a damaged tail block fails a point read's open" "$T/tail-flip-get.err" 'tail block [0-9]+ \(footer, layout\) does not match its digest'
+has "a damaged tail fails a scan" "$T/tail-flip-sql.err" 'footer and dictionaries \(bytes [0-9]+\.\.[0-9]+\) has digest'
 run tail-flip-verify 1 "$VX" verify "$c"
 hasf "verify names the file with the damaged tail" "$T/tail-flip-verify.out" "$(basename "$f")"
 
