@@ -22,8 +22,15 @@ static inline pch_ctx *fz_ctx(void)
     return ctx;
 }
 
+static inline int fz_tail_whole(void *payload, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    (void)payload; (void)err;
+    return len && bytes[len - 1] == 0xfe ? PCH_ECORRUPT : PCH_OK;   /* refuse some tails */
+}
+
 /* The same bytes through a paged open (pch_vx_file_open_paged: the layout and footer read in
-** place, a block at a time, every segment spec when first used), from a memory file. */
+** place, a block at a time, every segment spec when first used), from a memory file: a point
+** read, then (second pass) the whole tail at once before a full check. */
 static inline void fz_read_paged(const uint8_t *data, size_t size)
 {
     char path[64];
@@ -46,7 +53,7 @@ static inline void fz_read_paged(const uint8_t *data, size_t size)
                 pch_vx_array_free(a);
                 pch_vx_dtype_free(dt);
             }
-            (void)pch_vx_file_check(f, &err);
+            if (pass == 0 || pch_vx_file_read_tail(f, fz_tail_whole, NULL, &err) == 0) (void)pch_vx_file_check(f, &err);
         }
         pch_vx_file_free(f);
         f = NULL;
