@@ -79,17 +79,24 @@ static inline size_t pch_json__scan_plain(const uint8_t *s, size_t len, size_t i
     return i;
 }
 
+#ifdef PCH_JSON_SSE2
+/* Bit k set when byte k of v is one a JSON string must escape ('"', '\\', C0 controls). */
+static inline unsigned pch_json__escape_mask16(__m128i v)
+{
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c0 = _mm_set1_epi8(0x1f);
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
+                             _mm_cmpeq_epi8(_mm_min_epu8(v, c0), v));      /* unsigned v <= 0x1f */
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
 /* Index of the first byte of s[i..len) that a JSON string must escape ('"', '\\', C0
 ** controls), or len: the scan for text already known to be valid UTF-8. */
 static inline size_t pch_json__scan_escape(const uint8_t *s, size_t len, size_t i)
 {
 #ifdef PCH_JSON_SSE2
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c0 = _mm_set1_epi8(0x1f);
     while (len - i >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
-                                 _mm_cmpeq_epi8(_mm_min_epu8(v, c0), v));  /* unsigned v <= 0x1f */
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        unsigned mask = pch_json__escape_mask16(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
         if (mask) return i + (size_t)__builtin_ctz(mask);
         i += 16;
     }

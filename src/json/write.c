@@ -146,12 +146,9 @@ static size_t escape_body(uint8_t *o, const uint8_t *s, size_t n)
 {
     size_t i = 0, w = 0;
 #ifdef PCH_JSON_SSE2
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c0 = _mm_set1_epi8(0x1f);
     while (n - i >= 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
-                                 _mm_cmpeq_epi8(_mm_min_epu8(v, c0), v));  /* unsigned v <= 0x1f */
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        unsigned mask = pch_json__escape_mask16(v);
         _mm_storeu_si128((__m128i *)(void *)(o + w), v);
         if (!mask) { i += 16; w += 16; continue; }
         unsigned k = (unsigned)__builtin_ctz(mask);

@@ -837,33 +837,50 @@ f=$(ls "$c"/data/*/*.vortex | head -n 1)
 run old-damaged 1 "$VX" sql "$c" "SELECT source, count(*) FROM steps GROUP BY 1"
 has "a damaged cluster of an old root fails the narrow read" "$T/old-damaged.err" 'cluster \(bytes [0-9]+\.\.[0-9]+\) has digest'
 
-# a root whose segment tables are version 1 (one entry per segment, no block digests, the
-# manifest digest over the whole table; written before PCHSEGS2) reads as before, with whole
-# segment reads, and a damaged segment still fails the read that decodes it
-c=$T/c-segs1; rm -rf "$c"; cp -a "$R" "$c"
-m=$(vp json "$c/CURRENT" /manifest)
-python3 - "$c" "$m" <<'PY' || bad "could not write version-1 segment tables"
+# segs_down VERSION ROOT: rewrite every data file's segment table (written as version 3) as
+# version VERSION (1: one entry per segment, no block digests, the manifest digest over the
+# whole table; 2: no digests of the data file's tail), with the manifest and CURRENT to match
+segs_down() {
+    local m; m=$(vp json "$2/CURRENT" /manifest)
+    python3 - "$1" "$2" "$m" <<'PY' || { bad "could not write version-$1 segment tables"; return 1; }
 import json, os, struct, subprocess, sys
-root, man = sys.argv[1:3]
+version, root, man = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 def b3(data): return "blake3:" + subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
 mp = os.path.join(root, man)
 m = json.load(open(mp))
 for d in m["data_files"]:
     p = os.path.join(root, d["segments"]["path"])
-    t = open(p, "rb").read()
+    t = bytearray(open(p, "rb").read())
     assert t[:8] == b"PCHSEGS3", t[:8]
     size, n, block, per, pages = struct.unpack_from("<QIIII", t, 8)
-    out = bytearray(b"PCHSEGS1" + struct.pack("<QII", size, n, 0))
-    for pg in range(pages):
-        po, pl = struct.unpack_from("<QI", t, 48 + 48 * pg)
-        for i in range(min(per, n - pg * per)):
-            off, ln, _, _ = struct.unpack_from("<QQII", t, po + 56 * i)
-            out += struct.pack("<QQ", off, ln) + t[po + 56 * i + 24: po + 56 * i + 56]
+    tail_blocks = struct.unpack_from("<I", t, 40)[0]
+    head = 48 + 48 * pages
+    if version == 1:
+        out = bytearray(b"PCHSEGS1" + struct.pack("<QII", size, n, 0))
+        for pg in range(pages):
+            po, pl = struct.unpack_from("<QI", t, 48 + 48 * pg)
+            for i in range(min(per, n - pg * per)):
+                off, ln, _, _ = struct.unpack_from("<QQII", t, po + 56 * i)
+                out += struct.pack("<QQ", off, ln) + t[po + 56 * i + 24: po + 56 * i + 56]
+        covered = len(out)
+    else:
+        out = bytearray(b"PCHSEGS2") + t[8:32] + bytes(16) + t[48:head]
+        for pg in range(pages):
+            po = struct.unpack_from("<Q", out, 48 + 48 * pg)[0]
+            struct.pack_into("<Q", out, 48 + 48 * pg, po - 32 * tail_blocks)
+        out += t[head + 32 * tail_blocks:]
+        covered = head
     open(p, "wb").write(out)
-    d["segments"]["bytes"], d["segments"]["digest"] = len(out), b3(bytes(out))
+    d["segments"]["bytes"], d["segments"]["digest"] = len(out), b3(bytes(out[:covered]))
 json.dump(m, open(mp, "w"))
 PY
-sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c/$m")\"/" "$c/CURRENT"
+    sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$2/$m")\"/" "$2/CURRENT"
+}
+
+# a root whose segment tables are version 1 (written before PCHSEGS2) reads as before, with
+# whole segment reads, and a damaged segment still fails the read that decodes it
+c=$T/c-segs1; rm -rf "$c"; cp -a "$R" "$c"
+segs_down 1 "$c"
 run segs1-verify 0 "$VX" verify "$c"
 run segs1-get 0 "$VX" get "$c" vp-metrics --compact --stats &&
     chk "version-1 segment tables: get" vp get "$T/segs1-get.out" "$G/metrics.json"
@@ -877,29 +894,7 @@ has "version-1 segment tables: a damaged segment fails the read" "$T/segs1-damag
 # before PCHSEGS3) reads as before: each data file's whole tail is read and checked against
 # the manifest's digest at open; a version-3 root reads only blocks of it (the paged open)
 c=$T/c-segs2; rm -rf "$c"; cp -a "$R" "$c"
-m=$(vp json "$c/CURRENT" /manifest)
-python3 - "$c" "$m" <<'PY' || bad "could not write version-2 segment tables"
-import json, os, struct, subprocess, sys
-root, man = sys.argv[1:3]
-def b3(data): return "blake3:" + subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
-mp = os.path.join(root, man)
-m = json.load(open(mp))
-for d in m["data_files"]:
-    p = os.path.join(root, d["segments"]["path"])
-    t = bytearray(open(p, "rb").read())
-    assert t[:8] == b"PCHSEGS3", t[:8]
-    pages, tail_blocks = struct.unpack_from("<I", t, 28)[0], struct.unpack_from("<I", t, 40)[0]
-    head = 48 + 48 * pages
-    out = bytearray(b"PCHSEGS2") + t[8:32] + bytes(16) + t[48:head]
-    for pg in range(pages):
-        po = struct.unpack_from("<Q", out, 48 + 48 * pg)[0]
-        struct.pack_into("<Q", out, 48 + 48 * pg, po - 32 * tail_blocks)
-    out += t[head + 32 * tail_blocks:]
-    open(p, "wb").write(out)
-    d["segments"]["bytes"], d["segments"]["digest"] = len(out), b3(bytes(out[:head]))
-json.dump(m, open(mp, "w"))
-PY
-sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c/$m")\"/" "$c/CURRENT"
+segs_down 2 "$c"
 run segs2-verify 0 "$VX" verify "$c"
 run segs2-get 0 "$VX" get "$c" vp-metrics --compact --stats &&
     chk "version-2 segment tables: get" vp get "$T/segs2-get.out" "$G/metrics.json"
