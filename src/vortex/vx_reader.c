@@ -809,8 +809,10 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
     *out = NULL;
     if (!o || o->version != PCH_VX_PAGED_OPEN_VERSION)
         return pch_error_set(err, PCH_EINVAL, "vortex: paged open options version %u (want %u)", o ? o->version : 0, PCH_VX_PAGED_OPEN_VERSION);
-    if (o->block_bytes < 64 || (o->chunk_rows && !o->n_chunks))
-        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks", o->block_bytes);
+    if (o->block_bytes < 64)
+        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks (at least 64)", o->block_bytes);
+    if (o->chunk_rows && !o->n_chunks)
+        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with chunk rows for no chunks");
     PCH_TRY(file_new(&f, ctx, err));
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0) {
