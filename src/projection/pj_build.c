@@ -37,8 +37,8 @@ typedef struct dentry {
 typedef struct dfile {
     char id[33];
     uint64_t *crows;              /* rows of each cluster (manifest "cluster_rows") */
-    uint64_t *coff, *clen;        /* byte range of each cluster's segments */
-    char (*cdig)[80];             /* and its BLAKE3: a point read checks what it reads */
+    uint64_t *coff, *clen;        /* byte range of each cluster's segments (no digest: the
+                                  ** segment table checks what a read reads) */
     uint64_t tail_off;            /* dict values, zone tables, footer: checked on open */
     char tail_dig[80];
     uint64_t rows;
@@ -243,7 +243,7 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     free(b->lanes);
     pch_free(b->ctx, b->d);
     for (size_t i = 0; i < b->n_files; i++) {
-        free(b->files[i].crows); free(b->files[i].coff); free(b->files[i].clen); free(b->files[i].cdig);
+        free(b->files[i].crows); free(b->files[i].coff); free(b->files[i].clen);
     }
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
@@ -339,8 +339,6 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     if (rc == PCH_OK) {
         int fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
         if (fd < 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
-        if (rc == PCH_OK && !(f->cdig = calloc(f->clusters ? f->clusters : 1, sizeof *f->cdig))) rc = nomem(err);
-        for (uint32_t c = 0; rc == PCH_OK && c < f->clusters; c++) rc = pj_range_digest(fd, f->coff[c], f->clen[c], f->cdig[c], err);
         f->tail_off = f->clusters ? f->coff[f->clusters - 1] + f->clen[f->clusters - 1] : 4;
         if (rc == PCH_OK) rc = pj_range_digest(fd, f->tail_off, f->bytes - f->tail_off, f->tail_dig, err);
         if (fd >= 0) close(fd);
@@ -747,7 +745,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         for (uint32_t c = 0; c < f->clusters; c++) pch_buf_printf(&m, "%s%" PRIu64, c ? "," : "", f->crows[c]);
         pch_buf_append_str(&m, "],\"clusters_at\":[");
         for (uint32_t c = 0; c < f->clusters; c++)
-            pch_buf_printf(&m, "%s[%" PRIu64 ",%" PRIu64 ",\"%s\"]", c ? "," : "", f->coff[c], f->clen[c], f->cdig[c]);
+            pch_buf_printf(&m, "%s[%" PRIu64 ",%" PRIu64 "]", c ? "," : "", f->coff[c], f->clen[c]);
         pch_buf_printf(&m, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"],\"segments\":{\"path\":\"data/%s/%s.segments\",\"bytes\":%"
                            PRIu64 ",\"digest\":\"%s\"}}", f->tail_off, f->bytes - f->tail_off, f->tail_dig, b->o.partition, f->id,
                        f->seg_bytes, f->seg_dig);

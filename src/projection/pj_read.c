@@ -174,10 +174,13 @@ static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_err
         if (at != d->rows) return pch_error_set(err, PCH_ECORRUPT, "%s: cluster_rows of %s add up to %" PRIu64 ", not %" PRIu64, s->cur.manifest, d->path, at, d->rows);
         d->cluster_begin[cr->n] = at;
         d->n_clusters = cr->n;
-        /* where each cluster's bytes are and their digests; the tail after them */
+        /* where each cluster's bytes are, and their digests where the file has no segment
+        ** table to check its reads (a root built before them: [offset, length, digest]; with
+        ** one, [offset, length]); the tail after them, always with its digest */
         {
             const pch_json_value *ca = pj_json_member(&df->u.items[f], "clusters_at", PCH_JSON_ARRAY);
             const pch_json_value *tl = pj_json_member(&df->u.items[f], "tail", PCH_JSON_ARRAY);
+            const bool segs = pj_json_member(&df->u.items[f], "segments", PCH_JSON_OBJECT) != NULL;
             uint64_t bytes, prev_end = 4;
             if (!ca || ca->n != cr->n || !tl || tl->n != 3 || !pj_json_u64(&df->u.items[f], "bytes", &bytes))
                 return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%zu] lacks clusters_at or tail", s->cur.manifest, f);
@@ -186,18 +189,20 @@ static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_err
                 return nomem(err);
             for (uint32_t c = 0; c <= ca->n; c++) {
                 const pch_json_value *it = c < ca->n ? &ca->u.items[c] : tl;
-                const pch_json_value *o, *l, *g;
-                if (it->kind != PCH_JSON_ARRAY || it->n != 3) goto bad;
-                o = &it->u.items[0]; l = &it->u.items[1]; g = &it->u.items[2];
+                const pch_json_value *o, *l, *g = NULL;
+                if (it->kind != PCH_JSON_ARRAY || (it->n != 3 && !(it->n == 2 && segs && c < ca->n))) goto bad;
+                o = &it->u.items[0]; l = &it->u.items[1];
+                if (it->n == 3) g = &it->u.items[2];
                 if (o->kind != PCH_JSON_NUMBER || !(o->num_flags & PCH_JSON_NUM_U64) || l->kind != PCH_JSON_NUMBER ||
-                    !(l->num_flags & PCH_JSON_NUM_U64) || g->kind != PCH_JSON_STRING || g->u.str.len != 71 ||
-                    memcmp(g->u.str.ptr, "blake3:", 7) != 0 || o->u.num.u != prev_end || l->u.num.u > bytes - o->u.num.u)
+                    !(l->num_flags & PCH_JSON_NUM_U64) || (g && (g->kind != PCH_JSON_STRING || g->u.str.len != 71 ||
+                    memcmp(g->u.str.ptr, "blake3:", 7) != 0)) || o->u.num.u != prev_end || l->u.num.u > bytes - o->u.num.u)
                     goto bad;
                 prev_end = o->u.num.u + l->u.num.u;
                 if (c < ca->n) {
                     d->coff[c] = o->u.num.u;
                     d->clen[c] = l->u.num.u;
-                    if (!(d->cdig[c] = pch_arena_memdup(&s->strings, g->u.str.ptr, 71))) return nomem(err);
+                    d->cdig[c] = g ? pch_arena_memdup(&s->strings, g->u.str.ptr, 71) : NULL;
+                    if (g && !d->cdig[c]) return nomem(err);
                 } else {
                     d->tail_off = o->u.num.u;
                     d->tail_len = l->u.num.u;
@@ -208,7 +213,8 @@ static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_err
             if (prev_end != bytes) goto bad;
             continue;
         bad:
-            return pch_error_set(err, PCH_ECORRUPT, "%s: clusters_at / tail of %s do not tile the file", s->cur.manifest, d->path);
+            return pch_error_set(err, PCH_ECORRUPT, "%s: clusters_at / tail of %s are malformed or do not tile the file "
+                                 "(a cluster listed without its digest needs a segment table)", s->cur.manifest, d->path);
         }
     }
     return PCH_OK;

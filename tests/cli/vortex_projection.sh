@@ -826,9 +826,28 @@ has "verify names the foreign data file" "$T/schema-verify.out" "$(basename "$f"
 # cluster digests: same answers, and a damaged cluster still fails the read
 c=$T/c-old; rm -rf "$c"; cp -a "$R" "$c"
 m=$(vp json "$c/CURRENT" /manifest)
-python3 -c 'import json, sys; p = sys.argv[1]; m = json.load(open(p)); [d.pop("segments") for d in m["data_files"]]; json.dump(m, open(p, "w"))' "$c/$m"
+# (such a root lists each cluster's digest; roots with segment tables list only its range)
+python3 - "$c" "$m" <<'PY' || bad "could not write a root without segment tables"
+import json, os, subprocess, sys
+root, man = sys.argv[1:3]
+def b3(data): return "blake3:" + subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
+p = os.path.join(root, man)
+m = json.load(open(p))
+for d in m["data_files"]:
+    d.pop("segments")
+    data = open(os.path.join(root, d["path"]), "rb").read()
+    assert all(len(c) == 2 for c in d["clusters_at"]), d["clusters_at"][:2]
+    d["clusters_at"] = [[o, n, b3(data[o:o + n])] for o, n in d["clusters_at"]]
+json.dump(m, open(p, "w"))
+PY
 rm "$c"/data/*/*.segments
 sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c/$m")\"/" "$c/CURRENT"
+# the same without the cluster digests: nothing would check a cluster read, so it is refused
+c2=$T/c-old-nodig; rm -rf "$c2"; cp -a "$c" "$c2"
+python3 -c 'import json, sys; p = sys.argv[1]; m = json.load(open(p)); [d.update(clusters_at=[c[:2] for c in d["clusters_at"]]) for d in m["data_files"]]; json.dump(m, open(p, "w"))' "$c2/$m"
+sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c2/$m")\"/" "$c2/CURRENT"
+run old-nodig 1 "$VX" sql "$c2" "SELECT count(*) FROM steps"
+has "a cluster without a digest and no segment table is refused" "$T/old-nodig.err" 'needs a segment table'
 run old-verify 0 "$VX" verify "$c"
 run old-narrow 0 "$VX" sql "$c" "SELECT source, count(*) FROM steps GROUP BY 1 ORDER BY 1" --format csv
 chk "a root without segment tables answers as before" cmp -s "$T/old-narrow.out" "$T/seg-narrow.want"
