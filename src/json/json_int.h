@@ -90,21 +90,6 @@ static inline unsigned pch_json__escape_mask16(__m128i v)
 }
 #endif
 
-/* Index of the first byte of s[i..len) that a JSON string must escape ('"', '\\', C0
-** controls), or len: the scan for text already known to be valid UTF-8. */
-static inline size_t pch_json__scan_escape(const uint8_t *s, size_t len, size_t i)
-{
-#ifdef PCH_JSON_SSE2
-    while (len - i >= 16) {
-        unsigned mask = pch_json__escape_mask16(_mm_loadu_si128((const __m128i *)(const void *)(s + i)));
-        if (mask) return i + (size_t)__builtin_ctz(mask);
-        i += 16;
-    }
-#endif
-    while (i < len && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20) i++;
-    return i;
-}
-
 /* Offset of the first byte of p[0..n) that is invalid UTF-8, or n if all of it is valid. */
 size_t pch_json__utf8_check(const uint8_t *p, size_t n);
 
