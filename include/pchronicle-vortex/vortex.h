@@ -307,10 +307,11 @@ PCH_API int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *p
 ** block_bytes, ...), the last one shorter. The layout and footer FlatBuffers are verified in
 ** place as they are walked, and a segment's spec is read and checked when the segment is
 ** first used: opening reads the trailer, the dtype and the layout's top, not the segment map
-** or the chunks' layouts of clusters it never reads. chunk_rows (n_chunks, may be NULL):
-** the row count of each chunk, shared by every chunked layout of the file with that many
-** chunks (each chunk is checked against it when parsed), so that finding a row's chunk reads
-** no other chunk's layout. pch_vx_file_check reads and checks everything. */
+** or the chunks' layouts of clusters it never reads. chunk_starts (n_chunks + 1 entries
+** from 0, non-decreasing; may be NULL): the first row of each chunk and the row count,
+** shared by every chunked layout of the file with n_chunks chunks (each chunk is checked
+** against them when parsed), so that finding a row's chunk reads no other chunk's layout.
+** pch_vx_file_check reads and checks everything. */
 #define PCH_VX_PAGED_OPEN_VERSION 1
 typedef int (*pch_vx_tail_check_fn)(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len,
                                     pch_error *err);
@@ -320,7 +321,7 @@ typedef struct pch_vx_paged_open {
     uint32_t block_bytes;              /* >= 64 */
     pch_vx_tail_check_fn check;
     void *payload;
-    const uint64_t *chunk_rows;
+    const uint64_t *chunk_starts;
     uint32_t n_chunks;
 } pch_vx_paged_open;
 PCH_API int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, const pch_vx_paged_open *o,

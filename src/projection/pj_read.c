@@ -699,7 +699,6 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
 {
     pch_buf p;
     uint8_t *tail = NULL;
-    uint64_t *crows = NULL;
     int rc;
     if (d->f) {
         s->st.footer_cache_hits++;
@@ -716,15 +715,10 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
     if (p.oom) return open_fail(d, nomem(err));
     if (!whole && pj_segtab_tail_off(d->segs)) {
+        /* every lane is chunked by cluster: the chunks start where the manifest's clusters do */
         pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, pj_segtab_block_bytes(d->segs), pj_segtab_check_tail, d->segs,
-                                 NULL, d->n_clusters };
-        if (!(crows = pch_malloc(s->ctx, ((size_t)d->n_clusters + 1) * 8))) rc = nomem(err);
-        else {
-            for (uint32_t c = 0; c < d->n_clusters; c++) crows[c] = d->cluster_begin[c + 1] - d->cluster_begin[c];
-            po.chunk_rows = d->n_clusters ? crows : NULL;
-            rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
-        }
-        pch_free(s->ctx, crows);
+                                 d->cluster_begin, d->n_clusters };
+        rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
     } else {
         /* the tail (footer, zone tables, dictionaries) is read once: checked against the
         ** manifest's digest, then handed to the Vortex reader */

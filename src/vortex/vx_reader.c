@@ -95,7 +95,7 @@ struct pch_vx_file {
     pch_vx_fbv foot_v;
     size_t spec_pos;           /* the segment-spec vector's first element in the footer */
     uint8_t *seg_loaded;       /* NULL: every spec was read at open */
-    uint64_t *hint;            /* chunk row prefix sums every chunked layout shares, or NULL */
+    uint64_t *hint;            /* chunk starts every chunked layout shares (a copy), or NULL */
     uint32_t hint_n;
 };
 
@@ -811,8 +811,9 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
         return pch_error_set(err, PCH_EINVAL, "vortex: paged open options version %u (want %u)", o ? o->version : 0, PCH_VX_PAGED_OPEN_VERSION);
     if (o->block_bytes < 64)
         return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks (at least 64)", o->block_bytes);
-    if (o->chunk_rows && !o->n_chunks)
-        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with chunk rows for no chunks");
+    for (uint32_t i = 0; o->chunk_starts && i <= o->n_chunks; i++)
+        if (i ? o->chunk_starts[i] < o->chunk_starts[i - 1] : o->chunk_starts[0] != 0)
+            return pch_error_set(err, PCH_EINVAL, "vortex: paged open with chunk starts that do not rise from 0 (chunk %u)", i);
     PCH_TRY(file_new(&f, ctx, err));
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0) {
@@ -833,13 +834,11 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
     nb = (f->size - f->tail_off + o->block_bytes - 1) / o->block_bytes;
     f->tail = pch_malloc(ctx, (size_t)(f->size - f->tail_off));
     f->tail_bits = pch_calloc(ctx, (size_t)(nb + 7) / 8 + 1, 1);
-    if (o->chunk_rows && (f->hint = pch_malloc(ctx, ((size_t)o->n_chunks + 1) * 8))) {
+    if (o->chunk_starts && (f->hint = pch_malloc(ctx, ((size_t)o->n_chunks + 1) * 8))) {
         f->hint_n = o->n_chunks;
-        f->hint[0] = 0;
-        for (uint32_t i = 0; i < o->n_chunks; i++)
-            if (!pch_add_u64(&f->hint[i + 1], f->hint[i], o->chunk_rows[i])) { rc = pch_error_set(err, PCH_EINVAL, "vortex: chunk rows overflow"); goto fail; }
+        memcpy(f->hint, o->chunk_starts, ((size_t)o->n_chunks + 1) * 8);
     }
-    if (!f->tail || !f->tail_bits || (o->chunk_rows && !f->hint)) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto fail; }
+    if (!f->tail || !f->tail_bits || (o->chunk_starts && !f->hint)) { rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory"); goto fail; }
     if ((rc = open_common(f, err))) { pch_error_prefix(err, "%s", path); goto fail; }
     *out = f;
     return PCH_OK;

@@ -1454,7 +1454,7 @@ static void test_vortex_file__paged_open(void)
     pch_vx_file *f = NULL, *g = NULL;
     pch_error err;
     pch_buf file;
-    uint64_t rows[CHUNKS], tail_off = 0;
+    uint64_t starts[CHUNKS + 1], tail_off = 0;
     char path[160];
     pch_buf_init(&file, NULL);
     snprintf(path, sizeof path, "%s/paged.vortex", g_tmpdir);
@@ -1481,8 +1481,9 @@ static void test_vortex_file__paged_open(void)
         PCH_CHECK_OK(pch_vx_builder_finish(b, &chunk[c], &err), &err);
         pch_vx_builder_free(b);
         PCH_CHECK_OK(pch_vx_writer_write(w, chunk[c], &err), &err);
-        rows[c] = ROWS;
+        starts[c] = (uint64_t)c * ROWS;
     }
+    starts[CHUNKS] = (uint64_t)CHUNKS * ROWS;
     PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
     pch_vx_writer_free(w);
     PCH_CHECK_OK(pch_file_read_all(&file, path, 1 << 24, &err), &err);
@@ -1499,17 +1500,16 @@ static void test_vortex_file__paged_open(void)
     }
     for (int pass = 0; pass < 6; pass++) {
         tailchk t = { file.data, tail_off, B, 0, -1 };
-        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, B, tail_matches, &t, rows, CHUNKS };
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, B, tail_matches, &t, starts, CHUNKS };
         pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
         pch_vx_array *got = NULL, *want = NULL;
         pch_vx_dtype *gdt = NULL;
-        uint64_t wrong[CHUNKS];
+        uint64_t wrong[CHUNKS + 1];
         int rc;
-        if (pass == 2) {                         /* chunk rows that disagree with the file */
-            memcpy(wrong, rows, sizeof wrong);
-            wrong[60]--;
-            wrong[61]++;
-            po.chunk_rows = wrong;
+        if (pass == 2) {                         /* chunk starts that disagree with the file */
+            memcpy(wrong, starts, sizeof wrong);
+            wrong[61]--;
+            po.chunk_starts = wrong;
         }
         if (pass == 3) t.refuse = (long)((file.len - tail_off) / B / 2);   /* a block in the middle */
         rc = pch_vx_file_open_paged(&g, NULL, path, &po, &err);
@@ -1564,6 +1564,14 @@ static void test_vortex_file__paged_open(void)
         po.block_bytes = 32;
         PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
         po.block_bytes = 512;
+        {                                        /* chunk starts that fall */
+            uint64_t falling[3] = { 0, 5, 4 };
+            po.chunk_starts = falling;
+            po.n_chunks = 2;
+            PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
+            po.chunk_starts = NULL;
+            po.n_chunks = 0;
+        }
         po.tail_off = file.len + 1;
         PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_ECORRUPT && !g);
         po.tail_off = file.len - 64;
