@@ -126,33 +126,49 @@ static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_er
     return PCH_OK;
 }
 
-/* Make the file's bytes [off, off + len) present in the paged tail: each run of missing
-** blocks in one read, every block checked before it counts as present. */
+/* A region of the file read a checked block at a time: its bytes [at, at + L) live in buf,
+** block k (B bytes, the last one shorter) is present once its bit is set. seg names the
+** segment for the check (a sparse segment), or is NO_SEG (the paged tail). */
+#define NO_SEG UINT32_MAX
+typedef struct blocks { uint64_t at, L; uint32_t B, seg; uint8_t *buf, *bits; } blocks;
+
+/* Make bytes [off, off + len) of region r present: each run of missing blocks in one read,
+** every block checked before it counts as present (RFC-0006 §9.5: every byte a read uses is
+** checked). *got (may be NULL) counts the bytes read. */
+static int fill_region(pch_vx_file *f, const blocks *r, uint64_t off, uint64_t len, uint64_t *got, pch_error *err)
+{
+    uint64_t B = r->B, k1 = (off + len + B - 1) / B;
+    for (uint64_t k = off / B; k < k1;) {
+        uint64_t j = k, a, e;
+        if (pch_vx__bit(r->bits, k)) { k++; continue; }
+        while (j < k1 && !pch_vx__bit(r->bits, j)) j++;
+        a = k * B;
+        e = j * B < r->L ? j * B : r->L;
+        PCH_TRY(f_read(f, r->at + a, (size_t)(e - a), r->buf + a, err));
+        if (got) *got += e - a;
+        for (; k < j; k++) {
+            uint64_t bl = (k + 1) * B < r->L ? B : r->L - k * B;
+            if (r->seg == NO_SEG && f->tcheck) PCH_TRY(f->tcheck(f->tcheck_payload, (uint32_t)k, r->buf + k * B, bl, err));
+            if (r->seg != NO_SEG && f->bcheck) PCH_TRY(f->bcheck(f->bcheck_payload, r->seg, (uint32_t)k, r->buf + k * B, bl, err));
+            pch_vx__set_bit(r->bits, k, 1);
+        }
+    }
+    return PCH_OK;
+}
+
+/* Make the file's bytes [off, off + len) present in the paged tail. */
 static int tail_need(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err)
 {
-    uint64_t B = f->tblock, T = f->size - f->tail_off, k1;
+    blocks r = { f->tail_off, f->size - f->tail_off, f->tblock, NO_SEG, f->tail, f->tail_bits };
+    uint64_t before = f->st.requests;
+    int rc;
     if (!len) return PCH_OK;
     if (off < f->tail_off || off > f->size || len > f->size - off)
         return pch_error_set(err, PCH_ECORRUPT, "vortex: bytes %" PRIu64 "+%" PRIu64 " outside the checked tail at %" PRIu64,
                              off, len, f->tail_off);
-    off -= f->tail_off;
-    k1 = (off + len + B - 1) / B;
-    for (uint64_t k = off / B; k < k1;) {
-        uint64_t j = k, a, e;
-        if (pch_vx__bit(f->tail_bits, k)) { k++; continue; }
-        while (j < k1 && !pch_vx__bit(f->tail_bits, j)) j++;
-        a = k * B;
-        e = j * B < T ? j * B : T;
-        PCH_TRY(f_read(f, f->tail_off + a, (size_t)(e - a), f->tail + a, err));
-        f->st.tail_requests++;
-        f->st.tail_bytes += e - a;
-        for (; k < j; k++) {
-            uint64_t bl = (k + 1) * B < T ? B : T - k * B;
-            if (f->tcheck) PCH_TRY(f->tcheck(f->tcheck_payload, (uint32_t)k, f->tail + k * B, bl, err));
-            pch_vx__set_bit(f->tail_bits, k, 1);
-        }
-    }
-    return PCH_OK;
+    rc = fill_region(f, &r, off - f->tail_off, len, &f->st.tail_bytes, err);
+    f->st.tail_requests += f->st.requests - before;
+    return rc;
 }
 
 /* pch_vx_fb_need_fn of a flatbuffer region in the paged tail. */
@@ -277,28 +293,11 @@ static int get_segment(pch_vx_file *f, uint32_t s, const uint8_t **p, pch_error 
 
 /* ------------------------------------------------------------------ partial segment reads */
 
-/* Make bytes [off, off + len) of sparse segment s present: read each run of missing blocks
-** in one call and check every block before it counts as present (RFC-0006 §9.5: every byte
-** a read uses is checked). */
+/* Make bytes [off, off + len) of sparse segment s present, each block checked (fill_region). */
 static int fill_blocks(pch_vx_file *f, uint32_t s, uint64_t off, uint64_t len, pch_error *err)
 {
-    uint64_t B = f->block, L = f->seg_len[s], k1 = (off + len + B - 1) / B;
-    uint8_t *bits = f->pbits[s];
-    for (uint64_t k = off / B; k < k1;) {
-        uint64_t j = k, a, e;
-        if (pch_vx__bit(bits, k)) { k++; continue; }
-        while (j < k1 && !pch_vx__bit(bits, j)) j++;
-        a = k * B;
-        e = j * B < L ? j * B : L;
-        PCH_TRY(f_read(f, f->seg_off[s] + a, (size_t)(e - a), f->cache[s] + a, err));
-        f->cache_bytes += e - a;
-        for (; k < j; k++) {
-            uint64_t bl = (k + 1) * B < L ? B : L - k * B;
-            if (f->bcheck) PCH_TRY(f->bcheck(f->bcheck_payload, s, (uint32_t)k, f->cache[s] + k * B, bl, err));
-            pch_vx__set_bit(bits, k, 1);
-        }
-    }
-    return PCH_OK;
+    blocks r = { f->seg_off[s], f->seg_len[s], f->block, s, f->cache[s], f->pbits[s] };
+    return fill_region(f, &r, off, len, &f->cache_bytes, err);
 }
 
 typedef struct sparse_seg { pch_vx_file *f; uint32_t s; } sparse_seg;
