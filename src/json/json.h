@@ -24,6 +24,10 @@ int pch_json__write_utf8(pch_buf *out, const char *s, size_t len);
 ** PCH_ENOMEM. */
 int pch_json__write_value(pch_buf *out, const pch_json_value *v, const char *src);
 
+/* v in decimal ("-9223372036854775808" at most); out must hold 24 bytes; returns the length
+** (out is NUL-terminated). */
+size_t pch_json__fmt_i64(char out[24], int64_t v);
+
 /* Shortest decimal text that reads back as d (round trip), laid out like Rust's ryu /
 ** serde_json / Databend jsonb: "1.0", "3.5", "0.001", "1e-7", "1.2345e20", "-0.0".
 ** Non-finite values give "NaN", "Infinity", "-Infinity". out must hold 32 bytes; returns

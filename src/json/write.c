@@ -19,14 +19,28 @@
 
 /* ---- numbers ---- */
 
+/* Two digits at a time from a table: integers are most of what `sql` prints (CSV, JSON
+** lines) and what the writer emits for counts, so this runs once per cell. */
+static const char k_digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 static size_t fmt_u64(char *out, uint64_t v)
 {
     char tmp[24];
-    size_t n = 0;
-    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
-    for (size_t k = 0; k < n; k++) out[k] = tmp[n - 1 - k];
-    out[n] = 0;
-    return n;
+    size_t n = sizeof tmp;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--n] = k_digits2[d + 1];
+        tmp[--n] = k_digits2[d];
+    }
+    if (v >= 10) { tmp[--n] = k_digits2[v * 2 + 1]; tmp[--n] = k_digits2[v * 2]; }
+    else tmp[--n] = (char)('0' + v);
+    memcpy(out, tmp + n, sizeof tmp - n);
+    out[sizeof tmp - n] = 0;
+    return sizeof tmp - n;
 }
 
 static size_t fmt_i64(char *out, int64_t v)
@@ -35,6 +49,8 @@ static size_t fmt_i64(char *out, int64_t v)
     out[0] = '-';
     return 1 + fmt_u64(out + 1, (uint64_t)0 - (uint64_t)v);
 }
+
+size_t pch_json__fmt_i64(char out[24], int64_t v) { return fmt_i64(out, v); }
 
 /* Digits (no leading zero) and decimal exponent of the shortest round-trip form of a
 ** finite, positive d: d ~= 0.D * 10^(kk). Returns the number of digits. */

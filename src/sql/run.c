@@ -6,6 +6,9 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/core.h"
 #include "json/json.h"
@@ -13,14 +16,53 @@
 #include "pchronicle/storyline.h"
 #include "sql/sql_int.h"
 
-/* One CSV field (RFC 4180 quoting): the text up to its first NUL, as the SQLite shell. */
-static void csv_field(FILE *out, const char *s, size_t n)
+/* Where s[0..n) first holds a byte a CSV field cares about: NUL (its end, as the SQLite
+** shell reads text) or one that needs quotes (',' '"' CR LF); n when none. Sixteen bytes at
+** a time where SSE2 exists: a byte loop here was a sixth of a narrow scan's warm time. */
+static size_t csv_special(const char *s, size_t n)
 {
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i z = _mm_setzero_si128(), c = _mm_set1_epi8(','), q = _mm_set1_epi8('"'),
+                  lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, z), _mm_cmpeq_epi8(v, c)),
+                                 _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, lf)),
+                                              _mm_cmpeq_epi8(v, cr)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask) return i + (size_t)__builtin_ctz(mask);
+    }
+#endif
+    for (; i < n; i++)
+        if (!s[i] || s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') return i;
+    return n;
+}
+
+/* One CSV field (RFC 4180 quoting): the text up to its first NUL, as the SQLite shell. */
+static void csv_field(pch_buf *out, const char *s, size_t n)
+{
+    size_t i = csv_special(s, n);
+    if (i == n || !s[i]) {              /* nothing to quote */
+        pch_buf_append(out, s, i);
+        return;
+    }
     n = strnlen(s, n);
-    if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) && !memchr(s, '\r', n)) { fwrite(s, 1, n, out); return; }
-    fputc('"', out);
-    for (size_t i = 0; i < n; i++) { if (s[i] == '"') fputc('"', out); fputc(s[i], out); }
-    fputc('"', out);
+    pch_buf_putc(out, '"');
+    for (i = 0; i < n; i++) { if (s[i] == '"') pch_buf_putc(out, '"'); pch_buf_putc(out, (uint8_t)s[i]); }
+    pch_buf_putc(out, '"');
+}
+
+/* CSV and JSON lines go to out in pieces of about this size: one stdio call per piece, not
+** one per field (measured: per-field fwrite was a quarter of a narrow scan's warm time). */
+#define PRINT_PIECE (64 * 1024)
+
+static int flush_piece(pch_buf *b, FILE *out, pch_error *err)
+{
+    if (!b->len) return PCH_OK;
+    if (fwrite(b->data, 1, b->len, out) != b->len) return pch_error_set(err, PCH_EIO, "sql: cannot write the rows");
+    pch_buf_clear(b);
+    return PCH_OK;
 }
 
 /* Print every row src gives (the SQLite path and the vectorised engine share this, so both
@@ -34,12 +76,17 @@ int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uin
     size_t n_cells = 0, cap = 0, *width = NULL;
     pch_buf_init(&line, NULL);
     if (fmt == PCH_SQL_CSV) {
-        for (int i = 0; i < nc; i++) { if (i) fputc(',', out); csv_field(out, src->names[i], strlen(src->names[i])); }
-        fputc('\n', out);
+        for (int i = 0; i < nc; i++) { if (i) pch_buf_putc(&line, ','); csv_field(&line, src->names[i], strlen(src->names[i])); }
+        pch_buf_putc(&line, '\n');
     }
     width = calloc((size_t)nc, sizeof *width);
     cell = calloc((size_t)nc, sizeof *cell);
-    if (!width || !cell) { free(width); free(cell); return pch_error_set(err, PCH_ENOMEM, "sql: out of memory"); }
+    if (!width || !cell) {
+        free(width);
+        free(cell);
+        pch_buf_dispose(&line);
+        return pch_error_set(err, PCH_ENOMEM, "sql: out of memory");
+    }
     if (fmt == PCH_SQL_TABLE)
         for (int i = 0; i < nc; i++) {
             char *h = strdup(src->names[i]);
@@ -49,7 +96,7 @@ int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uin
     if (n_rows) *n_rows = 0;
     while ((rc = src->next(src->payload, cell, err)) == 1) {
         if (n_rows) (*n_rows)++;
-        if (fmt == PCH_SQL_JSONL) pch_buf_clear(&line), pch_buf_putc(&line, '{');
+        if (fmt == PCH_SQL_JSONL) pch_buf_putc(&line, '{');
         for (int i = 0; i < nc; i++) {
             int t = cell[i].type;
             const char *txt = t == SQLITE_NULL ? NULL : cell[i].s;
@@ -59,20 +106,27 @@ int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uin
                 pch_json__write_string(&line, name, strlen(name));
                 pch_buf_putc(&line, ':');
                 if (t == SQLITE_NULL) pch_buf_append_str(&line, "null");
-                else if (t == SQLITE_INTEGER) pch_buf_printf(&line, "%lld", (long long)cell[i].i);
+                else if (t == SQLITE_INTEGER) { char d[24]; size_t n = pch_json__fmt_i64(d, cell[i].i); pch_buf_append(&line, d, n); }
                 else if (t == SQLITE_FLOAT) { char d[32]; size_t n = pch_json__fmt_double(d, cell[i].f); pch_buf_append(&line, d, n); }
                 else if (t == SQLITE_BLOB) { pch_buf_append_str(&line, "{\"base64\":\""); pch_base64_encode(&line, (const uint8_t *)cell[i].s, cell[i].n); pch_buf_append_str(&line, "\"}"); }
                 else if (pch_json__write_string(&line, txt, cell[i].n) < 0) pch_buf_append_str(&line, "null");
             } else if (fmt == PCH_SQL_CSV) {
-                if (i) fputc(',', out);
-                if (txt) csv_field(out, txt, cell[i].n);
+                if (i) pch_buf_putc(&line, ',');
+                if (txt) csv_field(&line, txt, cell[i].n);
             } else {
                 if (n_cells == cap) { cap = cap ? cap * 2 : 64; cells = realloc(cells, cap * sizeof *cells); }
                 cells[n_cells++] = txt ? strndup(txt, cell[i].n) : strdup("NULL");
             }
         }
-        if (fmt == PCH_SQL_JSONL) { pch_buf_append(&line, "}\n", 2); fwrite(line.data, 1, line.len, out); }
-        else if (fmt == PCH_SQL_CSV) fputc('\n', out);
+        if (fmt == PCH_SQL_JSONL) pch_buf_append(&line, "}\n", 2);
+        else if (fmt == PCH_SQL_CSV) pch_buf_putc(&line, '\n');
+        if (line.len >= PRINT_PIECE && (rc = flush_piece(&line, out, err)) < 0) break;
+    }
+    if (rc >= 0) {
+        int f = flush_piece(&line, out, err);
+        if (f < 0) rc = f;
+    } else if (line.len) {
+        (void)!fwrite(line.data, 1, line.len, out);  /* the rows before the error, as before */
     }
     if (fmt == PCH_SQL_TABLE && cells) {
         for (size_t k = 0; k < n_cells; k++) { size_t l = cells[k] ? strlen(cells[k]) : 0; if (l > width[k % (size_t)nc]) width[k % (size_t)nc] = l; }

@@ -31,6 +31,7 @@
 #include <strings.h>
 
 #include "core/core.h"
+#include "json/json.h"
 #include "pchronicle/sql.h"
 #include "pchronicle/storyline.h"
 #include "pchronicle-vortex/projection.h"
@@ -1220,7 +1221,7 @@ static int to_cell(vq_exec *e, const vq_val *x, pch_sql_cell *c, char num[40], p
     switch (x->type) {
     case SQLITE_INTEGER:
         c->i = x->i;
-        c->n = (size_t)snprintf(num, 40, "%lld", (long long)x->i);
+        c->n = pch_json__fmt_i64(num, x->i);
         c->s = num;
         break;
     case SQLITE_FLOAT:

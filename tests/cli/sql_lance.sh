@@ -188,6 +188,26 @@ if [ -d "$SRC" ]; then
         bad "--stats bytes_read: count=$b_cnt id=$b_id data=$b_data all=$b_all"
 fi
 
+# CSV quoting (RFC 4180), read back by Python's csv module: a field is quoted when it holds ','
+# '"' CR or LF at any position (the output path scans 16 bytes at a time, so positions on
+# both sides of 16 and 32), and ends at an embedded NUL as in the sqlite3 shell
+python3 - "$CLI" "$T/v.lance" <<'PY' || bad "CSV quoting"
+import csv, io, subprocess, sys
+cli, root = sys.argv[1], sys.argv[2]
+want, sql = [], []
+for pos in (0, 1, 14, 15, 16, 17, 31, 32, 33, 47):
+    for ch in (",", '"', "\n", "\r", "x"):
+        v = "a" * pos + ch + "b" * (40 - pos)
+        want.append(v)
+        sql.append("'" + v.replace("'", "''") + "'" if ch not in "\r\n" else "'" + v[:pos] + "' || char(%d) || '" % ord(ch) + v[pos + 1:] + "'")
+want.append("c" * 20)
+sql.append("'" + "c" * 20 + "' || char(0) || 'dropped'")
+q = "SELECT " + ", ".join(sql)
+out = subprocess.run([cli, "sql", root, q, "--format", "csv"], capture_output=True, check=True).stdout.decode()
+rows = list(csv.reader(io.StringIO(out, newline="")))
+assert len(rows) == 2 and rows[1] == want, (rows[1:], want)
+PY
+
 # the loadable extension serves the same relation
 ext=$("$CLI" sql "$T/gen.lance" "SELECT count(*), sum(length(record)) FROM records WHERE filename LIKE 'dir2/%'" --format csv | tail -n 1)
 # (a sanitizer build of the extension needs its runtime loaded first into the sqlite3 shell)

@@ -583,6 +583,38 @@ static void test_json__fmt_double(void)
     }
 }
 
+/* pch_json__fmt_i64 against printf: every length, both signs, the extremes, and the
+** two-digit table's boundaries (9/10, 99/100, ...). */
+static void test_json__fmt_i64(void)
+{
+    static const int64_t fixed[] = { 0, 1, -1, 9, 10, 11, 99, 100, 101, 999, 1000, -10, -99, -100,
+                                     INT64_MAX, INT64_MIN, INT64_MIN + 1, 1772068464979, -1772068464979 };
+    char out[24], want[32];
+    uint64_t x = 987654321;
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0] + 20000; k++) {
+        int64_t v;
+        size_t n;
+        if (k < sizeof fixed / sizeof fixed[0]) v = fixed[k];
+        else {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            v = (int64_t)(x >> (x % 64));          /* every magnitude */
+            if (x & 1) v = -v;
+        }
+        n = pch_json__fmt_i64(out, v);
+        snprintf(want, sizeof want, "%lld", (long long)v);
+        PCH_CHECK_MSG(n == strlen(want) && strcmp(out, want) == 0, "%s against %s", out, want);
+    }
+    for (int64_t p = 1, k = 0; k < 19; k++, p *= 10) {    /* 10^k - 1 and 10^k */
+        char a[24];
+        snprintf(want, sizeof want, "%lld", (long long)p);
+        pch_json__fmt_i64(a, p);
+        PCH_CHECK_EQ_STR(a, want);
+        snprintf(want, sizeof want, "%lld", (long long)(p - 1));
+        pch_json__fmt_i64(a, p - 1);
+        PCH_CHECK_EQ_STR(a, want);
+    }
+}
+
 static void test_json__serialize(void)
 {
     pch_json_parser *p;
@@ -1045,6 +1077,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_json__limits);
     PCH_RUN(test_json__validate);
     PCH_RUN(test_json__fmt_double);
+    PCH_RUN(test_json__fmt_i64);
     PCH_RUN(test_json__serialize);
     PCH_RUN(test_json__differential_known);
     PCH_RUN(test_json__differential_corpus);
