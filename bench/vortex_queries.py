@@ -9,9 +9,11 @@ q-<corpus>-noindex.json for official Lance, duckdb-q-<corpus>.json for DuckDB/Pa
   narrow scans   the queries of ../shared/bench/traj/vortex-hook.js (steps by source, tool
                  calls by function, the Lance run's time windows + models): one
                  `pchronicle-vortex sql` process per query, RUNS runs, median (--stats: the
-                 bytes read and checked), and warm in one process with `bench-sql` (p50; the
-                 path each statement took), beside official Lance with BTree indexes
-                 (q-<corpus>-btree.json) and DuckDB/Parquet: warm, engine and process p50;
+                 bytes read and checked), and warm in one process with `bench-sql` (p50 with
+                 the rows printed as CSV, and the engine-only p50 with the rows produced but
+                 not formatted; the path each statement took), beside official Lance with
+                 BTree indexes (q-<corpus>-btree.json) and DuckDB/Parquet: warm, engine and
+                 process p50; warm is set beside warm, engine beside engine;
   RL             `pchronicle-vortex rl --format count` with and without prompt ids;
   SFT            `pchronicle-vortex sft --stats` (message MiB/s).
 
@@ -68,17 +70,18 @@ def bench_sql(root, stmts):
         f.write("\n".join(stmts) + "\n")
     _, out, _ = run([VX, "bench-sql", root, "--queries", qf, "--repeat", str(max(RUNS, 5))])
     rows = [json.loads(l) for l in out.splitlines() if l.strip()]
-    return [r["p50_ms"] for r in rows], sorted({r["path"].split(":")[1].strip() for r in rows})
+    return ([r["p50_ms"] for r in rows], [r["engine_p50_ms"] for r in rows],
+            sorted({r["path"].split(":")[1].strip() for r in rows}))
 
 
-print("| corpus | query | ours per process (ms) | ours warm, bench-sql (ms) | path | bytes read / checked | official Lance BTree warm / engine / process | DuckDB warm / engine / process | warm: faster peer ÷ ours | process: faster peer ÷ ours |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| corpus | query | ours per process (ms) | ours warm / engine, bench-sql (ms) | path | bytes read / checked | official Lance BTree warm / engine / process | DuckDB warm / engine / process | warm: faster peer ÷ ours | engine: faster peer ÷ ours | process: faster peer ÷ ours |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for c in CORPORA:
     root = os.path.join(VX_DIR, "roots", "vortex-" + c)
     lance = os.path.join(BENCH_DIR, "results", "q-%s-btree.json" % c)
     duck = os.path.join(BENCH_DIR, "results", "duckdb-q-%s.json" % c)
     if not os.path.isdir(root) or not os.path.exists(lance):
-        print("| %s | (missing %s or %s) | | | | | | | | |" % (c, root, lance))
+        print("| %s | (missing %s or %s) | | | | | | | | | |" % (c, root, lance))
         continue
     tm = json.load(open(lance))["params"].get("time_model") or []
     qs = {
@@ -99,14 +102,14 @@ for c in CORPORA:
             if m:
                 rd.append(int(m.group(1)))
                 ck.append(int(m.group(2)))
-        warm, paths = bench_sql(root, stmts)
+        warm, eng, paths = bench_sql(root, stmts)
         mb = "%.1f / %.1f MB" % (statistics.median(rd) / 1e6, statistics.median(ck) / 1e6) if rd else "?"
-        ours_p, ours_w = statistics.median(lat), statistics.median(warm)
+        ours_p, ours_w, ours_e = statistics.median(lat), statistics.median(warm), statistics.median(eng)
         lw, le, lp = peer(lance, name, "warm"), peer(lance, name, "engine"), peer(lance, name, "cold")
         dw, de, dp = peer(duck, name, "warm"), peer(duck, name, "engine"), peer(duck, name, "cold")
-        print("| %s | %s | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s | %s |" % (
-            c, name, fmt(ours_p), fmt(ours_w), ", ".join(paths), mb, fmt(lw), fmt(le), fmt(lp), fmt(dw), fmt(de), fmt(dp),
-            ratio([lw, dw], ours_w), ratio([lp, dp], ours_p)))
+        print("| %s | %s | %s | %s / %s | %s | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s |" % (
+            c, name, fmt(ours_p), fmt(ours_w), fmt(ours_e), ", ".join(paths), mb, fmt(lw), fmt(le), fmt(lp), fmt(dw), fmt(de), fmt(dp),
+            ratio([lw, dw], ours_w), ratio([le, de], ours_e), ratio([lp, dp], ours_p)))
 
 print()
 print("| corpus | read | seconds | rate |")

@@ -245,6 +245,8 @@ typedef struct pch_vxp_lanes_stats {
     uint64_t clusters_summary_pruned;   /* read and checked, skipped by their summary lanes */
     uint64_t clusters_read;             /* whose lanes were decoded */
     uint64_t rows, rows_pruned;         /* trajectory pages of summary-tested clusters; ruled out */
+    uint64_t clusters_summary_warm;     /* of the summary-tested clusters, those whose summaries the
+                                        ** snapshot held decoded from an earlier scan */
 } pch_vxp_lanes_stats;
 PCH_API void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out);
 

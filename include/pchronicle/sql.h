@@ -41,7 +41,11 @@ PCH_API int pch_sql_attach_dataset(struct sqlite3 *db, const char *dataset, uint
 PCH_API int pch_sql_attach_module(struct sqlite3 *db, const char *module, const char *root,
                                   char **errmsg);
 
-typedef enum pch_sql_format { PCH_SQL_TABLE = 0, PCH_SQL_CSV, PCH_SQL_JSONL } pch_sql_format;
+/* How rows are written: an aligned table, CSV (RFC 4180), JSON lines; or PCH_SQL_DISCARD:
+** every row is produced (the statement runs to its end) and counted, none is formatted or
+** written, and out may be NULL. Discard is what an engine-only timing measures: the peers'
+** benchmarks time their engines with the results discarded (bench-sql, docs/sql.md). */
+typedef enum pch_sql_format { PCH_SQL_TABLE = 0, PCH_SQL_CSV, PCH_SQL_JSONL, PCH_SQL_DISCARD } pch_sql_format;
 
 /* pch_sql_run_at's driver for any relations: an in-memory connection with the modules of
 ** pch_sql_register, attach(db, payload, &errmsg) creating the relations (an SQLite result

@@ -237,6 +237,7 @@ void pj_lanes_ahead_stats(pj_lanes_ahead *a, pch_vxp_lanes_stats *out)
         out->clusters_read += s->clusters_read;
         out->rows += s->rows;
         out->rows_pruned += s->rows_pruned;
+        out->clusters_summary_warm += s->clusters_summary_warm;
     }
     pthread_mutex_unlock(&a->mu);
 }

@@ -54,6 +54,7 @@ typedef struct dataf {
     uint64_t seg_bytes, bytes;
     pj_segtab *segs;
     pch_vx_io_stats open_io;   /* what opening the Vortex file read (its footer) */
+    struct pj_psums *psum;     /* each cluster's trajectory summaries, once decoded (lazily) */
 } dataf;
 
 struct pch_vxp_snapshot {
@@ -86,9 +87,50 @@ struct pch_vxp_snapshot {
     pch_vx_dtype *data_dt;      /* the data-file schema every data file must have */
     unsigned depth;
     pch_arena strings;          /* directory keys (NUL-terminated copies) */
+    uint64_t psum_bytes;        /* held by every file's psum, at most psum_budget */
+    uint64_t psum_budget;
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+/* A trajectory's summary as a pruned scan tests it (§14.2), from the summary lanes: an
+** absent value reads as 0, as pch_vx_row_uint of a null row would. */
+typedef struct pj_psum {
+    int64_t min_ts, max_ts;
+    uint64_t steps, copied, source, model, tool;
+    bool has_ts;
+} pj_psum;
+
+/* One cluster's summaries; closes: its last row is a trajectory's last page (so a cluster
+** with no match may be skipped: no trajectory continues from it into the next). */
+typedef struct pj_psums {
+    pj_psum *row;
+    uint64_t n;
+    bool closes;
+} pj_psums;
+
+/* Decoded summaries a snapshot keeps for its pruned scans (a warm session tests a cluster's
+** summaries without decoding its summary lanes again, as Lance keeps its index pages);
+** beyond this, clusters are decoded for each use. 50,000 trajectories hold 2.8 MB. The
+** environment's PCH_VX_SUMMARY_CACHE (bytes) sets another budget; 0 keeps none (tests). */
+#define PJ_PSUM_BUDGET ((uint64_t)64 << 20)
+
+static uint64_t psum_budget(void)
+{
+    const char *v = getenv("PCH_VX_SUMMARY_CACHE");
+    char *end;
+    unsigned long long b;
+    if (!v || !*v) return PJ_PSUM_BUDGET;
+    b = strtoull(v, &end, 10);
+    return *end ? PJ_PSUM_BUDGET : (uint64_t)b;
+}
+
+static void pj_psums_free(pch_ctx *ctx, pj_psums *p, uint32_t n)
+{
+    if (!p) return;
+    for (uint32_t c = 0; c < n; c++) pch_free(ctx, p[c].row);
+    pch_free(ctx, p);
+}
 
 void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
 {
@@ -101,6 +143,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
         pch_free(s->ctx, s->files[i].cdig);
         pj_segtab_free(s->files[i].segs);
         if (s->files[i].fd > 0) close(s->files[i].fd);
+        pj_psums_free(s->ctx, s->files[i].psum, s->files[i].n_clusters);
     }
     pch_vx_array_free(s->c_arr);
     pch_vx_dtype_free(s->c_dt);
@@ -476,6 +519,7 @@ static int snapshot_load(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root,
     if (!(s = pch_calloc(ctx, 1, sizeof *s))) return nomem(err);
     s->ctx = ctx;
     s->c_file = -1;
+    s->psum_budget = psum_budget();
     pch_arena_init(&s->strings, ctx, 64 * 1024);
     pch_buf_init(&s->mtext, ctx);
     if (!(s->root = strdup(root))) { rc = nomem(err); goto fail; }
@@ -1367,16 +1411,17 @@ done:
 
 static uint64_t lane_u(const pch_vx_array *a, uint64_t r) { return pch_vx_row_valid(a, r) ? pch_vx_row_uint(a, r) : 0; }
 
-/* The summary lanes of cluster [b, e) of d: which rows may hold a match (it->keep). *skip when
-** none may and the cluster's last row does not continue into the next cluster. */
-static int summary_keep(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, bool *skip, pch_error *err)
+/* Cluster [b, e) of d as trajectory summaries: decoded from its summary lanes into *out. */
+static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_psums *out, pch_error *err)
 {
     pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
     pch_vx_array *arr = NULL;
     pch_vx_dtype *dt = NULL;
     const pch_vx_array *const *L;
-    uint64_t rows = e - b, kept = 0;
-    *skip = false;
+    uint64_t rows = e - b;
+    out->row = NULL;
+    out->n = 0;
+    out->closes = false;
     so.columns = k_prune_lanes;
     so.n_columns = PR_N;
     so.row_begin = b;
@@ -1388,38 +1433,88 @@ static int summary_keep(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, boo
         return pch_error_set(err, PCH_ECORRUPT, "%s: a summary scan returned another shape than asked", d->path);
     }
     L = (const pch_vx_array *const *)arr->children;
+    if (!(out->row = pch_malloc(it->s->ctx, (size_t)(rows ? rows : 1) * sizeof *out->row))) {
+        pch_vx_array_free(arr);
+        pch_vx_dtype_free(dt);
+        return nomem(err);
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+        pj_psum *p = &out->row[r];
+        p->has_ts = pch_vx_row_valid(L[PR_MIN_TS], r) && pch_vx_row_valid(L[PR_MAX_TS], r);
+        p->min_ts = p->has_ts ? (int64_t)pch_vx_row_uint(L[PR_MIN_TS], r) : 0;
+        p->max_ts = p->has_ts ? (int64_t)pch_vx_row_uint(L[PR_MAX_TS], r) : 0;
+        p->steps = lane_u(L[PR_STEPS], r);
+        p->copied = lane_u(L[PR_COPIED], r);
+        p->source = lane_u(L[PR_SOURCE], r);
+        p->model = lane_u(L[PR_MODEL], r);
+        p->tool = lane_u(L[PR_TOOL], r);
+    }
+    out->n = rows;
+    if (rows) {
+        uint64_t last = rows - 1;
+        out->closes = pch_vx_row_valid(L[PR_PAGE_INDEX], last) && pch_vx_row_valid(L[PR_PAGE_COUNT], last) &&
+                      pch_vx_row_uint(L[PR_PAGE_INDEX], last) + 1 == pch_vx_row_uint(L[PR_PAGE_COUNT], last);
+    }
+    pch_vx_array_free(arr);
+    pch_vx_dtype_free(dt);
+    return PCH_OK;
+}
+
+/* The summaries of cluster c = [b, e) of d: which rows may hold a match (it->keep). *skip
+** when none may and the cluster's last row does not continue into the next cluster. The
+** decoded summaries stay with the snapshot while its budget allows. */
+static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uint64_t e, bool *skip, pch_error *err)
+{
+    pch_vxp_snapshot *s = it->s;
+    pj_psums tmp = { NULL, 0, false }, *ps = d->psum ? &d->psum[c] : NULL;
+    uint64_t rows = e - b, kept = 0;
+    *skip = false;
+    if (ps && ps->row) it->st.clusters_summary_warm++;
+    else {
+        uint64_t bytes = rows * sizeof(pj_psum);
+        PCH_TRY(psums_decode(it, d, b, e, &tmp, err));
+        if (!d->psum && s->psum_bytes + bytes <= s->psum_budget)
+            d->psum = pch_calloc(s->ctx, d->n_clusters ? d->n_clusters : 1, sizeof *d->psum);
+        if (d->psum && s->psum_bytes + bytes <= s->psum_budget) {
+            d->psum[c] = tmp;
+            tmp.row = NULL;             /* the snapshot's now */
+            s->psum_bytes += bytes;
+            ps = &d->psum[c];
+        } else {
+            ps = &tmp;
+        }
+    }
+    if (ps->n != rows) {
+        pch_free(s->ctx, tmp.row);
+        return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u has %" PRIu64 " summaries for %" PRIu64 " rows", d->path, c,
+                             ps->n, rows);
+    }
     if (rows > it->keep_cap) {
-        pch_free(it->s->ctx, it->keep);
-        if (!(it->keep = pch_malloc(it->s->ctx, (size_t)rows))) {
+        pch_free(s->ctx, it->keep);
+        if (!(it->keep = pch_malloc(s->ctx, (size_t)rows))) {
             it->keep_cap = 0;
-            pch_vx_array_free(arr);
-            pch_vx_dtype_free(dt);
+            pch_free(s->ctx, tmp.row);
             return nomem(err);
         }
         it->keep_cap = (size_t)rows;
     }
     for (uint64_t r = 0; r < rows; r++) {
-        bool may = true, has_ts = pch_vx_row_valid(L[PR_MIN_TS], r) && pch_vx_row_valid(L[PR_MAX_TS], r);
-        uint64_t steps = lane_u(L[PR_STEPS], r), copied = lane_u(L[PR_COPIED], r);
-        if (it->p.has_ts_lo) may = has_ts && (int64_t)pch_vx_row_uint(L[PR_MAX_TS], r) >= it->p.ts_lo;
-        if (it->p.has_ts_hi && may) may = has_ts && (int64_t)pch_vx_row_uint(L[PR_MIN_TS], r) <= it->p.ts_hi;
-        if (it->p.source_bits && may) may = (lane_u(L[PR_SOURCE], r) & it->p.source_bits) != 0;
-        if (it->p.model && may) may = (lane_u(L[PR_MODEL], r) & it->model_bits) == it->model_bits;
-        if (it->p.function && may) may = (lane_u(L[PR_TOOL], r) & it->tool_bits) == it->tool_bits;
-        if (it->p.copied == 1 && may) may = copied > 0;
-        if (it->p.copied == 0 && may) may = copied < steps;
+        const pj_psum *p = &ps->row[r];
+        bool may = true;
+        if (it->p.has_ts_lo) may = p->has_ts && p->max_ts >= it->p.ts_lo;
+        if (it->p.has_ts_hi && may) may = p->has_ts && p->min_ts <= it->p.ts_hi;
+        if (it->p.source_bits && may) may = (p->source & it->p.source_bits) != 0;
+        if (it->p.model && may) may = (p->model & it->model_bits) == it->model_bits;
+        if (it->p.function && may) may = (p->tool & it->tool_bits) == it->tool_bits;
+        if (it->p.copied == 1 && may) may = p->copied > 0;
+        if (it->p.copied == 0 && may) may = p->copied < p->steps;
         it->keep[r] = may;
         kept += may;
     }
     it->st.rows += rows;
     it->st.rows_pruned += rows - kept;
-    if (kept == 0) {
-        uint64_t last = rows - 1;
-        *skip = rows > 0 && pch_vx_row_valid(L[PR_PAGE_INDEX], last) && pch_vx_row_valid(L[PR_PAGE_COUNT], last) &&
-                pch_vx_row_uint(L[PR_PAGE_INDEX], last) + 1 == pch_vx_row_uint(L[PR_PAGE_COUNT], last);
-    }
-    pch_vx_array_free(arr);
-    pch_vx_dtype_free(dt);
+    if (kept == 0) *skip = rows > 0 && ps->closes;
+    pch_free(s->ctx, tmp.row);
     return PCH_OK;
 }
 
@@ -1463,7 +1558,7 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         ** without them has one digest per cluster, which covers all of its bytes */
         if (!d->segs) PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
         if (it->prune) {
-            PCH_TRY(summary_keep(it, d, b, e, &skip, err));
+            PCH_TRY(summary_keep(it, d, it->cluster, b, e, &skip, err));
             if (skip) {
                 it->st.clusters_summary_pruned++;
                 it->cluster++;

@@ -94,7 +94,11 @@ int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uin
             cells[n_cells++] = h;
         }
     if (n_rows) *n_rows = 0;
-    while ((rc = src->next(src->payload, cell, err)) == 1) {
+    if (fmt == PCH_SQL_DISCARD) {       /* produced and counted, not written */
+        while ((rc = src->next(src->payload, cell, err)) == 1)
+            if (n_rows) (*n_rows)++;
+    }
+    while (fmt != PCH_SQL_DISCARD && (rc = src->next(src->payload, cell, err)) == 1) {
         if (n_rows) (*n_rows)++;
         if (fmt == PCH_SQL_JSONL) pch_buf_putc(&line, '{');
         for (int i = 0; i < nc; i++) {
@@ -171,6 +175,17 @@ static int stmt_next(void *payload, pch_sql_cell *cell, pch_error *err)
     return 1;
 }
 
+/* The same source for PCH_SQL_DISCARD: SQLite runs the statement, no value is converted. */
+static int stmt_step(void *payload, pch_sql_cell *cell, pch_error *err)
+{
+    sqlite3_stmt *st = payload;
+    int rc = sqlite3_step(st);
+    (void)cell;
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) return pch_error_set(err, PCH_EINVAL, "sql: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+    return 1;
+}
+
 int pch_sql__print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, uint64_t *n_rows, pch_error *err)
 {
     int nc = sqlite3_column_count(st), rc;
@@ -185,7 +200,7 @@ int pch_sql__print_stmt(sqlite3_stmt *st, pch_sql_format fmt, FILE *out, uint64_
     for (int i = 0; i < nc; i++) names[i] = sqlite3_column_name(st, i);
     src.n_cols = nc;
     src.names = names;
-    src.next = stmt_next;
+    src.next = fmt == PCH_SQL_DISCARD ? stmt_step : stmt_next;
     src.payload = st;
     rc = pch_sql__print(&src, fmt, out, n_rows, err);
     free(names);

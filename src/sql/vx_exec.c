@@ -1221,12 +1221,13 @@ static int to_cell(vq_exec *e, const vq_val *x, pch_sql_cell *c, char num[40], p
     switch (x->type) {
     case SQLITE_INTEGER:
         c->i = x->i;
+        if (e->fmt == PCH_SQL_DISCARD) break;    /* the value, not its text */
         c->n = pch_json__fmt_i64(num, x->i);
         c->s = num;
         break;
     case SQLITE_FLOAT:
         c->f = x->f;
-        if (e->fmt != PCH_SQL_JSONL) {     /* SQLite's own text of the REAL */
+        if (e->fmt != PCH_SQL_JSONL && e->fmt != PCH_SQL_DISCARD) {     /* SQLite's own text of the REAL */
             const unsigned char *t;
             sqlite3_reset(e->real_text);
             if (sqlite3_bind_double(e->real_text, 1, x->f) != SQLITE_OK || sqlite3_step(e->real_text) != SQLITE_ROW ||
