@@ -111,7 +111,7 @@ typedef struct pj_psums {
 
 /* Decoded summaries a snapshot keeps for its pruned scans (a warm session tests a cluster's
 ** summaries without decoding its summary lanes again, as Lance keeps its index pages);
-** beyond this, clusters are decoded for each use. 50,000 trajectories hold 2.8 MB. The
+** beyond this, clusters are decoded for each use. 50,139 trajectory pages hold 3.2 MB. The
 ** environment's PCH_VX_SUMMARY_CACHE (bytes) sets another budget; 0 keeps none (tests). */
 #define PJ_PSUM_BUDGET ((uint64_t)64 << 20)
 

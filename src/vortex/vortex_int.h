@@ -85,6 +85,22 @@ int pch_vx__array_validate(const pch_vx_array *a, const pch_vx_dtype *d, pch_err
 static inline int pch_vx__bit(const uint8_t *bits, uint64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 static inline void pch_vx__set_bit(uint8_t *bits, uint64_t i, int v)
 { if (v) bits[i >> 3] |= (uint8_t)(1u << (i & 7)); else bits[i >> 3] &= (uint8_t)~(1u << (i & 7)); }
+/* Bits [off, off + n) of src into dst from bit 0, a byte at a time (the decoders' validity
+** and bool copies; a bit at a time they were a tenth of a narrow scan). The bits of dst's
+** last byte past n are cleared; src is read only up to the byte holding bit off + n - 1. */
+static inline void pch_vx__bits_copy(uint8_t *dst, const uint8_t *src, uint64_t off, uint64_t n)
+{
+    uint64_t nb = (n + 7) / 8, last;
+    unsigned sh = (unsigned)(off & 7);
+    if (!n) return;
+    src += off >> 3;
+    last = (off + n - 1) / 8 - off / 8;          /* the last byte of src read */
+    if (!sh) memcpy(dst, src, (size_t)nb);
+    else
+        for (uint64_t i = 0; i < nb; i++)
+            dst[i] = (uint8_t)((src[i] >> sh) | (i + 1 <= last ? src[i + 1] << (8 - sh) : 0));
+    if (n & 7) dst[nb - 1] &= (uint8_t)((1u << (n & 7)) - 1);
+}
 /* Load element i of a primitive integer buffer as int64 (signed) or uint64 bits. */
 uint64_t pch_vx__load_uint(const uint8_t *data, unsigned ptype, uint64_t i);
 int64_t pch_vx__load_int(const uint8_t *data, unsigned ptype, uint64_t i);

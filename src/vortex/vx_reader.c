@@ -36,6 +36,8 @@ struct lnode {
     uint32_t zone_len;        /* stats */
     pch_vx_dtype *own_dt;     /* stats zones table / dict codes dtype (owned) */
     int zones_ok;             /* stats: table holds exactly max/min/null_count */
+    pch_vx_array *zt;         /* stats: the zone table once decoded (kept: every pruned scan
+                              ** of the lane tests it, and it was decoded per scan) */
     int struct_validity;      /* struct layout: child 0 is validity */
     /* chunked: each chunk is parsed when a read first needs it (kid(), §13.4); kidp[i] is
     ** chunk i once parsed (children is not used), fbt and kvec find its layout table */
@@ -67,6 +69,7 @@ struct pch_vx_file {
     pch_vx_io_stats st;
     pch_vx_decode_ctx dc;
     bool text_codes;          /* the column being read may come back as text codes only (scan) */
+    struct rmemo *rmemo;       /* the last column paths resolved (resolve), RMEMO_N of them */
     uint64_t gap;              /* coalescing gap (pch_vx_file_set_coalesce_gap) */
     pch_vx_segment_check_fn check;
     void *check_payload;
@@ -360,6 +363,7 @@ static void lnode_dispose(pch_ctx *ctx, lnode *n)
     pch_free(ctx, n->children);
     pch_free(ctx, n->kidp);
     pch_free(ctx, n->starts);
+    pch_vx_array_free(n->zt);
     pch_vx_dtype_free(n->own_dt);
 }
 
@@ -879,6 +883,7 @@ void pch_vx_file_free(pch_vx_file *f)
     pch_free(f->ctx, f->cache);
     pch_free(f->ctx, f->pbits);
     lnode_dispose(f->ctx, &f->root);
+    pch_free(f->ctx, f->rmemo);
     pch_free(f->ctx, f->layout_buf);
     pch_vx_dtype_free(f->dt);
     pch_free(f->ctx, f->spec_map);
@@ -1076,7 +1081,51 @@ typedef struct colref {
     uint32_t n_steps;
 } colref;
 
+/* A scan names its columns by path on every call (a cluster at a time), and walking the
+** dtype's field names was a tenth of a small cluster's scan: the last paths resolved are kept
+** by a hash of the path (whole paths compared on a hit). Only struct levels are walked,
+** whose nodes live as long as the file. */
+#define RMEMO_N 32
+struct rmemo {
+    uint64_t h;
+    size_t len;
+    char path[96];
+    colref c;
+};
+
+static uint64_t path_hash(const char *p, size_t *len)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t n = 0;
+    for (; p[n]; n++) h = (h ^ (uint8_t)p[n]) * 1099511628211ull;
+    *len = n;
+    return h;
+}
+
+static int resolve_walk(pch_vx_file *f, const char *path, colref *c, pch_error *err);
+
 static int resolve(pch_vx_file *f, const char *path, colref *c, pch_error *err)
+{
+    size_t len;
+    uint64_t h = path_hash(path, &len);
+    struct rmemo *m;
+    if (f->rmemo && len < sizeof f->rmemo[0].path) {
+        m = &f->rmemo[h % RMEMO_N];
+        if (m->h == h && m->len == len && memcmp(m->path, path, len) == 0) { *c = m->c; return PCH_OK; }
+    }
+    PCH_TRY(resolve_walk(f, path, c, err));
+    if (!f->rmemo) f->rmemo = pch_calloc(f->ctx, RMEMO_N, sizeof *f->rmemo);   /* none: no memo */
+    if (f->rmemo && len < sizeof f->rmemo[0].path) {
+        m = &f->rmemo[h % RMEMO_N];
+        m->h = h;
+        m->len = len;
+        memcpy(m->path, path, len);
+        m->c = *c;
+    }
+    return PCH_OK;
+}
+
+static int resolve_walk(pch_vx_file *f, const char *path, colref *c, pch_error *err)
 {
     const lnode *n = &f->root;
     const pch_vx_dtype *d = f->dt;
@@ -1231,7 +1280,8 @@ static int zones_pruned(pch_vx_file *f, const colref *fc, const pch_vx_scan_opti
                         uint64_t *n_zones, uint32_t *zone_len, pch_error *err)
 {
     const lnode *zn;
-    pch_vx_array *zt = NULL;
+    lnode *sn = (lnode *)(uintptr_t)fc->node;   /* the layout's memo of its decoded zone table */
+    const pch_vx_array *zt;
     uint64_t *all, zl, total = fc->node->rows;
     int rc;
     *pruned = NULL;
@@ -1240,22 +1290,22 @@ static int zones_pruned(pch_vx_file *f, const colref *fc, const pch_vx_scan_opti
     if (fc->node->type != L_STATS || !fc->node->zones_ok || fc->n_steps != 0) return PCH_OK;
     zn = &fc->node->children[1];
     zl = fc->node->zone_len;
-    if (!(all = pch_malloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
-    for (uint64_t z = 0; z < zn->rows; z++) all[z] = z;
-    rc = read_rows(f, zn, all, zn->rows, &zt, err);
-    pch_free(f->ctx, all);
-    if (rc) return rc;
-    if (!(*pruned = pch_calloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1), 1))) {
-        pch_vx_array_free(zt);
-        return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    if (!sn->zt) {
+        if (!(all = pch_malloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        for (uint64_t z = 0; z < zn->rows; z++) all[z] = z;
+        rc = read_rows(f, zn, all, zn->rows, &sn->zt, err);
+        pch_free(f->ctx, all);
+        if (rc) { pch_vx_array_free(sn->zt); sn->zt = NULL; return rc; }
     }
+    zt = sn->zt;
+    if (!(*pruned = pch_calloc(f->ctx, (size_t)(zn->rows ? zn->rows : 1), 1)))
+        return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
     for (uint64_t z = 0; z < zn->rows; z++) {
         uint64_t zrows = (z + 1) * zl <= total ? zl : total - z * zl;
         (*pruned)[z] = (uint8_t)zone_prunes(zt, z, zrows, o);
         f->st.zones_total++;
         f->st.zones_pruned += (*pruned)[z];
     }
-    pch_vx_array_free(zt);
     *n_zones = zn->rows;
     *zone_len = (uint32_t)zl;
     return PCH_OK;

@@ -571,6 +571,30 @@ static __attribute__((noinline)) uint64_t dict_widen(const uint8_t *cb, unsigned
 #undef WIDEN
 }
 
+/* dict_widen for nullable unsigned codes: a null row writes 0 (o) or UINT32_MAX (kc), and the
+** maximum is over the valid rows only (a null row's code is not looked at). */
+static __attribute__((noinline)) uint64_t dict_widen_valid(const uint8_t *cb, unsigned w, const uint8_t *validity, uint64_t len,
+                                                            uint64_t *restrict o, uint32_t *restrict kc)
+{
+#define WIDEN(T, LOAD) { \
+    T mx = 0; \
+    for (uint64_t i = 0; i < len; i++) { \
+        bool ok = (validity[i >> 3] >> (i & 7)) & 1; \
+        T x = ok ? (T)(LOAD) : 0; \
+        if (o) o[i] = x; \
+        if (kc) kc[i] = ok ? (uint32_t)x : UINT32_MAX; \
+        mx = x > mx ? x : mx; \
+    } \
+    return mx; }
+    switch (w) {
+    case 1: WIDEN(uint8_t, cb[i])
+    case 2: WIDEN(uint16_t, pch_load_le16(cb + 2 * i))
+    case 4: WIDEN(uint32_t, pch_load_le32(cb + 4 * i))
+    default: WIDEN(uint64_t, pch_load_le64(cb + 8 * i))
+    }
+#undef WIDEN
+}
+
 /* ALP-RD's common case (f32, u16 left-part codes, no nulls): false when a code is past the
 ** dlen-entry dictionary or a right part is wider than rbw bits (nothing then written is
 ** used); else dst[i] = sd[code[i]] | right[i]. Separate passes, not inlined, so that the
@@ -789,6 +813,24 @@ done:
     return rc;
 }
 
+/* The dense values of a nullable fixed-width array into their rows: row i takes the next
+** value where validity bit i is set (the widths a lane has, each its own loop, so the copy
+** is a move and not a call). */
+static void scatter_valid(uint8_t *dst, const uint8_t *vals, const uint8_t *validity, uint64_t cnt, unsigned w)
+{
+#define SCATTER(W)                                                                         \
+    for (uint64_t i = 0, j = 0; i < cnt; i++)                                              \
+        if ((validity[i >> 3] >> (i & 7)) & 1) { memcpy(dst + i * (W), vals + j * (W), (W)); j++; }
+    switch (w) {
+    case 8: SCATTER(8) break;
+    case 4: SCATTER(4) break;
+    case 2: SCATTER(2) break;
+    case 1: SCATTER(1) break;
+    default: SCATTER(w) break;
+    }
+#undef SCATTER
+}
+
 static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
                       uint64_t cnt, pch_vx_array **out);
 static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b,
@@ -870,7 +912,9 @@ static int dec_bitpacked(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uin
     if (k1 - k0 > SIZE_MAX / 8192) return NOMEM();
     PCH_TRY(buf_fill(ds, bi, (size_t)k0 * blk, (size_t)(k1 - k0) * blk));
     if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)cnt * wb)) goto oom;
-    if (first % 1024 == 0 && cnt == (k1 - k0) * 1024) {     /* every byte written below */
+    if (m[0] == 0) {                /* width 0: every value is 0, nothing to unpack */
+        if (cnt) memset(a->data, 0, (size_t)cnt * wb);
+    } else if (first % 1024 == 0 && cnt == (k1 - k0) * 1024) {     /* every byte written below */
         pch_vx__bp_unpack(a->data, ds->seg + ds->bpos[bi] + (size_t)k0 * blk, k1 - k0, tb, (unsigned)m[0]);
     } else {                        /* whole blocks, then the rows */
         uint8_t *tmp = pch_malloc(ds->ctx, (size_t)(k1 > k0 ? k1 - k0 : 1) * 1024 * wb);
@@ -1104,7 +1148,7 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if ((len + m[0] + 7) / 8 > bl) return BAD("vortex bool: %zu bytes for %" PRIu64 " rows", bl, len);
         if (n.kids.n > 1 || n.bufs.n != 1) return BAD("vortex bool: bad children/buffers");
         if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)((len + 7) / 8))) goto oom;
-        for (uint64_t i = 0; i < len; i++) pch_vx__set_bit(a->data, i, pch_vx__bit(bp, i + m[0]));
+        pch_vx__bits_copy(a->data, bp, m[0], len);
         if ((rc = take_validity(ds, &n, 0, a))) goto fail;
         break;
     }
@@ -1304,6 +1348,10 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
             most = dict_widen(cb, pch_vx_ptype_width((unsigned)m[1]), len, o, kc);
             if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
             if (kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
+        } else if (codes->validity && !pch_vx__is_signed((unsigned)m[1]) && len && m[0]) {
+            /* nullable codes (a text lane with nulls): the same, one loop per width */
+            uint64_t most = dict_widen_valid(codes->data, pch_vx_ptype_width((unsigned)m[1]), codes->validity, len, o, kc);
+            if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
         }
         else for (uint64_t i = 0; i < len; i++) {
             int valid = pch_vx_array_is_valid(codes, i);
@@ -1667,21 +1715,20 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0))) { rc = NOMEM(); goto done; }
     if (va->validity) {
         if (pch_vx__array_alloc_validity(a)) { rc = NOMEM(); goto done; }
-        for (uint64_t i = 0; i < cnt; i++) pch_vx__set_bit(a->validity, i, pch_vx__bit(va->validity, b + i));
+        pch_vx__bits_copy(a->validity, va->validity, b, cnt);
     }
     if (w && !a->validity) {                     /* dense: the values are the data (token-id lanes) */
         if (pch_buf_reserve(&vals, 1) < 0) { rc = NOMEM(); goto done; }
         a->data = pch_buf_detach(&vals, &a->data_len);
     } else if (w) {
         if (pch_vx__array_alloc_data(a, (size_t)cnt * w)) { rc = NOMEM(); goto done; }
-        for (uint64_t i = 0, j = 0; i < cnt; i++)
-            if (pch_vx_array_is_valid(a, i)) { memcpy(a->data + i * w, vals.data + j * w, w); j++; }
+        scatter_valid(a->data, vals.data, a->validity, cnt, w);
     } else {
         size_t tot = 0;
         if (pch_vx__array_alloc_offsets(a) || pch_buf_reserve(&vals, 1) < 0) { rc = NOMEM(); goto done; }
         a->data = pch_buf_detach(&vals, &a->data_len);
         for (uint64_t i = 0, j = 0; i < cnt; i++) {
-            if (pch_vx_array_is_valid(a, i)) tot += lens[j++];
+            if (!a->validity || pch_vx__bit(a->validity, i)) tot += lens[j++];
             a->offsets[i + 1] = (int64_t)tot;
         }
         a->data_len = tot;

@@ -604,7 +604,7 @@ static void test_json__fmt_i64(void)
         snprintf(want, sizeof want, "%lld", (long long)v);
         PCH_CHECK_MSG(n == strlen(want) && strcmp(out, want) == 0, "%s against %s", out, want);
     }
-    for (int64_t p = 1, k = 0; k < 19; k++, p *= 10) {    /* 10^k - 1 and 10^k */
+    for (int64_t p = 1, k = 0; k < 19; k++, p = k < 19 ? p * 10 : p) {    /* 10^k - 1 and 10^k */
         char a[24];
         snprintf(want, sizeof want, "%lld", (long long)p);
         pch_json__fmt_i64(a, p);

@@ -1706,6 +1706,31 @@ static void test_vortex_file__bulk_append(void)
     }
 }
 
+/* pch_vx__bits_copy against a bit-by-bit copy: every source offset within two bytes, every
+** length to 70, from a source allocated to exactly the bytes that hold the bits (ASan sees
+** a read past them); the bits of the last byte past the length are cleared. */
+static void test_vortex_file__bits_copy(void)
+{
+    uint8_t pool[32], want[16], got[16];
+    uint64_t x = 99;
+    for (size_t i = 0; i < sizeof pool; i++) { x = x * 6364136223846793005ull + 1442695040888963407ull; pool[i] = (uint8_t)(x >> 56); }
+    for (uint64_t off = 0; off < 17; off++)
+        for (uint64_t n = 0; n <= 70; n++) {
+            size_t bytes = (size_t)((off + n + 7) / 8);
+            uint8_t *src = malloc(bytes ? bytes : 1);
+            PCH_CHECK(src != NULL);
+            if (!src) return;
+            memcpy(src, pool, bytes);
+            memset(want, 0, sizeof want);
+            memset(got, 0xff, sizeof got);
+            for (uint64_t i = 0; i < n; i++) pch_vx__set_bit(want, i, pch_vx__bit(src, off + i));
+            pch_vx__bits_copy(got, src, off, n);
+            PCH_CHECK_MSG(memcmp(got, want, (size_t)((n + 7) / 8)) == 0, "off %llu n %llu", (unsigned long long)off,
+                          (unsigned long long)n);
+            free(src);
+        }
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_file_test");
@@ -1729,6 +1754,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__all_null_dict_lane);
     PCH_RUN(test_vortex_file__fsst_memo_carries);
     PCH_RUN(test_vortex_file__paged_open);
+    PCH_RUN(test_vortex_file__bits_copy);
     rmdir(g_tmpdir);
     return pch_test_report();
 }
