@@ -552,33 +552,18 @@ static int codes_gather(dstate *ds, pch_vx_array **a)
     return PCH_OK;
 }
 
-/* vortex.dict codes of width w bytes (unsigned, no nulls), len of them, widened into o (when
-** not NULL, else into kc): the largest code. One small loop per width, the maximum taken in the
-** codes' own width, so the compiler vectorises each. */
-static __attribute__((noinline)) uint64_t dict_widen(const uint8_t *cb, unsigned w, uint64_t len, uint64_t *restrict o, uint32_t *restrict kc)
+/* vortex.dict codes of width w bytes (unsigned), len of them, widened into o (when not NULL)
+** and/or kc: the largest code. Without validity every row is a code: one small loop per
+** width, the maximum taken in the codes' own width, so the compiler vectorises each. With
+** validity a null row writes 0 (o) or UINT32_MAX (kc) and its code is not looked at. */
+static __attribute__((noinline)) uint64_t dict_widen(const uint8_t *cb, unsigned w, const uint8_t *validity, uint64_t len,
+                                                     uint64_t *restrict o, uint32_t *restrict kc)
 {
 #define WIDEN(T, LOAD) { \
     T mx = 0; \
-    if (o) for (uint64_t i = 0; i < len; i++) { T x = (LOAD); o[i] = x; mx = x > mx ? x : mx; } \
-    else for (uint64_t i = 0; i < len; i++) { T x = (LOAD); kc[i] = (uint32_t)x; mx = x > mx ? x : mx; } \
-    return mx; }
-    switch (w) {
-    case 1: WIDEN(uint8_t, cb[i])
-    case 2: WIDEN(uint16_t, pch_load_le16(cb + 2 * i))
-    case 4: WIDEN(uint32_t, pch_load_le32(cb + 4 * i))
-    default: WIDEN(uint64_t, pch_load_le64(cb + 8 * i))
-    }
-#undef WIDEN
-}
-
-/* dict_widen for nullable unsigned codes: a null row writes 0 (o) or UINT32_MAX (kc), and the
-** maximum is over the valid rows only (a null row's code is not looked at). */
-static __attribute__((noinline)) uint64_t dict_widen_valid(const uint8_t *cb, unsigned w, const uint8_t *validity, uint64_t len,
-                                                            uint64_t *restrict o, uint32_t *restrict kc)
-{
-#define WIDEN(T, LOAD) { \
-    T mx = 0; \
-    for (uint64_t i = 0; i < len; i++) { \
+    if (!validity && o) for (uint64_t i = 0; i < len; i++) { T x = (LOAD); o[i] = x; mx = x > mx ? x : mx; } \
+    else if (!validity) for (uint64_t i = 0; i < len; i++) { T x = (LOAD); kc[i] = (uint32_t)x; mx = x > mx ? x : mx; } \
+    else for (uint64_t i = 0; i < len; i++) { \
         bool ok = (validity[i >> 3] >> (i & 7)) & 1; \
         T x = ok ? (T)(LOAD) : 0; \
         if (o) o[i] = x; \
@@ -1345,12 +1330,12 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
             /* the common case, one loop per code width: no per-row calls */
             const uint8_t *cb = codes->data;
             uint64_t most = 0;
-            most = dict_widen(cb, pch_vx_ptype_width((unsigned)m[1]), len, o, kc);
+            most = dict_widen(cb, pch_vx_ptype_width((unsigned)m[1]), NULL, len, o, kc);
             if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
             if (kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
         } else if (codes->validity && !pch_vx__is_signed((unsigned)m[1]) && len && m[0]) {
             /* nullable codes (a text lane with nulls): the same, one loop per width */
-            uint64_t most = dict_widen_valid(codes->data, pch_vx_ptype_width((unsigned)m[1]), codes->validity, len, o, kc);
+            uint64_t most = dict_widen(codes->data, pch_vx_ptype_width((unsigned)m[1]), codes->validity, len, o, kc);
             if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
         }
         else for (uint64_t i = 0; i < len; i++) {

@@ -1381,6 +1381,47 @@ static void test_vortex_file__all_null_dict_lane(void)
     pch_vx_dtype_free(dt);
 }
 
+/* Lists of a few names with nulls, as the projection's steps.model_name: the compressor makes
+** the list's items a dictionary encoding whose codes are nullable, and a read gathers the
+** names (full decode) or hands out the codes (text codes); both must give back every row
+** and every null (the nullable codes are widened in one loop per width). */
+static void test_vortex_file__nullable_dict_codes(void)
+{
+    static const char *const names[] = { "openrouter/nousresearch/hermes-4-70b", "bedrock/us.amazon.nova-premier-v1:0",
+                                         "gemini/gemini-3-flash-preview", "m" };
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *chunks[2] = { NULL, NULL };
+    pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+    uint64_t x = 5;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "id:i64,s:list<utf8?>", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (int c = 0; c < 2; c++) {
+        for (int r = 0; r < 300; r++) {
+            pch_vx_builder *l = pch_vx_builder_child(pch_vx_builder_child(b, 1), 0);
+            PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), r, &err), &err);
+            for (int k = 0; k < 10; k++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                if ((x >> 60) < 3) PCH_CHECK_OK(pch_vx_builder_append_null(l, &err), &err);
+                else {
+                    const char *nm = names[(x >> 33) % 4];
+                    PCH_CHECK_OK(pch_vx_builder_append_bytes(l, nm, strlen(nm), &err), &err);
+                }
+            }
+            PCH_CHECK_OK(pch_vx_builder_append_valid(pch_vx_builder_child(b, 1), &err), &err);
+            PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &chunks[c], &err), &err);
+    }
+    o.compress = 1;
+    PCH_CHECK_OK(roundtrip(dt, chunks, 2, &o, &err, NULL), &err);
+    pch_vx_array_free(chunks[0]);
+    pch_vx_array_free(chunks[1]);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
 /* Streaming writer: abandoned writes publish nothing, an existing target is replaced only at
 ** finish, a missing directory fails at open, publish to another path is refused. */
 static void test_vortex_file__streamed_publish(void)
@@ -1755,6 +1796,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__fsst_memo_carries);
     PCH_RUN(test_vortex_file__paged_open);
     PCH_RUN(test_vortex_file__bits_copy);
+    PCH_RUN(test_vortex_file__nullable_dict_codes);
     rmdir(g_tmpdir);
     return pch_test_report();
 }
