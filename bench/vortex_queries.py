@@ -63,7 +63,8 @@ def ratio(peers, ours):
 
 
 def bench_sql(root, stmts):
-    """Warm in-process p50 (ms) of each statement through `bench-sql` (one process), and paths."""
+    """Warm in-process p50s (ms) of each statement through `bench-sql` (one process): rows printed, rows
+    discarded (engine-only), and the paths taken."""
     qf = os.path.join(VX_DIR, "results", "bench-sql.sql")
     os.makedirs(os.path.dirname(qf), exist_ok=True)
     with open(qf, "w") as f:
