@@ -94,12 +94,9 @@ int pch_sql__print(const pch_sql_rowsrc *src, pch_sql_format fmt, FILE *out, uin
             cells[n_cells++] = h;
         }
     if (n_rows) *n_rows = 0;
-    if (fmt == PCH_SQL_DISCARD) {       /* produced and counted, not written */
-        while ((rc = src->next(src->payload, cell, err)) == 1)
-            if (n_rows) (*n_rows)++;
-    }
-    while (fmt != PCH_SQL_DISCARD && (rc = src->next(src->payload, cell, err)) == 1) {
+    while ((rc = src->next(src->payload, cell, err)) == 1) {
         if (n_rows) (*n_rows)++;
+        if (fmt == PCH_SQL_DISCARD) continue;   /* produced and counted, not written */
         if (fmt == PCH_SQL_JSONL) pch_buf_putc(&line, '{');
         for (int i = 0; i < nc; i++) {
             int t = cell[i].type;
