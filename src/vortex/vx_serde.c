@@ -1326,17 +1326,12 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         /* codes only (tc): the codes are the values; no row index, no gather */
         if ((!(keep && tc) && !(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) ||
             (keep && !(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4)))) { pch_vx_array_free(codes); goto oom; }
-        if (!codes->validity && !pch_vx__is_signed((unsigned)m[1]) && len) {
-            /* the common case, one loop per code width: no per-row calls */
-            const uint8_t *cb = codes->data;
-            uint64_t most = 0;
-            most = dict_widen(cb, pch_vx_ptype_width((unsigned)m[1]), NULL, len, o, kc);
-            if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
-            if (kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
-        } else if (codes->validity && !pch_vx__is_signed((unsigned)m[1]) && len && m[0]) {
-            /* nullable codes (a text lane with nulls): the same, one loop per width */
+        if (!pch_vx__is_signed((unsigned)m[1]) && len && (!codes->validity || m[0])) {
+            /* the common case, one loop per code width: no per-row calls (nullable codes, a
+            ** text lane with nulls, too: a null row's code is not looked at) */
             uint64_t most = dict_widen(codes->data, pch_vx_ptype_width((unsigned)m[1]), codes->validity, len, o, kc);
             if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
+            if (!codes->validity && kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
         }
         else for (uint64_t i = 0; i < len; i++) {
             int valid = pch_vx_array_is_valid(codes, i);
