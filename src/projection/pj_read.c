@@ -104,8 +104,7 @@ typedef struct pj_psum {
 /* One cluster's summaries; closes: its last row is a trajectory's last page (so a cluster
 ** with no match may be skipped: no trajectory continues from it into the next). */
 typedef struct pj_psums {
-    pj_psum *row;
-    uint64_t n;
+    pj_psum *row;                   /* one per row of the cluster */
     bool closes;
 } pj_psums;
 
@@ -1420,7 +1419,6 @@ static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_
     const pch_vx_array *const *L;
     uint64_t rows = e - b;
     out->row = NULL;
-    out->n = 0;
     out->closes = false;
     so.columns = k_prune_lanes;
     so.n_columns = PR_N;
@@ -1449,7 +1447,6 @@ static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_
         p->model = lane_u(L[PR_MODEL], r);
         p->tool = lane_u(L[PR_TOOL], r);
     }
-    out->n = rows;
     if (rows) {
         uint64_t last = rows - 1;
         out->closes = pch_vx_row_valid(L[PR_PAGE_INDEX], last) && pch_vx_row_valid(L[PR_PAGE_COUNT], last) &&
@@ -1466,16 +1463,16 @@ static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_
 static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uint64_t e, bool *skip, pch_error *err)
 {
     pch_vxp_snapshot *s = it->s;
-    pj_psums tmp = { NULL, 0, false }, *ps = d->psum ? &d->psum[c] : NULL;
+    pj_psums tmp = { NULL, false }, *ps = d->psum ? &d->psum[c] : NULL;
     uint64_t rows = e - b, kept = 0;
     *skip = false;
     if (ps && ps->row) it->st.clusters_summary_warm++;
     else {
         uint64_t bytes = rows * sizeof(pj_psum);
+        bool fits = s->psum_bytes + bytes <= s->psum_budget;
         PCH_TRY(psums_decode(it, d, b, e, &tmp, err));
-        if (!d->psum && s->psum_bytes + bytes <= s->psum_budget)
-            d->psum = pch_calloc(s->ctx, d->n_clusters ? d->n_clusters : 1, sizeof *d->psum);
-        if (d->psum && s->psum_bytes + bytes <= s->psum_budget) {
+        if (fits && !d->psum) d->psum = pch_calloc(s->ctx, d->n_clusters ? d->n_clusters : 1, sizeof *d->psum);
+        if (fits && d->psum) {
             d->psum[c] = tmp;
             tmp.row = NULL;             /* the snapshot's now */
             s->psum_bytes += bytes;
@@ -1483,11 +1480,6 @@ static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uin
         } else {
             ps = &tmp;
         }
-    }
-    if (ps->n != rows) {
-        pch_free(s->ctx, tmp.row);
-        return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u has %" PRIu64 " summaries for %" PRIu64 " rows", d->path, c,
-                             ps->n, rows);
     }
     if (rows > it->keep_cap) {
         pch_free(s->ctx, it->keep);
