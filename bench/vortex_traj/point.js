@@ -110,8 +110,9 @@ for (const x of roots) {
   if (x.session_id && sessCount.get(x.session_id) > 1) map.roots_sharing_session_id++;
   if (trajCount.get(o.trajectory_key) > 1) map.root_trajectory_key_not_unique++;
   if (/^traj:/.test(o.trajectory_key)) kinds.trajectory_key_generated++;
-  else if (x.session_id && o.trajectory_key === x.session_id) kinds.trajectory_key_eq_session_id++;
-  else if (x.trajectory_id && o.trajectory_key === x.trajectory_id) kinds.trajectory_key_eq_trajectory_id++;
+  // keys are "<producer id>@<document path>" (docs/atif.md "Stable keys")
+  else if (x.trajectory_id && o.trajectory_key.startsWith(x.trajectory_id + "@")) kinds.trajectory_key_eq_trajectory_id++;
+  else if (x.session_id && o.trajectory_key.startsWith(x.session_id + "@")) kinds.trajectory_key_eq_session_id++;
   else kinds.other++;
   if (map.examples.length < 3 && (/^traj:/.test(o.trajectory_key) || map.examples.length < 1))
     map.examples.push({ run_id: x.run_id, doc: x.doc, session_id: x.session_id, our_run_key: o.run_key, our_trajectory_key: o.trajectory_key });

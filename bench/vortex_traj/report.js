@@ -80,7 +80,7 @@ for (const c of corpora) {
   for (const [n, p] of [["Vortex", vp], ["Storyline", sp]]) {
     if (!p) continue;
     const k = p.key_map;
-    out.push(`${n} keys: ${k.roots} index.jsonl roots, ${k.unmapped} without a root of ours; run_id accepted by get: ${k.run_id_is_one_of_our_keys}; our run key = session_id for ${k.run_key_eq_session_id}; root trajectory_key = session_id ${k.kinds.trajectory_key_eq_session_id}, = trajectory_id ${k.kinds.trajectory_key_eq_trajectory_id}, generated ${k.kinds.trajectory_key_generated}; ${k.roots_sharing_session_id} roots share ${k.shared_session_ids} session id(s).`);
+    out.push(`${n} keys: ${k.roots} index.jsonl roots, ${k.unmapped} without a root of ours; run_id accepted by get: ${k.run_id_is_one_of_our_keys}; our run key = session_id for ${k.run_key_eq_session_id}; root trajectory_key = session_id@path ${k.kinds.trajectory_key_eq_session_id}, = trajectory_id@path ${k.kinds.trajectory_key_eq_trajectory_id}, generated ${k.kinds.trajectory_key_generated}; ${k.roots_sharing_session_id} roots share ${k.shared_session_ids} session id(s).`);
     if (p.verify.mismatches.length) out.push(`${n} round-trip mismatch (first): ${JSON.stringify(p.verify.mismatches[0]).slice(0, 600)}`);
     if (p.cold.failures.length) out.push(`${n} get failures (first): ${JSON.stringify(p.cold.failures[0]).slice(0, 600)}`);
   }

@@ -80,6 +80,9 @@ typedef struct pch_vxp_build_stats {
     uint64_t data_files, clusters, blob_packs, blobs;
     double seconds;
     char snapshot_id[40];
+    /* staging directories of writers that died before they removed them (§11.5), removed
+    ** when this build opened: how many, and the bytes of their files */
+    uint64_t staging_removed, staging_removed_bytes;
 } pch_vxp_build_stats;
 
 typedef struct pch_vxp_builder pch_vxp_builder;
@@ -122,6 +125,11 @@ typedef struct pch_vxp_query_stats {  /* §20.2 */
 ** reuse them and the data-file footers they open. */
 PCH_API int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root,
                                   pch_error *err);
+/* The same for snapshot_id instead of CURRENT's (NULL: CURRENT's), as every reading verb's
+** --snapshot ID: its manifest is checked by what it lists (every file's digest), since only
+** CURRENT pins a manifest's own digest. PCH_ENOTFOUND when the root has no such snapshot. */
+PCH_API int pch_vxp_snapshot_open_at(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root,
+                                     const char *snapshot_id, pch_error *err);
 PCH_API void pch_vxp_snapshot_free(pch_vxp_snapshot *s);
 PCH_API const char *pch_vxp_snapshot_id(const pch_vxp_snapshot *s);
 PCH_API uint64_t pch_vxp_snapshot_trajectories(const pch_vxp_snapshot *s);
@@ -144,7 +152,8 @@ typedef enum pch_vxp_hydration {
 PCH_API int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap,
                            size_t *n_out, pch_error *err);
 /* Which identity a key names (get --trajectory-key / --run-id / --session-id): ANY is
-** pch_vxp_lookup's rule; TRAJECTORY = trajectories whose trajectory key is KEY; RUN = document
+** pch_vxp_lookup's rule (a trajectory key; a producer id: the trajectories whose key is
+** "KEY@<document path>", docs/atif.md "Stable keys"; or a document root's run key or session id); TRAJECTORY = trajectories whose trajectory key is KEY; RUN = document
 ** roots whose run key is KEY; SESSION = document roots whose producer session_id is KEY. So a
 ** document whose trajectory key is another document's run key can still be read alone. */
 typedef enum pch_vxp_key_kind {
@@ -439,6 +448,32 @@ typedef void (*pch_vxp_finding_cb)(const char *file, const char *message, void *
 ** (that is also reported as a finding). */
 PCH_API int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *payload,
                            size_t *n_findings, pch_error *err);
+
+/* The same for snapshot_id (NULL: CURRENT's). */
+PCH_API int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_vxp_finding_cb cb,
+                              void *payload, size_t *n_findings, pch_error *err);
+
+/* ---------------------------------------------------------------- snapshots (§10.2, §12.4, §15) */
+
+typedef struct pch_vxp_snapshot_info {
+    char snapshot_id[64];
+    char parent_id[64];          /* "" for a first build */
+    char created_at[40];
+    uint64_t documents, trajectories, data_bytes;
+    bool current;                /* the one CURRENT names */
+    bool readable;               /* its manifest loads; else problem says why */
+    char problem[256];
+} pch_vxp_snapshot_info;
+/* Every snapshot of root (each manifest under manifests/), oldest first. */
+PCH_API int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **out, size_t *n_out,
+                              pch_error *err);
+PCH_API void pch_vxp_snapshots_free(pch_ctx *ctx, pch_vxp_snapshot_info *v);
+/* Bind CURRENT to snapshot_id when CURRENT is missing or damaged (§15): the snapshot is
+** verified whole first (findings to cb; any finding refuses with PCH_ECORRUPT), and CURRENT
+** is published only over the bytes it held when repair began (else "stale commit"). A
+** readable CURRENT is left alone (PCH_EEXISTS). Never chooses a snapshot itself. */
+PCH_API int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_vxp_finding_cb cb,
+                           void *payload, size_t *n_findings, pch_error *err);
 
 /* Print the snapshot, files, clusters, per-lane encodings and bytes, write metrics. */
 PCH_API int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err);

@@ -83,10 +83,13 @@ PCH_API int pch_storyline_get_in_run(pch_ctx *ctx, const char *root, const char 
                                      const char *trajectory_key, bool pretty, char **out,
                                      size_t *len_out, pch_error *err);
 
-/* Which identity a point-read key is (RFC-0006 §13.4): a trajectory key, or the run id or
-** producer session id of document roots (several documents may share either). */
+/* Which identity a point-read key is (RFC-0006 §13.4): a trajectory key, the run id or
+** producer session id of document roots (several documents may share either), or a producer
+** id: the trajectories whose key is "KEY@<document path>" (their trajectory id, or a document
+** root's session id: docs/atif.md "Stable keys"). */
 typedef enum pch_storyline_key_kind {
-    PCH_STORYLINE_KEY_TRAJECTORY = 0, PCH_STORYLINE_KEY_RUN, PCH_STORYLINE_KEY_SESSION
+    PCH_STORYLINE_KEY_TRAJECTORY = 0, PCH_STORYLINE_KEY_RUN, PCH_STORYLINE_KEY_SESSION,
+    PCH_STORYLINE_KEY_PRODUCER_ID
 } pch_storyline_key_kind;
 
 typedef struct pch_storyline_match {

@@ -20,4 +20,15 @@ const char *pch_atif__audio_canonical(const char *mt, size_t len);
 int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, void *payload),
                    void *payload, pch_error *err);
 
+/* The trajectory keys of one source (RFC-0006 §5.2; keys.c). Zero-initialise. */
+typedef struct pch_atif__keyset {
+    char **slots;
+    size_t cap, n;
+} pch_atif__keyset;
+
+/* Add every (run key, trajectory key) of doc. A key that an earlier document holds fails
+** with PCH_EINVAL naming both documents (keys are never renamed: docs/atif.md). */
+int pch_atif__keys_claim(pch_ctx *ctx, pch_atif__keyset *ks, const pch_atif_doc *doc, pch_error *err);
+void pch_atif__keys_dispose(pch_ctx *ctx, pch_atif__keyset *ks);
+
 #endif

@@ -12,11 +12,6 @@
 #include "atif/atif_int.h"
 #include "json/json.h"
 
-typedef struct keyset {            /* open addressing over "run\x1ftraj" strings */
-    char **slots;
-    size_t cap, n;
-} keyset;
-
 typedef struct pending {
     pch_atif_link_kind kind;
     char *from_doc, *from_run, *from_traj, *target, *target_doc;
@@ -38,17 +33,10 @@ typedef struct dir_state {
     void *payload;
     pch_atif_dir_stats *st;
     pch_error *err;
-    keyset keys;
+    pch_atif__keyset keys;
     pending *pend; size_t n_pend, cap_pend;
     docmap *docs; size_t n_docs, cap_docs;
 } dir_state;
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s) { h ^= (uint8_t)*s++; h *= 1099511628211ull; }
-    return h;
-}
 
 static char *xdup(pch_ctx *ctx, const char *s)
 {
@@ -56,45 +44,6 @@ static char *xdup(pch_ctx *ctx, const char *s)
     char *p = pch_malloc(ctx, n + 1);
     if (p) memcpy(p, s, n + 1);
     return p;
-}
-
-/* Insert k; returns 1 if added, 0 if already present, <0 on ENOMEM. Takes ownership of k
-** only when added. */
-static int keyset_add(pch_ctx *ctx, keyset *ks, char *k)
-{
-    if ((ks->n + 1) * 2 > ks->cap) {
-        size_t nc = ks->cap ? ks->cap * 2 : 256;
-        char **ns = pch_calloc(ctx, nc, sizeof(char *));
-        if (!ns) return PCH_ENOMEM;
-        for (size_t i = 0; i < ks->cap; i++)
-            if (ks->slots[i]) {
-                size_t j = fnv(ks->slots[i]) & (nc - 1);
-                while (ns[j]) j = (j + 1) & (nc - 1);
-                ns[j] = ks->slots[i];
-            }
-        pch_free(ctx, ks->slots);
-        ks->slots = ns;
-        ks->cap = nc;
-    }
-    size_t j = fnv(k) & (ks->cap - 1);
-    while (ks->slots[j]) {
-        if (strcmp(ks->slots[j], k) == 0) return 0;
-        j = (j + 1) & (ks->cap - 1);
-    }
-    ks->slots[j] = k;
-    ks->n++;
-    return 1;
-}
-
-static char *join_key(pch_ctx *ctx, const char *run, const char *traj)
-{
-    size_t a = strlen(run), b = strlen(traj);
-    char *k = pch_malloc(ctx, a + b + 2);
-    if (!k) return NULL;
-    memcpy(k, run, a);
-    k[a] = '\x1f';
-    memcpy(k + a + 1, traj, b + 1);
-    return k;
 }
 
 /* Resolve `target` relative to the directory of doc; NULL when not confined to the root. */
@@ -165,32 +114,9 @@ static int ref_paths(dir_state *s, const char *doc, const pch_atif_trajectory *t
 ** source, references remembered, the document handed to on_doc. */
 static int accept_doc(dir_state *s, const char *rel, pch_atif_doc *d)
 {
-    int rc = PCH_OK;
-    /* keys unique within the source: the first claimant keeps a producer id */
-    for (size_t i = 0; i < d->n_traj; i++) {
-        pch_atif_trajectory *t = &d->traj[i];
-        char *k = join_key(s->ctx, t->run_key, t->trajectory_key);
-        if (!k) { rc = PCH_ENOMEM; break; }
-        rc = keyset_add(s->ctx, &s->keys, k);
-        if (rc < 0) { pch_free(s->ctx, k); break; }
-        if (rc == 0) {
-            pch_free(s->ctx, k);
-            char gen[96];
-            char fp[65];
-            pch_buf g;
-            pch_blake3_hex(fp, s->opts && s->opts->source_fingerprint ? s->opts->source_fingerprint : "",
-                           s->opts && s->opts->source_fingerprint ? strlen(s->opts->source_fingerprint) : 0);
-            pch_buf_init(&g, s->ctx);
-            snprintf(gen, sizeof gen, "#%zu", i);
-            pch_buf_printf(&g, "traj:%.8s:%s%s", fp, rel, gen);
-            rc = g.oom ? PCH_ENOMEM : pch_atif_doc_set_key(d, i, NULL, (const char *)g.data, true, s->err);
-            pch_buf_dispose(&g);
-            if (rc < 0) break;
-            k = join_key(s->ctx, t->run_key, t->trajectory_key);
-            if (!k || keyset_add(s->ctx, &s->keys, k) < 0) { pch_free(s->ctx, k); rc = PCH_ENOMEM; break; }
-        }
-        rc = PCH_OK;
-    }
+    /* keys come from each document alone; one claimed twice fails the import (keys.c) */
+    int rc = pch_atif__keys_claim(s->ctx, &s->keys, d, s->err);
+    if (rc < 0) { pch_atif_doc_free(d); return rc; }
     /* remember the root keys and the file references of this document */
     if (rc == PCH_OK) {
         if (s->n_docs == s->cap_docs) {
@@ -509,7 +435,6 @@ int pch_atif_dir_import(pch_ctx *ctx, const char *root, const pch_atif_options *
         pch_free(ctx, s.docs[i].path); pch_free(ctx, s.docs[i].run); pch_free(ctx, s.docs[i].traj);
     }
     pch_free(ctx, s.docs);
-    for (size_t i = 0; i < s.keys.cap; i++) pch_free(ctx, s.keys.slots[i]);
-    pch_free(ctx, s.keys.slots);
+    pch_atif__keys_dispose(ctx, &s.keys);
     return rc;
 }

@@ -989,6 +989,18 @@ static const char *gen_key(V *v, const char *kind, uint32_t preorder)
     return r;
 }
 
+/* "<producer id>@<document path>": the trajectory key of a producer id (§5.2). */
+static const char *qualify(V *v, const char *id)
+{
+    size_t a = strlen(id), b = strlen(v->file);
+    char *r = pch_arena_alloc(&v->doc->arena, a + b + 2);
+    if (!r) { v->fatal = PCH_ENOMEM; return NULL; }
+    memcpy(r, id, a);
+    r[a] = '@';
+    memcpy(r + a + 1, v->file, b + 1);
+    return r;
+}
+
 static void assign_keys(V *v)
 {
     pch_atif_doc *d = v->doc;
@@ -1007,11 +1019,16 @@ static void assign_keys(V *v)
         const char *k = NULL;
         if (t->trajectory_id && t->trajectory_id[0]) k = t->trajectory_id;
         else if (t->parent < 0 && t->session_id && t->session_id[0]) k = t->session_id;
+        /* A key depends on its own document only (§5.2; docs/atif.md "Stable keys"): a
+        ** producer id names a trajectory together with the document's path, because other
+        ** documents may carry the same id (session ids are run-scoped, and copies repeat
+        ** trajectory ids). Whichever documents sit beside it, the key stays the same. */
+        if (k && v->file[0]) k = qualify(v, k);
         /* unique inside the document */
         for (size_t j = 0; k && j < i; j++)
             if (strcmp(d->traj[j].trajectory_key, k) == 0) { k = NULL; t->warnings |= PCH_ATIF_W_KEY_COLLISION; }
         if (k) t->trajectory_key = k;
-        else {
+        else if (!v->fatal) {
             t->trajectory_key = gen_key(v, "traj", (uint32_t)i);
             t->trajectory_key_generated = true;
             t->warnings |= PCH_ATIF_W_GENERATED_KEY;

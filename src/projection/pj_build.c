@@ -67,6 +67,7 @@ typedef struct lane_acc {
 struct pch_vxp_builder {
     pch_ctx *ctx;
     char *root, *stage;
+    int stage_fd;                     /* our lock on stage (pj_stage.c) */
     pch_vxp_build_options o;
     char writer_id[33], snapshot_id[40];
     bool had_current;
@@ -143,6 +144,7 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         return pch_error_set(err, PCH_EINVAL, "projection: partition '%s' must be one path segment", opts->partition);
     if (!(b = pch_calloc(ctx, 1, sizeof *b))) return nomem(err);
     b->ctx = ctx;
+    b->stage_fd = -1;
     b->o = *opts;
     if (!b->o.partition) b->o.partition = "default";
     if (!b->o.threads) {
@@ -168,8 +170,15 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
     CK(pj_random_id(b->snapshot_id + 13, 4, err));
     pch_buf_printf(&p, "%s/staging/%s", root, b->writer_id);
     if (p.oom) { rc = nomem(err); goto fail; }
-    b->stage = strdup((const char *)p.data);
-    if (!b->stage) { rc = nomem(err); goto fail; }
+    {
+        char *stage = strdup((const char *)p.data);
+        pj_stage_stats ss;
+        if (!stage) { rc = nomem(err); goto fail; }
+        if ((rc = pj_stage_open(ctx, root, stage, b->writer_id, &b->stage_fd, &ss, err)) < 0) { free(stage); goto fail; }
+        b->stage = stage;
+        b->st.staging_removed = ss.removed;
+        b->st.staging_removed_bytes = ss.removed_bytes;
+    }
     {
         static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "manifests" };
         for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
@@ -220,16 +229,10 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     pch_vx_builder_free(b->rows);
     pch_vx_dtype_free(b->dt);
     pch_json_parser_free(b->jp);
-    if (b->stage) pch_remove_tree(b->stage, NULL);   /* unpublished work only */
-    if (!b->committed && b->root) {
-        /* a failed first build leaves no empty root behind (rmdir fails on anything else) */
-        pch_buf p;
-        pch_buf_init(&p, b->ctx);
-        pch_buf_printf(&p, "%s/staging", b->root);
-        if (!p.oom && !b->had_current) rmdir((const char *)p.data);
-        pch_buf_dispose(&p);
-        if (b->created_root) rmdir(b->root);
-    }
+    /* unpublished work only; a failed first build leaves no empty root behind (rmdir
+    ** fails on anything else) */
+    if (b->root) pj_stage_close(b->ctx, b->root, b->stage, b->stage_fd, !b->committed && !b->had_current);
+    if (!b->committed && b->root && b->created_root) rmdir(b->root);
     for (size_t i = 0; i < b->n_d; i++) {
         dentry *e = &b->d[i];
         free(e->source_id); free(e->run_key); free(e->traj_key); free(e->session_id);
@@ -687,12 +690,12 @@ static void json_str(pch_buf *j, const char *s) { pch_json__write_string(j, s ? 
 
 int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_error *err)
 {
-    pch_buf packs, cdir, tdir, m, p, cur, now_raw;
+    pch_buf packs, cdir, tdir, m, p;
     char mdigest[80], created[32], rel[128];
-    int rc = PCH_OK, lock = -1;
+    int rc = PCH_OK;
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
-    pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx); pch_buf_init(&cur, b->ctx); pch_buf_init(&now_raw, b->ctx);
+    pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     CK(cluster_flush(b, false, err));
     CK(flusher_stop(b, err));
@@ -718,7 +721,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, ",\"source_id\":");
     json_str(&m, b->o.source_id);
     pch_buf_printf(&m, ",\"fact_version\":null,\"fact_rows\":%" PRIu64
-                       ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\"},\n",
+                       ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\""
+                       ",\"trajectory_keys\":\"" PJ_KEY_RULE "\"},\n",
                    b->st.documents);
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
@@ -804,40 +808,14 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     CK(publish_file(b, rel, err));
 
     /* CURRENT: under a lock, only if it is still what this writer read (§10.2, §11.4) */
-    pch_buf_clear(&p);
-    pch_buf_printf(&p, "%s/staging/.commit.lock", b->root);
-    if (p.oom) { rc = nomem(err); goto done; }
-    lock = open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s", (const char *)p.data); goto done; }
-    {
-        pj_current now;
-        pch_error e2;
-        int r2 = pj_current_read(b->ctx, b->root, &now, &now_raw, &e2);
-        bool same = b->had_current ? (r2 == PCH_OK && now_raw.len == b->cur_raw.len &&
-                                      memcmp(now_raw.data, b->cur_raw.data, now_raw.len) == 0)
-                                   : r2 == PCH_ENOTFOUND;
-        if (!same) {
-            rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed since this build started (was %s, now %s); "
-                               "nothing was published (snapshot %s is unreferenced)",
-                               b->had_current ? b->cur.snapshot_id : "absent", r2 == PCH_OK ? now.snapshot_id : "absent or unreadable",
-                               b->snapshot_id);
-            goto done;
-        }
-    }
-    pch_buf_printf(&cur, "{\"format\":\"%s\",\"snapshot_id\":\"%s\",\"manifest\":\"%s\",\"manifest_digest\":\"%s\"}\n",
-                   PJ_CURRENT_FORMAT, b->snapshot_id, rel, mdigest);
-    pch_buf_clear(&p);
-    pch_buf_printf(&p, "%s/CURRENT", b->root);
-    if (cur.oom || p.oom) { rc = nomem(err); goto done; }
-    CK(pch_file_publish((const char *)p.data, cur.data, cur.len, err));
+    CK(pj_current_swap(b->ctx, b->root, b->had_current ? &b->cur_raw : NULL, b->cur.snapshot_id, b->snapshot_id, mdigest, err));
     b->committed = true;
     b->st.seconds = pch_time_mono() - b->t0;
     if (b->o.progress) fputc('\n', stderr);
     if (stats) *stats = b->st;
 #undef CK
 done:
-    if (lock >= 0) close(lock);
     pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir);
-    pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&cur); pch_buf_dispose(&now_raw);
+    pch_buf_dispose(&m); pch_buf_dispose(&p);
     return rc;
 }

@@ -201,6 +201,10 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
 
 #define PJ_CURRENT_FORMAT "pchronicle-vortex-current/v1"
 #define PJ_MANIFEST_FORMAT "pchronicle-vortex-manifest/v1"
+/* lineage.trajectory_keys: every key made from its own document (docs/atif.md "Stable
+** keys"). Absent in roots built before; such keys may depend on other documents, so an
+** incremental writer must not extend them. */
+#define PJ_KEY_RULE "document"
 /* The lanes of a data file (this header's PJ_LANES); /2 added page_index and page_count,
 ** /3 the prompt-prefix lanes. */
 #define PJ_DATA_MODEL "trajectory-struct-of-lane-lists/3"
@@ -218,6 +222,27 @@ typedef struct pj_current {
     char manifest[128];
     char digest[80];     /* "blake3:<64 hex>" */
 } pj_current;
+
+/* Staging directories (pj_stage.c, §11.5, §15). pj_stage_open creates stage (ROOT/staging/
+** <writer_id>) and holds an exclusive lock on it (*fd_out) until pj_stage_close, then removes
+** every other directory under staging/ that no live writer holds, counting them in *st.
+** pj_stage_close removes stage and drops the lock; remove_gate: also staging/.lock and
+** staging/ itself if empty (a first build that failed). */
+typedef struct pj_stage_stats { uint64_t removed, removed_bytes; } pj_stage_stats;
+int pj_stage_open(pch_ctx *ctx, const char *root, const char *stage, const char *writer_id, int *fd_out,
+                  pj_stage_stats *st, pch_error *err);
+void pj_stage_close(pch_ctx *ctx, const char *root, const char *stage, int fd, bool remove_gate);
+
+/* "<12 hex ms>-<8 hex>": a snapshot id as the builder makes them. */
+bool pj_snapshot_id_ok(const char *s);
+/* Publish CURRENT naming snapshot_id (its manifest's digest), under staging/.commit.lock,
+** only if CURRENT still holds the bytes `expect` (NULL: still absent): otherwise
+** PCH_EEXISTS "stale commit", nothing published (§10.2, §11.4). expect_id names it. */
+int pj_current_swap(pch_ctx *ctx, const char *root, const pch_buf *expect, const char *expect_id,
+                    const char *snapshot_id, const char *digest, pch_error *err);
+/* CURRENT as it would name snapshot id (its manifest's digest computed now): how a snapshot
+** other than CURRENT's is opened (--snapshot). PCH_ENOTFOUND when there is no such manifest. */
+int pj_current_at(pch_ctx *ctx, const char *root, const char *id, pj_current *cur, pch_error *err);
 
 /* Parse and validate CURRENT's bytes (§10.2). */
 int pj_current_parse(pch_ctx *ctx, const char *text, size_t len, pj_current *cur, pch_error *err);

@@ -548,6 +548,16 @@ int pch_vxp_snapshot_open(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root
     return snapshot_load(out, ctx, root, NULL, err);
 }
 
+int pch_vxp_snapshot_open_at(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, const char *snapshot_id,
+                             pch_error *err)
+{
+    pj_current cur;
+    *out = NULL;
+    if (!snapshot_id) return snapshot_load(out, ctx, root, NULL, err);
+    PCH_TRY(pj_current_at(ctx, root, snapshot_id, &cur, err));
+    return snapshot_load(out, ctx, root, &cur, err);
+}
+
 int pj_snapshot_twin(pch_vxp_snapshot **out, const pch_vxp_snapshot *s, pch_error *err)
 {
     return snapshot_load(out, s->ctx, s->root, &s->cur, err);
@@ -613,20 +623,28 @@ static bool shard_may_hold_run(const shardm *m, const char *run)
 }
 
 /* Does directory entry e match KEY as identity `as` (pch_vxp_lookup_as)? */
+/* Key t is producer id `id` qualified by document path doc ("id@doc", src/atif/parse.c). */
+static bool is_producer_id(const char *t, const char *id, const char *doc)
+{
+    size_t n = strlen(id);
+    return strncmp(t, id, n) == 0 && t[n] == '@' && strcmp(t + n + 1, doc) == 0;
+}
+
 static bool key_hit(const entry *e, pch_vxp_key_kind as, const char *key)
 {
     bool traj = strcmp(e->t, key) == 0;
+    bool id = as == PCH_VXP_KEY_ANY && is_producer_id(e->t, key, e->doc);
     bool run = e->root && strcmp(e->r, key) == 0;
     bool session = e->root && e->session && strcmp(e->session, key) == 0;
     switch (as) {
     case PCH_VXP_KEY_TRAJECTORY: return traj;
     case PCH_VXP_KEY_RUN: return run;
     case PCH_VXP_KEY_SESSION: return session;
-    default: return traj || run || session;
+    default: return traj || id || run || session;
     }
 }
 
-static const char *const key_kind_names[] = { "trajectory, run or session", "trajectory", "run", "session" };
+static const char *const key_kind_names[] = { "trajectory (key or producer id), run or session", "trajectory", "run", "session" };
 
 int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key, uint64_t *idx, size_t cap,
                       size_t *n_out, pch_error *err)
@@ -634,7 +652,8 @@ int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key,
     size_t n = 0;
     *n_out = 0;
     if ((unsigned)as > PCH_VXP_KEY_SESSION) return pch_error_set(err, PCH_EINVAL, "projection: key kind %d", (int)as);
-    /* ANY: every trajectory whose key is KEY, and every document root whose run key or
+    /* ANY: every trajectory whose key is KEY or whose producer id (trajectory id, or a
+    ** document root's session id) is KEY, and every document root whose run key or
     ** producer session id is KEY (a shared session id gives every candidate, never an
     ** arbitrary one, §13.4). A run key is found through the fence keys in the shards that can
     ** hold it; only when those have no match (or the key is no run key) are all shards read. */
@@ -1016,8 +1035,9 @@ int pch_vxp_get_atif_as(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mod
         const entry *k;
         if ((rc = ensure_row(s, raw->rows[i], err)) < 0) break;
         k = &s->e[raw->rows[i]];
-        /* a key the build made unique across documents (§5.2): generated, as the importer
-        ** marks it (pch_atif_dir_import) */
+        /* the directory's key is the snapshot's: a root built before keys came from each
+        ** document alone (no lineage.trajectory_keys) may hold a key made unique across
+        ** documents, generated, as the importer marked it then (§5.2) */
         if (strcmp(k->r, t->run_key) != 0 || strcmp(k->t, t->trajectory_key) != 0)
             rc = pch_atif_doc_set_key(d, i, strcmp(k->r, t->run_key) ? k->r : NULL, k->t, true, err);
     }

@@ -1,10 +1,13 @@
 /* The dataset root (RFC-0006 §10): CURRENT (§10.2), immutable manifests (§10.3), the path
 ** rules of §16.2 (relative to the root, no traversal, only the dataset's directories),
 ** file digests. Everything read here is untrusted and validated before use. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,7 +143,7 @@ static bool digest_ok(const char *d)
     return true;
 }
 
-static bool snapshot_id_ok(const char *s)
+bool pj_snapshot_id_ok(const char *s)
 {
     size_t n = strlen(s);
     if (n < 8 || n > 48) return false;
@@ -165,7 +168,7 @@ int pj_current_parse(pch_ctx *ctx, const char *text, size_t len, pj_current *cur
     }
     if (v->kind != PCH_JSON_OBJECT || !pj_json_str(v, "format", fmt, sizeof fmt)) { pch_error_set(err, rc, "CURRENT: not an object with a format"); goto done; }
     if (strcmp(fmt, PJ_CURRENT_FORMAT) != 0) { rc = pch_error_set(err, PCH_EUNSUPPORTED, "CURRENT: unknown format '%s' (want %s)", fmt, PJ_CURRENT_FORMAT); goto done; }
-    if (!pj_json_str(v, "snapshot_id", cur->snapshot_id, sizeof cur->snapshot_id) || !snapshot_id_ok(cur->snapshot_id) ||
+    if (!pj_json_str(v, "snapshot_id", cur->snapshot_id, sizeof cur->snapshot_id) || !pj_snapshot_id_ok(cur->snapshot_id) ||
         !pj_json_str(v, "manifest", cur->manifest, sizeof cur->manifest) ||
         !pj_json_str(v, "manifest_digest", cur->digest, sizeof cur->digest) || !digest_ok(cur->digest)) {
         pch_error_set(err, rc, "CURRENT: snapshot_id, manifest and manifest_digest (blake3:<64 hex>) are required");
@@ -179,6 +182,26 @@ done:
     return rc;
 }
 
+/* Whether root/manifests/ holds a snapshot's manifest. */
+static bool has_manifests(pch_ctx *ctx, const char *root)
+{
+    pch_buf p;
+    DIR *d;
+    struct dirent *de;
+    bool any = false;
+    pch_buf_init(&p, ctx);
+    pch_buf_printf(&p, "%s/manifests", root);
+    d = p.oom ? NULL : opendir((const char *)p.data);
+    pch_buf_dispose(&p);
+    if (!d) return false;
+    while (!any && (de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        any = l > 5 && strcmp(de->d_name + l - 5, ".json") == 0;
+    }
+    closedir(d);
+    return any;
+}
+
 int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err)
 {
     pch_buf path, text;
@@ -190,12 +213,22 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
     if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     if (access((const char *)path.data, F_OK) != 0 && errno == ENOENT) {
         pch_buf_dispose(&path);
+        if (has_manifests(ctx, root))      /* published once: CURRENT was lost (§15) */
+            return pch_error_set(err, PCH_ENOTFOUND, "source unavailable: no CURRENT, though manifests/ holds snapshots; "
+                                 "name one with `pchronicle-vortex repair %s --manifest ID` (see `pchronicle-vortex snapshots %s`)",
+                                 root, root);
         return pch_error_set(err, PCH_ENOTFOUND, "no CURRENT (not a pchronicle-vortex dataset root, or never published)");
     }
     rc = pch_file_read_all(&text, (const char *)path.data, 64 * 1024, err);
     pch_buf_dispose(&path);
     if (rc < 0) { pch_buf_dispose(&text); return pch_error_prefix(err, "CURRENT"); }
     rc = pj_current_parse(ctx, (const char *)text.data, text.len, cur, err);
+    if (rc < 0 && err) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        pch_error_set(err, rc, "source unavailable: %s; `pchronicle-vortex repair %s --manifest ID` rebinds it "
+                      "(see `pchronicle-vortex snapshots %s`)", why, root, root);
+    }
     if (rc == PCH_OK && raw && pch_buf_append(raw, text.data, text.len) < 0) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     pch_buf_dispose(&text);
     return rc;
@@ -249,6 +282,14 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
             return pch_error_set(err, PCH_EUNSUPPORTED, "%s: needs custom Vortex registry ids this reader does not have", cur->manifest);
     }
     {
+        const pch_json_value *lin = pj_json_member(*m, "lineage", PCH_JSON_OBJECT);
+        char kr[32];
+        if (lin && pch_json_get(lin, "trajectory_keys", 15) &&
+            (!pj_json_str(lin, "trajectory_keys", kr, sizeof kr) || strcmp(kr, PJ_KEY_RULE) != 0))
+            return pch_error_set(err, PCH_EUNSUPPORTED, "%s: lineage.trajectory_keys is not \"%s\" (a newer key rule?)",
+                                 cur->manifest, PJ_KEY_RULE);
+    }
+    {
         const pch_json_value *lay = pj_json_member(*m, "layout", PCH_JSON_OBJECT);
         char dm[64];
         if (!lay || !pj_json_str(lay, "data_model", dm, sizeof dm) || strcmp(dm, PJ_DATA_MODEL) != 0)
@@ -288,4 +329,55 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     if (strcmp(digest, cur->digest) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: digest %s does not match CURRENT's %s", cur->manifest, digest, cur->digest);
     return pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err);
+}
+
+int pj_current_swap(pch_ctx *ctx, const char *root, const pch_buf *expect, const char *expect_id,
+                    const char *snapshot_id, const char *digest, pch_error *err)
+{
+    pch_buf p, now_raw, cur;
+    int lock = -1, rc = PCH_OK;
+    pch_buf_init(&p, ctx);
+    pch_buf_init(&now_raw, ctx);
+    pch_buf_init(&cur, ctx);
+    pch_buf_printf(&p, "%s/staging", root);
+    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    if ((rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;
+    pch_buf_append_str(&p, "/.commit.lock");
+    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    lock = open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s", (const char *)p.data); goto done; }
+    {
+        pj_current now;
+        pch_error e2;
+        int r2 = pj_current_read(ctx, root, &now, &now_raw, &e2);
+        /* a CURRENT that is there but does not parse reads as its raw bytes (repair) */
+        if (r2 != PCH_OK && r2 != PCH_ENOTFOUND) {
+            pch_buf_clear(&now_raw);
+            pch_buf_clear(&p);
+            pch_buf_printf(&p, "%s/CURRENT", root);
+            r2 = p.oom ? PCH_ENOMEM : pch_file_read_all(&now_raw, (const char *)p.data, 64 * 1024, &e2);
+            if (r2 == PCH_OK) r2 = PCH_ECORRUPT;
+        }
+        bool same = expect ? r2 != PCH_ENOTFOUND && now_raw.len == expect->len && memcmp(now_raw.data, expect->data, now_raw.len) == 0
+                           : r2 == PCH_ENOTFOUND;
+        if (!same) {
+            rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed since this writer started (was %s, now %s); "
+                               "nothing was published (snapshot %s is unreferenced)",
+                               expect ? expect_id : "absent", r2 == PCH_OK ? now.snapshot_id : r2 == PCH_ENOTFOUND ? "absent" : "unreadable",
+                               snapshot_id);
+            goto done;
+        }
+    }
+    pch_buf_printf(&cur, "{\"format\":\"%s\",\"snapshot_id\":\"%s\",\"manifest\":\"manifests/%s.json\",\"manifest_digest\":\"%s\"}\n",
+                   PJ_CURRENT_FORMAT, snapshot_id, snapshot_id, digest);
+    pch_buf_clear(&p);
+    pch_buf_printf(&p, "%s/CURRENT", root);
+    if (cur.oom || p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    rc = pch_file_publish((const char *)p.data, cur.data, cur.len, err);
+done:
+    if (lock >= 0) close(lock);
+    pch_buf_dispose(&p);
+    pch_buf_dispose(&now_raw);
+    pch_buf_dispose(&cur);
+    return rc;
 }

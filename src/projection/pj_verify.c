@@ -190,6 +190,12 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
 int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *payload, size_t *n_findings,
                    pch_error *err)
 {
+    return pch_vxp_verify_at(ctx, root, NULL, cb, payload, n_findings, err);
+}
+
+int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_vxp_finding_cb cb, void *payload,
+                      size_t *n_findings, pch_error *err)
+{
     vctx v;
     pj_current cur;
     pch_json_parser *mp = NULL;
@@ -209,9 +215,9 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
     *n_findings = 0;
     pch_buf_init(&mtext, ctx);
     pch_error_clear(&e);
-    rc = pj_current_read(ctx, root, &cur, NULL, &e);
+    rc = snapshot_id ? pj_current_at(ctx, root, snapshot_id, &cur, &e) : pj_current_read(ctx, root, &cur, NULL, &e);
     if (rc < 0) {
-        finding(&v, "CURRENT", "%s", e.msg);
+        finding(&v, snapshot_id ? "manifests" : "CURRENT", "%s", e.msg);
         *n_findings = v.n;
         return rc == PCH_ENOTFOUND ? pch_error_set(err, rc, "%s", e.msg) : PCH_OK;
     }
@@ -227,7 +233,7 @@ int pch_vxp_verify(pch_ctx *ctx, const char *root, pch_vxp_finding_cb cb, void *
     if ((lst = pj_json_member(m, "trajectory_directory", PCH_JSON_ARRAY)))
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "trajectory_directory", rel, sizeof rel, true));
     /* directory structure (sorted, unique, row bounds, files known) */
-    if (pch_vxp_snapshot_open(&snap, ctx, root, &e) < 0 || pj_snapshot_load_all(snap, &e) < 0) {
+    if (pch_vxp_snapshot_open_at(&snap, ctx, root, snapshot_id, &e) < 0 || pj_snapshot_load_all(snap, &e) < 0) {
         finding(&v, "directories/trajectory", "%s", e.msg);
         pch_vxp_snapshot_free(snap);
         snap = NULL;

@@ -797,11 +797,21 @@ static char *col_dup(pch_ctx *ctx, const pch_sl_cursor *c, int col)
     return dup_n(ctx, p, n);
 }
 
+/* The row's trajectory key is producer id `id` qualified by its document path ("id@doc",
+** src/atif/parse.c). */
+static bool is_producer_id(const pch_sl_cursor *c, const char *id)
+{
+    const char *t = "", *d = "";
+    size_t tn = 0, dn = 0, n = strlen(id);
+    if (!pch_sl__get_str(c, SL_TRAJECTORY_KEY, &t, &tn) || !pch_sl__get_str(c, R_DOC_PATH, &d, &dn)) return false;
+    return tn == n + 1 + dn && memcmp(t, id, n) == 0 && t[n] == '@' && memcmp(t + n + 1, d, dn) == 0;
+}
+
 int pch_storyline_find(pch_ctx *ctx, const char *root, pch_storyline_key_kind as, const char *key,
                        pch_storyline_match **out, size_t *n_out, pch_error *err)
 {
     static const int want[] = { SL_RUN_ID, SL_SESSION_ID, SL_TRAJECTORY_KEY, R_DOC_PATH, R_PREORDER };
-    static const char *const names[] = { "trajectory", "run", "session" };
+    static const char *const names[] = { "trajectory", "run", "session", "trajectory with producer id" };
     pch_storyline_root *r = NULL;
     pch_storyline_match *m = NULL;
     size_t n = 0, cap = 0;
@@ -810,7 +820,7 @@ int pch_storyline_find(pch_ctx *ctx, const char *root, pch_storyline_key_kind as
     int rc;
     *out = NULL;
     *n_out = 0;
-    if ((unsigned)as > PCH_STORYLINE_KEY_SESSION) return pch_error_set(err, PCH_EINVAL, "storyline: key kind %d", (int)as);
+    if ((unsigned)as > PCH_STORYLINE_KEY_PRODUCER_ID) return pch_error_set(err, PCH_EINVAL, "storyline: key kind %d", (int)as);
     rc = pch_storyline_open(&r, ctx, root, err);
     if (rc == PCH_OK) { rc = pch_sl__cursor_open(&c, r, PCH_STORYLINE_RUNS, want, 5, err); opened = rc == PCH_OK; }
     while (rc == PCH_OK && (rc = pch_sl__cursor_next(&c, err)) == 1) {
@@ -819,6 +829,7 @@ int pch_storyline_find(pch_ctx *ctx, const char *root, pch_storyline_key_kind as
         rc = PCH_OK;
         pch_sl__get_i64(&c, R_PREORDER, &pre);
         if (as == PCH_STORYLINE_KEY_TRAJECTORY) hit = col_is(&c, SL_TRAJECTORY_KEY, key);
+        else if (as == PCH_STORYLINE_KEY_PRODUCER_ID) hit = is_producer_id(&c, key);
         else hit = pre == 0 && col_is(&c, as == PCH_STORYLINE_KEY_RUN ? SL_RUN_ID : SL_SESSION_ID, key);
         if (!hit) continue;
         if (n == cap) {

@@ -708,7 +708,7 @@ static int dir_digest(pch_ctx *ctx, const char *dir, char out[65], pch_error *er
 
 /* ---- compact-jsonl input (RFC-0014 datasets whose records are ATIF documents) ---- */
 
-typedef struct cj_state { imp *m; pch_atif_options ao; char **keys; size_t n_keys, cap_keys; } cj_state;
+typedef struct cj_state { imp *m; pch_atif_options ao; pch_atif__keyset keys; } cj_state;
 
 static int cj_doc(const char *path, const char *text, size_t len, void *payload)
 {
@@ -722,33 +722,9 @@ static int cj_doc(const char *path, const char *text, size_t len, void *payload)
     rc = pch_atif_doc_parse(&d, m->ctx, text, len, path, &cs->ao, on_finding, m, &e);
     if (rc == PCH_EINVAL) { m->st.rejected++; return PCH_OK; }
     if (rc < 0) return pch_error_set(m->err, rc, "%s", e.msg);
-    /* keys unique within the source: a producer id seen before becomes generated */
-    for (size_t i = 0; i < pch_atif_doc_count(d) && rc >= 0; i++) {
-        const pch_atif_trajectory *t = pch_atif_doc_get(d, i);
-        pch_buf k;
-        pch_buf_init(&k, m->ctx);
-        pch_buf_printf(&k, "%s\x1f%s", t->run_key, t->trajectory_key);
-        bool dup = false;
-        for (size_t j = 0; j < cs->n_keys && !dup; j++) dup = strcmp(cs->keys[j], (const char *)k.data) == 0;
-        if (dup) {
-            pch_buf g;
-            pch_buf_init(&g, m->ctx);
-            pch_buf_printf(&g, "traj:%s#%zu", path, i);
-            rc = g.oom ? PCH_ENOMEM : pch_atif_doc_set_key(d, i, NULL, (const char *)g.data, true, m->err);
-            pch_buf_dispose(&g);
-            pch_buf_clear(&k);
-            pch_buf_printf(&k, "%s\x1f%s", t->run_key, t->trajectory_key);
-        }
-        if (rc >= 0 && cs->n_keys == cs->cap_keys) {
-            size_t nc = cs->cap_keys ? cs->cap_keys * 2 : 64;
-            char **nk = pch_realloc(m->ctx, cs->keys, nc * sizeof *nk);
-            if (!nk) rc = PCH_ENOMEM;
-            else { cs->keys = nk; cs->cap_keys = nc; }
-        }
-        if (rc >= 0 && !k.oom) cs->keys[cs->n_keys++] = (char *)pch_buf_detach(&k, NULL);
-        else if (rc >= 0) rc = PCH_ENOMEM;
-        pch_buf_dispose(&k);
-    }
+    /* keys come from each document alone; one claimed twice fails the import (as a
+    ** directory import does: src/atif/keys.c) */
+    rc = pch_atif__keys_claim(m->ctx, &cs->keys, d, m->err);
     if (rc >= 0) rc = on_doc(d, m);
     pch_atif_doc_free(d);
     if (rc == PCH_ENOMEM) return oom(m);
@@ -861,8 +837,7 @@ int pch_storyline_import(pch_ctx *ctx, const char *from, const char *root,
         cs.ao.source_fingerprint = o.source_id;   /* RFC-0006 §5.2: seeds generated keys */
         m.in_root = NULL;         /* records have no directory: assets cannot be embedded */
         rc = pch_sl__cj_each(ctx, from, &v, cj_doc, &cs, err);
-        for (size_t i = 0; i < cs.n_keys; i++) pch_free(ctx, cs.keys[i]);
-        pch_free(ctx, cs.keys);
+        pch_atif__keys_dispose(ctx, &cs.keys);
         snprintf(vtext, sizeof vtext, "%llu", (unsigned long long)v);
     } else {
         pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;

@@ -30,7 +30,7 @@ check get_compact get "$R" mm-run-1 --compact
 check get_missing get "$R" no-such-trajectory
 check sql_table sql "$R" "SELECT trajectory_key, count(*) AS steps FROM steps GROUP BY 1 ORDER BY 1"
 check sql_csv sql "$R" "SELECT function_name, count(*) FROM tool_calls GROUP BY 1 ORDER BY 2 DESC, 1" --format csv
-check sql_jsonl sql "$R" "SELECT step_ordinal, call_ordinal, source_call_id FROM observation_results WHERE trajectory_key = 'agent-001' ORDER BY 1, 2" --format jsonl
+check sql_jsonl sql "$R" "SELECT step_ordinal, call_ordinal, source_call_id FROM observation_results WHERE trajectory_key = 'agent-001@exmp02_atif.json' ORDER BY 1, 2" --format jsonl
 check sql_error sql "$R" "SELECT nope FROM steps"
 check export export --from "$R" --output-format atif --to "$tmp/out"
 # a Storyline root exports as ATIF with no format flag; compact-jsonl contradicts it
@@ -54,7 +54,7 @@ for d, _, fs in os.walk(src):
 if n != 10: print("FAIL export: %d documents compared" % n); sys.exit(1)
 PY
 # --trajectory writes one document
-"$CLI" export --from "$R" --output-format atif --to "$tmp/one" --trajectory agent-001 --quiet || { echo "FAIL export --trajectory"; fail=1; }
+"$CLI" export --from "$R" --output-format atif --to "$tmp/one" --trajectory agent-001@exmp02_atif.json --quiet || { echo "FAIL export --trajectory"; fail=1; }
 [ "$(find "$tmp/one" -name '*.json' | wc -l)" = 1 ] || { echo "FAIL export --trajectory wrote $(find "$tmp/one" -name '*.json' | wc -l) files"; fail=1; }
 # a compact-jsonl dataset as input: same tables, lineage in CURRENT
 "$CLI" import --output-format compact-jsonl --from tests/data/atif --to "$tmp/cj" >/dev/null || { echo "FAIL cj import"; fail=1; }
@@ -75,9 +75,10 @@ grep -q '"self_contained":false' "$tmp/ref/CURRENT" || { echo "FAIL reference as
 "$CLI" import --input-format atif --output-format storyline --from tests/data/atif >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: missing --to must exit 2"; fail=1; }
 "$CLI" import --input-format atif --output-format storyline --from tests/data/atif --to "$tmp/x" --assets copy >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: bad --assets must exit 2"; fail=1; }
 "$CLI" sql "$R" >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: sql without SQL must exit 2"; fail=1; }
-# identity flags (RFC-0006 §13.4): NORMALIZED_SESSION_ID is the trajectory key of one
-# document and the run id of three; each flag says which, candidates name the flag
-"$CLI" get "$R" --trajectory-key NORMALIZED_SESSION_ID > "$tmp/g-traj.json" 2>"$tmp/g.err"; rc=$?
+# identity flags (RFC-0006 §13.4): NORMALIZED_SESSION_ID is the session id of three document
+# roots (so their run id, and their key with each one's path, docs/atif.md "Stable keys");
+# each flag says which identity a key is, candidates name the flag
+"$CLI" get "$R" --trajectory-key NORMALIZED_SESSION_ID@context-summarization/trajectory.json > "$tmp/g-traj.json" 2>"$tmp/g.err"; rc=$?
 { [ $rc = 0 ] && python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
     "$tmp/g-traj.json" tests/data/atif/context-summarization/trajectory.json; } || { echo "FAIL get --trajectory-key: exit $rc"; fail=1; }
 "$CLI" get "$R" --run-id NORMALIZED_SESSION_ID --compact > "$tmp/g-run.jsonl" 2>"$tmp/g.err"; rc=$?
@@ -97,22 +98,27 @@ done < "$tmp/cands"
 "$CLI" get "$R" --run-id no-such-run >/dev/null 2>"$tmp/g.err"; rc=$?
 { [ $rc = 1 ] && grep -q "no run 'no-such-run'" "$tmp/g.err"; } || { echo "FAIL get --run-id missing: exit $rc"; fail=1; }
 "$CLI" get "$R" mm-run-1 --session-id mm-run-1 >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get with two keys must exit 2"; fail=1; }
-"$CLI" get "$R" --run-id harbor-golden-run --trajectory-key traj_child_golden --compact > "$tmp/g-pair.jsonl" 2>&1; rc=$?
+"$CLI" get "$R" --run-id harbor-golden-run --trajectory-key traj_child_golden@harbor_multiagent_v1_7.json --compact > "$tmp/g-pair.jsonl" 2>&1; rc=$?
 { [ $rc = 0 ] && [ "$(wc -l < "$tmp/g-pair.jsonl")" = 1 ]; } || { echo "FAIL get --run-id with --trajectory-key: exit $rc"; fail=1; }
 "$CLI" get "$R" traj_child_golden --run-id no-such-run >/dev/null 2>"$tmp/g.err"; rc=$?
 { [ $rc = 1 ] && grep -q "no trajectory 'traj_child_golden' in run 'no-such-run'" "$tmp/g.err"; } || { echo "FAIL get pair missing: exit $rc"; fail=1; }
-# one trajectory key in two runs: both are candidates, each selected alone by its run and key
+# a plain key that is no trajectory key is a producer id: traj_child_golden of run
+# harbor-golden-run (the pair), and traj_root_golden of two documents in two runs (both
+# candidates, each selected alone by its key)
+"$CLI" get "$R" traj_child_golden --run-id harbor-golden-run --compact > "$tmp/g-pair2.jsonl" 2>&1; rc=$?
+{ [ $rc = 0 ] && cmp -s "$tmp/g-pair.jsonl" "$tmp/g-pair2.jsonl"; } || { echo "FAIL get of a producer id in a run: exit $rc"; fail=1; }
 mkdir -p "$tmp/in-dupkey"; cp tests/data/atif/harbor_multiagent_v1_7.json "$tmp/in-dupkey/a.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["session_id"]="other-run"; json.dump(d, open(sys.argv[2],"w"))' \
     tests/data/atif/harbor_multiagent_v1_7.json "$tmp/in-dupkey/b.json"
 "$CLI" import --input-format atif --output-format storyline --from "$tmp/in-dupkey" --to "$tmp/dupkey" >/dev/null || { echo "FAIL dupkey import"; fail=1; }
 "$CLI" get "$tmp/dupkey" traj_root_golden --compact > "$tmp/g-dup.jsonl" 2>"$tmp/g.err"; rc=$?
 { [ $rc = 3 ] && [ "$(wc -l < "$tmp/g-dup.jsonl")" = 2 ] &&
-  grep -q "document=b.json (alone: --run-id other-run --trajectory-key traj_root_golden)$" "$tmp/g.err"; } ||
+  grep -q "document=b.json (alone: --trajectory-key traj_root_golden@b.json)$" "$tmp/g.err"; } ||
     { echo "FAIL get of a trajectory key in two runs: exit $rc"; cat "$tmp/g.err"; fail=1; }
-"$CLI" get "$tmp/dupkey" --run-id other-run --trajectory-key traj_root_golden > "$tmp/g-b.json" 2>&1 &&
+"$CLI" get "$tmp/dupkey" --run-id other-run --trajectory-key traj_root_golden@b.json > "$tmp/g-b.json" 2>&1 &&
     python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' "$tmp/g-b.json" "$tmp/in-dupkey/b.json" ||
-    { echo "FAIL get --run-id other-run --trajectory-key traj_root_golden"; fail=1; }
+    { echo "FAIL get --run-id other-run --trajectory-key traj_root_golden@b.json"; fail=1; }
+"$CLI" get "$tmp/dupkey" --trajectory-key traj_root_golden >/dev/null 2>&1; [ $? = 1 ] || { echo "FAIL a producer id is no --trajectory-key"; fail=1; }
 "$CLI" get "$R" --session-id >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get --session-id without a value must exit 2"; fail=1; }
 "$CLI" get "$tmp/nope" k >/dev/null 2>&1; [ $? = 1 ] || { echo "FAIL: get on a missing root must exit 1"; fail=1; }
 [ "$fail" = 0 ] && echo "storyline CLI: all checks passed"

@@ -604,14 +604,15 @@ run get-pretty 0 "$VX" get "$R" vp-sub-root && chk "get (pretty) vp-sub-root" vp
 if run get-shared 3 "$VX" get "$R" vp-shared --compact; then
     chk "get vp-shared: the three documents" vp get "$T/get-shared.out" "$G/shared-session/a.json" "$G/shared-session/b.json" "$G/shared-session/c.json"
     has get-shared "$T/get-shared.err" "'vp-shared' matches 3 trajectories"
-    gen=$(sed -n 's/.*trajectory_key=\(traj:[^ ]*\) document=shared-session\/c\.json (alone: --trajectory-key \1)$/\1/p' "$T/get-shared.err")
+    gen=$(sed -n 's/.*trajectory_key=\([^ ]*\) document=shared-session\/c\.json (alone: --trajectory-key \1)$/\1/p' "$T/get-shared.err")
+    [ "$gen" = "vp-shared@shared-session/c.json" ] && ok || bad "get vp-shared: c.json's key is '$gen', not its session id with its path"
     if [ -n "$gen" ]; then
         ok
         run get-generated 0 "$VX" get "$R" "$gen" --compact && chk "get $gen" vp get "$T/get-generated.out" "$G/shared-session/c.json"
         run get-generated-flag 0 "$VX" get "$R" --trajectory-key "$gen" --compact &&
             chk "get --trajectory-key $gen" vp get "$T/get-generated-flag.out" "$G/shared-session/c.json"
     else
-        bad "get vp-shared: no generated trajectory key for shared-session/c.json among the candidates"; cat "$T/get-shared.err"
+        bad "get vp-shared: no trajectory key for shared-session/c.json among the candidates"; cat "$T/get-shared.err"
     fi
 fi
 run get-unknown 1 "$VX" get "$R" no-such-key
@@ -621,11 +622,11 @@ run get-unknown 1 "$VX" get "$R" no-such-key
 A=tests/data/atif
 if run key-any 3 "$VX" get "$T/atif" NORMALIZED_SESSION_ID --compact; then
     [ "$(wc -l < "$T/key-any.out")" -ge 3 ] && ok || bad "key-any: fewer than 3 documents"
-    has key-any "$T/key-any.err" "document=context-summarization/trajectory.json \(alone: --trajectory-key NORMALIZED_SESSION_ID\)"
-    has key-any "$T/key-any.err" "document=linear-history/trajectory.json \(alone: --trajectory-key traj:"
+    has key-any "$T/key-any.err" "document=context-summarization/trajectory.json \(alone: --trajectory-key NORMALIZED_SESSION_ID@context-summarization/trajectory.json\)"
+    has key-any "$T/key-any.err" "document=linear-history/trajectory.json \(alone: --trajectory-key NORMALIZED_SESSION_ID@linear-history/trajectory.json\)"
 fi
-run key-trajectory 0 "$VX" get "$T/atif" --trajectory-key NORMALIZED_SESSION_ID --compact &&
-    chk "get --trajectory-key NORMALIZED_SESSION_ID" vp get "$T/key-trajectory.out" "$A/context-summarization/trajectory.json"
+run key-trajectory 0 "$VX" get "$T/atif" --trajectory-key NORMALIZED_SESSION_ID@context-summarization/trajectory.json --compact &&
+    chk "get --trajectory-key NORMALIZED_SESSION_ID@context-summarization/trajectory.json" vp get "$T/key-trajectory.out" "$A/context-summarization/trajectory.json"
 run key-run 3 "$VX" get "$T/atif" --run-id NORMALIZED_SESSION_ID --compact &&
     has key-run "$T/key-run.err" "document=linear-history/trajectory.cont-1.json"
 run key-session 0 "$VX" get "$T/atif" --session-id test-session-context-summarization-summarization-1-answers --compact &&
@@ -634,28 +635,33 @@ run key-session-miss 1 "$VX" get "$T/atif" --session-id NORMALIZED_SESSION_ID_NO
     has key-session-miss "$T/key-session-miss.err" "no session 'NORMALIZED_SESSION_ID_NOT'"
 run key-no-value 2 "$VX" get "$T/atif" --run-id
 run key-two 2 "$VX" get "$T/atif" --run-id a --session-id b
-run key-pair 0 "$VX" get "$T/atif" --run-id harbor-golden-run --trajectory-key traj_child_golden --compact
-run key-pair-miss 1 "$VX" get "$T/atif" --trajectory-key traj_child_golden --run-id no-such-run &&
-    has key-pair-miss "$T/key-pair-miss.err" "no trajectory 'traj_child_golden' in run 'no-such-run'"
-# one trajectory key in two runs (the same document under another session id): --trajectory-key
-# gives both, and each candidate names --run-id with it, which selects it alone
+run key-pair 0 "$VX" get "$T/atif" --run-id harbor-golden-run --trajectory-key traj_child_golden@harbor_multiagent_v1_7.json --compact
+run key-pair-miss 1 "$VX" get "$T/atif" --trajectory-key traj_child_golden@harbor_multiagent_v1_7.json --run-id no-such-run &&
+    has key-pair-miss "$T/key-pair-miss.err" "no trajectory 'traj_child_golden@harbor_multiagent_v1_7.json' in run 'no-such-run'"
+# one producer trajectory id in two documents and two runs (the same document under another
+# session id): each keeps its own key (the id with its path, docs/atif.md "Stable keys"); the
+# plain id gives both, each candidate naming the --trajectory-key that selects it alone
 mkdir -p "$T/in-dupkey"; cp "$A/harbor_multiagent_v1_7.json" "$T/in-dupkey/a.json"
 python3 - "$A/harbor_multiagent_v1_7.json" "$T/in-dupkey/b.json" <<'PY2'
 import json, sys
 d = json.load(open(sys.argv[1])); d["session_id"] = "other-run"; json.dump(d, open(sys.argv[2], "w"))
 PY2
 run dupkey-build 0 "$VX" build --from "$T/in-dupkey" --to "$T/dupkey" --quiet
-if run dupkey 3 "$VX" get "$T/dupkey" --trajectory-key traj_root_golden --compact; then
-    has dupkey "$T/dupkey.err" "document=a.json \(alone: --run-id harbor-golden-run --trajectory-key traj_root_golden\)"
-    has dupkey "$T/dupkey.err" "document=b.json \(alone: --run-id other-run --trajectory-key traj_root_golden\)"
+if run dupkey 3 "$VX" get "$T/dupkey" traj_root_golden --compact; then
+    has dupkey "$T/dupkey.err" "document=a.json \(alone: --trajectory-key traj_root_golden@a.json\)"
+    has dupkey "$T/dupkey.err" "document=b.json \(alone: --trajectory-key traj_root_golden@b.json\)"
 fi
-run dupkey-one 0 "$VX" get "$T/dupkey" --run-id other-run --trajectory-key traj_root_golden --compact &&
-    chk "get --run-id other-run --trajectory-key traj_root_golden" vp get "$T/dupkey-one.out" "$T/in-dupkey/b.json"
-echo NORMALIZED_SESSION_ID > "$T/keys-traj.txt"
+run dupkey-one 0 "$VX" get "$T/dupkey" --trajectory-key traj_root_golden@b.json --compact &&
+    chk "get --trajectory-key traj_root_golden@b.json" vp get "$T/dupkey-one.out" "$T/in-dupkey/b.json"
+run dupkey-pair 0 "$VX" get "$T/dupkey" --run-id other-run --trajectory-key traj_root_golden@b.json --compact &&
+    chk "get --run-id other-run --trajectory-key traj_root_golden@b.json" vp get "$T/dupkey-pair.out" "$T/in-dupkey/b.json"
+run dupkey-flag 1 "$VX" get "$T/dupkey" --trajectory-key traj_root_golden --compact   # a producer id is no key
+echo NORMALIZED_SESSION_ID@context-summarization/trajectory.json > "$T/keys-traj.txt"
+echo NORMALIZED_SESSION_ID > "$T/keys-any.txt"
 run key-bench 0 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --key-kind trajectory --warmup 0
-run key-bench-any 1 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --warmup 0 &&
+run key-bench-any 1 "$VX" bench-get "$T/atif" --keys "$T/keys-any.txt" --warmup 0 &&
     has key-bench-any "$T/key-bench-any.err" "candidates"
-run key-bench-kind 2 "$VX" bench-get "$T/atif" --keys "$T/keys-traj.txt" --key-kind nope
+run key-bench-kind 2 "$VX" bench-get "$T/atif" --keys "$T/keys-any.txt" --key-kind nope
 # rejected documents are reported and skipped; only rejected documents: the build fails
 mkdir -p "$T/in-rejected"; cp "$D"/rejected/*.json "$G/metrics.json" "$T/in-rejected/"
 run rejected 0 "$VX" build --from "$T/in-rejected" --to "$T/rejected"
@@ -774,6 +780,65 @@ run corrupt-current-get 1 "$VX" get "$c" vp-metrics
 c=$T/c-nocurrent; rm -rf "$c"; cp -a "$R" "$c"; rm "$c/CURRENT"
 run corrupt-no-current 1 "$VX" verify "$c"
 has "corrupt-no-current finding" "$T/corrupt-no-current.out" 'CURRENT'
+# snapshots and --snapshot (RFC-0006 §10.2, §12.4): two builds, both listed oldest first with
+# CURRENT marked; the older one stays readable by id
+P=$T/snap-root; rm -rf "$P"
+run snap-1 0 "$VX" build --from tests/data/atif/multimodal --to "$P" --quiet
+first=$(vp json "$P/CURRENT" /snapshot_id)
+run snap-2 0 "$VX" build --from tests/data/atif --to "$P" --quiet
+second=$(vp json "$P/CURRENT" /snapshot_id)
+run snaps 0 "$VX" snapshots "$P"
+has "snapshots: the first, no parent, 1 document" "$T/snaps.out" "^$first +[0-9TZ:.-]+ +- +1 +1 +[0-9.]+ *$"
+has "snapshots: the second, its parent, CURRENT" "$T/snaps.out" "^$second +[0-9TZ:.-]+ +$first +10 +11 +[0-9.]+ +CURRENT$"
+run snaps-json 0 "$VX" snapshots "$P" --json
+"$PY" - "$T/snaps-json.out" "$first" "$second" <<'PY' && ok || bad "snapshots --json"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["snapshot_id"] for r in rows] == sys.argv[2:4], rows
+assert [r["current"] for r in rows] == [False, True] and rows[1]["parent_snapshot_id"] == sys.argv[2], rows
+assert rows[0]["parent_snapshot_id"] is None and all(r["readable"] for r in rows), rows
+PY
+run snap-get-old 0 "$VX" get "$P" mm-run-1 --snapshot "$first" --compact &&
+    chk "get --snapshot (the older snapshot)" vp get "$T/snap-get-old.out" "tests/data/atif/multimodal/trajectory.json"
+run snap-get-old-miss 1 "$VX" get "$P" agent-001 --snapshot "$first"
+run snap-get-new 0 "$VX" get "$P" agent-001 --compact
+run snap-export-old 0 "$VX" export --from "$P" --output-format atif --to "$T/snap-old-out" --snapshot "$first"
+[ "$(find "$T/snap-old-out" -name '*.json' | wc -l)" = 1 ] && ok || bad "export --snapshot: not the one document of the older snapshot"
+run snap-verify-old 0 "$VX" verify "$P" --snapshot "$first"
+run snap-bad-id 1 "$VX" get "$P" mm-run-1 --snapshot nope
+has snap-bad-id "$T/snap-bad-id.err" "'nope' is not a snapshot id"
+run snap-no-such 1 "$VX" verify "$P" --snapshot 000000000000-00000000
+has snap-no-such "$T/snap-no-such.out" "no snapshot 000000000000-00000000"
+# CURRENT lost (§15): readers refuse ("source unavailable"), repair binds a snapshot a person
+# names, only after verifying it whole, and never over a readable CURRENT
+cp "$P/CURRENT" "$T/current.saved"; rm "$P/CURRENT"
+run lost-get 1 "$VX" get "$P" mm-run-1
+has lost-get "$T/lost-get.err" "source unavailable: no CURRENT, though manifests/ holds snapshots"
+run lost-sql 1 "$VX" sql "$P" "SELECT count(*) FROM runs"
+has lost-sql "$T/lost-sql.err" "source unavailable"
+run repair-usage 2 "$VX" repair "$P"
+c=$T/snap-damaged; rm -rf "$c"; cp -a "$P" "$c"
+f=$(cd "$c" && "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["data_files"][0]["path"])' "manifests/$second.json")
+"$PY" -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 3] ^= 0x40; open(p, "wb").write(b)' "$c/$f"
+run repair-damaged 1 "$VX" repair "$c" --manifest "$second"
+has repair-damaged "$T/repair-damaged.err" "snapshot $second is not healthy"
+[ -s "$T/repair-damaged.out" ] && [ ! -e "$c/CURRENT" ] && ok || bad "repair of a damaged snapshot: findings not printed, or CURRENT written"
+run repair 0 "$VX" repair "$P" --manifest "$second"
+cmp -s "$P/CURRENT" "$T/current.saved" && ok || bad "repair did not write the CURRENT the build wrote"
+run repair-readable 1 "$VX" repair "$P" --manifest "$first"
+has repair-readable "$T/repair-readable.err" "CURRENT is readable \\(snapshot $second\\)"
+# CURRENT damaged: the same, and repair may name an older snapshot
+printf '{"format":"pchronicle-vortex-current/v1","snapsh' >"$P/CURRENT"
+run damaged-get 1 "$VX" get "$P" mm-run-1
+has damaged-get "$T/damaged-get.err" "source unavailable: CURRENT is not valid JSON"
+run repair-older 0 "$VX" repair "$P" --manifest "$first"
+run repaired-get 0 "$VX" get "$P" mm-run-1 --compact
+run repaired-miss 1 "$VX" get "$P" agent-001
+run repaired-verify 0 "$VX" verify "$P"
+run repaired-build 0 "$VX" build --from tests/data/atif --to "$P" --quiet
+[ "$(vp json "$P/manifests/$(vp json "$P/CURRENT" /snapshot_id).json" /parent_snapshot_id)" = "$first" ] && ok ||
+    bad "a build after repair does not descend from the repaired snapshot"
+
 # per-segment digests (§9.5): a flipped byte in a message segment fails every read that
 # decodes it, naming the file and its byte range, while a narrow scan that never reads the
 # message lanes answers as the good root does
@@ -821,6 +886,78 @@ run schema-sql 1 "$VX" sql "$c" "SELECT source, count(*) FROM steps GROUP BY 1"
 has "a foreign data file fails the narrow scan" "$T/schema-sql.err" "not the projection's data-file schema"
 run schema-verify 1 "$VX" verify "$c"
 has "verify names the foreign data file" "$T/schema-verify.out" "$(basename "$f").*not the projection's data-file schema"
+
+# staging/ (RFC-0006 §11.5, §15): a writer that dies leaves its scratch directory; the next
+# writer removes every one that no live writer holds (each holds a flock on its own) and
+# keeps the one a live writer holds
+S=$T/stage-root; rm -rf "$S"
+run stage-first 0 "$VX" build --from tests/data/atif --to "$S" --quiet
+mkdir -p "$S/staging/00dead/data" "$S/staging/00live"
+head -c 200000 /dev/zero >"$S/staging/00dead/data/x.vortex"
+flock -o "$S/staging/00live" sleep 60 & holder=$!     # -o: flock itself holds the lock, not sleep
+for _ in $(seq 50); do flock -n "$S/staging/00live" true || break; sleep 0.1; done
+run stage-next 0 "$VX" build --from tests/data/atif --to "$S"
+hasf "build: the abandoned staging directory removed, and said" "$T/stage-next.err" "removed 1 staging directories (0.2 MiB)"
+[ ! -e "$S/staging/00dead" ] && ok || bad "an abandoned staging directory was left"
+[ -d "$S/staging/00live" ] && ok || bad "a live writer's staging directory was removed"
+pkill -P "$holder" sleep; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+run stage-after-live 0 "$VX" build --from tests/data/atif --to "$S" --quiet
+[ ! -e "$S/staging/00live" ] && ok || bad "a staging directory whose writer ended was left"
+# builds killed with SIGKILL at several points once they have made their staging directory:
+# each leaves it (and the root as it was); the next build leaves none
+before=$(cat "$S/CURRENT"); finished=0
+for t in 0 0.05 0.1; do
+    old=$(ls "$S/staging")
+    "$VX" build --from "$CORPUS" --to "$S" --quiet >/dev/null 2>&1 & pid=$!
+    new=
+    for _ in $(seq 1000); do
+        new=$(ls "$S/staging" | grep -vxF -e "$old" || true)
+        [ -n "$new" ] && break; sleep 0.01
+    done
+    sleep "$t"
+    if kill -9 "$pid" 2>/dev/null; then
+        wait "$pid" 2>/dev/null
+        [ -n "$new" ] && [ -d "$S/staging/$new" ] && ok || bad "a build killed at +$t s left no staging directory ($new)"
+    else wait "$pid"; finished=1; echo "note: the build finished before its kill at +$t s"
+    fi
+done
+[ "$finished" = 1 ] || [ "$(cat "$S/CURRENT")" = "$before" ] && ok || bad "killed builds changed CURRENT"
+run stage-killed-verify 0 "$VX" verify "$S"
+run stage-after-kill 0 "$VX" build --from tests/data/atif --to "$S" --quiet
+[ -z "$(find "$S/staging" -mindepth 1 -maxdepth 1 -type d)" ] && ok ||
+    bad "staging after killed builds and one more: $(ls "$S/staging")"
+run stage-final-verify 0 "$VX" verify "$S"
+
+# a directory that holds a trajectory key twice (shard 0 copied over shard 1, digests made
+# consistent): keys are unique in a snapshot (RFC-0006 §5.2, docs/atif.md), so verify and
+# the readers refuse it, whether the fences were copied too (out of order) or not (rows
+# that do not match their fences)
+run dupkey-base 0 "$VX" build --from tests/data/atif --to "$T/c-dupkey-base" --shard-rows 1 --quiet
+for fences in keep copy; do
+    c=$T/c-dupkey-$fences; rm -rf "$c"; cp -a "$T/c-dupkey-base" "$c"
+    "$PY" - "$c" "$fences" <<'PY' || bad "could not write a directory holding a key twice"
+import json, os, subprocess, sys
+root, fences = sys.argv[1:3]
+def b3(data): return "blake3:" + subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
+c = json.load(open(os.path.join(root, "CURRENT")))
+p = os.path.join(root, c["manifest"])
+m = json.load(open(p))
+d0, d1 = m["trajectory_directory"][:2]
+data = open(os.path.join(root, d0["path"]), "rb").read()
+open(os.path.join(root, d1["path"]), "wb").write(data)
+d1.update(bytes=len(data), digest=b3(data))
+if fences == "copy": d1.update(first_key=d0["first_key"], last_key=d0["last_key"])
+json.dump(m, open(p, "w"))
+c["manifest_digest"] = b3(open(p, "rb").read())
+open(os.path.join(root, "CURRENT"), "w").write(json.dumps(c) + "\n")
+PY
+    run dupkey-verify-$fences 1 "$VX" verify "$c"
+    run dupkey-export-$fences 1 "$VX" export --from "$c" --output-format atif --to "$T/dupkey-out-$fences"
+done
+has "verify: a key held twice, fences kept" "$T/dupkey-verify-keep.out" "keys do not match the manifest's fence keys"
+has "verify: a key held twice, fences copied" "$T/dupkey-verify-copy.out" "fence keys are not in order"
+has "export refuses a key held twice, fences kept" "$T/dupkey-export-keep.err" "keys do not match the manifest's fence keys"
+has "export refuses a key held twice, fences copied" "$T/dupkey-export-copy.err" "fence keys are not in order"
 
 # a root built before segment tables (no "segments" in its manifest) is read through its
 # cluster digests: same answers, and a damaged cluster still fails the read

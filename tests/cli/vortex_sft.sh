@@ -90,7 +90,7 @@ def msgs(s):
     return [m] + [{"role": "tool", "tool_call_id": r.get("source_call_id"), "content": r.get("content")}
                   for r in (s.get("observation") or {}).get("results", [])]
 want = []
-def walk(t):
+def walk(t, rel):   # rel: the document path, which a key carries (docs/atif.md "Stable keys")
     conv = []
     tools = (t.get("agent") or {}).get("tool_definitions", [])
     for i, s in enumerate(t.get("steps", [])):
@@ -103,13 +103,13 @@ def walk(t):
             if fmt == "messages":
                 want.append({"messages": conv + mine[:1], "tools": tools})
             else:
-                want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": t.get("trajectory_id") or t["session_id"],
+                want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": (t.get("trajectory_id") or t["session_id"]) + "@" + rel,
                              "step_ordinal": i, "step_id": s.get("step_id"), "model_name": s.get("model_name"),
                              "messages": list(conv), "completion": mine[0]})
         conv = conv + mine
-    for sub in t.get("subagent_trajectories", []): walk(sub)
+    for sub in t.get("subagent_trajectories", []): walk(sub, rel)
 for dp, _, fs in sorted(os.walk(docs_dir)):
-    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))))
+    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))), os.path.relpath(os.path.join(dp, f), docs_dir))
 def same(g, w):
     if isinstance(w, JsonText): return isinstance(g, str) and json.loads(g) == w.v
     if isinstance(w, dict): return isinstance(g, dict) and g.keys() == w.keys() and all(same(g[k], w[k]) for k in w)

@@ -66,7 +66,7 @@ import os, calendar, time
 def ms(ts):
     return calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) * 1000
 want = []
-def walk(t):
+def walk(t, rel):   # rel: the document path, which a key carries (docs/atif.md "Stable keys")
     for i, s in enumerate(t.get("steps", [])):
         m = s.get("metrics") or {}
         if "completion_token_ids" not in m or s.get("is_copied_context") is True: continue
@@ -74,14 +74,14 @@ def walk(t):
         if flt.get("run") and t["session_id"] not in flt["run"]: continue
         if "since" in flt and not (flt["since"] <= ms(s["timestamp"]) < flt["until"]): continue
         lp = m.get("logprobs")
-        want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": t.get("trajectory_id") or t["session_id"],
+        want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": (t.get("trajectory_id") or t["session_id"]) + "@" + rel,
                      "step_ordinal": i, "step_id": s["step_id"], "model_name": s.get("model_name"),
                      "prompt_token_ids": None if flt.get("no_prompt") else m.get("prompt_token_ids"),
                      "completion_token_ids": m["completion_token_ids"], "logprobs": lp,
                      "reward": (m.get("extra") or {}).get("reward")})
-    for sub in t.get("subagent_trajectories", []): walk(sub)
+    for sub in t.get("subagent_trajectories", []): walk(sub, rel)
 for dp, _, fs in os.walk(docs_dir):
-    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))))
+    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))), os.path.relpath(os.path.join(dp, f), docs_dir))
 if flt.get("source") == "other": want = []
 key = lambda r: (r["trajectory_key"], r["step_ordinal"])
 want.sort(key=key)
@@ -152,20 +152,20 @@ def msgs(s):
     return [m] + [{"role": "tool", "tool_call_id": r.get("source_call_id"), "content": r.get("content")}
                   for r in (s.get("observation") or {}).get("results", [])]
 want = []
-def walk(t):
+def walk(t, rel):   # rel: the document path, which a key carries (docs/atif.md "Stable keys")
     conv = []
     for i, s in enumerate(t.get("steps", [])):
         ok = s["source"] == "agent" and s.get("is_copied_context") is not True and s.get("llm_call_count", 1) != 0
         if flt.get("model") and s.get("model_name") != flt["model"]: ok = False
         if flt.get("run") and t["session_id"] not in flt["run"]: ok = False
         if ok:
-            want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": t.get("trajectory_id") or t["session_id"],
+            want.append({"source_id": "gen", "run_id": t["session_id"], "trajectory_key": (t.get("trajectory_id") or t["session_id"]) + "@" + rel,
                          "step_ordinal": i, "step_id": s.get("step_id"), "model_name": s.get("model_name"),
                          "messages": list(conv), "completion": msgs(s)[0]})
         conv += msgs(s)
-    for sub in t.get("subagent_trajectories", []): walk(sub)
+    for sub in t.get("subagent_trajectories", []): walk(sub, rel)
 for dp, _, fs in os.walk(docs_dir):
-    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))))
+    for f in sorted(fs): walk(json.load(open(os.path.join(dp, f))), os.path.relpath(os.path.join(dp, f), docs_dir))
 key = lambda r: (r["trajectory_key"], r["step_ordinal"])
 got = sorted((json.loads(l) for l in open(got_path)), key=key)
 want.sort(key=key)
@@ -201,7 +201,7 @@ grep -q 'is a directory' "$tmp/dir.err" || { echo "FAIL sft --to a directory: $(
     { echo "FAIL the long document was not paged"; fail=1; }
 n=$(python3 -c "import json; print(sum(1 for l in open('$tmp/all.out') if json.loads(l)['run_id']=='run-05' and json.loads(l)['step_ordinal']>40))")
 [ "$n" -gt 0 ] || { echo "FAIL no late steps of the paged document"; fail=1; }
-n=$(grep -c '"trajectory_key":"sub-03"' "$tmp/all.out")
+n=$(grep -c '"trajectory_key":"sub-03@runs/d03.json"' "$tmp/all.out")
 [ "$n" -gt 0 ] || { echo "FAIL no steps of the subagent"; fail=1; }
 
 # prompt-prefix lanes (§8.2): prompts that grow step by step are stored as (checkpoint base,
@@ -256,7 +256,7 @@ rows = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.startswith("{"
 used = {}
 pages = {}
 for r in rows:
-    k = r["id.trajectory_key"]
+    k = r["id.trajectory_key"].split("@")[0]    # "<session id>@<document path>"
     bases = [b for b in r["tokens.prompt_base"] if b is not None]
     used[k] = used.get(k, 0) + len(bases)
     pages[k] = max(pages.get(k, 0), r["id.page_index"] + 1)

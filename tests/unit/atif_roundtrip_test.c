@@ -117,8 +117,9 @@ static void test_atif__subagent_flatten(void)
     const pch_atif_trajectory *r = pch_atif_doc_get(d, 0), *c = pch_atif_doc_get(d, 1);
     PCH_CHECK_EQ_STR(r->source_id, "src1");
     PCH_CHECK_EQ_STR(r->run_key, "harbor-golden-run");
-    PCH_CHECK_EQ_STR(r->trajectory_key, "traj_root_golden");
-    PCH_CHECK_EQ_STR(c->trajectory_key, "traj_child_golden");
+    /* a producer id names a trajectory with its document path (stable keys, docs/atif.md) */
+    PCH_CHECK_EQ_STR(r->trajectory_key, "traj_root_golden@tests/data/atif/harbor_multiagent_v1_7.json");
+    PCH_CHECK_EQ_STR(c->trajectory_key, "traj_child_golden@tests/data/atif/harbor_multiagent_v1_7.json");
     PCH_CHECK_EQ_STR(c->run_key, "harbor-golden-run");
     PCH_CHECK_EQ_INT(c->parent, 0);
     PCH_CHECK_EQ_INT(c->parent_local_ordinal, 0);
@@ -266,7 +267,7 @@ static void test_atif__dir_import_links(void)
     PCH_CHECK_EQ_INT(ls.subagent_ok, 3);        /* context-summarization: 3 file refs */
     PCH_CHECK_EQ_INT(ls.subagent_dangling, 4);  /* linear-history (3, Harbor golden) + letta fixture */
     PCH_CHECK_EQ_INT(ls.cont_ok, 1);            /* trajectory.json -> trajectory.cont-1.json */
-    PCH_CHECK(ls.collisions >= 1);              /* cont-1 shares the session_id */
+    PCH_CHECK_EQ_INT(ls.collisions, 0);         /* cont-1 shares the session_id: each keeps its own key */
 }
 
 /* Parsing ahead on worker threads changes nothing a caller sees: the same documents with
@@ -310,6 +311,74 @@ static void test_atif__dir_import_threads_same(void)
     }
 }
 
+/* Keys depend on their own document only (RFC-0006 §5.2, docs/atif.md "Stable keys"):
+** issue 19's case. Two documents share a session id and carry no trajectory id; a copy of
+** the first put under a name that sorts before it changes no key of the others. */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    PCH_CHECK(f != NULL);
+    if (f) { fputs(text, f); fclose(f); }
+}
+
+static char *keys_of(const char *dir, pch_error *e, int *rc)
+{
+    trace t;
+    pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+    o.source_id = "stable";
+    pch_buf_init(&t.t, NULL);
+    *rc = pch_atif_dir_import(g_ctx, dir, &o, trace_doc, NULL, NULL, &t, NULL, e);
+    pch_buf_append(&t.t, "", 1);
+    return (char *)pch_buf_detach(&t.t, NULL);
+}
+
+static void test_atif__keys_stable(void)
+{
+    static const char doc[] =
+        "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"SHARED\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
+        "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"%s\"}]}";
+    char dir[256], text[512], cmd[300];
+    pch_error e;
+    int rc;
+    snprintf(dir, sizeof dir, "%s/pch-keys-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    PCH_CHECK(system(cmd) == 0 && mkdir(dir, 0755) == 0);
+    snprintf(text, sizeof text, doc, "first");
+    put(dir, "s-000083.json", text);
+    snprintf(text, sizeof text, doc, "second");
+    put(dir, "s-000090.json", text);
+    char *before = keys_of(dir, &e, &rc);
+    PCH_CHECK_OK(rc, &e);
+    PCH_CHECK(strstr(before, "doc s-000083.json SHARED SHARED@s-000083.json 0\n") != NULL);
+    PCH_CHECK(strstr(before, "doc s-000090.json SHARED SHARED@s-000090.json 0\n") != NULL);
+    snprintf(text, sizeof text, doc, "first");
+    put(dir, "s-000082a.json", text);             /* sorts first, claims the same ids */
+    char *after = keys_of(dir, &e, &rc);
+    PCH_CHECK_OK(rc, &e);
+    PCH_CHECK_MSG(strstr(after, "doc s-000082a.json SHARED SHARED@s-000082a.json 0\n") != NULL, "%s", after);
+    /* what was there before is there unchanged, flags included */
+    PCH_CHECK(strstr(after, "doc s-000083.json SHARED SHARED@s-000083.json 0\n") != NULL);
+    PCH_CHECK(strstr(after, "doc s-000090.json SHARED SHARED@s-000090.json 0\n") != NULL);
+    free(before);
+    free(after);
+
+    /* input built to name one key twice ("t@x" in a.json, "t" in x@a.json, one run) is
+    ** refused, naming both documents, rather than renaming either trajectory */
+    PCH_CHECK(system(cmd) == 0 && mkdir(dir, 0755) == 0);
+    put(dir, "a.json", "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"R\",\"trajectory_id\":\"t@x\","
+                       "\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"m\"}]}");
+    put(dir, "x@a.json", "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"R\",\"trajectory_id\":\"t\","
+                         "\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"m\"}]}");
+    char *bad = keys_of(dir, &e, &rc);
+    PCH_CHECK(rc == PCH_EINVAL);
+    PCH_CHECK_MSG(strstr(e.msg, "x@a.json") && strstr(e.msg, "a.json: trajectory key \"t@x@a.json\"") &&
+                  strstr(e.msg, "names this key twice"), "%s", e.msg);
+    free(bad);
+    PCH_CHECK(system(cmd) == 0);
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "atif_roundtrip_test");
@@ -323,6 +392,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_atif__non_monotonic_preserved);
     PCH_RUN(test_atif__dir_import_links);
     PCH_RUN(test_atif__dir_import_threads_same);
+    PCH_RUN(test_atif__keys_stable);
     pch_ctx_free(g_ctx);
     return pch_test_report();
 }

@@ -86,9 +86,9 @@ static void test_sql__calls_and_results(void)
 static void test_sql__pushdown_matches_scan(void)
 {
     /* identity equality and timestamp ranges: pushed vs. forced unpushable (+0 / ||'') */
-    PCH_CHECK_EQ_INT(q_int("SELECT count(*) FROM steps WHERE trajectory_key = 'mm-run-1'"), 3);
-    PCH_CHECK_EQ_INT(q_int("SELECT count(*) FROM steps WHERE trajectory_key = 'mm-run-1'"),
-                     q_int("SELECT count(*) FROM steps WHERE trajectory_key || '' = 'mm-run-1'"));
+    PCH_CHECK_EQ_INT(q_int("SELECT count(*) FROM steps WHERE trajectory_key = 'mm-run-1@multimodal/trajectory.json'"), 3);
+    PCH_CHECK_EQ_INT(q_int("SELECT count(*) FROM steps WHERE trajectory_key = 'mm-run-1@multimodal/trajectory.json'"),
+                     q_int("SELECT count(*) FROM steps WHERE trajectory_key || '' = 'mm-run-1@multimodal/trajectory.json'"));
     PCH_CHECK_EQ_INT(q_int("SELECT count(*) FROM steps WHERE timestamp_ms >= 1767312000000 AND timestamp_ms < 1767400000000"),
                      q_int("SELECT count(*) FROM steps WHERE timestamp_ms + 0 >= 1767312000000 AND timestamp_ms + 0 < 1767400000000"));
     PCH_CHECK(q_int("SELECT count(*) FROM steps WHERE timestamp_ms > 0") > 0);

@@ -202,7 +202,7 @@ static void test_storyline__current_and_failed_import(void)
     PCH_CHECK(c1 && strstr(c1, "\"version\":2"));
     char *got = NULL;
     size_t gn;
-    PCH_CHECK_OK(pch_storyline_get(g_ctx, root, "mm-run-1", false, &got, &gn, &e), &e);
+    PCH_CHECK_OK(pch_storyline_get(g_ctx, root, "mm-run-1@trajectory.json", false, &got, &gn, &e), &e);
     pch_free(g_ctx, got);
     free(c1);
 }

@@ -131,7 +131,7 @@ static void test_projection__edge_document_roundtrip(void)
         rmrf(root);
         PCH_CHECK_OK(build_one(root, edge_doc, &o, &err), &err);
         PCH_CHECK(get_equals(root, "s-edge", edge_doc, PCH_VXP_FULL));
-        PCH_CHECK(get_equals(root, "sub-1", sub_doc, PCH_VXP_FULL));
+        PCH_CHECK(get_equals(root, "sub-1@doc.json", sub_doc, PCH_VXP_FULL));
         PCH_CHECK(healthy(root));
     }
 }
@@ -381,7 +381,7 @@ static void test_projection__stale_commit_and_abandon(void)
     pch_vxp_builder_free(c);
     cur3 = slurp(path, &l3);
     PCH_CHECK(cur3 && l3 == l2 && memcmp(cur2, cur3, l2) == 0);
-    snprintf(path, sizeof path, "test -z \"$(ls -A '%s/staging' | grep -v commit.lock)\"", root);
+    snprintf(path, sizeof path, "test -z \"$(ls -A '%s/staging' | grep -vx -e .commit.lock -e .lock)\"", root);
     PCH_CHECK(system(path) == 0);
     PCH_CHECK(healthy(root));
     PCH_CHECK(get_equals(root, "s-edge", edge_doc, PCH_VXP_FULL));
@@ -514,7 +514,7 @@ static void test_projection__sft_batches_share_the_prefix(void)
         PCH_CHECK(eof == eof2);
         if (eof || eof2) break;
         batches++;
-        PCH_CHECK(b->trajectory_key_len == 7 && memcmp(b->trajectory_key, "s-paged", 7) == 0);
+        PCH_CHECK(b->trajectory_key_len == 16 && memcmp(b->trajectory_key, "s-paged@doc.json", 16) == 0);
         PCH_CHECK(b->tools_len == 2 && memcmp(b->tools, "[]", 2) == 0);
         /* a page without examples adds messages but no batch */
         PCH_CHECK_MSG(b->first_new >= seen, "first_new %zu after %zu messages", b->first_new, seen);

@@ -244,6 +244,9 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
                 (double)(st.data_bytes + st.blob_bytes + st.directory_bytes + st.manifest_bytes) / 1048576.0,
                 (double)st.data_bytes / 1048576.0, (double)st.blob_bytes / 1048576.0, (double)st.directory_bytes / 1048576.0,
                 st.data_files, st.clusters, st.blobs, st.dedup_hits, st.seconds);
+    if (!quiet && st.staging_removed)
+        fprintf(stderr, "removed %" PRIu64 " staging directories (%.1f MiB) that writers which did not finish left behind\n",
+                st.staging_removed, (double)st.staging_removed_bytes / 1048576.0);
     rc = VX_EXIT_OK;
 out:
     pch_vxp_builder_free(bs.b);
@@ -257,16 +260,18 @@ out:
 /* ------------------------------------------------------------------ get */
 
 static const char get_usage[] =
-    "usage: pchronicle-vortex get ROOT KEY [--preview] [--compact] [--stats]\n"
+    "usage: pchronicle-vortex get ROOT KEY [--preview] [--compact] [--stats] [--snapshot ID]\n"
     "       pchronicle-vortex get ROOT (--trajectory-key K | --run-id R | --session-id S) [...]\n"
     "       pchronicle-vortex get ROOT --run-id R --trajectory-key K [...]\n"
-    "  Prints the ATIF document of KEY (a trajectory key, or the document roots whose run key or\n"
-    "  producer session id is KEY), subagents nested again. --trajectory-key, --run-id and\n"
+    "  Prints the ATIF document of KEY (a trajectory key; the trajectories whose producer id is\n"
+    "  KEY: their trajectory_id, or a document root's session_id, each keyed KEY@<document path>;\n"
+    "  or the document roots whose run key is KEY), subagents nested again. --trajectory-key, --run-id and\n"
     "  --session-id say which identity the key is (only trajectories with that trajectory key,\n"
     "  only document roots with that run key or session id); --run-id with --trajectory-key names\n"
     "  the trajectory K of run R. Several candidates: all of them (one document each), a list on\n"
     "  stderr naming the flags that select each alone, and exit status 3. --preview does not\n"
-    "  read blob packs and cuts cold content to a marked preview (RFC-0006 §13.6).\n";
+    "  read blob packs and cuts cold content to a marked preview (RFC-0006 §13.6). --snapshot ID\n"
+    "  reads that snapshot instead of CURRENT's (`pchronicle-vortex snapshots ROOT` lists them).\n";
 
 /* --trajectory-key / --run-id / --session-id → the key kind (-1: not one of them). */
 static int key_kind_flag(const char *a)
@@ -279,7 +284,7 @@ static int key_kind_flag(const char *a)
 
 int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
 {
-    const char *root = NULL, *key = NULL, *in_run = NULL;
+    const char *root = NULL, *key = NULL, *in_run = NULL, *snap = NULL;
     bool preview = false, compact = false, stats = false;
     pch_vxp_key_kind as = PCH_VXP_KEY_ANY;
     pch_vxp_snapshot *s = NULL;
@@ -294,6 +299,10 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(argv[i], "--preview") == 0) preview = true;
         else if (strcmp(argv[i], "--compact") == 0) compact = true;
         else if (strcmp(argv[i], "--stats") == 0) stats = true;
+        else if (strcmp(argv[i], "--snapshot") == 0) {
+            if (i + 1 >= argc) { fprintf(stderr, "pchronicle-vortex get: --snapshot needs a value\n"); return VX_EXIT_USAGE; }
+            snap = argv[++i];
+        }
         else if (kk >= 0) {
             if (i + 1 >= argc) { fprintf(stderr, "pchronicle-vortex get: %s needs a value\n", argv[i]); return VX_EXIT_USAGE; }
             /* --run-id R with --trajectory-key K: the trajectory K of run R (a trajectory key
@@ -315,7 +324,7 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
         else { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
     }
     if (!root || !key) { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
-    if (pch_vxp_snapshot_open(&s, ctx, root, &err) < 0) return vx_fail(root, &err);
+    if (pch_vxp_snapshot_open_at(&s, ctx, root, snap, &err) < 0) return vx_fail(root, &err);
     if (pch_vxp_lookup_as(s, as, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
     if (in_run && n > 64) {   /* run R's trajectory may be past the first 64 with that key: filter all */
         if (!(idx = malloc(n * sizeof *idx))) { fputs("pchronicle-vortex get: out of memory\n", stderr); rc = VX_EXIT_FAIL; goto out; }
@@ -373,13 +382,13 @@ out:
 /* ------------------------------------------------------------------ export */
 
 static const char export_usage[] =
-    "usage: pchronicle-vortex export --from ROOT --output-format atif --to DIR [--stats]\n"
-    "  Writes every document of the snapshot as ATIF (pretty JSON) at its original relative path\n"
-    "  under DIR (a new directory, published by rename when complete).\n";
+    "usage: pchronicle-vortex export --from ROOT --output-format atif --to DIR [--stats] [--snapshot ID]\n"
+    "  Writes every document of the snapshot (CURRENT's, or ID) as ATIF (pretty JSON) at its\n"
+    "  original relative path under DIR (a new directory, published by rename when complete).\n";
 
 int vx_cmd_export(pch_ctx *ctx, int argc, char **argv)
 {
-    const char *from = NULL, *to = NULL, *fmt = NULL;
+    const char *from = NULL, *to = NULL, *fmt = NULL, *snap = NULL;
     bool stats = false;
     pch_vxp_snapshot *s = NULL;
     uint64_t n = 0;
@@ -390,7 +399,7 @@ int vx_cmd_export(pch_ctx *ctx, int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(export_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--stats") == 0) { stats = true; continue; }
-        if (strcmp(a, "--from") != 0 && strcmp(a, "--to") != 0 && strcmp(a, "--output-format") != 0) {
+        if (strcmp(a, "--from") != 0 && strcmp(a, "--to") != 0 && strcmp(a, "--output-format") != 0 && strcmp(a, "--snapshot") != 0) {
             fprintf(stderr, "pchronicle-vortex export: unknown option %s\n", a);
             fputs(export_usage, stderr);
             return VX_EXIT_USAGE;
@@ -400,11 +409,12 @@ int vx_cmd_export(pch_ctx *ctx, int argc, char **argv)
         if (strcmp(a, "--from") == 0) from = v;
         else if (strcmp(a, "--to") == 0) to = v;
         else if (strcmp(a, "--output-format") == 0) fmt = v;
+        else if (strcmp(a, "--snapshot") == 0) snap = v;
         else { fprintf(stderr, "pchronicle-vortex export: unknown option %s\n", a); fputs(export_usage, stderr); return VX_EXIT_USAGE; }
     }
     if (!from || !to) { fputs(export_usage, stderr); return VX_EXIT_USAGE; }
     if (fmt && strcmp(fmt, "atif") != 0) { fprintf(stderr, "pchronicle-vortex export: --output-format %s: only atif is supported\n", fmt); return VX_EXIT_USAGE; }
-    if (pch_vxp_snapshot_open(&s, ctx, from, &err) < 0) return vx_fail(from, &err);
+    if (pch_vxp_snapshot_open_at(&s, ctx, from, snap, &err) < 0) return vx_fail(from, &err);
     if (pch_vxp_export(s, to, &n, &err) < 0) rc = vx_fail("export", &err);
     else fprintf(stderr, "exported %" PRIu64 " documents of snapshot %s to %s\n", n, pch_vxp_snapshot_id(s), to);
     if (stats) print_stats(s);
@@ -420,21 +430,101 @@ static void on_verify_finding(const char *file, const char *message, void *paylo
     printf("%s%s%s\n", file && *file ? file : "", file && *file ? ": " : "", message);
 }
 
+static const char verify_usage[] =
+    "usage: pchronicle-vortex verify ROOT [--snapshot ID]\n"
+    "  Checks every file, digest, reference and count of the current snapshot (RFC-0006 §15), or\n"
+    "  of snapshot ID; prints one line per finding; exit 0 healthy, 1 findings.\n";
+
+/* ROOT [--snapshot ID]: the arguments of verify and repair (--manifest for repair). */
+static int root_and_id(int argc, char **argv, const char *flag, const char **root, const char **id)
+{
+    *root = *id = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], flag) == 0 && i + 1 < argc && !*id) *id = argv[++i];
+        else if (argv[i][0] == '-' || *root) return -1;
+        else *root = argv[i];
+    }
+    return *root ? 0 : -1;
+}
+
 int vx_cmd_verify(pch_ctx *ctx, int argc, char **argv)
 {
+    const char *root, *id;
     size_t n = 0;
     pch_error err;
     pch_error_clear(&err);
-    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-        fputs("usage: pchronicle-vortex verify ROOT\n  Checks every file, digest, reference and count of the current snapshot (RFC-0006 §15);\n"
-              "  prints one line per finding; exit 0 healthy, 1 findings.\n", stdout);
-        return VX_EXIT_OK;
-    }
-    if (argc != 1 || argv[0][0] == '-') { fputs("usage: pchronicle-vortex verify ROOT\n", stderr); return VX_EXIT_USAGE; }
-    if (pch_vxp_verify(ctx, argv[0], on_verify_finding, NULL, &n, &err) < 0 && n == 0) return vx_fail(argv[0], &err);
+    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) { fputs(verify_usage, stdout); return VX_EXIT_OK; }
+    if (root_and_id(argc, argv, "--snapshot", &root, &id) < 0) { fputs(verify_usage, stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_verify_at(ctx, root, id, on_verify_finding, NULL, &n, &err) < 0 && n == 0) return vx_fail(root, &err);
     if (fflush(stdout) != 0) return VX_EXIT_FAIL;
-    if (n) { fprintf(stderr, "pchronicle-vortex verify: %s: %zu finding%s: not healthy\n", argv[0], n, n == 1 ? "" : "s"); return VX_EXIT_FAIL; }
-    fprintf(stderr, "pchronicle-vortex verify: %s: healthy\n", argv[0]);
+    if (n) { fprintf(stderr, "pchronicle-vortex verify: %s: %zu finding%s: not healthy\n", root, n, n == 1 ? "" : "s"); return VX_EXIT_FAIL; }
+    fprintf(stderr, "pchronicle-vortex verify: %s: healthy\n", root);
+    return VX_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ snapshots, repair */
+
+static const char snapshots_usage[] =
+    "usage: pchronicle-vortex snapshots ROOT [--json]\n"
+    "  Lists every snapshot of ROOT (its manifests), oldest first: id, created, parent,\n"
+    "  documents, trajectories, data MiB, and which one CURRENT names (RFC-0006 §10.2, §12.4).\n"
+    "  A manifest that does not load is listed with the reason. --json: one object per line.\n";
+
+int vx_cmd_snapshots(pch_ctx *ctx, int argc, char **argv)
+{
+    const char *root = NULL;
+    bool json = false;
+    pch_vxp_snapshot_info *v = NULL;
+    size_t n = 0;
+    pch_error err;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(snapshots_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(argv[i], "--json") == 0) json = true;
+        else if (argv[i][0] == '-' || root) { fputs(snapshots_usage, stderr); return VX_EXIT_USAGE; }
+        else root = argv[i];
+    }
+    if (!root) { fputs(snapshots_usage, stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_snapshots(ctx, root, &v, &n, &err) < 0) return vx_fail(root, &err);
+    if (!json) printf("%-21s  %-24s  %-21s  %9s  %12s  %10s  %s\n", "snapshot", "created", "parent", "documents", "trajectories",
+                      "data MiB", "");
+    for (size_t i = 0; i < n; i++) {
+        const pch_vxp_snapshot_info *x = &v[i];
+        if (json) {
+            printf("{\"snapshot_id\":\"%s\",\"created_at\":\"%s\",\"parent_snapshot_id\":", x->snapshot_id, x->created_at);
+            if (x->parent_id[0]) printf("\"%s\"", x->parent_id); else fputs("null", stdout);
+            printf(",\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"current\":%s,\"readable\":%s",
+                   x->documents, x->trajectories, x->data_bytes, x->current ? "true" : "false", x->readable ? "true" : "false");
+            if (!x->readable) { fputs(",\"problem\":", stdout); vx_put_json_string(stdout, x->problem); }
+            fputs("}\n", stdout);
+        } else if (x->readable) {
+            printf("%-21s  %-24s  %-21s  %9" PRIu64 "  %12" PRIu64 "  %10.1f  %s\n", x->snapshot_id, x->created_at,
+                   x->parent_id[0] ? x->parent_id : "-", x->documents, x->trajectories, (double)x->data_bytes / 1048576.0,
+                   x->current ? "CURRENT" : "");
+        } else {
+            printf("%-21s  unreadable: %s%s\n", x->snapshot_id, x->problem, x->current ? " (CURRENT)" : "");
+        }
+    }
+    pch_vxp_snapshots_free(ctx, v);
+    return fflush(stdout) == 0 ? VX_EXIT_OK : VX_EXIT_FAIL;
+}
+
+static const char repair_usage[] =
+    "usage: pchronicle-vortex repair ROOT --manifest ID\n"
+    "  Rebinds a lost or damaged CURRENT to snapshot ID (RFC-0006 §15), after verifying that\n"
+    "  snapshot whole (every finding is printed and refuses the repair). Never picks a snapshot\n"
+    "  itself: `pchronicle-vortex snapshots ROOT` lists them. A readable CURRENT is left alone.\n";
+
+int vx_cmd_repair(pch_ctx *ctx, int argc, char **argv)
+{
+    const char *root, *id;
+    size_t n = 0;
+    pch_error err;
+    pch_error_clear(&err);
+    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) { fputs(repair_usage, stdout); return VX_EXIT_OK; }
+    if (root_and_id(argc, argv, "--manifest", &root, &id) < 0 || !id) { fputs(repair_usage, stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_repair(ctx, root, id, on_verify_finding, NULL, &n, &err) < 0) { fflush(stdout); return vx_fail("repair", &err); }
+    fprintf(stderr, "pchronicle-vortex repair: %s: CURRENT now names snapshot %s (verified)\n", root, id);
     return VX_EXIT_OK;
 }
 

@@ -20,9 +20,11 @@ static const char usage_text[] =
     "  check FILE.vortex      decode every segment with full validation\n"
     "trajectory projection (RFC-0006; docs/vortex-projection.md):\n"
     "  build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT [--assets embed|reference] [sizes]\n"
-    "  get ROOT KEY [--preview] [--compact] [--stats]\n"
-    "  export --from ROOT --output-format atif --to DIR [--stats]\n"
-    "  verify ROOT            every check of RFC-0006 §15; exit 1 with one line per finding\n"
+    "  get ROOT KEY [--preview] [--compact] [--stats] [--snapshot ID]\n"
+    "  export --from ROOT --output-format atif --to DIR [--stats] [--snapshot ID]\n"
+    "  verify ROOT [--snapshot ID]   every check of RFC-0006 §15; exit 1 with one line per finding\n"
+    "  snapshots ROOT [--json]       every snapshot (manifest) of ROOT, oldest first, CURRENT marked\n"
+    "  repair ROOT --manifest ID     rebind a lost or damaged CURRENT to snapshot ID, verified first\n"
     "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
     "  sql ROOT \"SQL\" [--format table|csv|jsonl] [--engine auto|sqlite]   runs, steps, tool_calls, observation_results\n"
     "  rl ROOT [--format jsonl|binary|count] [--to FILE] [filters]   RL steps (token lanes)\n"
@@ -86,6 +88,8 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "get") == 0) rc = vx_cmd_get(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "export") == 0) rc = vx_cmd_export(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "verify") == 0) rc = vx_cmd_verify(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "snapshots") == 0) rc = vx_cmd_snapshots(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "repair") == 0) rc = vx_cmd_repair(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "sql") == 0) rc = vx_cmd_sql(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "rl") == 0) rc = vx_cmd_rl(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "sft") == 0) rc = vx_cmd_sft(ctx, argc - 2, argv + 2);

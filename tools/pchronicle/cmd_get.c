@@ -17,7 +17,9 @@ static const char k_usage[] =
     "       pchronicle get ROOT (--trajectory-key K | --run-id R | --session-id S) [--compact]\n"
     "       pchronicle get ROOT --run-id R --trajectory-key K [--compact]\n"
     "Print one trajectory of a Storyline root as an ATIF document (pretty JSON; --compact:\n"
-    "one line). A plain key is a trajectory key, as is --trajectory-key; --run-id and\n"
+    "one line). A plain key is a trajectory key, or else a producer id (the trajectories\n"
+    "whose key is KEY@<document path>: their trajectory_id, or a document root's session_id);\n"
+    "--trajectory-key is a trajectory key only; --run-id and\n"
     "--session-id name the document roots with that run id or producer session id; --run-id\n"
     "with --trajectory-key names the trajectory K of run R. Several trajectories: each is\n"
     "printed, a list on stderr names the flags that select each alone, and the exit status\n"
@@ -47,7 +49,7 @@ static bool selected(const pch_storyline_match *m, const char *in_run)
 int pch_cmd_get(int argc, char **argv)
 {
     bool compact = false;
-    const char *by[3] = { NULL, NULL, NULL };   /* indexed by pch_storyline_key_kind */
+    const char *by[3] = { NULL, NULL, NULL };   /* indexed by pch_storyline_key_kind (the flags) */
     const pch_cli_opt opts[] = {
         { "compact", false, NULL, &compact },
         { "trajectory-key", true, &by[PCH_STORYLINE_KEY_TRAJECTORY], NULL },
@@ -83,7 +85,13 @@ int pch_cmd_get(int argc, char **argv)
     key = by[as];
     rc = PCH_CLI_EXIT_ERROR;
     if (pch_ctx_new(&ctx, NULL, NULL, &err) != 0) { pch_cli_fail(&err); goto done; }
-    if (pch_storyline_find(ctx, pos[0], as, key, &m, &n, &err) != 0) { pch_cli_fail(&err); goto done; }
+    rc = pch_storyline_find(ctx, pos[0], as, key, &m, &n, &err);
+    if (rc == PCH_ENOTFOUND && n_pos == 2) {
+        pch_error e2;       /* a plain key that is no trajectory key: a producer id */
+        if (pch_storyline_find(ctx, pos[0], PCH_STORYLINE_KEY_PRODUCER_ID, key, &m, &n, &e2) == PCH_OK) rc = PCH_OK;
+    }
+    if (rc != PCH_OK) { rc = PCH_CLI_EXIT_ERROR; pch_cli_fail(&err); goto done; }
+    rc = PCH_CLI_EXIT_ERROR;
     for (size_t i = 0; i < n; i++) kept += selected(&m[i], in_run);
     if (kept == 0) {
         pch_cli_error("storyline: no trajectory '%s' in run '%s'", key, in_run);
