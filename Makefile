@@ -2,6 +2,8 @@
 #   make            static + shared library and the CLI (build/)
 #   make test       bootstrap (apt + pinned npm oracle), -Werror build, every test suite
 #   make asan test / make ubsan test   the same under a sanitizer (build-asan/, build-ubsan/)
+#   make fault      pchronicle-vortex with the fault-injection hook (build-fault/; make test
+#                   builds it for tests/cli/vortex_faults.sh; src/core/fault.c)
 #   make fuzz       libFuzzer targets (clang), run each for FUZZ_SECONDS
 #   make bench      benchmarks beside their peers (not part of make test)
 #   make demo       the main job on the example data shipped in examples/
@@ -19,6 +21,9 @@ endif
 ifneq ($(filter ubsan,$(MAKECMDGOALS)),)
 MODE := ubsan
 endif
+ifneq ($(filter fault,$(MAKECMDGOALS)),)
+MODE := fault
+endif
 
 WARN := -Wall -Wextra -Wshadow -Wcast-qual -Wcast-align -Wstrict-prototypes \
         -Wmissing-prototypes -Wundef -Wpointer-arith -Wvla -Wformat=2 -Wwrite-strings \
@@ -29,6 +34,10 @@ ifeq ($(MODE),asan)
 BUILD := build-asan
 OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all -DPCH_ARENA_DEBUG
 LDSAN := -fsanitize=address,undefined
+else ifeq ($(MODE),fault)
+BUILD := build-fault
+OPT := -O1 -g -DPCH_FAULT_INJECTION
+LDSAN :=
 else ifeq ($(MODE),ubsan)
 BUILD := build-ubsan
 OPT := -O1 -g -fsanitize=undefined -fno-sanitize-recover=all
@@ -73,12 +82,13 @@ CLI := $(BUILD)/pchronicle
 VX_LIB := $(BUILD)/libpchronicle-vortex.a
 VX_CLI := $(if $(VX_CLI_SRC),$(BUILD)/pchronicle-vortex)
 
-.PHONY: all test check asan ubsan fuzz fuzz-replay bench demo install clean bootstrap \
+.PHONY: all test check asan ubsan fault fuzz fuzz-replay bench demo install clean bootstrap \
         unit-tests cli-tests compat-tests golden-update
 
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI) $(BUILD)/pchronicle_sqlite.so \
      $(BUILD)/pchronicle_vortex_sqlite.so
 asan ubsan: all
+fault: $(VX_CLI)
 
 # Missing Debian packages are installed once (stamp), before anything compiles.
 DEB_STAMP := $(BUILD)/.deb-ok
@@ -147,7 +157,8 @@ test check: bootstrap
 
 .PHONY: test-run
 test-run: all $(UNIT_BIN) $(FUZZ_REPLAY)
-	@BUILD=$(BUILD) MODE=$(MODE) scripts/run-tests.sh
+	@$(MAKE) --no-print-directory fault WERROR=$(WERROR)
+	@BUILD=$(BUILD) MODE=$(MODE) PCH_FAULT_CLI=$(CURDIR)/build-fault/pchronicle-vortex scripts/run-tests.sh
 
 fuzz: $(FUZZ_LF)
 	@for t in $(FUZZ_LF); do n=$$(basename $$t); mkdir -p fuzz/corpus/$$n; \
@@ -174,7 +185,7 @@ install: all
 	install -m 755 $(BUILD)/pchronicle_sqlite.so $(BUILD)/pchronicle_vortex_sqlite.so $(DESTDIR)$(PREFIX)/lib/
 
 clean:
-	rm -rf build build-asan build-ubsan build-fuzz
+	rm -rf build build-asan build-ubsan build-fault build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(VX_OBJ:.o=.d) $(VX_CLI_OBJ:.o=.d)
 # the libFuzzer build tracks headers too (a stale object after a struct change crashed it)

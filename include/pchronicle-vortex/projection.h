@@ -463,6 +463,7 @@ typedef struct pch_vxp_snapshot_info {
     bool current;                /* the one CURRENT names */
     bool readable;               /* its manifest loads; else problem says why */
     char problem[256];
+    char pins[256];              /* names of the pins that hold it, comma-separated */
 } pch_vxp_snapshot_info;
 /* Every snapshot of root (each manifest under manifests/), oldest first. */
 PCH_API int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **out, size_t *n_out,
@@ -474,6 +475,38 @@ PCH_API void pch_vxp_snapshots_free(pch_ctx *ctx, pch_vxp_snapshot_info *v);
 ** readable CURRENT is left alone (PCH_EEXISTS). Never chooses a snapshot itself. */
 PCH_API int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_vxp_finding_cb cb,
                            void *payload, size_t *n_findings, pch_error *err);
+
+/* Pin snapshot_id under name (1-64 of [A-Za-z0-9._-]): vacuum keeps it while the pin exists
+** (ROOT/pins/<name>.json, replaced if the name exists). snapshot_id NULL removes the pin
+** (PCH_ENOTFOUND when there is none). */
+PCH_API int pch_vxp_pin(pch_ctx *ctx, const char *root, const char *name, const char *snapshot_id,
+                        pch_error *err);
+
+/* Retention and vacuum (§12.4). A snapshot stays while CURRENT names it, it is one of the
+** newest keep_last, its manifest is younger than min_age_ms, a pin names it, or an open
+** reader holds it (every open pch_vxp_snapshot holds a shared lock on its manifest).
+** Everything under manifests/, data/, blobs/, directories/ that no retained manifest lists is
+** removed once older than grace_ms (a writer links files before its manifest names them),
+** then the staging directories no live writer holds. dry_run: report only. cb gets each
+** decision ("keep" / "remove" / "would remove", a snapshot id or a path, why, bytes). Refuses
+** (nothing removed) when CURRENT, a manifest or a pin does not load. */
+typedef struct pch_vxp_vacuum_options {
+    unsigned version;             /* PCH_VXP_VACUUM_OPTIONS_VERSION */
+    uint32_t keep_last;
+    uint64_t min_age_ms, grace_ms;
+    bool dry_run;
+} pch_vxp_vacuum_options;
+#define PCH_VXP_VACUUM_OPTIONS_VERSION 1
+#define PCH_VXP_VACUUM_OPTIONS_INIT { PCH_VXP_VACUUM_OPTIONS_VERSION, 2, 3600000, 3600000, false }
+typedef struct pch_vxp_vacuum_stats {
+    uint64_t snapshots_kept, snapshots_removed, files_removed, bytes_removed, files_young;
+    uint64_t staging_removed, staging_removed_bytes;
+} pch_vxp_vacuum_stats;
+typedef void (*pch_vxp_vacuum_cb)(const char *action, const char *what, const char *why, uint64_t bytes,
+                                  void *payload);
+PCH_API int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options *opts,
+                           pch_vxp_vacuum_cb cb, void *payload, pch_vxp_vacuum_stats *stats,
+                           pch_error *err);
 
 /* Print the snapshot, files, clusters, per-lane encodings and bytes, write metrics. */
 PCH_API int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err);

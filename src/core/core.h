@@ -190,6 +190,13 @@ int pch_file_read_all(pch_buf *out, const char *path, size_t max, pch_error *err
 /* write(2) all of data[0..len) to fd, retrying short writes and EINTR (at most 1 GiB a
 ** call). 0, or -1 with errno set. */
 int pch_write_all(int fd, const void *data, size_t len);
+/* Fault injection (src/core/fault.c): true when this durable-write operation (op names it)
+** must fail (errno EIO). Only builds with PCH_FAULT_INJECTION (`make fault`) have it. */
+#ifdef PCH_FAULT_INJECTION
+bool pch_fault(const char *op);
+#else
+#define pch_fault(op) false
+#endif
 /* Write data to path atomically: staging "<dir>/.<name>.tmp-<pid>-<n>", fsync, rename over
 ** path, fsync the parent. Overwrites an existing path. */
 int pch_file_publish(const char *path, const void *data, size_t len, pch_error *err);

@@ -61,7 +61,7 @@ int pch_write_all(int fd, const void *data, size_t len)
 {
     const uint8_t *p = data;
     while (len) {
-        ssize_t n = write(fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len);
+        ssize_t n = pch_fault("write") ? -1 : write(fd, p, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len);
         if (n < 0) {
             if (errno == EINTR) continue;
             return -1;
@@ -95,7 +95,7 @@ int pch_fsync_dir(const char *dir, pch_error *err)
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open directory %s", dir);
     int rc = PCH_OK;
-    if (fsync(fd) != 0 && errno != EINVAL)
+    if (pch_fault("fsync") || (fsync(fd) != 0 && errno != EINVAL))
         rc = pch_error_set_sys(err, PCH_EIO, errno, "fsync directory %s", dir);
     close(fd);
     return rc;
@@ -132,11 +132,11 @@ static int publish(const char *path, const void *data, size_t len, bool exclusiv
     if (fd < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "create %s", tmp); goto done; }
     staged = true;
     if (pch_write_all(fd, data, len) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "write %s", tmp); goto done; }
-    if (fsync(fd) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "fsync %s", tmp); goto done; }
+    if (pch_fault("fsync") || fsync(fd) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "fsync %s", tmp); goto done; }
     if (close(fd) != 0) { fd = -1; rc = pch_error_set_sys(err, PCH_EIO, errno, "close %s", tmp); goto done; }
     fd = -1;
     if (exclusive) {
-        if (link(tmp, path) != 0) {
+        if (pch_fault("link") || link(tmp, path) != 0) {
             if (errno == EEXIST) rc = pch_error_set(err, PCH_EEXISTS, "%s already exists", path);
             else rc = pch_error_set_sys(err, PCH_EIO, errno, "link %s", path);
             goto done;
@@ -144,7 +144,7 @@ static int publish(const char *path, const void *data, size_t len, bool exclusiv
         unlink(tmp);
         staged = false;
     } else {
-        if (rename(tmp, path) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "rename to %s", path); goto done; }
+        if (pch_fault("rename") || rename(tmp, path) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "rename to %s", path); goto done; }
         staged = false;
     }
     rc = pch_fsync_dir(dir, err);

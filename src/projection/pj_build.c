@@ -673,7 +673,7 @@ static int publish_file(pch_vxp_builder *b, const char *rel, pch_error *err)
     *slash = 0;
     if ((rc = pch_mkdirs((const char *)to.data, err)) < 0) goto done;
     *slash = '/';
-    if (link((const char *)from.data, (const char *)to.data) != 0) {
+    if (pch_fault("link") || link((const char *)from.data, (const char *)to.data) != 0) {
         rc = pch_error_set_sys(err, errno == EEXIST ? PCH_EEXISTS : PCH_EIO, errno, "publish %s", rel);
         goto done;
     }

@@ -205,6 +205,7 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
 ** keys"). Absent in roots built before; such keys may depend on other documents, so an
 ** incremental writer must not extend them. */
 #define PJ_KEY_RULE "document"
+#define PJ_PIN_FORMAT "pchronicle-vortex-pin/v1"
 /* The lanes of a data file (this header's PJ_LANES); /2 added page_index and page_count,
 ** /3 the prompt-prefix lanes. */
 #define PJ_DATA_MODEL "trajectory-struct-of-lane-lists/3"
@@ -232,6 +233,14 @@ typedef struct pj_stage_stats { uint64_t removed, removed_bytes; } pj_stage_stat
 int pj_stage_open(pch_ctx *ctx, const char *root, const char *stage, const char *writer_id, int *fd_out,
                   pj_stage_stats *st, pch_error *err);
 void pj_stage_close(pch_ctx *ctx, const char *root, const char *stage, int fd, bool remove_gate);
+
+/* Remove every staging directory no live writer holds (vacuum; pj_stage.c). */
+int pj_stage_sweep(pch_ctx *ctx, const char *root, pj_stage_stats *st, pch_error *err);
+/* Pins (pj_snap.c, §12.4): ROOT/pins/<name>.json names a snapshot that vacuum keeps. */
+typedef struct pj_pin { char name[72]; char snapshot_id[64]; } pj_pin;
+/* Every pin of root (*out allocated; none: n 0). A pin file that does not parse fails
+** (PCH_ECORRUPT): what it keeps would be unknown. */
+int pj_pins_load(pch_ctx *ctx, const char *root, pj_pin **out, size_t *n_out, pch_error *err);
 
 /* "<12 hex ms>-<8 hex>": a snapshot id as the builder makes them. */
 bool pj_snapshot_id_ok(const char *s);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ typedef struct dataf {
 struct pch_vxp_snapshot {
     pch_ctx *ctx;
     char *root;
+    int lease;                /* a shared flock on the manifest: vacuum keeps the snapshot (§12.4) */
     pj_current cur;
     pch_buf mtext;
     pch_json_parser *mp;
@@ -154,6 +156,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
     pch_json_parser_free(s->mp);
     pch_buf_dispose(&s->mtext);
     pch_arena_dispose(&s->strings);
+    if (s->lease >= 0) close(s->lease);
     free(s->root);
     pch_free(s->ctx, s);
 }
@@ -509,6 +512,23 @@ int pj_snapshot_load_all(pch_vxp_snapshot *s, pch_error *err)
     return PCH_OK;
 }
 
+/* Hold the snapshot while it is open: a shared lock on its manifest, which vacuum must take
+** exclusively to remove it (pj_vacuum.c); the kernel drops it with the process. */
+static int lease_take(pch_vxp_snapshot *s, pch_error *err)
+{
+    pch_buf p;
+    pch_buf_init(&p, s->ctx);
+    pch_buf_printf(&p, "%s/%s", s->root, s->cur.manifest);
+    if (p.oom) return nomem(err);
+    s->lease = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
+    pch_buf_dispose(&p);
+    if (s->lease < 0) return PCH_OK;              /* the manifest read reports it */
+    if (flock(s->lease, LOCK_SH | LOCK_NB) != 0)   /* vacuum locks only what it removes */
+        return errno == EWOULDBLOCK ? pch_error_set(err, PCH_ENOTFOUND, "snapshot %s is being removed (vacuum)", s->cur.snapshot_id)
+                                    : pch_error_set_sys(err, PCH_EIO, errno, "lock %s", s->cur.manifest);
+    return PCH_OK;
+}
+
 /* A snapshot struct for root at CURRENT cur: its manifest (digest checked) and directory. */
 static int snapshot_load(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, const pj_current *cur, pch_error *err)
 {
@@ -518,6 +538,7 @@ static int snapshot_load(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root,
     if (!(s = pch_calloc(ctx, 1, sizeof *s))) return nomem(err);
     s->ctx = ctx;
     s->c_file = -1;
+    s->lease = -1;
     s->psum_budget = psum_budget();
     pch_arena_init(&s->strings, ctx, 64 * 1024);
     pch_buf_init(&s->mtext, ctx);
@@ -532,6 +553,7 @@ static int snapshot_load(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root,
         pch_buf_dispose(&cur_raw);
         if (rc < 0) goto fail;
     }
+    if ((rc = lease_take(s, err)) < 0) goto fail;
     if ((rc = pj_manifest_load(ctx, root, &s->cur, &s->mp, &s->mtext, &s->m, err)) < 0) goto fail;
     s->st.manifest.reads = 1;
     s->st.manifest.bytes = s->mtext.len;

@@ -6,8 +6,10 @@
 ** person names the snapshot, and repair checks it whole before binding it. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "projection/pj_int.h"
@@ -67,7 +69,8 @@ static void describe(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info *in)
 int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **out, size_t *n_out, pch_error *err)
 {
     pch_vxp_snapshot_info *v = NULL;
-    size_t n = 0, cap = 0;
+    pj_pin *pins = NULL;
+    size_t n = 0, cap = 0, n_pins = 0;
     pj_current cur;
     pch_error e;
     bool have_cur;
@@ -89,6 +92,7 @@ int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **ou
     }
     pch_buf_dispose(&p);
     have_cur = pj_current_read(ctx, root, &cur, NULL, &e) == PCH_OK;
+    if (pj_pins_load(ctx, root, &pins, &n_pins, &e) < 0) n_pins = 0;    /* listed without their pins */
     while ((de = readdir(d)) && rc == PCH_OK) {
         size_t l = strlen(de->d_name);
         char id[64];
@@ -106,10 +110,14 @@ int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **ou
         memset(&v[n], 0, sizeof v[n]);
         snprintf(v[n].snapshot_id, sizeof v[n].snapshot_id, "%s", id);
         v[n].current = have_cur && strcmp(cur.snapshot_id, id) == 0;
+        for (size_t k = 0; k < n_pins; k++)
+            if (strcmp(pins[k].snapshot_id, id) == 0 && strlen(v[n].pins) + strlen(pins[k].name) + 2 < sizeof v[n].pins)
+                snprintf(v[n].pins + strlen(v[n].pins), sizeof v[n].pins - strlen(v[n].pins), "%s%s", v[n].pins[0] ? "," : "", pins[k].name);
         describe(ctx, root, &v[n]);
         n++;
     }
     closedir(d);
+    pch_free(ctx, pins);
     if (rc < 0) { pch_free(ctx, v); return rc; }
     if (n > 1) qsort(v, n, sizeof *v, cmp_info);          /* ids sort by creation time */
     *out = v;
@@ -167,5 +175,118 @@ int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_
 done:
     pch_buf_dispose(&raw);
     pch_buf_dispose(&p);
+    return rc;
+}
+
+/* ---- pins (§12.4) ---- */
+
+static bool pin_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-') return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '.' || s[i] == '_' || s[i] == '-'))
+            return false;
+    return true;
+}
+
+int pj_pins_load(pch_ctx *ctx, const char *root, pj_pin **out, size_t *n_out, pch_error *err)
+{
+    pj_pin *v = NULL;
+    size_t n = 0, cap = 0;
+    pch_buf p, text;
+    DIR *d;
+    struct dirent *de;
+    int rc = PCH_OK;
+    *out = NULL;
+    *n_out = 0;
+    pch_buf_init(&p, ctx);
+    pch_buf_init(&text, ctx);
+    pch_buf_printf(&p, "%s/pins", root);
+    if (p.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    if (!(d = opendir((const char *)p.data))) {
+        rc = errno == ENOENT ? PCH_OK : pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
+        pch_buf_dispose(&p);
+        return rc;
+    }
+    while (rc == PCH_OK && (de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        pch_json_parser *jp = NULL;
+        const pch_json_value *v0;
+        char name[72], fmt[64];
+        if (de->d_name[0] == '.') continue;
+        if (l <= 5 || l - 5 >= sizeof name || strcmp(de->d_name + l - 5, ".json") != 0) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "pins/%s: not a pin (pins/<name>.json)", de->d_name);
+            break;
+        }
+        memcpy(name, de->d_name, l - 5);
+        name[l - 5] = 0;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            pj_pin *nv = pch_realloc(ctx, v, nc * sizeof *nv);
+            if (!nv) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); break; }
+            v = nv;
+            cap = nc;
+        }
+        pch_buf_clear(&p);
+        pch_buf_clear(&text);
+        pch_buf_printf(&p, "%s/pins/%s", root, de->d_name);
+        if (p.oom || (rc = pch_file_read_all(&text, (const char *)p.data, 4096, err)) < 0) { if (p.oom) rc = PCH_ENOMEM; break; }
+        rc = pch_json_parser_new(&jp, ctx, NULL, err);
+        if (rc == PCH_OK && (pch_json_parser_parse(jp, text.data ? (const char *)text.data : "", text.len, &v0, NULL) < 0 ||
+                             v0->kind != PCH_JSON_OBJECT || !pj_json_str(v0, "format", fmt, sizeof fmt) ||
+                             strcmp(fmt, PJ_PIN_FORMAT) != 0 ||
+                             !pj_json_str(v0, "snapshot_id", v[n].snapshot_id, sizeof v[n].snapshot_id) ||
+                             !pj_snapshot_id_ok(v[n].snapshot_id) || !pin_name_ok(name)))
+            rc = pch_error_set(err, PCH_ECORRUPT, "pins/%s: not a %s pin naming a snapshot id", de->d_name, PJ_PIN_FORMAT);
+        pch_json_parser_free(jp);
+        if (rc == PCH_OK) snprintf(v[n++].name, sizeof v[n].name, "%s", name);
+    }
+    closedir(d);
+    pch_buf_dispose(&p);
+    pch_buf_dispose(&text);
+    if (rc < 0) { pch_free(ctx, v); return rc; }
+    *out = v;
+    *n_out = n;
+    return PCH_OK;
+}
+
+int pch_vxp_pin(pch_ctx *ctx, const char *root, const char *name, const char *snapshot_id, pch_error *err)
+{
+    pj_current at;
+    pch_buf p, body;
+    int lock = -1, rc;
+    if (!name || !pin_name_ok(name))
+        return pch_error_set(err, PCH_EINVAL, "pin name '%s': 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'", name ? name : "");
+    if (snapshot_id) PCH_TRY(pj_current_at(ctx, root, snapshot_id, &at, err));
+    pch_buf_init(&p, ctx);
+    pch_buf_init(&body, ctx);
+    /* under the commit lock: vacuum decides under it, so a pin is either seen or not yet made */
+    pch_buf_printf(&p, "%s/staging", root);
+    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    if ((rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;
+    pch_buf_append_str(&p, "/.commit.lock");
+    lock = p.oom ? -1 : open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s/staging/.commit.lock", root); goto done; }
+    pch_buf_clear(&p);
+    pch_buf_printf(&p, "%s/pins", root);
+    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    if (snapshot_id && (rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;
+    pch_buf_printf(&p, "/%s.json", name);
+    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    if (!snapshot_id) {
+        if (unlink((const char *)p.data) != 0)
+            rc = errno == ENOENT ? pch_error_set(err, PCH_ENOTFOUND, "no pin '%s' in %s", name, root)
+                                 : pch_error_set_sys(err, PCH_EIO, errno, "remove %s", (const char *)p.data);
+        goto done;
+    }
+    pch_buf_printf(&body, "{\"format\":\"%s\",\"snapshot_id\":\"%s\"}\n", PJ_PIN_FORMAT, at.snapshot_id);
+    rc = body.oom ? pch_error_set(err, PCH_ENOMEM, "projection: out of memory")
+                  : pch_file_publish((const char *)p.data, body.data, body.len, err);
+done:
+    if (lock >= 0) close(lock);
+    pch_buf_dispose(&p);
+    pch_buf_dispose(&body);
     return rc;
 }

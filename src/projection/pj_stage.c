@@ -125,3 +125,18 @@ void pj_stage_close(pch_ctx *ctx, const char *root, const char *stage, int fd, b
     if (!p.oom && p.len > 6) { p.data[p.len - 6] = 0; rmdir((const char *)p.data); }
     pch_buf_dispose(&p);
 }
+
+int pj_stage_sweep(pch_ctx *ctx, const char *root, pj_stage_stats *st, pch_error *err)
+{
+    pch_buf p;
+    int gate, rc;
+    memset(st, 0, sizeof *st);
+    pch_buf_init(&p, ctx);
+    if ((rc = gate = gate_open(&p, root, err)) >= 0) {
+        if (flock(gate, LOCK_EX) != 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s", (const char *)p.data);
+        else rc = sweep(&p, root, "", st, err);
+        close(gate);
+    }
+    pch_buf_dispose(&p);
+    return rc;
+}

@@ -322,11 +322,11 @@ static int out_publish(pch_vx_writer *w, pch_error *err)
     const char *slash;
     int rc;
     PCH_TRY(out_flush(w, err));
-    if (fsync(w->fd) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: fsync %s", w->tmp);
+    if (pch_fault("fsync") || fsync(w->fd) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: fsync %s", w->tmp);
     rc = close(w->fd);
     w->fd = -1;
     if (rc != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: close %s", w->tmp);
-    if (rename(w->tmp, w->path) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: rename to %s", w->path);
+    if (pch_fault("rename") || rename(w->tmp, w->path) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "vortex writer: rename to %s", w->path);
     w->published = 1;
     slash = strrchr(w->path, '/');
     if (!slash) return pch_fsync_dir(".", err);

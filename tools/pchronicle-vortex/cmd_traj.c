@@ -493,14 +493,17 @@ int vx_cmd_snapshots(pch_ctx *ctx, int argc, char **argv)
         if (json) {
             printf("{\"snapshot_id\":\"%s\",\"created_at\":\"%s\",\"parent_snapshot_id\":", x->snapshot_id, x->created_at);
             if (x->parent_id[0]) printf("\"%s\"", x->parent_id); else fputs("null", stdout);
-            printf(",\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"current\":%s,\"readable\":%s",
+            printf(",\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"data_bytes\":%" PRIu64 ",\"current\":%s,\"readable\":%s,\"pins\":",
                    x->documents, x->trajectories, x->data_bytes, x->current ? "true" : "false", x->readable ? "true" : "false");
+            vx_put_json_string(stdout, x->pins);
             if (!x->readable) { fputs(",\"problem\":", stdout); vx_put_json_string(stdout, x->problem); }
             fputs("}\n", stdout);
         } else if (x->readable) {
-            printf("%-21s  %-24s  %-21s  %9" PRIu64 "  %12" PRIu64 "  %10.1f  %s\n", x->snapshot_id, x->created_at,
+            printf("%-21s  %-24s  %-21s  %9" PRIu64 "  %12" PRIu64 "  %10.1f  %s%s%s", x->snapshot_id, x->created_at,
                    x->parent_id[0] ? x->parent_id : "-", x->documents, x->trajectories, (double)x->data_bytes / 1048576.0,
-                   x->current ? "CURRENT" : "");
+                   x->current ? "CURRENT" : "", x->current && x->pins[0] ? " " : "", x->pins[0] ? "pinned:" : "");
+            if (x->pins[0]) fputs(x->pins, stdout);
+            fputc('\n', stdout);
         } else {
             printf("%-21s  unreadable: %s%s\n", x->snapshot_id, x->problem, x->current ? " (CURRENT)" : "");
         }
@@ -525,6 +528,102 @@ int vx_cmd_repair(pch_ctx *ctx, int argc, char **argv)
     if (root_and_id(argc, argv, "--manifest", &root, &id) < 0 || !id) { fputs(repair_usage, stderr); return VX_EXIT_USAGE; }
     if (pch_vxp_repair(ctx, root, id, on_verify_finding, NULL, &n, &err) < 0) { fflush(stdout); return vx_fail("repair", &err); }
     fprintf(stderr, "pchronicle-vortex repair: %s: CURRENT now names snapshot %s (verified)\n", root, id);
+    return VX_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ pin, unpin, vacuum */
+
+static const char pin_usage[] =
+    "usage: pchronicle-vortex pin ROOT --snapshot ID --name NAME\n"
+    "       pchronicle-vortex unpin ROOT --name NAME\n"
+    "  A pin keeps snapshot ID through vacuum (RFC-0006 §12.4) until it is removed; NAME is 1-64 of\n"
+    "  [A-Za-z0-9._-]. `snapshots ROOT` shows the pins.\n";
+
+int vx_cmd_pin(pch_ctx *ctx, int argc, char **argv, bool unpin)
+{
+    const char *root = NULL, *id = NULL, *name = NULL;
+    pch_error err;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(pin_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(argv[i], "--snapshot") == 0 && i + 1 < argc && !unpin) id = argv[++i];
+        else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) name = argv[++i];
+        else if (argv[i][0] == '-' || root) { fputs(pin_usage, stderr); return VX_EXIT_USAGE; }
+        else root = argv[i];
+    }
+    if (!root || !name || (!unpin && !id)) { fputs(pin_usage, stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_pin(ctx, root, name, unpin ? NULL : id, &err) < 0) return vx_fail(unpin ? "unpin" : "pin", &err);
+    if (unpin) fprintf(stderr, "pchronicle-vortex unpin: %s: pin %s removed\n", root, name);
+    else fprintf(stderr, "pchronicle-vortex pin: %s: %s pins snapshot %s\n", root, name, id);
+    return VX_EXIT_OK;
+}
+
+static const char vacuum_usage[] =
+    "usage: pchronicle-vortex vacuum ROOT [--dry-run] [--keep N] [--min-age DURATION] [--grace DURATION]\n"
+    "  Removes the snapshots nothing retains and every file no retained snapshot reaches\n"
+    "  (RFC-0006 §12.4). Kept: CURRENT's snapshot, the newest N (--keep, default 2), those whose\n"
+    "  manifest is younger than --min-age (default 1h), pinned ones (`pin`), and those an open\n"
+    "  reader holds. Unreferenced files younger than --grace (default 1h) stay: a writer links\n"
+    "  its files before its manifest names them. Then the staging directories of writers that\n"
+    "  died. DURATION: N with ms, s, m, h or d (0: none). --dry-run lists and removes nothing.\n"
+    "  One line per decision on stdout; a summary on stderr.\n";
+
+/* "N" + ms|s|m|h|d → milliseconds; -1 when it is not one. */
+static int64_t duration_ms(const char *s)
+{
+    char *end;
+    unsigned long long v;
+    if (!s || s[0] < '0' || s[0] > '9') return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || v > (1ull << 40)) return -1;
+    if (strcmp(end, "ms") == 0) return (int64_t)v;
+    if (strcmp(end, "s") == 0) return (int64_t)v * 1000;
+    if (strcmp(end, "m") == 0) return (int64_t)v * 60000;
+    if (strcmp(end, "h") == 0) return (int64_t)v * 3600000;
+    if (strcmp(end, "d") == 0) return (int64_t)v * 86400000;
+    return *end == 0 && v == 0 ? 0 : -1;
+}
+
+static void on_vacuum(const char *action, const char *what, const char *why, uint64_t bytes, void *payload)
+{
+    (void)payload;
+    if (bytes) printf("%s %s (%s, %" PRIu64 " bytes)\n", action, what, why, bytes);
+    else printf("%s %s (%s)\n", action, what, why);
+}
+
+int vx_cmd_vacuum(pch_ctx *ctx, int argc, char **argv)
+{
+    pch_vxp_vacuum_options o = PCH_VXP_VACUUM_OPTIONS_INIT;
+    pch_vxp_vacuum_stats st;
+    const char *root = NULL;
+    pch_error err;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(vacuum_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--dry-run") == 0) o.dry_run = true;
+        else if (strcmp(a, "--keep") == 0 && v) {
+            char *end;
+            unsigned long k = strtoul(v, &end, 10);
+            if (*end || v[0] < '0' || v[0] > '9' || k > 1000000) { fprintf(stderr, "pchronicle-vortex vacuum: --keep %s: a count\n", v); return VX_EXIT_USAGE; }
+            o.keep_last = (uint32_t)k;
+            i++;
+        } else if ((strcmp(a, "--min-age") == 0 || strcmp(a, "--grace") == 0) && v) {
+            int64_t ms = duration_ms(v);
+            if (ms < 0) { fprintf(stderr, "pchronicle-vortex vacuum: %s %s: a duration (30s, 10m, 1h, 2d, 0)\n", a, v); return VX_EXIT_USAGE; }
+            if (strcmp(a, "--grace") == 0) o.grace_ms = (uint64_t)ms; else o.min_age_ms = (uint64_t)ms;
+            i++;
+        } else if (a[0] == '-' || root) { fputs(vacuum_usage, stderr); return VX_EXIT_USAGE; }
+        else root = a;
+    }
+    if (!root) { fputs(vacuum_usage, stderr); return VX_EXIT_USAGE; }
+    if (pch_vxp_vacuum(ctx, root, &o, on_vacuum, NULL, &st, &err) < 0) { fflush(stdout); return vx_fail("vacuum", &err); }
+    if (fflush(stdout) != 0) return VX_EXIT_FAIL;
+    fprintf(stderr, "pchronicle-vortex vacuum: %s: %s%" PRIu64 " snapshots kept, %" PRIu64 " removed; %" PRIu64 " files (%.1f MiB) removed, "
+                    "%" PRIu64 " unreferenced files within the grace period; %" PRIu64 " staging directories removed\n",
+            root, o.dry_run ? "dry run: " : "", st.snapshots_kept, st.snapshots_removed, st.files_removed,
+            (double)st.bytes_removed / 1048576.0, st.files_young, st.staging_removed);
     return VX_EXIT_OK;
 }
 

@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  verify ROOT [--snapshot ID]   every check of RFC-0006 §15; exit 1 with one line per finding\n"
     "  snapshots ROOT [--json]       every snapshot (manifest) of ROOT, oldest first, CURRENT marked\n"
     "  repair ROOT --manifest ID     rebind a lost or damaged CURRENT to snapshot ID, verified first\n"
+    "  pin ROOT --snapshot ID --name NAME | unpin ROOT --name NAME   keep a snapshot through vacuum\n"
+    "  vacuum ROOT [--dry-run] [--keep N] [--min-age D] [--grace D]   remove what no kept snapshot reaches\n"
     "  inspect ROOT           snapshot, files, clusters, lanes (encodings, bytes), write metrics\n"
     "  sql ROOT \"SQL\" [--format table|csv|jsonl] [--engine auto|sqlite]   runs, steps, tool_calls, observation_results\n"
     "  rl ROOT [--format jsonl|binary|count] [--to FILE] [filters]   RL steps (token lanes)\n"
@@ -90,6 +92,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "verify") == 0) rc = vx_cmd_verify(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "snapshots") == 0) rc = vx_cmd_snapshots(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "repair") == 0) rc = vx_cmd_repair(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "pin") == 0) rc = vx_cmd_pin(ctx, argc - 2, argv + 2, false);
+    else if (strcmp(argv[1], "unpin") == 0) rc = vx_cmd_pin(ctx, argc - 2, argv + 2, true);
+    else if (strcmp(argv[1], "vacuum") == 0) rc = vx_cmd_vacuum(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "sql") == 0) rc = vx_cmd_sql(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "rl") == 0) rc = vx_cmd_rl(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "sft") == 0) rc = vx_cmd_sft(ctx, argc - 2, argv + 2);

@@ -30,6 +30,8 @@ int vx_cmd_export(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_verify(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_snapshots(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_repair(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_pin(pch_ctx *ctx, int argc, char **argv, bool unpin);
+int vx_cmd_vacuum(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv);
 /* SQL relations over a projection root (cmd_sql.c) */
 int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv);
