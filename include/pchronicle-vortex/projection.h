@@ -397,6 +397,9 @@ typedef enum pch_vxp_sql_engine { PCH_VXP_SQL_AUTO = 0, PCH_VXP_SQL_SQLITE = 1 }
 typedef struct pch_vxp_sql pch_vxp_sql;
 PCH_API int pch_vxp_sql_open(pch_vxp_sql **out, const char *root, pch_vxp_sql_engine engine,
                              pch_error *err);
+/* The same for snapshot_id (NULL: CURRENT's): every relation of the session reads it. */
+PCH_API int pch_vxp_sql_open_at(pch_vxp_sql **out, const char *root, const char *snapshot_id,
+                                pch_vxp_sql_engine engine, pch_error *err);
 PCH_API int pch_vxp_sql_exec(pch_vxp_sql *q, const char *sql, pch_sql_format fmt, FILE *out,
                              pch_error *err);
 /* Of the last pch_vxp_sql_exec: one line per statement naming the path it took ("statement
@@ -507,6 +510,18 @@ typedef void (*pch_vxp_vacuum_cb)(const char *action, const char *what, const ch
 PCH_API int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options *opts,
                            pch_vxp_vacuum_cb cb, void *payload, pch_vxp_vacuum_stats *stats,
                            pch_error *err);
+
+/* What a root holds on disk (§12.4, §20.3, §22.2's operational footprint), read-only:
+** snapshots (and unreadable manifests), pins, the bytes CURRENT's snapshot reaches, the bytes
+** only older snapshots reach, the files no snapshot reaches (orphans of failed or killed
+** writers, removed by vacuum after its grace period), and staging directories no live writer
+** holds. inspect ROOT prints it. */
+typedef struct pch_vxp_footprint {
+    uint64_t snapshots, unreadable, pins;
+    uint64_t current_bytes, history_bytes, unreferenced_files, unreferenced_bytes;
+    uint64_t staging_abandoned, staging_abandoned_bytes;
+} pch_vxp_footprint_stats;
+PCH_API int pch_vxp_footprint(pch_ctx *ctx, const char *root, pch_vxp_footprint_stats *fp, pch_error *err);
 
 /* Print the snapshot, files, clusters, per-lane encodings and bytes, write metrics. */
 PCH_API int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err);

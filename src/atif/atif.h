@@ -22,8 +22,7 @@ int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, vo
 
 /* The trajectory keys of one source (RFC-0006 §5.2; keys.c). Zero-initialise. */
 typedef struct pch_atif__keyset {
-    char **slots;
-    size_t cap, n;
+    pch_strset keys;               /* "run\x1ftraj\0document path" */
 } pch_atif__keyset;
 
 /* Add every (run key, trajectory key) of doc. A key that an earlier document holds fails

@@ -189,6 +189,15 @@ double pch_time_mono(void);
 int pch_file_read_all(pch_buf *out, const char *path, size_t max, pch_error *err);
 /* write(2) all of data[0..len) to fd, retrying short writes and EINTR (at most 1 GiB a
 ** call). 0, or -1 with errno set. */
+/* A set of strings (strset.c; zero-initialise). An entry is hashed and compared up to its
+** first NUL, so it may carry a payload after it. take: adds k, owned by the set from then
+** on (1), or 0 when an equal entry is there (k stays the caller's); add copies k. <0: ENOMEM. */
+typedef struct pch_strset { char **v; size_t cap, n; } pch_strset;
+const char *pch_strset_find(const pch_strset *s, const char *k);
+int pch_strset_take(pch_ctx *ctx, pch_strset *s, char *k);
+int pch_strset_add(pch_ctx *ctx, pch_strset *s, const char *k);
+void pch_strset_dispose(pch_ctx *ctx, pch_strset *s);
+
 int pch_write_all(int fd, const void *data, size_t len);
 /* Fault injection (src/core/fault.c): true when this durable-write operation (op names it)
 ** must fail (errno EIO). Only builds with PCH_FAULT_INJECTION (`make fault`) have it. */

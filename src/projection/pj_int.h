@@ -236,6 +236,8 @@ void pj_stage_close(pch_ctx *ctx, const char *root, const char *stage, int fd, b
 
 /* Remove every staging directory no live writer holds (vacuum; pj_stage.c). */
 int pj_stage_sweep(pch_ctx *ctx, const char *root, pj_stage_stats *st, pch_error *err);
+/* Count them without removing anything or taking staging/.lock (inspect's report). */
+int pj_stage_count(pch_ctx *ctx, const char *root, pj_stage_stats *st);
 /* Pins (pj_snap.c, §12.4): ROOT/pins/<name>.json names a snapshot that vacuum keeps. */
 typedef struct pj_pin { char name[72]; char snapshot_id[64]; } pj_pin;
 /* Every pin of root (*out allocated; none: n 0). A pin file that does not parse fails
@@ -244,6 +246,9 @@ int pj_pins_load(pch_ctx *ctx, const char *root, pj_pin **out, size_t *n_out, pc
 
 /* "<12 hex ms>-<8 hex>": a snapshot id as the builder makes them. */
 bool pj_snapshot_id_ok(const char *s);
+/* Take staging/.commit.lock exclusively (created if missing): CURRENT's swap, pin and vacuum
+** run under it. Returns the fd (close it to release) or < 0. */
+int pj_commit_lock(pch_ctx *ctx, const char *root, pch_error *err);
 /* Publish CURRENT naming snapshot_id (its manifest's digest), under staging/.commit.lock,
 ** only if CURRENT still holds the bytes `expect` (NULL: still absent): otherwise
 ** PCH_EEXISTS "stale commit", nothing published (§10.2, §11.4). expect_id names it. */

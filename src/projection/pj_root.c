@@ -331,6 +331,23 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     return pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err);
 }
 
+int pj_commit_lock(pch_ctx *ctx, const char *root, pch_error *err)
+{
+    pch_buf p;
+    int fd = -1, rc = PCH_OK;
+    pch_buf_init(&p, ctx);
+    pch_buf_printf(&p, "%s/staging", root);
+    if (p.oom) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    else if ((rc = pch_mkdirs((const char *)p.data, err)) == PCH_OK) {
+        pch_buf_append_str(&p, "/.commit.lock");
+        fd = p.oom ? -1 : open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s/staging/.commit.lock", root);
+    }
+    pch_buf_dispose(&p);
+    if (rc < 0 && fd >= 0) close(fd);
+    return rc < 0 ? rc : fd;
+}
+
 int pj_current_swap(pch_ctx *ctx, const char *root, const pch_buf *expect, const char *expect_id,
                     const char *snapshot_id, const char *digest, pch_error *err)
 {
@@ -339,13 +356,7 @@ int pj_current_swap(pch_ctx *ctx, const char *root, const pch_buf *expect, const
     pch_buf_init(&p, ctx);
     pch_buf_init(&now_raw, ctx);
     pch_buf_init(&cur, ctx);
-    pch_buf_printf(&p, "%s/staging", root);
-    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
-    if ((rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;
-    pch_buf_append_str(&p, "/.commit.lock");
-    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
-    lock = open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s", (const char *)p.data); goto done; }
+    if ((rc = lock = pj_commit_lock(ctx, root, err)) < 0) goto done;
     {
         pj_current now;
         pch_error e2;

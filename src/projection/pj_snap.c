@@ -263,13 +263,7 @@ int pch_vxp_pin(pch_ctx *ctx, const char *root, const char *name, const char *sn
     pch_buf_init(&p, ctx);
     pch_buf_init(&body, ctx);
     /* under the commit lock: vacuum decides under it, so a pin is either seen or not yet made */
-    pch_buf_printf(&p, "%s/staging", root);
-    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
-    if ((rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;
-    pch_buf_append_str(&p, "/.commit.lock");
-    lock = p.oom ? -1 : open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s/staging/.commit.lock", root); goto done; }
-    pch_buf_clear(&p);
+    if ((rc = lock = pj_commit_lock(ctx, root, err)) < 0) goto done;
     pch_buf_printf(&p, "%s/pins", root);
     if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
     if (snapshot_id && (rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;

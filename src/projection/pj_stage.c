@@ -41,8 +41,9 @@ static int gate_open(pch_buf *p, const char *root, pch_error *err)
     return fd;
 }
 
-/* Remove every directory under staging/ that no live writer holds. */
-static int sweep(pch_buf *p, const char *root, const char *own, pj_stage_stats *st, pch_error *err)
+/* Remove (or, remove false, only count) every directory under staging/ that no live writer
+** holds. */
+static int sweep(pch_buf *p, const char *root, const char *own, bool remove, pj_stage_stats *st, pch_error *err)
 {
     DIR *d;
     struct dirent *de;
@@ -64,7 +65,7 @@ static int sweep(pch_buf *p, const char *root, const char *own, pj_stage_stats *
         if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
             tree_bytes = 0;
             nftw((const char *)p->data, add_bytes, 16, FTW_PHYS);
-            if (pch_remove_tree((const char *)p->data, NULL) == PCH_OK) {
+            if (!remove || pch_remove_tree((const char *)p->data, NULL) == PCH_OK) {
                 st->removed++;
                 st->removed_bytes += tree_bytes;
             }
@@ -99,7 +100,7 @@ int pj_stage_open(pch_ctx *ctx, const char *root, const char *stage, const char 
     /* then everyone else's that no live writer holds */
     if (rc == PCH_OK) {
         if (flock(gate, LOCK_EX) != 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s/staging/.lock", root);
-        else rc = sweep(&p, root, writer_id, st, err);
+        else rc = sweep(&p, root, writer_id, true, st, err);
         flock(gate, LOCK_UN);
     }
     close(gate);
@@ -134,9 +135,21 @@ int pj_stage_sweep(pch_ctx *ctx, const char *root, pj_stage_stats *st, pch_error
     pch_buf_init(&p, ctx);
     if ((rc = gate = gate_open(&p, root, err)) >= 0) {
         if (flock(gate, LOCK_EX) != 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s", (const char *)p.data);
-        else rc = sweep(&p, root, "", st, err);
+        else rc = sweep(&p, root, "", true, st, err);
         close(gate);
     }
     pch_buf_dispose(&p);
     return rc;
+}
+
+int pj_stage_count(pch_ctx *ctx, const char *root, pj_stage_stats *st)
+{
+    pch_buf p;
+    pch_error e;
+    int rc;
+    memset(st, 0, sizeof *st);
+    pch_buf_init(&p, ctx);
+    rc = sweep(&p, root, "", false, st, &e);       /* read-only: no gate (a report, not a decision) */
+    pch_buf_dispose(&p);
+    return rc == PCH_EIO ? PCH_OK : rc;            /* no staging/: nothing abandoned */
 }

@@ -36,90 +36,37 @@ typedef struct snap {
     const pch_json_value *m;
 } snap;
 
-typedef struct strset { char **v; size_t cap, n; } strset;
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s) { h ^= (uint8_t)*s++; h *= 1099511628211ull; }
-    return h;
-}
-
-static int set_add(pch_ctx *ctx, strset *s, const char *k)
-{
-    if ((s->n + 1) * 2 > s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1024;
-        char **nv = pch_calloc(ctx, nc, sizeof *nv);
-        if (!nv) return PCH_ENOMEM;
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->v[i]) {
-                size_t j = fnv(s->v[i]) & (nc - 1);
-                while (nv[j]) j = (j + 1) & (nc - 1);
-                nv[j] = s->v[i];
-            }
-        pch_free(ctx, s->v);
-        s->v = nv;
-        s->cap = nc;
-    }
-    size_t j = fnv(k) & (s->cap - 1);
-    for (; s->v[j]; j = (j + 1) & (s->cap - 1)) if (strcmp(s->v[j], k) == 0) return PCH_OK;
-    if (!(s->v[j] = pch_malloc(ctx, strlen(k) + 1))) return PCH_ENOMEM;
-    strcpy(s->v[j], k);
-    s->n++;
-    return PCH_OK;
-}
-
-static bool set_has(const strset *s, const char *k)
-{
-    if (!s->cap) return false;
-    for (size_t j = fnv(k) & (s->cap - 1); s->v[j]; j = (j + 1) & (s->cap - 1)) if (strcmp(s->v[j], k) == 0) return true;
-    return false;
-}
-
-static void set_free(pch_ctx *ctx, strset *s)
-{
-    for (size_t i = 0; i < s->cap; i++) pch_free(ctx, s->v[i]);
-    pch_free(ctx, s->v);
-}
-
 /* Every path manifest m lists (§10.3), and the manifest itself. */
-static int reach(pch_ctx *ctx, strset *r, const snap *x)
+static int reach(pch_ctx *ctx, pch_strset *r, const snap *x)
 {
     static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory" };
     char path[256];
     snprintf(path, sizeof path, "manifests/%s.json", x->id);
-    PCH_TRY(set_add(ctx, r, path));
+    PCH_TRY(pch_strset_add(ctx, r, path));
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         const pch_json_value *a = pj_json_member(x->m, lists[l], PCH_JSON_ARRAY);
         for (uint32_t i = 0; a && i < a->n; i++) {
             const pch_json_value *seg = pj_json_member(&a->u.items[i], "segments", PCH_JSON_OBJECT);
-            if (pj_json_str(&a->u.items[i], "path", path, sizeof path)) PCH_TRY(set_add(ctx, r, path));
-            if (seg && pj_json_str(seg, "path", path, sizeof path)) PCH_TRY(set_add(ctx, r, path));
+            if (pj_json_str(&a->u.items[i], "path", path, sizeof path)) PCH_TRY(pch_strset_add(ctx, r, path));
+            if (seg && pj_json_str(seg, "path", path, sizeof path)) PCH_TRY(pch_strset_add(ctx, r, path));
         }
     }
     return PCH_OK;
 }
 
-typedef struct walk {
-    pch_ctx *ctx;
-    const char *root;
-    const strset *reached;
-    const pch_vxp_vacuum_options *o;
-    pch_vxp_vacuum_cb cb;
-    void *payload;
-    pch_vxp_vacuum_stats *st;
-    int64_t now_ms;
-} walk;
+/* Call fn for every file under root/<rel> (recursively; rel is "<dir>" on entry and each
+** file's path relative to root when fn sees it). A missing directory has no files. */
+typedef int (*file_fn)(void *payload, const char *rel, const char *abs, const struct stat *sb);
 
-static int walk_dir(walk *w, pch_buf *rel)
+static int each_file(pch_ctx *ctx, const char *root, pch_buf *rel, file_fn fn, void *payload)
 {
     pch_buf abs;
     DIR *d;
     struct dirent *de;
     size_t base = rel->len;
     int rc = PCH_OK;
-    pch_buf_init(&abs, w->ctx);
-    pch_buf_printf(&abs, "%s/%s", w->root, (const char *)rel->data);
+    pch_buf_init(&abs, ctx);
+    pch_buf_printf(&abs, "%s/%s", root, (const char *)rel->data);
     d = abs.oom ? NULL : opendir((const char *)abs.data);
     pch_buf_dispose(&abs);
     if (!d) return errno == ENOENT ? PCH_OK : PCH_EIO;
@@ -128,32 +75,61 @@ static int walk_dir(walk *w, pch_buf *rel)
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         rel->len = base;
         pch_buf_printf(rel, "/%s", de->d_name);
-        pch_buf_init(&abs, w->ctx);
-        pch_buf_printf(&abs, "%s/%s", w->root, (const char *)rel->data);
-        if (rel->oom || abs.oom) { pch_buf_dispose(&abs); rc = PCH_ENOMEM; break; }
-        if (lstat((const char *)abs.data, &sb) == 0) {
-            if (S_ISDIR(sb.st_mode)) rc = walk_dir(w, rel);
-            else if (!set_has(w->reached, (const char *)rel->data)) {
-                int64_t age = w->now_ms - ((int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000);
-                if (age < (int64_t)w->o->grace_ms) {
-                    w->st->files_young++;
-                    if (w->cb) w->cb("keep", (const char *)rel->data, "unreferenced, younger than the grace period", (uint64_t)sb.st_size, w->payload);
-                } else {
-                    if (w->cb) w->cb(w->o->dry_run ? "would remove" : "remove", (const char *)rel->data, "reached by no retained snapshot",
-                                     (uint64_t)sb.st_size, w->payload);
-                    if (w->o->dry_run || (!pch_fault("unlink") && unlink((const char *)abs.data) == 0)) {
-                        w->st->files_removed++;
-                        w->st->bytes_removed += (uint64_t)sb.st_size;
-                    }
-                }
-            }
-        }
+        pch_buf_init(&abs, ctx);
+        pch_buf_printf(&abs, "%s/%s", root, (const char *)rel->data);
+        if (rel->oom || abs.oom) rc = PCH_ENOMEM;
+        else if (lstat((const char *)abs.data, &sb) == 0)
+            rc = S_ISDIR(sb.st_mode) ? each_file(ctx, root, rel, fn, payload)
+                                     : fn(payload, (const char *)rel->data, (const char *)abs.data, &sb);
         pch_buf_dispose(&abs);
     }
     rel->len = base;
     if (rel->data) rel->data[base] = 0;
     closedir(d);
     return rc;
+}
+
+/* each_file over the directories a snapshot's files live in. */
+static int each_dataset_file(pch_ctx *ctx, const char *root, file_fn fn, void *payload)
+{
+    static const char *const dirs[] = { "manifests", "data", "blobs", "directories", "inventories" };
+    int rc = PCH_OK;
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0] && rc == PCH_OK; d++) {
+        pch_buf rel;
+        pch_buf_init(&rel, ctx);
+        pch_buf_append_str(&rel, dirs[d]);
+        rc = rel.oom ? PCH_ENOMEM : each_file(ctx, root, &rel, fn, payload);
+        pch_buf_dispose(&rel);
+    }
+    return rc;
+}
+
+typedef struct sweep_files {
+    const pch_strset *reached;
+    const pch_vxp_vacuum_options *o;
+    pch_vxp_vacuum_cb cb;
+    void *payload;
+    pch_vxp_vacuum_stats *st;
+    int64_t now_ms;
+} sweep_files;
+
+/* A file no retained snapshot reaches goes once older than the grace period. */
+static int sweep_file(void *payload, const char *rel, const char *abs, const struct stat *sb)
+{
+    sweep_files *w = payload;
+    int64_t age = w->now_ms - ((int64_t)sb->st_mtim.tv_sec * 1000 + sb->st_mtim.tv_nsec / 1000000);
+    if (pch_strset_find(w->reached, rel)) return PCH_OK;
+    if (age < (int64_t)w->o->grace_ms) {
+        w->st->files_young++;
+        if (w->cb) w->cb("keep", rel, "unreferenced, younger than the grace period", (uint64_t)sb->st_size, w->payload);
+        return PCH_OK;
+    }
+    if (w->cb) w->cb(w->o->dry_run ? "would remove" : "remove", rel, "reached by no retained snapshot", (uint64_t)sb->st_size, w->payload);
+    if (w->o->dry_run || (!pch_fault("unlink") && unlink(abs) == 0)) {
+        w->st->files_removed++;
+        w->st->bytes_removed += (uint64_t)sb->st_size;
+    }
+    return PCH_OK;
 }
 
 /* The first pin naming snapshot id, or NULL. */
@@ -177,7 +153,7 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
     snap *sv = NULL;
     pj_pin *pins = NULL;
     size_t n = 0, n_pins = 0;
-    strset reached = { NULL, 0, 0 };
+    pch_strset reached = { NULL, 0, 0 };
     pj_current cur;
     pch_buf p;
     struct timespec ts;
@@ -192,12 +168,7 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
     now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     pch_buf_init(&p, ctx);
     /* CURRENT cannot move while vacuum decides (the build's commit takes this lock) */
-    pch_buf_printf(&p, "%s/staging", root);
-    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
-    if ((rc = pch_mkdirs((const char *)p.data, err)) < 0) goto done;
-    pch_buf_append_str(&p, "/.commit.lock");
-    lock = p.oom ? -1 : open((const char *)p.data, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "lock %s/staging/.commit.lock", root); goto done; }
+    if ((rc = lock = pj_commit_lock(ctx, root, err)) < 0) goto done;
     if ((rc = pj_current_read(ctx, root, &cur, NULL, err)) < 0) { pch_error_prefix(err, "vacuum refused"); goto done; }
     if ((rc = pj_pins_load(ctx, root, &pins, &n_pins, err)) < 0) { pch_error_prefix(err, "vacuum refused"); goto done; }
     if ((rc = pch_vxp_snapshots(ctx, root, &info, &n, err)) < 0) goto done;
@@ -253,16 +224,8 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
         if (p.oom || pch_fault("unlink") || unlink((const char *)p.data) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "remove manifests/%s.json", sv[i].id); goto done; }
     }
     {
-        static const char *const dirs[] = { "manifests", "data", "blobs", "directories", "inventories" };
-        walk w = { ctx, root, &reached, opts, cb, payload, stats, now_ms };
-        for (size_t d = 0; d < sizeof dirs / sizeof dirs[0] && rc == PCH_OK; d++) {
-            pch_buf rel;
-            pch_buf_init(&rel, ctx);
-            pch_buf_append_str(&rel, dirs[d]);
-            rc = rel.oom ? PCH_ENOMEM : walk_dir(&w, &rel);
-            pch_buf_dispose(&rel);
-        }
-        if (rc < 0) { rc = pch_error_set(err, rc, "vacuum: walking %s failed", root); goto done; }
+        sweep_files w = { &reached, opts, cb, payload, stats, now_ms };
+        if ((rc = each_dataset_file(ctx, root, sweep_file, &w)) < 0) { rc = pch_error_set(err, rc, "vacuum: walking %s failed", root); goto done; }
     }
     /* and the staging directories no live writer holds */
     if (!opts->dry_run) {
@@ -280,8 +243,66 @@ done:
     pch_free(ctx, sv);
     pch_free(ctx, pins);
     pch_vxp_snapshots_free(ctx, info);
-    set_free(ctx, &reached);
+    pch_strset_dispose(ctx, &reached);
     if (lock >= 0) close(lock);
     pch_buf_dispose(&p);
     return rc;
+}
+
+/* ---- footprint (inspect; §12.4, §20.3, §22.2) ---- */
+
+typedef struct tally { const pch_strset *cur, *any; pch_vxp_footprint_stats *fp; } tally;
+
+static int tally_file(void *payload, const char *rel, const char *abs, const struct stat *sb)
+{
+    tally *t = payload;
+    (void)abs;
+    if (pch_strset_find(t->cur, rel)) t->fp->current_bytes += (uint64_t)sb->st_size;
+    else if (pch_strset_find(t->any, rel)) t->fp->history_bytes += (uint64_t)sb->st_size;
+    else { t->fp->unreferenced_files++; t->fp->unreferenced_bytes += (uint64_t)sb->st_size; }
+    return PCH_OK;
+}
+
+int pch_vxp_footprint(pch_ctx *ctx, const char *root, pch_vxp_footprint_stats *fp, pch_error *err)
+{
+    pch_vxp_snapshot_info *info = NULL;
+    pj_pin *pins = NULL;
+    size_t n = 0, n_pins = 0;
+    pch_strset cur = { NULL, 0, 0 }, any = { NULL, 0, 0 };
+    int rc;
+    memset(fp, 0, sizeof *fp);
+    if ((rc = pch_vxp_snapshots(ctx, root, &info, &n, err)) < 0) return rc;
+    if (pj_pins_load(ctx, root, &pins, &n_pins, NULL) < 0) n_pins = 0;
+    fp->snapshots = n;
+    fp->pins = n_pins;
+    for (size_t i = 0; i < n && rc == PCH_OK; i++) {
+        snap x;
+        pj_current c;
+        pch_error e;
+        if (!info[i].readable) { fp->unreadable++; continue; }
+        memset(&x, 0, sizeof x);
+        snprintf(x.id, sizeof x.id, "%s", info[i].snapshot_id);
+        pch_buf_init(&x.text, ctx);
+        if (pj_current_at(ctx, root, x.id, &c, &e) == PCH_OK && pj_manifest_load(ctx, root, &c, &x.mp, &x.text, &x.m, &e) == PCH_OK) {
+            rc = reach(ctx, &any, &x);
+            if (rc == PCH_OK && info[i].current) rc = reach(ctx, &cur, &x);
+        }
+        pch_json_parser_free(x.mp);
+        pch_buf_dispose(&x.text);
+    }
+    if (rc == PCH_OK) {
+        tally t = { &cur, &any, fp };
+        rc = each_dataset_file(ctx, root, tally_file, &t);
+    }
+    if (rc == PCH_OK) {
+        pj_stage_stats ss;
+        rc = pj_stage_count(ctx, root, &ss);
+        fp->staging_abandoned = ss.removed;
+        fp->staging_abandoned_bytes = ss.removed_bytes;
+    }
+    pch_vxp_snapshots_free(ctx, info);
+    pch_free(ctx, pins);
+    pch_strset_dispose(ctx, &cur);
+    pch_strset_dispose(ctx, &any);
+    return rc < 0 ? pch_error_set(err, rc, "footprint of %s failed", root) : PCH_OK;
 }

@@ -359,6 +359,15 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
         }
         fprintf(out, "  total  %" PRIu64 "  %" PRIu64 "  %.2f\n", tl, ts, ts ? (double)tl / (double)ts : 0.0);
     }
+    {
+        pch_vxp_footprint_stats fp;
+        if ((rc = pch_vxp_footprint(ctx, root, &fp, err)) < 0) goto done;
+        fprintf(out, "footprint: %" PRIu64 " snapshots (%" PRIu64 " unreadable, %" PRIu64 " pins); current %" PRIu64
+                     " B; older snapshots only %" PRIu64 " B; unreferenced %" PRIu64 " files %" PRIu64
+                     " B; abandoned staging %" PRIu64 " dirs %" PRIu64 " B\n",
+                fp.snapshots, fp.unreadable, fp.pins, fp.current_bytes, fp.history_bytes, fp.unreferenced_files,
+                fp.unreferenced_bytes, fp.staging_abandoned, fp.staging_abandoned_bytes);
+    }
     rc = PCH_OK;
 done:
     pch_json_parser_free(mp);

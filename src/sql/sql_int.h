@@ -243,6 +243,8 @@ int pch_sql__vx_attach(sqlite3 *db, const char *root, char **msg);
 /* While set (h: a handle of the Vortex source), every relation that connects must pin the
 ** snapshot h pinned, or fail; NULL clears it. */
 void pch_sql__vx_pin(void *h);
+/* The same by snapshot id (NULL: none, the relations open CURRENT's). */
+void pch_sql__vx_pin_id(const char *snapshot_id);
 /* Would the vectorised engine (vx_exec.c) answer statement sql[0..n)? 1 yes, 0 no (why says
 ** why). For the fuzz target of its parser; db evaluates the literals. */
 int pch_sql__vx_plan_probe(sqlite3 *db, const char *sql, size_t n, char *why, size_t why_cap);

@@ -1438,6 +1438,12 @@ void pch_vxp_sql_close(pch_vxp_sql *q)
 
 int pch_vxp_sql_open(pch_vxp_sql **out, const char *root, pch_vxp_sql_engine engine, pch_error *err)
 {
+    return pch_vxp_sql_open_at(out, root, NULL, engine, err);
+}
+
+int pch_vxp_sql_open_at(pch_vxp_sql **out, const char *root, const char *snapshot_id, pch_vxp_sql_engine engine,
+                        pch_error *err)
+{
     pch_vxp_sql *q;
     char *msg = NULL;
     int rc;
@@ -1448,7 +1454,10 @@ int pch_vxp_sql_open(pch_vxp_sql **out, const char *root, pch_vxp_sql_engine eng
     q->engine = engine;
     pch_buf_init(&q->path, NULL);
     if ((rc = pch_ctx_new(&q->ctx, NULL, NULL, err)) < 0) { free(q); return rc; }
-    if ((rc = pch_sql__vortex_source()->open(&q->src, q->ctx, root, err)) < 0) goto fail;
+    pch_sql__vx_pin_id(snapshot_id);          /* the engine's handle: that snapshot, or CURRENT's */
+    rc = pch_sql__vortex_source()->open(&q->src, q->ctx, root, err);
+    pch_sql__vx_pin_id(NULL);
+    if (rc < 0) goto fail;
     if (sqlite3_open_v2(":memory:", &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         rc = pch_error_set(err, PCH_ENOMEM, "sql: cannot open sqlite");
         goto fail;

@@ -152,12 +152,18 @@ static int cmp_path(const void *a, const void *b, void *arg)
     return strcmp(doc_path_of(s, *(const uint64_t *)a), doc_path_of(s, *(const uint64_t *)b));
 }
 
-/* The snapshot a session's relations must pin (pch_sql__vx_pin): set while they connect. */
+/* The snapshot a session's relations open (pch_sql__vx_pin): set while they connect, so every
+** relation reads the snapshot the engine's handle pinned even if CURRENT moves meanwhile. */
 static _Thread_local const char *g_pin;
 
 void pch_sql__vx_pin(void *h)
 {
     g_pin = h ? pch_vxp_snapshot_id(((vx_src *)h)->snap) : NULL;
+}
+
+void pch_sql__vx_pin_id(const char *snapshot_id)
+{
+    g_pin = snapshot_id;
 }
 
 static int vx_open(void **h, pch_ctx *ctx, const char *path, pch_error *err)
@@ -168,10 +174,7 @@ static int vx_open(void **h, pch_ctx *ctx, const char *path, pch_error *err)
     if (!s) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     s->ctx = ctx;
     pch_buf_init(&s->assets, ctx);
-    rc = pch_vxp_snapshot_open(&s->snap, ctx, path, err);
-    if (rc == PCH_OK && g_pin && strcmp(pch_vxp_snapshot_id(s->snap), g_pin) != 0)
-        rc = pch_error_set(err, PCH_EINVAL, "vortex sql: %s: CURRENT moved from snapshot %s to %s while the relations "
-                                            "were opened; run the statement again", path, g_pin, pch_vxp_snapshot_id(s->snap));
+    rc = pch_vxp_snapshot_open_at(&s->snap, ctx, path, g_pin, err);
     if (rc < 0) {
         vx_close(s);
         return rc;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Retention and vacuum of a pchronicle-vortex root (RFC-0006 §12.4; docs/vortex-projection.md
+# Snapshots, retention and vacuum of a pchronicle-vortex root (RFC-0006 §12.4; docs/vortex-projection.md
 # "Snapshots, retention and vacuum"): three snapshots of one root; vacuum keeps what CURRENT,
 # --keep, --min-age, a pin or an open reader (a shared flock on the manifest) retains and
 # removes exactly the files no retained manifest lists, old orphans only after the grace
 # period; --dry-run removes nothing; a pin file or manifest that does not load, or a lost
 # CURRENT, refuses the whole vacuum; usage errors exit 2. The files left afterwards are
-# exactly those the kept manifests list.
+# exactly those the kept manifests list. Also: --snapshot for sql, rl and sft, and inspect's
+# footprint before and after.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${PCH_BUILD:-build}
@@ -48,6 +49,23 @@ R=$T/root
 run b1 0 "$VX" build --from tests/data/atif/multimodal --to "$R" --quiet; s1=$(cur)
 run b2 0 "$VX" build --from tests/data/atif --to "$R" --quiet; s2=$(cur)
 run b3 0 "$VX" build --from tests/data/atif/context-summarization --to "$R" --quiet; s3=$(cur)
+
+# inspect ends with the footprint: three snapshots, bytes only the older ones reach
+run fp-3 0 "$VX" inspect "$R"
+has fp-3 "$T/fp-3.out" "^footprint: 3 snapshots \(0 unreadable, 0 pins\); current [1-9][0-9]* B; older snapshots only [1-9][0-9]* B; unreferenced 0 files 0 B; abandoned staging 0 dirs 0 B$"
+# every reading verb reads an older snapshot by id (s1: one document, one trajectory, 3 steps)
+run snap-sql 0 "$VX" sql "$R" "SELECT count(*) FROM runs" --format csv --snapshot "$s1"
+[ "$(tail -n 1 "$T/snap-sql.out")" = 1 ] && ok || bad "sql --snapshot: $(cat "$T/snap-sql.out")"
+run snap-sql-sqlite 0 "$VX" sql "$R" "SELECT count(*) FROM steps" --format csv --snapshot "$s1" --engine sqlite
+[ "$(tail -n 1 "$T/snap-sql-sqlite.out")" = 3 ] && ok || bad "sql --snapshot --engine sqlite: $(cat "$T/snap-sql-sqlite.out")"
+run snap-sql-now 0 "$VX" sql "$R" "SELECT count(*) FROM runs" --format csv
+[ "$(tail -n 1 "$T/snap-sql-now.out")" != 1 ] && ok || bad "sql without --snapshot read the older snapshot"
+run snap-rl 0 "$VX" rl "$R" --format count --snapshot "$s1"
+has snap-rl "$T/snap-rl.out" '^\{"steps":1,'
+run snap-sft 0 "$VX" sft "$R" --format count --snapshot "$s1"
+has snap-sft "$T/snap-sft.out" '^\{"examples":1,'
+run snap-sql-bad 1 "$VX" sql "$R" "SELECT 1" --snapshot nope
+has snap-sql-bad "$T/snap-sql-bad.err" "'nope' is not a snapshot id"
 
 # usage
 run usage-keep 2 "$VX" vacuum "$R" --keep x
@@ -127,6 +145,8 @@ run staging 0 "$VX" vacuum "$R" --keep 1 --min-age 0 --grace 0
 has staging "$T/staging.err" "1 staging directories removed"
 [ ! -e "$R/staging/00dead" ] && [ "$(present | sort)" = "$(listed "$R" "$s4" | sort -u)" ] && ok || bad "the final vacuum"
 run final-verify 0 "$VX" verify "$R"
+run fp-1 0 "$VX" inspect "$R"
+has fp-1 "$T/fp-1.out" "^footprint: 1 snapshots \(0 unreadable, 0 pins\); current [1-9][0-9]* B; older snapshots only 0 B; unreferenced 0 files 0 B; abandoned staging 0 dirs 0 B$"
 
 echo "vortex_maintenance: $n checks, $fail failed"
 [ "$fail" -eq 0 ]

@@ -9,7 +9,7 @@
 
 static const char k_usage[] =
     "usage: pchronicle-vortex sql ROOT \"SQL\" [--format table|csv|jsonl] [--engine auto|sqlite]\n"
-    "                             [--stats] [--explain]\n"
+    "                             [--stats] [--explain] [--snapshot ID]\n"
     "Run SQL (SQLite dialect) over the relations runs, steps, tool_calls and\n"
     "observation_results of a projection root: the columns and answers of a Storyline root\n"
     "built from the same documents (docs/storyline.md §2, docs/sql.md), and the read-only\n"
@@ -26,7 +26,8 @@ static const char k_usage[] =
     "                statement took (vectorised or SQLite, and why) and each scan it made:\n"
     "                relation, read path and lanes, where each pushed predicate went\n"
     "                (directory, zone maps, summary lanes, blooms, rows), clusters considered,\n"
-    "                pruned and decoded, and the totals\n";
+    "                pruned and decoded, and the totals\n"
+    "  --snapshot ID read that snapshot instead of CURRENT's (`pchronicle-vortex snapshots`)\n";
 
 static const char k_bench_usage[] =
     "usage: pchronicle-vortex bench-sql ROOT --queries FILE [--repeat N] [--engine auto|sqlite]\n"
@@ -53,6 +54,7 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_sql_engine engine = PCH_VXP_SQL_AUTO;
     pch_vxp_sql *q = NULL;
     bool stats = false, explain = false;
+    const char *snap = NULL;
     FILE *rows_out = stdout;
     int n_pos = 0, rc;
     pch_error err;
@@ -63,9 +65,10 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(k_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--stats") == 0) { stats = true; continue; }
         if (strcmp(a, "--explain") == 0) { explain = true; continue; }
-        if (strcmp(a, "--format") == 0 || strcmp(a, "--engine") == 0) {
+        if (strcmp(a, "--format") == 0 || strcmp(a, "--engine") == 0 || strcmp(a, "--snapshot") == 0) {
             if (i + 1 >= argc) { fprintf(stderr, "pchronicle-vortex sql: %s needs a value\n%s", a, k_usage); return VX_EXIT_USAGE; }
             if (a[2] == 'f') format = argv[++i];
+            else if (a[2] == 's') snap = argv[++i];
             else if (engine_of(argv[++i], &engine) < 0) {
                 fprintf(stderr, "pchronicle-vortex sql: --engine must be auto or sqlite\n%s", k_usage);
                 return VX_EXIT_USAGE;
@@ -92,7 +95,7 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
         }
         pch_vxp_sql_explain_begin();
     }
-    rc = pch_vxp_sql_open(&q, pos[0], engine, &err);
+    rc = pch_vxp_sql_open_at(&q, pos[0], snap, engine, &err);
     if (rc == 0) rc = pch_vxp_sql_exec(q, pos[1], fmt, rows_out, &err);
     if (explain) {
         fclose(rows_out);

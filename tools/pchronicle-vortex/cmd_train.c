@@ -18,7 +18,7 @@
 static const char k_rl_usage[] =
     "usage: pchronicle-vortex rl ROOT [--format jsonl|binary|count] [--to FILE] [--source-id ID]\n"
     "                         [--run KEY]... [--model NAME] [--since TIME] [--until TIME]\n"
-    "                         [--no-prompt-ids] [--threads N] [--stats]\n"
+    "                         [--no-prompt-ids] [--threads N] [--stats] [--snapshot ID]\n"
     "Every step with completion_token_ids that is not copied context, in storage order, read\n"
     "from the token lanes only (docs/training.md):\n"
     "  jsonl (default): one object per step: source_id, run_id, trajectory_key, step_ordinal,\n"
@@ -35,7 +35,8 @@ static const char k_rl_usage[] =
     "  --since/--until  step timestamp window [since, until): ISO-8601 or UTC milliseconds\n"
     "  --threads N      clusters decoded at once, a thread each (0, the default: one per\n"
     "                   CPU, at most 4); the output is the same for any N\n"
-    "  --stats          steps, tokens, seconds and tokens/s to stderr\n";
+    "  --stats          steps, tokens, seconds and tokens/s to stderr\n"
+    "  --snapshot ID    read that snapshot instead of CURRENT's (`pchronicle-vortex snapshots`)\n";
 
 /* A growable byte string (the CLI uses public headers only). */
 typedef struct sbuf { char *data; size_t len, cap; bool oom; } sbuf;
@@ -99,7 +100,7 @@ static int parse_time(const char *s, int64_t *ms)
 
 /* Common options of the training verbs. */
 typedef struct train_args {
-    const char *root, *format, *to;
+    const char *root, *format, *to, *snapshot;
     pch_vxp_train_filter f;
     const char **runs;
     size_t n_runs;
@@ -125,6 +126,7 @@ static int parse_train(int argc, char **argv, train_args *a, const char *verb, c
         else if (strcmp(o, "--until") == 0) slot = &a->until;
         else if (strcmp(o, "--run") == 0) slot = &a->runs[a->n_runs++];
         else if (strcmp(o, "--threads") == 0) slot = &a->threads;
+        else if (strcmp(o, "--snapshot") == 0) slot = &a->snapshot;
         else if (o[0] == '-' && o[1] == '-') {
             fprintf(stderr, "pchronicle-vortex %s: unknown option %s\n%s", verb, o, usage);
             return VX_EXIT_USAGE;
@@ -330,7 +332,7 @@ int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv)
         return VX_EXIT_USAGE;
     }
     pch_error_clear(&err);
-    if (pch_vxp_snapshot_open(&snap, ctx, a.root, &err) < 0 || pch_vxp_rl_open(&r, snap, &a.f, &err) < 0) {
+    if (pch_vxp_snapshot_open_at(&snap, ctx, a.root, a.snapshot, &err) < 0 || pch_vxp_rl_open(&r, snap, &a.f, &err) < 0) {
         rc = vx_fail(a.root, &err);
         goto done;
     }
@@ -445,7 +447,7 @@ done:
 static const char k_sft_usage[] =
     "usage: pchronicle-vortex sft ROOT [--format atif|messages|count] [--to FILE] [--source-id ID]\n"
     "                          [--run KEY]... [--model NAME] [--since TIME] [--until TIME]\n"
-    "                          [--threads N] [--stats]\n"
+    "                          [--threads N] [--stats] [--snapshot ID]\n"
     "One JSON line per agent step that is not copied context and not a deterministic dispatch\n"
     "(llm_call_count 0), in storage order, read from the message and tool lanes:\n"
     "  atif (default): source_id, run_id, trajectory_key, step_ordinal, step_id, model_name,\n"
@@ -458,7 +460,7 @@ static const char k_sft_usage[] =
     "  count: read every example through the C API (the messages form, each conversation\n"
     "    held once), touch every message byte and print one summary object (examples,\n"
     "    messages, message and content bytes, a checksum): the reader's own speed.\n"
-    "Filters, --threads and --to as for rl (docs/training.md). --stats: examples, message MiB (step\n"
+    "Filters, --threads, --snapshot and --to as for rl (docs/training.md). --stats: examples, message MiB (step\n"
     "messages and reasoning, each counted once) and MiB/s, clusters read and skipped.\n";
 
 int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
@@ -480,7 +482,7 @@ int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv)
     }
     count = a.format && strcmp(a.format, "count") == 0;
     pch_error_clear(&err);
-    if (pch_vxp_snapshot_open(&snap, ctx, a.root, &err) < 0 ||
+    if (pch_vxp_snapshot_open_at(&snap, ctx, a.root, a.snapshot, &err) < 0 ||
         pch_vxp_sft_open_as(&r, snap, &a.f, a.format && strcmp(a.format, "atif") != 0 ? PCH_VXP_SFT_MESSAGES : PCH_VXP_SFT_ATIF,
                             &err) < 0) {
         rc = vx_fail(a.root, &err);
