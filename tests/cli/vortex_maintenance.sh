@@ -17,6 +17,7 @@ trap '[ -n "$holder" ] && kill $holder 2>/dev/null; rm -rf "$T"' EXIT
 n=0; fail=0
 command -v python3 >/dev/null || { echo "FAIL: python3 is required"; exit 1; }
 command -v flock >/dev/null || { echo "FAIL: flock (util-linux) is required"; exit 1; }
+command -v b3sum >/dev/null || { echo "FAIL: b3sum is required (scripts/bootstrap.sh installs it)"; exit 1; }
 [ -x "$VX" ] || { echo "FAIL: $VX not built"; exit 1; }
 
 ok() { n=$((n + 1)); }
@@ -147,6 +148,24 @@ has staging "$T/staging.err" "1 staging directories removed"
 run final-verify 0 "$VX" verify "$R"
 run fp-1 0 "$VX" inspect "$R"
 has fp-1 "$T/fp-1.out" "^footprint: 1 snapshots \(0 unreadable, 0 pins\); current [1-9][0-9]* B; older snapshots only 0 B; unreferenced 0 files 0 B; abandoned staging 0 dirs 0 B$"
+
+# a manifest written under another key rule (lineage.trajectory_keys) is refused, digests
+# made consistent: its keys may not be what this reader's rule makes
+K=$T/keyrule; rm -rf "$K"; cp -a "$R" "$K"
+python3 - "$K" <<'PY' && ok || bad "could not write a manifest under another key rule"
+import json, os, subprocess, sys
+root = sys.argv[1]
+c = json.load(open(os.path.join(root, "CURRENT")))
+p = os.path.join(root, c["manifest"])
+m = open(p, "rb").read()
+m2 = m.replace(b'"trajectory_keys":"document"', b'"trajectory_keys":"first-claimant"')
+assert m2 != m
+open(p, "wb").write(m2)
+c["manifest_digest"] = "blake3:" + subprocess.run(["b3sum", "--no-names", p], capture_output=True, check=True).stdout.decode().split()[0]
+open(os.path.join(root, "CURRENT"), "w").write(json.dumps(c) + "\n")
+PY
+run keyrule 1 "$VX" get "$K" mm-run-1
+has keyrule "$T/keyrule.err" 'lineage.trajectory_keys is not "document"'
 
 echo "vortex_maintenance: $n checks, $fail failed"
 [ "$fail" -eq 0 ]
