@@ -270,7 +270,8 @@ int pj_snapshot_load_all(pch_vxp_snapshot *s, pch_error *err);
 ** taken as known). */
 int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err);
 /* Read and validate ROOT/CURRENT. PCH_ENOTFOUND when there is none. raw (may be NULL)
-** receives the file's bytes (for the stale check). */
+** receives the file's bytes whenever it was read, also when they do not parse (the stale
+** check, repair). */
 int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw,
                     pch_error *err);
 /* A path from a manifest or CURRENT: relative, no "..", no "." segments, no backslash, no

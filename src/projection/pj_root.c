@@ -229,7 +229,8 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
         pch_error_set(err, rc, "source unavailable: %s; `pchronicle-vortex repair %s --manifest ID` rebinds it "
                       "(see `pchronicle-vortex snapshots %s`)", why, root, root);
     }
-    if (rc == PCH_OK && raw && pch_buf_append(raw, text.data, text.len) < 0) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    /* the bytes, parsed or not: the commit compares them, repair publishes only over them */
+    if (raw && pch_buf_append(raw, text.data, text.len) < 0) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     pch_buf_dispose(&text);
     return rc;
 }
@@ -360,15 +361,7 @@ int pj_current_swap(pch_ctx *ctx, const char *root, const pch_buf *expect, const
     {
         pj_current now;
         pch_error e2;
-        int r2 = pj_current_read(ctx, root, &now, &now_raw, &e2);
-        /* a CURRENT that is there but does not parse reads as its raw bytes (repair) */
-        if (r2 != PCH_OK && r2 != PCH_ENOTFOUND) {
-            pch_buf_clear(&now_raw);
-            pch_buf_clear(&p);
-            pch_buf_printf(&p, "%s/CURRENT", root);
-            r2 = p.oom ? PCH_ENOMEM : pch_file_read_all(&now_raw, (const char *)p.data, 64 * 1024, &e2);
-            if (r2 == PCH_OK) r2 = PCH_ECORRUPT;
-        }
+        int r2 = pj_current_read(ctx, root, &now, &now_raw, &e2);   /* the bytes even if damaged */
         bool same = expect ? r2 != PCH_ENOTFOUND && now_raw.len == expect->len && memcmp(now_raw.data, expect->data, now_raw.len) == 0
                            : r2 == PCH_ENOTFOUND;
         if (!same) {

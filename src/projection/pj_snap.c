@@ -134,14 +134,20 @@ int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_
                    size_t *n_findings, pch_error *err)
 {
     pj_current cur, at;
-    pch_buf raw, p;
+    pch_buf raw;
     pch_error e;
+    bool absent;
     int rc;
     *n_findings = 0;
     pch_buf_init(&raw, ctx);
-    pch_buf_init(&p, ctx);
-    /* only a lost or damaged CURRENT is rebound: a readable one is not repair's to change */
+    /* only a lost or damaged CURRENT is rebound: a readable one is not repair's to change;
+    ** raw: the bytes CURRENT holds now, whatever they are (the swap publishes only over them) */
     rc = pj_current_read(ctx, root, &cur, &raw, &e);
+    absent = rc == PCH_ENOTFOUND;
+    if (rc < 0 && !absent && rc != PCH_ECORRUPT && rc != PCH_EUNSUPPORTED) {   /* unreadable, not damaged */
+        rc = pch_error_set(err, rc, "%s", e.msg);
+        goto done;
+    }
     if (rc == PCH_OK) {
         pch_json_parser *mp = NULL;
         pch_buf text;
@@ -156,13 +162,6 @@ int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_
             goto done;
         }
     }
-    /* the bytes CURRENT holds now, whatever they are: the swap publishes only over them */
-    pch_buf_clear(&raw);
-    pch_buf_printf(&p, "%s/CURRENT", root);
-    if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
-    rc = pch_file_read_all(&raw, (const char *)p.data, 64 * 1024, &e);
-    bool absent = rc == PCH_ENOTFOUND || (rc < 0 && access((const char *)p.data, F_OK) != 0 && errno == ENOENT);
-    if (rc < 0 && !absent) { rc = pch_error_set(err, rc, "CURRENT: %s", e.msg); goto done; }
     if ((rc = pj_current_at(ctx, root, snapshot_id, &at, err)) < 0) goto done;
     /* the whole snapshot checked before anything is bound to it */
     if ((rc = pch_vxp_verify_at(ctx, root, snapshot_id, cb, payload, n_findings, err)) < 0) goto done;
@@ -174,7 +173,6 @@ int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_
     rc = pj_current_swap(ctx, root, absent ? NULL : &raw, absent ? "absent" : "damaged", at.snapshot_id, at.digest, err);
 done:
     pch_buf_dispose(&raw);
-    pch_buf_dispose(&p);
     return rc;
 }
 
