@@ -83,6 +83,12 @@ typedef struct pch_vxp_build_stats {
     /* staging directories of writers that died before they removed them (§11.5), removed
     ** when this build opened: how many, and the bytes of their files */
     uint64_t staging_removed, staging_removed_bytes;
+    /* what this commit wrote (data files, blob packs, directories, manifest): an incremental
+    ** sync's cost (§11.2); data_bytes etc. are the snapshot's totals */
+    uint64_t written_bytes;
+    /* an incremental commit left more L0 directory runs or L0 directory memory than its
+    ** limits allow (§12.2): `pchronicle-vortex compact` is due */
+    bool maintenance_required;
 } pch_vxp_build_stats;
 
 typedef struct pch_vxp_builder pch_vxp_builder;
@@ -94,11 +100,91 @@ PCH_API int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char
 /* Add every trajectory of one parsed document (preorder; subagents keep parent links). */
 PCH_API int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc,
                                     size_t input_bytes, pch_error *err);
+/* Record an input file the caller's walk found (path relative to the input root, size,
+** modification time in ns): the snapshot's document list keeps it, so an incremental sync
+** need not read it again while its size and time stay the same. A file noted and never
+** added is listed as rejected. Optional (a document added without a note is listed with an
+** unknown time). */
+PCH_API int pch_vxp_builder_note_file(pch_vxp_builder *b, const char *rel, uint64_t bytes, int64_t mtime_ns,
+                                      pch_error *err);
 /* Seal files, write directories and the manifest, and publish CURRENT (§11.1 order). */
 PCH_API int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats,
                                    pch_error *err);
 /* Abandon (removes this writer's staging directory; publishes nothing). */
 PCH_API void pch_vxp_builder_free(pch_vxp_builder *b);
+
+/* ---------------------------------------------------------------- incremental sync (§11.2) */
+
+typedef struct pch_vxp_sync_options {
+    unsigned version;              /* PCH_VXP_SYNC_OPTIONS_VERSION */
+    const char *source_id;         /* NULL: the snapshot's; another one is refused (keys would move) */
+    const char *partition;         /* data/<partition>/ of the new files, default "default" */
+    uint32_t threads;              /* parse and encode threads; 0 = the online CPUs */
+    uint64_t max_l0_runs;          /* over this many L0 directory runs the snapshot says
+                                   ** "maintenance required" (§12.2); 0 = no limit; default 16 */
+    uint64_t max_l0_memory;        /* ... or over this estimate of the memory a reader holds to
+                                   ** merge them (bytes); 0 = no limit; default 256 MiB */
+    int progress;                  /* 1: progress lines on stderr */
+} pch_vxp_sync_options;
+#define PCH_VXP_SYNC_OPTIONS_VERSION 1
+#define PCH_VXP_SYNC_OPTIONS_INIT { PCH_VXP_SYNC_OPTIONS_VERSION, NULL, NULL, 0, 16, 256u << 20, 0 }
+
+typedef struct pch_vxp_sync_stats {
+    uint64_t added, changed, removed, unchanged;   /* documents */
+    uint64_t read;                 /* files read (new, or size or time changed); the rest were not */
+    uint64_t rejected;             /* files read that are not valid ATIF (listed, not projected) */
+    uint64_t rejected_changed;     /* rejected files that appeared, changed or went away */
+    uint64_t tombstones;           /* keys a changed or removed document no longer has */
+    uint64_t input_bytes;          /* bytes read */
+    bool published;                /* false: nothing changed, no snapshot (CURRENT stays) */
+    char snapshot_id[40];          /* the new snapshot, or CURRENT's when nothing changed */
+    double seconds;
+    pch_vxp_build_stats build;     /* the commit's (when published): written_bytes is its cost */
+} pch_vxp_sync_stats;
+
+/* Bring root's projection up to date with the ATIF documents under input (a directory): a new
+** snapshot that re-projects only the documents added or changed since CURRENT's snapshot and
+** shadows the changed and removed ones (§10.4, §11.2, §12.2), or none when nothing changed.
+** findings (may be NULL) gets the findings of every document read. Fails with PCH_EEXISTS
+** ("stale commit") when CURRENT changed meanwhile (§11.4), PCH_EUNSUPPORTED when the snapshot
+** has no document list or keys made before stable keys (build again first). */
+PCH_API int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vxp_sync_options *opts,
+                         pch_atif_finding_cb findings, void *payload, pch_vxp_sync_stats *st, pch_error *err);
+
+/* ---------------------------------------------------------------- compaction (§12.3) */
+
+typedef struct pch_vxp_compact_options {
+    unsigned version;              /* PCH_VXP_COMPACT_OPTIONS_VERSION */
+    bool if_needed;                /* only when a trigger below is met (else nothing, ran false) */
+    /* the §12.3 triggers (0 = off): L0 directory runs, L0 data files, shadowed rows as a
+    ** percentage of all rows, data files below a quarter of the layout's file size; a snapshot
+    ** that says "maintenance required" always triggers */
+    uint64_t l0_runs, l0_files, max_shadowed_pct, small_files;
+    uint32_t threads;              /* encode threads; 0 = the online CPUs */
+    const char *partition;         /* data/<partition>/ of the new files, default "default" */
+    int progress;
+} pch_vxp_compact_options;
+#define PCH_VXP_COMPACT_OPTIONS_VERSION 1
+#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0 }
+
+typedef struct pch_vxp_compact_stats {
+    bool ran;                      /* false: --if-needed and no trigger met */
+    char why[256];                 /* the first trigger met ("" when none) */
+    char snapshot_id[40];          /* the new snapshot, or CURRENT's when it did not run */
+    uint64_t documents;            /* live documents rewritten */
+    uint64_t input_bytes;          /* their ATIF JSON as rebuilt from the projection */
+    double seconds;
+    pch_vxp_build_stats build;
+} pch_vxp_compact_stats;
+
+/* Rewrite the live rows of root's CURRENT snapshot into level-1 files and one base directory,
+** as a new snapshot that answers every read as before (§12.3). PCH_EEXISTS "stale commit" when
+** CURRENT changed meanwhile; PCH_EUNSUPPORTED for a root built with --assets embed. */
+PCH_API int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts,
+                            pch_vxp_compact_stats *st, pch_error *err);
+/* Is a trigger of opts (NULL: the defaults) met by root's CURRENT snapshot? why: the first. */
+PCH_API int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, bool *due,
+                                char *why, size_t cap, pch_error *err);
 
 /* ---------------------------------------------------------------- reading (§13.4, §13.6) */
 
@@ -246,8 +332,14 @@ typedef struct pch_vxp_prune {
 #define PCH_VXP_PRUNE_INIT { false, false, 0, 0, 0, NULL, NULL, -1 }
 PCH_API int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *err);
 /* Per row of the cluster the last pch_vxp_lanes_next returned: 0 = the summaries rule it out.
-** NULL when the scan is not pruned (every row kept). Borrowed until the next call. */
+** NULL when the scan is not pruned and the cluster has no deleted row (every row kept): a row
+** that a newer revision shadows or a tombstone deleted (§12.2, after an incremental sync) is
+** never kept. Borrowed until the next call. */
 PCH_API const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it);
+/* Per row of the same cluster: 1 = live, 0 = deleted (§12.2); NULL when no row of it is
+** deleted. A reader that also reads rows the summaries rule out (a paged trajectory's
+** context, a relation that filters itself) must still skip the deleted ones. */
+PCH_API const uint8_t *pch_vxp_lanes_live(const pch_vxp_lanes *it);
 typedef struct pch_vxp_lanes_stats {
     uint64_t clusters;                  /* clusters considered */
     uint64_t clusters_zone_pruned;      /* skipped by zone maps, not read */
@@ -256,6 +348,8 @@ typedef struct pch_vxp_lanes_stats {
     uint64_t rows, rows_pruned;         /* trajectory pages of summary-tested clusters; ruled out */
     uint64_t clusters_summary_warm;     /* of the summary-tested clusters, those whose summaries the
                                         ** snapshot held decoded from an earlier scan */
+    uint64_t clusters_deleted;          /* every row deleted (§12.2): skipped, not read */
+    uint64_t rows_deleted;              /* deleted rows of the clusters read (not kept) */
 } pch_vxp_lanes_stats;
 PCH_API void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out);
 

@@ -52,9 +52,17 @@ typedef struct pch_atif_options {
     unsigned threads;          /* version 2: pch_atif_dir_import parses up to this many
                                ** documents ahead on worker threads (0/1: none); callbacks
                                ** still run on the calling thread, in path order */
+    /* version 3: pch_atif_dir_import asks select about each file of the walk (walking thread,
+    ** path order; path as opened, rel relative to the root) before it reads it: 1 read it,
+    ** 0 skip it (not read, not counted), < 0 stop the import with that code. NULL: read all.
+    ** An incremental sync reads only the documents whose size or time changed. */
+    int (*select)(const char *path, const char *rel, void *payload);
+    void *select_payload;
+    bool digest;               /* version 3: keep the BLAKE3 of each document's bytes
+                               ** (pch_atif_doc_source) */
 } pch_atif_options;
-#define PCH_ATIF_OPTIONS_VERSION 2
-#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1 }
+#define PCH_ATIF_OPTIONS_VERSION 3
+#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1, NULL, NULL, false }
 
 /* ---- normalised model (read-only views; lifetime: until pch_atif_doc_free) ---- */
 
@@ -212,6 +220,10 @@ PCH_API int pch_atif_validate(pch_ctx *ctx, const char *text, size_t len, const 
                               const pch_atif_options *opts, pch_atif_finding_cb findings,
                               void *payload, size_t *n_errors, size_t *n_warnings,
                               pch_error *err);
+
+/* The BLAKE3 of the bytes doc was parsed from and their length, when the directory import
+** that read it had options.digest set (false otherwise). */
+PCH_API bool pch_atif_doc_source(const pch_atif_doc *doc, uint8_t digest[32], uint64_t *bytes);
 
 /* Trajectories of doc (borrowed; valid until pch_atif_doc_free). */
 PCH_API size_t pch_atif_doc_count(const pch_atif_doc *doc);

@@ -11,6 +11,9 @@ struct pch_atif_doc {
     pch_atif_trajectory *traj;       /* preorder; traj[0] is the document root */
     size_t n_traj, cap_traj;
     const char *file;                /* document name (arena) */
+    bool has_source;                 /* src_digest / src_bytes set (dir import, options.digest) */
+    uint8_t src_digest[32];
+    uint64_t src_bytes;
 };
 
 /* Names of the fields of each object kind, in canonical (writer) order. */

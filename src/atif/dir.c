@@ -178,6 +178,14 @@ static int read_doc(const dir_state *s, const char *path, pch_atif_doc **d, bool
     if (rc == PCH_OK)
         rc = pch_atif_doc_parse(d, s->ctx, data.data ? (const char *)data.data : "", data.len, rel_path(s, path),
                                 s->opts, findings, payload, e);
+    if (rc == PCH_OK && s->opts && s->opts->version >= 3 && s->opts->digest) {
+        pch_blake3 h;
+        pch_blake3_init(&h);
+        pch_blake3_update(&h, data.data ? data.data : (const uint8_t *)"", data.len);
+        pch_blake3_final(&h, (*d)->src_digest, 32);
+        (*d)->src_bytes = data.len;
+        (*d)->has_source = true;
+    }
     pch_buf_dispose(&data);
     return rc;
 }
@@ -196,6 +204,16 @@ static int take_doc(dir_state *s, const char *path, int rc, bool read_ok, size_t
     return accept_doc(s, rel_path(s, path), d);
 }
 
+/* options.select's answer for path: 1 read it, 0 skip it, < 0 stop (s->err set). */
+static int selected(dir_state *s, const char *path)
+{
+    int r;
+    if (!s->opts || s->opts->version < 3 || !s->opts->select) return 1;
+    r = s->opts->select(path, rel_path(s, path), s->opts->select_payload);
+    if (r < 0) return pch_error_set(s->err, r, "atif: import stopped by the select callback at %s", rel_path(s, path));
+    return r ? 1 : 0;
+}
+
 static int on_file(const char *path, void *payload)
 {
     dir_state *s = payload;
@@ -203,6 +221,8 @@ static int on_file(const char *path, void *payload)
     pch_error e;
     bool read_ok;
     size_t bytes;
+    int sel = selected(s, path);
+    if (sel <= 0) return sel;
     int rc = read_doc(s, path, &d, &read_ok, &bytes, s->findings, s->payload, &e);
     return take_doc(s, path, rc, read_ok, bytes, d, &e);
 }
@@ -243,6 +263,8 @@ typedef struct ahead {
 static int collect_path(const char *path, void *payload)
 {
     ahead *a = payload;
+    int sel = selected(a->s, path);
+    if (sel <= 0) return sel;
     if (a->n_paths == a->cap_paths) {
         size_t nc = a->cap_paths ? a->cap_paths * 2 : 256;
         char **np = pch_realloc(a->s->ctx, a->paths, nc * sizeof *np);

@@ -1132,6 +1132,14 @@ void pch_atif_doc_free(pch_atif_doc *doc)
 
 size_t pch_atif_doc_count(const pch_atif_doc *doc) { return doc ? doc->n_traj : 0; }
 
+bool pch_atif_doc_source(const pch_atif_doc *doc, uint8_t digest[32], uint64_t *bytes)
+{
+    if (!doc || !doc->has_source) return false;
+    memcpy(digest, doc->src_digest, 32);
+    *bytes = doc->src_bytes;
+    return true;
+}
+
 const pch_atif_trajectory *pch_atif_doc_get(const pch_atif_doc *doc, size_t i)
 {
     return doc && i < doc->n_traj ? &doc->traj[i] : NULL;

@@ -26,6 +26,9 @@ typedef struct ahead_slot {
     uint8_t *keep;                  /* pch_vxp_lanes_keep's flags, when the scan is pruned */
     size_t keep_cap;
     bool pruned;
+    uint8_t *live;                  /* pj_lanes_live's flags, when the cluster has deleted rows */
+    size_t live_cap;
+    bool masked;
     pch_vxp_lanes_stats st;         /* the worker's scan stats once this cluster was read */
     uint64_t rows, ord;             /* ord: the cluster's ordinal in the scan (at eof: the count) */
     bool eof;
@@ -82,6 +85,16 @@ static void slot_fill(pch_vxp_lanes *it, size_t n_lanes, ahead_slot *sl)
     for (size_t i = 0; i < n_lanes; i++) sl->lanes[i] = sl->arr->children[i];
     keep = pch_vxp_lanes_keep(it);
     sl->pruned = keep != NULL;
+    sl->masked = pch_vxp_lanes_live(it) != NULL;
+    if (sl->masked) {
+        if (sl->rows > sl->live_cap) {
+            uint8_t *k = realloc(sl->live, (size_t)sl->rows);
+            if (!k) { sl->rc = nomem(&sl->err); return; }
+            sl->live = k;
+            sl->live_cap = (size_t)sl->rows;
+        }
+        memcpy(sl->live, pch_vxp_lanes_live(it), (size_t)sl->rows);
+    }
     if (!keep) return;
     if (sl->rows > sl->keep_cap) {
         uint8_t *k = realloc(sl->keep, (size_t)sl->rows);
@@ -164,13 +177,14 @@ int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, unsigned worker
 }
 
 int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
-                        bool *eof, pch_error *err)
+                        const uint8_t **live, bool *eof, pch_error *err)
 {
     ahead_worker *best;
     ahead_slot *sl;
     *lanes = NULL;
     *rows = 0;
     *keep = NULL;
+    if (live) *live = NULL;
     *eof = false;
     pthread_mutex_lock(&a->mu);
     if (a->held) {                  /* the caller is done with the last one */
@@ -220,6 +234,7 @@ int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, ui
     *lanes = sl->lanes;
     *rows = sl->rows;
     *keep = sl->pruned ? sl->keep : NULL;
+    if (live) *live = sl->masked ? sl->live : NULL;
     return PCH_OK;
 }
 
@@ -256,6 +271,7 @@ void pj_lanes_ahead_free(pj_lanes_ahead *a)
             slot_clear(&w->slot[k]);
             free(w->slot[k].lanes);
             free(w->slot[k].keep);
+            free(w->slot[k].live);
         }
         pch_vxp_lanes_free(w->it);
         if (w->twin) pj_snapshot_absorb(a->s, w->twin);

@@ -26,6 +26,7 @@
 
 typedef struct dentry {
     char *source_id, *run_key, *traj_key, *session_id, *parent_run, *parent_traj, *doc_path;
+    bool deleted;                 /* a tombstone (incremental sync): no file, no row */
     uint32_t file, cluster;       /* known after the flusher wrote the cluster */
     uint64_t row, logical;        /* row: first row of the cluster + row_in_cluster */
     uint64_t seq, row_in_cluster;
@@ -108,6 +109,10 @@ struct pch_vxp_builder {
     uint64_t seq;                 /* clusters handed to the flusher */
     cplace *place;                /* per cluster sequence: file, cluster in file, first row */
     size_t cap_place;
+    /* the document list (pj_docs.c): files noted by the caller's walk, documents added */
+    pj_docrec *docs;
+    size_t n_docs, cap_docs, doc_cursor;
+    pj_delta *delta;              /* an incremental commit (pj_sync.c), or NULL */
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
@@ -180,7 +185,7 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         b->st.staging_removed_bytes = ss.removed_bytes;
     }
     {
-        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "manifests" };
+        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "directories/documents", "manifests" };
         for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
             CK(stage_path(b, &p, sub[i]) < 0 ? nomem(err) : PCH_OK);
             CK(pch_mkdirs((const char *)p.data, err));
@@ -250,9 +255,49 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     }
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
+    pj_docs_free(b->docs, b->n_docs);
     free(b->stage);
     free(b->root);
     pch_free(b->ctx, b);
+}
+
+void pj_builder_delta(pch_vxp_builder *b, pj_delta *d) { b->delta = d; }
+
+const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had)
+{
+    *had = b->had_current;
+    return &b->cur;
+}
+
+/* A new record at the end of b's document list. */
+static pj_docrec *doc_push(pch_vxp_builder *b, const char *path)
+{
+    pj_docrec *r;
+    if (b->n_docs == b->cap_docs) {
+        size_t nc = b->cap_docs ? b->cap_docs * 2 : 256;
+        pj_docrec *nd = realloc(b->docs, nc * sizeof *nd);
+        if (!nd) return NULL;
+        b->docs = nd;
+        b->cap_docs = nc;
+    }
+    r = &b->docs[b->n_docs];
+    memset(r, 0, sizeof *r);
+    if (!(r->path = strdup(path))) return NULL;
+    r->mtime_ns = -1;
+    r->state = PJ_DOC_REJECTED;      /* until add_doc projects it */
+    b->n_docs++;
+    return r;
+}
+
+int pch_vxp_builder_note_file(pch_vxp_builder *b, const char *rel, uint64_t bytes, int64_t mtime_ns, pch_error *err)
+{
+    pj_docrec *r;
+    if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    if (!rel || !*rel) return pch_error_set(err, PCH_EINVAL, "projection: a noted file needs its relative path");
+    if (!(r = doc_push(b, rel))) return nomem(err);
+    r->bytes = bytes;
+    r->mtime_ns = mtime_ns;
+    return PCH_OK;
 }
 
 static int file_open(pch_vxp_builder *b, pch_error *err)
@@ -494,6 +539,7 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
             return pch_error_set(err, PCH_ELIMIT, "%s: subagent trajectories nested deeper than %d levels",
                                  pch_atif_doc_get(doc, 0)->doc_path ? pch_atif_doc_get(doc, 0)->doc_path : "document", PJ_MAX_SUBAGENT_DEPTH);
     }
+    pch_vxp_build_stats before = b->st;
     for (size_t i = 0; i < n; i++) {
         const pch_atif_trajectory *t = pch_atif_doc_get(doc, i);
         pj_traj_info info;
@@ -539,6 +585,30 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
     }
     b->st.documents++;
     b->st.input_bytes += input_bytes;
+    {
+        /* the document list: what this document holds, and its bytes' digest when the import
+        ** kept one (the record its noted file got, if the caller noted it) */
+        const pch_atif_trajectory *t0 = n ? pch_atif_doc_get(doc, 0) : NULL;
+        const char *path = t0 && t0->doc_path ? t0->doc_path : "";
+        pj_docrec *r = b->n_docs && strcmp(b->docs[b->n_docs - 1].path, path) == 0 ? &b->docs[b->n_docs - 1] : NULL;
+        uint64_t nbytes = 0;
+        /* noted files come in walk order, documents in the same order: look from the last
+        ** match on (a path whose directory sorts apart from its name's prefix may be behind) */
+        for (size_t k = b->doc_cursor; k < b->n_docs && !r; k++)
+            if (strcmp(b->docs[k].path, path) == 0) { r = &b->docs[k]; b->doc_cursor = k + 1; }
+        for (size_t k = 0; k < b->doc_cursor && !r; k++)
+            if (strcmp(b->docs[k].path, path) == 0) r = &b->docs[k];
+        if (!r && !(r = doc_push(b, path))) return nomem(err);
+        r->state = PJ_DOC_PROJECTED;
+        r->has_digest = pch_atif_doc_source(doc, r->digest, &nbytes);
+        if (r->has_digest) r->bytes = nbytes;
+        r->trajectories = (uint32_t)n;
+        r->steps = b->st.steps - before.steps;
+        r->calls = b->st.tool_calls - before.tool_calls;
+        r->results = b->st.results - before.results;
+        r->tokens = b->st.tokens - before.tokens;
+        r->logical = b->st.logical_bytes - before.logical_bytes;
+    }
     /* a document's tree stays in one cluster; the cluster closes at its target size */
     if (b->cluster_logical >= b->o.cluster_bytes) PCH_TRY(cluster_flush(b, false, err));
     if (b->o.progress) {
@@ -561,9 +631,14 @@ static int cmp_key(const dentry *a, const dentry *b)
 }
 static int cmp_dentry(const void *a, const void *b) { return cmp_key(a, b); }
 
-/* Sorted trajectory directory shards (§10.4); fence keys go to the manifest. */
-static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_error *err)
+/* Sorted trajectory directory shards (§10.4); fence keys go to the manifest. An incremental
+** commit writes one L0 run instead (every entry and tombstone in one file, "level":0): its
+** memory estimate (entries and key bytes, what a reader holds to merge it) goes with it. */
+static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_out, pch_error *err)
 {
+    const bool l0 = b->delta && !b->delta->compaction;
+    const uint64_t shard_rows = l0 ? (uint64_t)SIZE_MAX : b->o.directory_shard_rows;
+    const uint64_t revision = b->delta ? b->delta->revision : 0;
     pch_vx_dtype *dt = NULL;
     pch_vx_builder *vb = NULL;
     pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
@@ -580,15 +655,19 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_error *err)
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     CK(pch_vx_builder_new(&vb, b->ctx, dt, err));
     for (size_t s = 0, shard = 0; s < b->n_d || (s == 0 && b->n_d == 0 && shard == 0); shard++) {
-        size_t end = s + b->o.directory_shard_rows < b->n_d ? s + (size_t)b->o.directory_shard_rows : b->n_d;
+        size_t end = shard_rows < b->n_d - s ? s + (size_t)shard_rows : b->n_d;
+        uint64_t mem = 0;
         pch_vx_array *a = NULL;
         pch_vx_writer *w = NULL;
         char rel[128], digest[80];
         uint64_t bytes;
-        snprintf(rel, sizeof rel, "directories/trajectory/%s-%zu.vortex", b->snapshot_id, shard);
+        if (l0) snprintf(rel, sizeof rel, "directories/trajectory/%s-l0.vortex", b->snapshot_id);
+        else snprintf(rel, sizeof rel, "directories/trajectory/%s-%zu.vortex", b->snapshot_id, shard);
         for (size_t i = s; i < end; i++) {
             const dentry *e = &b->d[i];
-            const dfile *f = &b->files[e->file];
+            const dfile *f = e->deleted ? NULL : &b->files[e->file];
+            mem += 96 + strlen(e->source_id) + strlen(e->run_key) + strlen(e->traj_key) + strlen(e->doc_path) +
+                   (e->session_id ? strlen(e->session_id) : 0);
             pch_vx_builder *c[19];
             for (uint32_t k = 0; k < 19; k++) c[k] = pch_vx_builder_child(vb, k);
             CK(pch_vx_builder_append_bytes(c[0], e->source_id, strlen(e->source_id), err));
@@ -609,11 +688,11 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_error *err)
             CK(e->parent_traj ? pch_vx_builder_append_bytes(c[6], e->parent_traj, strlen(e->parent_traj), err) : pch_vx_builder_append_null(c[6], err));
             CK(pch_vx_builder_append_bytes(c[7], e->doc_path, strlen(e->doc_path), err));
             CK(pch_vx_builder_append_bool(c[8], e->parent_traj == NULL, err));
-            CK(pch_vx_builder_append_bytes(c[9], f->id, 32, err));
+            CK(pch_vx_builder_append_bytes(c[9], f ? f->id : "", f ? 32 : 0, err));
             CK(pch_vx_builder_append_uint(c[10], e->cluster, err));
             CK(pch_vx_builder_append_uint(c[11], e->row, err));
-            CK(pch_vx_builder_append_uint(c[12], 0, err));
-            CK(pch_vx_builder_append_bool(c[13], 0, err));
+            CK(pch_vx_builder_append_uint(c[12], revision, err));
+            CK(pch_vx_builder_append_bool(c[13], e->deleted, err));
             CK(pch_vx_builder_append_uint(c[14], e->logical, err));
             CK(pch_vx_builder_append_uint(c[15], e->steps, err));
             CK(pch_vx_builder_append_uint(c[16], e->calls, err));
@@ -631,8 +710,9 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_error *err)
         CK(rc);
         CK(pj_file_digest((const char *)p.data, digest, &bytes, err));
         b->st.directory_bytes += bytes;
-        pch_buf_printf(json, "%s{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu,\"level\":1",
-                       shard ? "," : "", rel, bytes, digest, end - s);
+        pch_buf_printf(json, "%s{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu,\"level\":%d",
+                       shard ? "," : "", rel, bytes, digest, end - s, l0 ? 0 : 1);
+        if (l0) pch_buf_printf(json, ",\"revision\":%" PRIu64 ",\"memory_bytes\":%" PRIu64, revision, mem);
         if (end > s) {
             const dentry *fk = &b->d[s], *lk = &b->d[end - 1];
             pch_buf_append_str(json, ",\"first_key\":[");
@@ -647,6 +727,7 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_error *err)
         }
         pch_buf_putc(json, '}');
         s = end;
+        *shards_out = shard + 1;
         if (b->n_d == 0) break;
     }
 #undef CK
@@ -688,14 +769,88 @@ done:
 
 static void json_str(pch_buf *j, const char *s) { pch_json__write_string(j, s ? s : "", s ? strlen(s) : 0); }
 
+/* Manifest item it (an object) again, without member `drop`; the caller closes it. */
+static int item_open(pch_buf *m, const pch_json_value *it, const char *src, const char *drop, pch_error *err)
+{
+    pch_buf_putc(m, '{');
+    for (uint32_t k = 0, w = 0; k < it->n; k++) {
+        const pch_json_member *mb = &it->u.members[k];
+        if (strlen(drop) == mb->key_len && memcmp(mb->key, drop, mb->key_len) == 0) continue;
+        if (w++) pch_buf_putc(m, ',');
+        pch_json__write_string(m, mb->key, mb->key_len);
+        pch_buf_putc(m, ':');
+        if (pch_json__write_value(m, &mb->value, src) < 0) return pch_error_set(err, PCH_ECORRUPT, "projection: parent manifest item cannot be written again");
+    }
+    return PCH_OK;
+}
+
+/* Append the items of the parent's list `name` (each followed by a comma when more follow or
+** `more`); *n counts them. */
+static int parent_list(pch_vxp_builder *b, pch_buf *m, const char *name, bool more, uint64_t *n, pch_error *err)
+{
+    const pch_json_value *l = pj_json_member(b->delta->parent, name, PCH_JSON_ARRAY);
+    for (uint32_t i = 0; l && i < l->n; i++) {
+        PCH_TRY(item_open(m, &l->u.items[i], NULL, "", err));
+        pch_buf_putc(m, '}');
+        if (i + 1 < l->n || more) pch_buf_putc(m, ',');
+        if (n) (*n)++;
+    }
+    return PCH_OK;
+}
+
+/* What the manifest's maintenance section reports (§12.2, §20.3). */
+typedef struct maint {
+    uint64_t files, l0_files, rows, deleted_rows, l0_runs, l0_rows, l0_memory, data_bytes, clusters;
+} maint;
+
+/* The parent's data files again, each with its deleted rows (parent's merged with the
+** sync's), counted into mt. */
+static int parent_data_files(pch_vxp_builder *b, pch_buf *m, maint *mt, pch_error *err)
+{
+    const pch_json_value *l = pj_json_member(b->delta->parent, "data_files", PCH_JSON_ARRAY);
+    for (uint32_t i = 0; l && i < l->n; i++) {
+        const pch_json_value *it = &l->u.items[i];
+        uint64_t rows = 0, bytes = 0, level = 1, cl = 0;
+        size_t nd = b->delta->n_del ? b->delta->n_del[i] : 0;
+        pj_json_u64(it, "rows", &rows);
+        pj_json_u64(it, "bytes", &bytes);
+        pj_json_u64(it, "clusters", &cl);
+        pj_json_u64(it, "level", &level);
+        PCH_TRY(item_open(m, it, NULL, "deleted_rows", err));
+        if (nd) {
+            pch_buf_append_str(m, ",\"deleted_rows\":[");
+            for (size_t k = 0; k < nd; k++) {
+                const uint64_t *r = &b->delta->del[i][2 * k];
+                pch_buf_printf(m, "%s[%" PRIu64 ",%" PRIu64 "]", k ? "," : "", r[0], r[1]);
+                mt->deleted_rows += r[1] - r[0];
+            }
+            pch_buf_putc(m, ']');
+        }
+        pch_buf_append_str(m, "},\n ");
+        mt->files++;
+        mt->l0_files += level == 0;
+        mt->rows += rows;
+        mt->data_bytes += bytes;
+        mt->clusters += cl;
+    }
+    return PCH_OK;
+}
+
 int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_error *err)
 {
-    pch_buf packs, cdir, tdir, m, p;
+    pch_buf packs, cdir, tdir, m, p, docs;
     char mdigest[80], created[32], rel[128];
+    uint64_t shards = 0, docs_bytes = 0;
+    pj_docrec *all = NULL;
+    size_t n_all = 0;
+    const bool delta = b->delta && !b->delta->compaction;
+    const pch_json_value *pm = b->delta ? b->delta->parent : NULL;
+    maint mt;
     int rc = PCH_OK;
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    memset(&mt, 0, sizeof mt);
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
-    pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx);
+    pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx); pch_buf_init(&docs, b->ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     CK(cluster_flush(b, false, err));
     CK(flusher_stop(b, err));
@@ -707,13 +862,63 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         e->cluster = b->place[e->seq].cluster;
         e->row = b->place[e->seq].first_row + e->row_in_cluster;
     }
+    if (delta) {      /* the sync's tombstones join its run (§10.4) */
+        for (size_t i = 0; i < b->delta->n_tombs; i++) {
+            const pj_tomb *t = &b->delta->tombs[i];
+            dentry *e;
+            if (b->n_d == b->cap_d) {
+                size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
+                dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
+                if (!nd) { rc = nomem(err); goto done; }
+                b->d = nd;
+                b->cap_d = nc;
+            }
+            e = &b->d[b->n_d++];
+            memset(e, 0, sizeof *e);
+            e->deleted = true;
+            e->file = UINT32_MAX;
+            if (!(e->source_id = xstrdup(t->source_id)) || !(e->run_key = xstrdup(t->run_key)) ||
+                !(e->traj_key = xstrdup(t->traj_key)) || !(e->doc_path = xstrdup(t->doc_path))) { rc = nomem(err); goto done; }
+        }
+    }
     CK(pj_content_finish(b->content, b->snapshot_id, &packs, &cdir, &b->st, err));
-    CK(write_directory(b, &tdir, err));
+    CK(write_directory(b, &tdir, &shards, err));
     b->st.data_files = b->n_files;
+    /* the document list: this writer's documents and the ones an incremental commit keeps */
+    {
+        /* a compaction carries its snapshot's list as it is (the input did not change; its
+        ** documents were added again without their files' digests) */
+        size_t own = b->delta && b->delta->compaction && b->delta->n_docs ? 0 : b->n_docs;
+        n_all = own + (b->delta ? b->delta->n_docs : 0);
+        if (!(all = calloc(n_all ? n_all : 1, sizeof *all))) { rc = nomem(err); goto done; }
+        if (own) memcpy(all, b->docs, own * sizeof *all);
+        if (b->delta && b->delta->n_docs) memcpy(all + own, b->delta->docs, b->delta->n_docs * sizeof *all);
+    }
+    pj_docs_sort(all, n_all);
+    for (size_t i = 1; i < n_all; i++)
+        if (strcmp(all[i - 1].path, all[i].path) == 0) { rc = pch_error_set(err, PCH_EINVAL, "projection: document %s listed twice", all[i].path); goto done; }
+    CK(pj_docs_write(b->ctx, b->stage, b->snapshot_id, all, n_all, &docs, &docs_bytes, err));
+    b->st.directory_bytes += docs_bytes;
+    if (b->delta) {   /* the counts of the whole snapshot: sums of its document list */
+        b->st.documents = b->st.trajectories = b->st.steps = b->st.tool_calls = b->st.results = b->st.tokens = 0;
+        b->st.logical_bytes = 0;
+        for (size_t i = 0; i < n_all; i++) {
+            if (all[i].state != PJ_DOC_PROJECTED) continue;
+            b->st.documents++;
+            b->st.trajectories += all[i].trajectories;
+            b->st.steps += all[i].steps;
+            b->st.tool_calls += all[i].calls;
+            b->st.results += all[i].results;
+            b->st.tokens += all[i].tokens;
+            b->st.logical_bytes += all[i].logical;
+        }
+    }
 
-    /* the manifest (§10.3) */
+    /* the manifest (§10.3); an incremental one is format v2 (directory runs, deleted rows:
+    ** a v1 reader must refuse it rather than read shadowed rows) */
     pch_time_format_iso8601(created, pch_time_now_ms());
-    pch_buf_printf(&m, "{\n\"format\":\"%s\",\n\"snapshot_id\":\"%s\",\n\"parent_snapshot_id\":", PJ_MANIFEST_FORMAT, b->snapshot_id);
+    pch_buf_printf(&m, "{\n\"format\":\"%s\",\n\"snapshot_id\":\"%s\",\n\"parent_snapshot_id\":", delta ? PJ_MANIFEST_FORMAT_V2 : PJ_MANIFEST_FORMAT,
+                   b->snapshot_id);
     if (b->had_current) json_str(&m, b->cur.snapshot_id); else pch_buf_append_str(&m, "null");
     pch_buf_printf(&m, ",\n\"created_at\":\"%s\",\n\"writer_id\":\"%s\",\n", created, b->writer_id);
     pch_buf_append_str(&m, "\"lineage\":{\"source_uri\":");
@@ -722,8 +927,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     json_str(&m, b->o.source_id);
     pch_buf_printf(&m, ",\"fact_version\":null,\"fact_rows\":%" PRIu64
                        ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\""
-                       ",\"trajectory_keys\":\"" PJ_KEY_RULE "\"},\n",
-                   b->st.documents);
+                       ",\"trajectory_keys\":\"" PJ_KEY_RULE "\",\"revision\":%" PRIu64 "},\n",
+                   b->st.documents, b->delta ? b->delta->revision : 0);
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
@@ -731,36 +936,121 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
                    b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
                    b->o.prompt_prefix ? "true" : "false");
+    /* data files first (their totals feed counts, bytes and maintenance) */
+    {
+        pch_buf df;
+        pch_buf_init(&df, b->ctx);
+        if (delta && (rc = parent_data_files(b, &df, &mt, err)) < 0) { pch_buf_dispose(&df); goto done; }
+        for (size_t i = 0; i < b->n_files; i++) {
+            const dfile *f = &b->files[i];
+            pch_buf_printf(&df, "%s{\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u,",
+                           i ? ",\n " : "", b->o.partition, f->id, f->id, f->bytes, f->digest, f->rows, f->clusters);
+            if (delta) pch_buf_append_str(&df, "\"level\":0,");
+            pch_buf_append_str(&df, "\"cluster_rows\":[");
+            for (uint32_t c = 0; c < f->clusters; c++) pch_buf_printf(&df, "%s%" PRIu64, c ? "," : "", f->crows[c]);
+            pch_buf_append_str(&df, "],\"clusters_at\":[");
+            for (uint32_t c = 0; c < f->clusters; c++)
+                pch_buf_printf(&df, "%s[%" PRIu64 ",%" PRIu64 "]", c ? "," : "", f->coff[c], f->clen[c]);
+            pch_buf_printf(&df, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"],\"segments\":{\"path\":\"data/%s/%s.segments\",\"bytes\":%"
+                               PRIu64 ",\"digest\":\"%s\"}}", f->tail_off, f->bytes - f->tail_off, f->tail_dig, b->o.partition, f->id,
+                           f->seg_bytes, f->seg_dig);
+            mt.files++;
+            mt.l0_files += delta;
+            mt.rows += f->rows;
+            mt.data_bytes += f->bytes;
+            mt.clusters += f->clusters;
+        }
+        if (delta && !b->n_files && df.len >= 3) df.len -= 3;   /* the parent's last ",\n " */
+        if (df.oom) { pch_buf_dispose(&df); rc = nomem(err); goto done; }
+        pch_buf_clear(&p);
+        pch_buf_append(&p, df.data, df.len);
+        pch_buf_dispose(&df);
+    }
+    /* what this commit wrote (a sync's cost, §11.2), before the totals become the snapshot's */
+    b->st.written_bytes = b->st.data_bytes + b->st.blob_bytes + b->st.directory_bytes;
+    for (size_t i = 0; i < b->n_files; i++) b->st.written_bytes += b->files[i].seg_bytes;
+    if (delta) {
+        const pch_json_value *pc = pj_json_member(pm, "counts", PCH_JSON_OBJECT), *pb = pj_json_member(pm, "bytes", PCH_JSON_OBJECT);
+        uint64_t v;
+        if (pc && pj_json_u64(pc, "blob_packs", &v)) b->st.blob_packs += v;
+        if (pc && pj_json_u64(pc, "blobs", &v)) b->st.blobs += v;
+        if (pb && pj_json_u64(pb, "blobs", &v)) b->st.blob_bytes += v;
+        if (pb && pj_json_u64(pb, "directories", &v)) b->st.directory_bytes += v;
+        if (pb && pj_json_u64(pb, "hot", &v)) b->st.hot_bytes += v;
+        if (pb && pj_json_u64(pb, "cold", &v)) b->st.cold_bytes += v;
+        if (pb && pj_json_u64(pb, "external", &v)) b->st.external_bytes += v;
+        if (pb && pj_json_u64(pb, "dedup_hits", &v)) b->st.dedup_hits += v;
+    }
     pch_buf_printf(&m, "\"counts\":{\"documents\":%" PRIu64 ",\"trajectories\":%" PRIu64 ",\"steps\":%" PRIu64 ",\"tool_calls\":%" PRIu64
-                       ",\"results\":%" PRIu64 ",\"tokens\":%" PRIu64 ",\"data_files\":%zu,\"clusters\":%" PRIu64 ",\"blob_packs\":%" PRIu64
+                       ",\"results\":%" PRIu64 ",\"tokens\":%" PRIu64 ",\"data_files\":%" PRIu64 ",\"clusters\":%" PRIu64 ",\"blob_packs\":%" PRIu64
                        ",\"blobs\":%" PRIu64 "},\n",
-                   b->st.documents, b->st.trajectories, b->st.steps, b->st.tool_calls, b->st.results, b->st.tokens, b->n_files,
-                   b->st.clusters, b->st.blob_packs, b->st.blobs);
+                   b->st.documents, b->st.trajectories, b->st.steps, b->st.tool_calls, b->st.results, b->st.tokens, mt.files,
+                   mt.clusters, b->st.blob_packs, b->st.blobs);
     pch_buf_printf(&m, "\"bytes\":{\"logical\":%" PRIu64 ",\"data\":%" PRIu64 ",\"blobs\":%" PRIu64 ",\"directories\":%" PRIu64
                        ",\"hot\":%" PRIu64 ",\"cold\":%" PRIu64 ",\"external\":%" PRIu64 ",\"dedup_hits\":%" PRIu64 "},\n",
-                   b->st.logical_bytes, b->st.data_bytes, b->st.blob_bytes, b->st.directory_bytes, b->st.hot_bytes,
+                   b->st.logical_bytes, mt.data_bytes, b->st.blob_bytes, b->st.directory_bytes, b->st.hot_bytes,
                    b->st.cold_bytes, b->st.external_bytes, b->st.dedup_hits);
-    pch_buf_append_str(&m, "\"data_files\":[");
-    for (size_t i = 0; i < b->n_files; i++) {
-        pch_buf_printf(&m, "%s\n {\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u,\"cluster_rows\":[",
-                       i ? "," : "", b->o.partition, b->files[i].id, b->files[i].id, b->files[i].bytes, b->files[i].digest,
-                       b->files[i].rows, b->files[i].clusters);
-        const dfile *f = &b->files[i];
-        for (uint32_t c = 0; c < f->clusters; c++) pch_buf_printf(&m, "%s%" PRIu64, c ? "," : "", f->crows[c]);
-        pch_buf_append_str(&m, "],\"clusters_at\":[");
-        for (uint32_t c = 0; c < f->clusters; c++)
-            pch_buf_printf(&m, "%s[%" PRIu64 ",%" PRIu64 "]", c ? "," : "", f->coff[c], f->clen[c]);
-        pch_buf_printf(&m, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"],\"segments\":{\"path\":\"data/%s/%s.segments\",\"bytes\":%"
-                           PRIu64 ",\"digest\":\"%s\"}}", f->tail_off, f->bytes - f->tail_off, f->tail_dig, b->o.partition, f->id,
-                       f->seg_bytes, f->seg_dig);
-    }
+    pch_buf_append_str(&m, "\"data_files\":[\n ");
+    pch_buf_append(&m, p.data, p.len);
     pch_buf_append_str(&m, "],\n\"blob_packs\":[");
+    if (delta) CK(parent_list(b, &m, "blob_packs", packs.len > 0, NULL, err));
     pch_buf_append(&m, packs.data, packs.len);
     pch_buf_append_str(&m, "],\n\"content_directory\":[");
+    if (delta) CK(parent_list(b, &m, "content_directory", cdir.len > 0, NULL, err));
     pch_buf_append(&m, cdir.data, cdir.len);
     pch_buf_append_str(&m, "],\n\"trajectory_directory\":[");
-    pch_buf_append(&m, tdir.data, tdir.len);
-    pch_buf_append_str(&m, "],\n\"lanes\":[");
+    if (delta) CK(parent_list(b, &m, "trajectory_directory", false, NULL, err));
+    else pch_buf_append(&m, tdir.data, tdir.len);
+    pch_buf_append_str(&m, "],\n");
+    if (delta) {
+        const pch_json_value *runs = pj_json_member(pm, "directory_runs", PCH_JSON_ARRAY);
+        for (uint32_t i = 0; runs && i < runs->n; i++) {
+            uint64_t r = 0, mem = 0;
+            pj_json_u64(&runs->u.items[i], "rows", &r);
+            pj_json_u64(&runs->u.items[i], "memory_bytes", &mem);
+            mt.l0_rows += r;
+            mt.l0_memory += mem;
+        }
+        mt.l0_runs = (runs ? runs->n : 0) + 1;
+        mt.l0_rows += b->n_d;
+        {
+            uint64_t mem = 0;
+            const char *mb = strstr((const char *)tdir.data, "\"memory_bytes\":");
+            if (mb) mem = strtoull(mb + 15, NULL, 10);
+            mt.l0_memory += mem;
+        }
+        pch_buf_append_str(&m, "\"directory_runs\":[");
+        CK(parent_list(b, &m, "directory_runs", true, NULL, err));
+        pch_buf_append(&m, tdir.data, tdir.len);
+        pch_buf_append_str(&m, "],\n");
+    }
+    pch_buf_append_str(&m, "\"documents\":[");
+    pch_buf_append(&m, docs.data, docs.len);
+    pch_buf_append_str(&m, "],\n");
+    if (!delta) mt.l0_runs = 0;
+    {
+        bool required = b->delta && ((b->delta->max_l0_runs && mt.l0_runs > b->delta->max_l0_runs) ||
+                                     (b->delta->max_l0_memory && mt.l0_memory > b->delta->max_l0_memory));
+        pch_buf_printf(&m, "\"maintenance\":{\"l0_runs\":%" PRIu64 ",\"l0_files\":%" PRIu64 ",\"l0_rows\":%" PRIu64
+                           ",\"l0_memory_bytes\":%" PRIu64 ",\"rows\":%" PRIu64 ",\"deleted_rows\":%" PRIu64 ",\"required\":%s},\n",
+                       mt.l0_runs, mt.l0_files, mt.l0_rows, mt.l0_memory, mt.rows, mt.deleted_rows, required ? "true" : "false");
+        b->st.maintenance_required = required;
+    }
+    if (b->delta) {
+        const pch_json_value *ls = pj_json_member(pm, "last_sync", PCH_JSON_OBJECT);
+        if (delta) {
+            pch_buf_printf(&m, "\"last_sync\":{\"snapshot_id\":\"%s\",\"added\":%" PRIu64 ",\"changed\":%" PRIu64 ",\"removed\":%" PRIu64
+                               ",\"unchanged\":%" PRIu64 ",\"read\":%" PRIu64 ",\"tombstones\":%zu,\"bytes_written\":%" PRIu64
+                               ",\"seconds\":%.3f},\n",
+                           b->snapshot_id, b->delta->added, b->delta->changed, b->delta->removed, b->delta->unchanged, b->delta->read,
+                           b->delta->n_tombs, b->st.written_bytes, pch_time_mono() - b->t0);
+        } else if (ls) {          /* a compaction keeps what the last sync did */
+            pch_buf_append_str(&m, "\"last_sync\":");
+            if (pch_json__write_value(&m, ls, NULL) < 0) { rc = nomem(err); goto done; }
+            pch_buf_append_str(&m, ",\n");
+        }
+    }
+    pch_buf_append_str(&m, "\"lanes\":[");
     for (size_t i = 0; i < b->n_lanes; i++) {
         const lane_acc *l = &b->lanes[i];
         pch_buf_append_str(&m, i ? ",\n {\"path\":" : "\n {\"path\":");
@@ -787,6 +1077,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pj_bytes_digest(mdigest, m.data, m.len);
     b->st.manifest_bytes = m.len;
 
+    b->st.written_bytes += m.len;
+    b->st.data_bytes = mt.data_bytes;
     /* publish in the §9.5 order: blob packs, content directory, data, trajectory
     ** directory, manifest; CURRENT last */
     for (size_t i = 0; i < pj_content_n_files(b->content); i++) CK(publish_file(b, pj_content_file(b->content, i), err));
@@ -797,13 +1089,16 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         snprintf(r2, sizeof r2, "data/%s/%s.segments", b->o.partition, b->files[i].id);
         CK(publish_file(b, r2, err));
     }
+    for (uint64_t s = 0; s < shards; s++) {
+        char r2[128];
+        if (delta) snprintf(r2, sizeof r2, "directories/trajectory/%s-l0.vortex", b->snapshot_id);
+        else snprintf(r2, sizeof r2, "directories/trajectory/%s-%" PRIu64 ".vortex", b->snapshot_id, s);
+        CK(publish_file(b, r2, err));
+    }
     {
-        size_t shards = b->n_d ? (b->n_d + (size_t)b->o.directory_shard_rows - 1) / (size_t)b->o.directory_shard_rows : 1;
-        for (size_t s = 0; s < shards; s++) {
-            char r2[128];
-            snprintf(r2, sizeof r2, "directories/trajectory/%s-%zu.vortex", b->snapshot_id, s);
-            CK(publish_file(b, r2, err));
-        }
+        char r2[128];
+        snprintf(r2, sizeof r2, "directories/documents/%s.vortex", b->snapshot_id);
+        CK(publish_file(b, r2, err));
     }
     CK(publish_file(b, rel, err));
 
@@ -816,6 +1111,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
 #undef CK
 done:
     pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir);
-    pch_buf_dispose(&m); pch_buf_dispose(&p);
+    pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&docs);
+    free(all);
     return rc;
 }

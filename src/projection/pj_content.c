@@ -373,13 +373,22 @@ typedef struct openpack {
     pch_vx_file *f;
 } openpack;
 
+/* One content directory file: rows sorted by id. A snapshot has one per build or sync that
+** stored external content (§9.4; an incremental sync adds its own, §11.2); an id is looked up
+** newest first. */
+typedef struct cdir {
+    pch_vx_array *dir;
+    pch_vx_dtype *dir_dt;
+    const pch_vx_array *ids, *packs, *rows, *raw;
+    uint64_t n;
+} cdir;
+
 struct pj_blobs {
     pch_ctx *ctx;
     char *root;
-    uint64_t n;
-    pch_vx_array *dir;          /* content directory rows (sorted by id) */
-    pch_vx_dtype *dir_dt;
-    const pch_vx_array *ids, *packs, *rows, *raw;
+    uint64_t n;                 /* rows over every directory */
+    cdir *d;
+    size_t nd;
     openpack open[8];           /* small cache of open packs (footers read once) */
     unsigned next_slot;
 };
@@ -388,8 +397,11 @@ void pj_blobs_free(pj_blobs *b)
 {
     if (!b) return;
     for (int i = 0; i < 8; i++) pch_vx_file_free(b->open[i].f);
-    pch_vx_array_free(b->dir);
-    pch_vx_dtype_free(b->dir_dt);
+    for (size_t i = 0; i < b->nd; i++) {
+        pch_vx_array_free(b->d[i].dir);
+        pch_vx_dtype_free(b->d[i].dir_dt);
+    }
+    pch_free(b->ctx, b->d);
     free(b->root);
     pch_free(b->ctx, b);
 }
@@ -403,51 +415,44 @@ static bool hex_id(const char *s, size_t n)
     return true;
 }
 
-int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, pch_error *err)
+/* Load content directory file `item` of the manifest into c (digest, rows and order checked). */
+static int cdir_load(pj_blobs *b, const pch_json_value *item, cdir *c, pch_error *err)
 {
-    const pch_json_value *cd = pj_json_member(manifest, "content_directory", PCH_JSON_ARRAY);
-    pj_blobs *b;
+    pch_ctx *ctx = b->ctx;
     pch_vx_file *f = NULL;
     pch_buf path;
     char rel[128], want[80], got[80];
     uint64_t bytes, rows;
     int rc = PCH_OK;
-    *out = NULL;
-    if (!(b = pch_calloc(ctx, 1, sizeof *b)) || !(b->root = strdup(root))) { pch_free(ctx, b); return nomem(err); }
-    b->ctx = ctx;
-    if (!cd || cd->n == 0) { *out = b; return PCH_OK; }
-    if (cd->n != 1) { pj_blobs_free(b); return pch_error_set(err, PCH_EUNSUPPORTED, "manifest: %u content directory shards (one supported)", cd->n); }
-    if (!pj_json_str(&cd->u.items[0], "path", rel, sizeof rel) || !pj_json_str(&cd->u.items[0], "digest", want, sizeof want) ||
-        !pj_json_u64(&cd->u.items[0], "rows", &rows)) {
-        pj_blobs_free(b);
+    if (!pj_json_str(item, "path", rel, sizeof rel) || !pj_json_str(item, "digest", want, sizeof want) ||
+        !pj_json_u64(item, "rows", &rows))
         return pch_error_set(err, PCH_ECORRUPT, "manifest: content_directory entry lacks path, digest or rows");
-    }
-    if ((rc = pj_path_check(rel, strlen(rel), err)) < 0) { pj_blobs_free(b); return rc; }
+    PCH_TRY(pj_path_check(rel, strlen(rel), err));
     pch_buf_init(&path, ctx);
-    pch_buf_printf(&path, "%s/%s", root, rel);
-    if (path.oom) { pj_blobs_free(b); return nomem(err); }
+    pch_buf_printf(&path, "%s/%s", b->root, rel);
+    if (path.oom) return nomem(err);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     CK(pj_file_digest((const char *)path.data, got, &bytes, err));
     if (strcmp(got, want) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, want); goto done; }
     CK(pch_vx_file_open(&f, ctx, (const char *)path.data, err));
     if (pch_vx_file_row_count(f) != rows) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, rel, pch_vx_file_row_count(f), rows); goto done; }
-    CK(pch_vx_file_scan(f, NULL, &b->dir, &b->dir_dt, err));
-    if (b->dir_dt->n_fields != 4 || b->dir->children[0]->dtype->kind != PCH_VX_BINARY ||
-        b->dir->children[1]->dtype->kind != PCH_VX_UTF8 || b->dir->children[2]->dtype->kind != PCH_VX_PRIMITIVE ||
-        b->dir->children[2]->dtype->ptype != PCH_VX_U64 || b->dir->children[3]->dtype->ptype != PCH_VX_U64) {
+    CK(pch_vx_file_scan(f, NULL, &c->dir, &c->dir_dt, err));
+    if (c->dir_dt->n_fields != 4 || c->dir->children[0]->dtype->kind != PCH_VX_BINARY ||
+        c->dir->children[1]->dtype->kind != PCH_VX_UTF8 || c->dir->children[2]->dtype->kind != PCH_VX_PRIMITIVE ||
+        c->dir->children[2]->dtype->ptype != PCH_VX_U64 || c->dir->children[3]->dtype->ptype != PCH_VX_U64) {
         rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a content directory", rel);
         goto done;
     }
-    b->ids = b->dir->children[0];
-    b->packs = b->dir->children[1];
-    b->rows = b->dir->children[2];
-    b->raw = b->dir->children[3];
-    b->n = b->dir->len;
-    for (uint64_t i = 0; i < b->n; i++) {
-        int64_t l = b->ids->offsets[i + 1] - b->ids->offsets[i];
-        if (l != 32 || !pch_vx_array_is_valid(b->ids, i) || !pch_vx_array_is_valid(b->packs, i) ||
-            !hex_id((const char *)b->packs->data + b->packs->offsets[i], (size_t)(b->packs->offsets[i + 1] - b->packs->offsets[i])) ||
-            (i && memcmp(b->ids->data + b->ids->offsets[i - 1], b->ids->data + b->ids->offsets[i], 32) >= 0)) {
+    c->ids = c->dir->children[0];
+    c->packs = c->dir->children[1];
+    c->rows = c->dir->children[2];
+    c->raw = c->dir->children[3];
+    c->n = c->dir->len;
+    for (uint64_t i = 0; i < c->n; i++) {
+        int64_t l = c->ids->offsets[i + 1] - c->ids->offsets[i];
+        if (l != 32 || !pch_vx_array_is_valid(c->ids, i) || !pch_vx_array_is_valid(c->packs, i) ||
+            !hex_id((const char *)c->packs->data + c->packs->offsets[i], (size_t)(c->packs->offsets[i + 1] - c->packs->offsets[i])) ||
+            (i && memcmp(c->ids->data + c->ids->offsets[i - 1], c->ids->data + c->ids->offsets[i], 32) >= 0)) {
             rc = pch_error_set(err, PCH_ECORRUPT, "%s: row %" PRIu64 " breaks the directory (32-byte ids, sorted, unique; hex pack ids)", rel, i);
             goto done;
         }
@@ -456,19 +461,40 @@ int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json
 done:
     pch_vx_file_free(f);
     pch_buf_dispose(&path);
-    if (rc < 0) { pj_blobs_free(b); return rc; }
+    return rc;
+}
+
+int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, pch_error *err)
+{
+    const pch_json_value *cd = pj_json_member(manifest, "content_directory", PCH_JSON_ARRAY);
+    pj_blobs *b;
+    *out = NULL;
+    if (!(b = pch_calloc(ctx, 1, sizeof *b)) || !(b->root = strdup(root))) { pch_free(ctx, b); return nomem(err); }
+    b->ctx = ctx;
+    if (!cd || cd->n == 0) { *out = b; return PCH_OK; }
+    if (!(b->d = pch_calloc(ctx, cd->n, sizeof *b->d))) { pj_blobs_free(b); return nomem(err); }
+    for (uint32_t i = 0; i < cd->n; i++) {
+        int rc = cdir_load(b, &cd->u.items[i], &b->d[i], err);
+        b->nd = i + 1;
+        if (rc < 0) { pj_blobs_free(b); return rc; }
+        b->n += b->d[i].n;
+    }
     *out = b;
     return PCH_OK;
 }
 
-static int64_t lookup(const pj_blobs *b, const uint8_t id[32])
+/* Row of id in a content directory, newest directory first (*c set), or -1. */
+static int64_t lookup(const pj_blobs *b, const uint8_t id[32], const cdir **c)
 {
-    uint64_t lo = 0, hi = b->n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        int c = memcmp(b->ids->data + b->ids->offsets[mid], id, 32);
-        if (c == 0) return (int64_t)mid;
-        if (c < 0) lo = mid + 1; else hi = mid;
+    for (size_t i = b->nd; i-- > 0;) {
+        const cdir *d = &b->d[i];
+        uint64_t lo = 0, hi = d->n;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            int r = memcmp(d->ids->data + d->ids->offsets[mid], id, 32);
+            if (r == 0) { *c = d; return (int64_t)mid; }
+            if (r < 0) lo = mid + 1; else hi = mid;
+        }
     }
     return -1;
 }
@@ -503,7 +529,8 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
     pch_vx_array *a = NULL;
     pch_vx_dtype *dt = NULL;
     char pack_id[33], hex[65];
-    int64_t k = b ? lookup(b, id) : -1;
+    const cdir *cd = NULL;
+    int64_t k = b ? lookup(b, id, &cd) : -1;
     uint64_t row, raw, stored, codec;
     const uint8_t *pl;
     size_t pn;
@@ -511,9 +538,9 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
     int rc;
     pch_hex_encode(hex, id, 32);
     if (k < 0) return pch_error_set(err, PCH_ECORRUPT, "content blake3:%s is not in the content directory (dangling reference)", hex);
-    memcpy(pack_id, b->packs->data + b->packs->offsets[k], 32);
+    memcpy(pack_id, cd->packs->data + cd->packs->offsets[k], 32);
     pack_id[32] = 0;
-    row = pch_load_le64(b->rows->data + 8 * (size_t)k);
+    row = pch_load_le64(cd->rows->data + 8 * (size_t)k);
     PCH_TRY(pack_file(b, pack_id, &f, st, err));
     if (row >= pch_vx_file_row_count(f)) return pch_error_set(err, PCH_ECORRUPT, "blobs/%s.vortex: row %" PRIu64 " past its end", pack_id, row);
     so.columns = cols;
@@ -537,7 +564,7 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
     stored = pch_load_le64(a->children[3]->data);
     pl = a->children[4]->data;
     pn = (size_t)a->children[4]->offsets[1];
-    if (raw != pch_load_le64(b->raw->data + 8 * (size_t)k)) { pch_error_set(err, rc, "blake3:%s: raw length %" PRIu64 " in the pack, %" PRIu64 " in the directory", hex, raw, pch_load_le64(b->raw->data + 8 * (size_t)k)); goto done; }
+    if (raw != pch_load_le64(cd->raw->data + 8 * (size_t)k)) { pch_error_set(err, rc, "blake3:%s: raw length %" PRIu64 " in the pack, %" PRIu64 " in the directory", hex, raw, pch_load_le64(cd->raw->data + 8 * (size_t)k)); goto done; }
     if (stored != pn) { pch_error_set(err, rc, "blake3:%s: stored length %" PRIu64 " but %zu payload bytes", hex, stored, pn); goto done; }
     if (raw > pch_ctx_limits(b->ctx)->max_alloc) { pch_error_set(err, PCH_ELIMIT, "blake3:%s: raw length %" PRIu64 " above the allocation limit", hex, raw); rc = PCH_ELIMIT; goto done; }
     {
@@ -575,15 +602,18 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
     pch_buf tmp;
     pch_buf_init(&tmp, b->ctx);
     (void)err;
-    for (uint64_t i = 0; i < b->n; i++) {
-        pch_error e;
-        char file[64];
-        pch_error_clear(&e);
-        pch_buf_clear(&tmp);
-        if (pj_blobs_get(b, b->ids->data + b->ids->offsets[i], &tmp, NULL, &e) < 0) {
-            snprintf(file, sizeof file, "blobs/%.32s.vortex", (const char *)b->packs->data + b->packs->offsets[i]);
-            cb(file, e.msg, payload);
-            (*n)++;
+    for (size_t di = 0; di < b->nd; di++) {
+        const cdir *c = &b->d[di];
+        for (uint64_t i = 0; i < c->n; i++) {
+            pch_error e;
+            char file[64];
+            pch_error_clear(&e);
+            pch_buf_clear(&tmp);
+            if (pj_blobs_get(b, c->ids->data + c->ids->offsets[i], &tmp, NULL, &e) < 0) {
+                snprintf(file, sizeof file, "blobs/%.32s.vortex", (const char *)c->packs->data + c->packs->offsets[i]);
+                cb(file, e.msg, payload);
+                (*n)++;
+            }
         }
     }
     pch_buf_dispose(&tmp);

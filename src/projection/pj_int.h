@@ -201,6 +201,9 @@ int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t
 
 #define PJ_CURRENT_FORMAT "pchronicle-vortex-current/v1"
 #define PJ_MANIFEST_FORMAT "pchronicle-vortex-manifest/v1"
+/* v2: a snapshot of an incremental sync (directory_runs, data files with deleted_rows, §10.4);
+** a v1 reader refuses it instead of reading shadowed rows */
+#define PJ_MANIFEST_FORMAT_V2 "pchronicle-vortex-manifest/v2"
 /* lineage.trajectory_keys: every key made from its own document (docs/atif.md "Stable
 ** keys"). Absent in roots built before; such keys may depend on other documents, so an
 ** incremental writer must not extend them. */
@@ -337,6 +340,75 @@ bool pj_json_u64(const pch_json_value *o, const char *key, uint64_t *out);
 /* A string member copied into out (NUL-terminated, at most cap-1 bytes); false if missing,
 ** too long or containing NUL. */
 bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap);
+
+/* ---------------------------------------------------------------- documents, sync (§11.2) */
+
+/* One input document of a snapshot (pj_docs.c). */
+enum { PJ_DOC_PROJECTED = 0, PJ_DOC_REJECTED = 1 };
+typedef struct pj_docrec {
+    char *path;                   /* relative to the input root (malloc) */
+    uint64_t bytes;
+    int64_t mtime_ns;             /* -1: unknown */
+    uint8_t digest[32];           /* BLAKE3 of its bytes (when has_digest) */
+    bool has_digest;
+    uint8_t state;                /* PJ_DOC_* */
+    uint32_t trajectories;
+    uint64_t steps, calls, results, tokens, logical;
+} pj_docrec;
+void pj_docs_sort(pj_docrec *recs, size_t n);
+const pj_docrec *pj_docs_find(const pj_docrec *recs, size_t n, const char *path);
+void pj_docs_free(pj_docrec *recs, size_t n);
+/* Write recs (sorted by path, unique) as directories/documents/<snapshot_id>.vortex under
+** stage; json gets its manifest entry. */
+int pj_docs_write(pch_ctx *ctx, const char *stage, const char *snapshot_id, const pj_docrec *recs, size_t n,
+                  pch_buf *json, uint64_t *bytes, pch_error *err);
+/* The document list manifest m names (digest, schema, order checked); *out malloc'd.
+** PCH_EUNSUPPORTED when the snapshot has none (built before incremental sync). */
+int pj_docs_load(pch_ctx *ctx, const char *root, const pch_json_value *m, pj_docrec **out, size_t *n, pch_error *err);
+
+/* What an incremental sync (pj_sync.c) hands the builder for its commit (§10.4, §11.2): the
+** parent snapshot's files are kept, its data files with the rows the sync shadows marked
+** deleted, its directory runs followed by one new L0 run (the new revisions and the
+** tombstones), and the whole new document list. */
+typedef struct pj_tomb {
+    char *source_id, *run_key, *traj_key, *doc_path;
+} pj_tomb;
+typedef struct pj_delta {
+    const pch_json_value *parent;     /* the parent's manifest (CURRENT when the builder opened) */
+    uint64_t **del;                   /* per parent data file: deleted row ranges, [b, e) pairs, */
+    size_t *n_del;                    /* sorted and disjoint (NULL / 0: none) */
+    pj_tomb *tombs;
+    size_t n_tombs;
+    pj_docrec *docs;                  /* documents the sync did not project again (kept) */
+    size_t n_docs;
+    uint64_t revision;                /* the new snapshot's (parent's + 1) */
+    uint64_t added, changed, removed, unchanged, read; /* documents, for the manifest's last_sync */
+    bool compaction;                  /* a compaction: every file new, level 1, no L0 */
+    uint64_t max_l0_runs, max_l0_memory; /* over either: "maintenance required" (§12.2; 0 = none) */
+} pj_delta;
+/* The parent snapshot as a sync reads it (pj_read.c): opened at exactly CURRENT cur, its
+** manifest, every directory entry (shadowed and tombstones too: a view of each), and each
+** data file's rows and deleted row ranges. */
+typedef struct pj_entry_view {
+    const char *source_id, *run_key, *traj_key, *doc_path;
+    uint32_t file;                    /* UINT32_MAX for a tombstone */
+    uint64_t row;
+    bool dead, tomb;
+} pj_entry_view;
+int pj_snapshot_open_cur(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, const pj_current *cur, pch_error *err);
+const pch_json_value *pj_snapshot_manifest(const pch_vxp_snapshot *s);
+uint64_t pj_snapshot_n_entries(const pch_vxp_snapshot *s);
+size_t pj_snapshot_n_files(const pch_vxp_snapshot *s);
+int pj_snapshot_entry_view(pch_vxp_snapshot *s, uint64_t i, pj_entry_view *v, pch_error *err);
+void pj_snapshot_file_info(const pch_vxp_snapshot *s, size_t f, uint64_t *rows, const uint64_t **del, size_t *n_del);
+/* Directory entries that place a row (all but tombstones) and live ones (verify), and a
+** finding for every key live twice. */
+void pj_snapshot_count(const pch_vxp_snapshot *s, uint64_t *placed, uint64_t *live);
+void pj_snapshot_check_keys(pch_vxp_snapshot *s, pch_vxp_finding_cb cb, void *payload, size_t *n);
+/* Make b's commit an incremental one (d must outlive the commit). */
+void pj_builder_delta(pch_vxp_builder *b, pj_delta *d);
+/* The CURRENT b read when it opened (its snapshot is the parent), and its raw bytes. */
+const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had);
 
 /* ---------------------------------------------------------------- model (§6) */
 
@@ -475,7 +547,7 @@ int pj_train_prune(pch_vxp_lanes *it, const pch_vxp_train_filter *f, uint8_t sou
 typedef struct pj_lanes_ahead pj_lanes_ahead;
 int pj_lanes_ahead_open(pj_lanes_ahead **out, pch_vxp_lanes *it, unsigned workers, pch_error *err);
 int pj_lanes_ahead_next(pj_lanes_ahead *a, const pch_vx_array *const **lanes, uint64_t *rows, const uint8_t **keep,
-                        bool *eof, pch_error *err);
+                        const uint8_t **live, bool *eof, pch_error *err);
 /* The scan skipped clusters (zone or summary pruned) right before the cluster handed out last,
 ** or before the end when next said eof. */
 bool pj_lanes_ahead_gap(const pj_lanes_ahead *a);

@@ -25,6 +25,8 @@ static const char *const dir_names[D_N] = {
 typedef struct entry {
     const char *s, *r, *t, *session, *doc;
     bool root;
+    bool dead;                  /* a tombstone, or a row a newer revision shadows (§12.2) */
+    bool tomb;
     uint32_t file, cluster;
     uint64_t row;
 } entry;
@@ -32,6 +34,7 @@ typedef struct entry {
 typedef struct shardm {
     char rel[160], digest[80];
     uint64_t rows, base;
+    uint32_t run;               /* 0: the base (level 1) directory; k: L0 run k (§10.4) */
     const char *first[3], *last[3];   /* fence keys (source, run, trajectory) */
     bool loaded;
 } shardm;
@@ -56,6 +59,8 @@ typedef struct dataf {
     pj_segtab *segs;
     pch_vx_io_stats open_io;   /* what opening the Vortex file read (its footer) */
     struct pj_psums *psum;     /* each cluster's trajectory summaries, once decoded (lazily) */
+    uint64_t *del;             /* deleted rows (manifest "deleted_rows", §12.2): [b, e) pairs, */
+    size_t n_del;              /* sorted and disjoint; rows a newer revision shadows */
 } dataf;
 
 struct pch_vxp_snapshot {
@@ -94,6 +99,19 @@ struct pch_vxp_snapshot {
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+/* Is row r of d deleted (shadowed by a newer revision or a tombstone)? */
+static bool row_dead(const dataf *d, uint64_t r)
+{
+    size_t lo = 0, hi = d->n_del;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r < d->del[2 * mid]) hi = mid;
+        else if (r >= d->del[2 * mid + 1]) lo = mid + 1;
+        else return true;
+    }
+    return false;
+}
 
 /* A trajectory's summary as a pruned scan tests it (§14.2), from the summary lanes: an
 ** absent value reads as 0, as pch_vx_row_uint of a null row would. */
@@ -139,6 +157,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
     for (size_t i = 0; i < s->n_files; i++) {
         pch_vx_file_free(s->files[i].f);
         pch_free(s->ctx, s->files[i].cluster_begin);
+        pch_free(s->ctx, s->files[i].del);
         pch_free(s->ctx, s->files[i].coff);
         pch_free(s->ctx, s->files[i].clen);
         pch_free(s->ctx, s->files[i].cdig);
@@ -326,7 +345,7 @@ static int read_checked(pch_vxp_snapshot *s, dataf *d, uint64_t off, uint64_t le
 ** each value is copied to a NUL-terminated arena below. */
 /* Entries of one decoded directory shard, checked: column types, NUL-free keys, file ids
 ** known to the manifest, rows inside their file, keys sorted and unique across shards. */
-static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *ar, pch_error *err)
+static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *ar, bool in_run, pch_error *err)
 {
     uint64_t first = s->n;
     static const uint8_t kinds[D_N] = { PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_UTF8, PCH_VX_PRIMITIVE, PCH_VX_UTF8, PCH_VX_UTF8,
@@ -361,12 +380,20 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
         e->root = (a->children[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
         e->cluster = pch_load_le32(a->children[D_CLUSTER]->data + 4 * r);
         e->row = pch_load_le64(a->children[D_ROW]->data + 8 * r);
-        if (!str_at(a->children[D_FILE], r, &fid) || a->children[D_FILE]->offsets[r + 1] - a->children[D_FILE]->offsets[r] != 32)
-            return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": bad file id", s->n);
-        e->file = UINT32_MAX;
-        for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
-        if (e->file == UINT32_MAX) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": file %.32s not in the manifest", s->n, fid);
-        if (e->row >= s->files[e->file].rows) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": row %" PRIu64 " past the end of its file", s->n, e->row);
+        e->tomb = pch_vx_row_valid(a->children[D_DELETED], r) && ((a->children[D_DELETED]->data[r >> 3] >> (r & 7)) & 1);
+        if (e->tomb) {          /* a tombstone: only in an L0 run, no file (§10.4) */
+            if (!in_run) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": a tombstone in the base directory", s->n);
+            e->file = UINT32_MAX;
+            e->dead = true;
+        } else {
+            if (!str_at(a->children[D_FILE], r, &fid) || a->children[D_FILE]->offsets[r + 1] - a->children[D_FILE]->offsets[r] != 32)
+                return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": bad file id", s->n);
+            e->file = UINT32_MAX;
+            for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
+            if (e->file == UINT32_MAX) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": file %.32s not in the manifest", s->n, fid);
+            if (e->row >= s->files[e->file].rows) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": row %" PRIu64 " past the end of its file", s->n, e->row);
+            e->dead = row_dead(&s->files[e->file], e->row);
+        }
         if (s->n > first) {
             const entry *p = &s->e[s->n - 1];
             int cmp = strcmp(p->s, e->s);
@@ -388,14 +415,44 @@ static int key_cmp3(const char *const a[3], const char *const b[3])
     return 0;
 }
 
-/* The manifest's data files and directory shards (with their fence keys); no shard is
-** read yet. */
+/* Each data file's deleted rows (manifest "deleted_rows": [[b, e], ...], §12.2): sorted,
+** disjoint, non-empty ranges inside the file. */
+static int deleted_rows(pch_vxp_snapshot *s, const pch_json_value *df, pch_error *err)
+{
+    for (size_t f = 0; f < s->n_files; f++) {
+        dataf *d = &s->files[f];
+        const pch_json_value *dr = pch_json_get(&df->u.items[f], "deleted_rows", 12);
+        uint64_t prev = 0;
+        if (!dr) continue;
+        if (dr->kind != PCH_JSON_ARRAY || dr->n > d->rows) goto bad;
+        if (!(d->del = pch_malloc(s->ctx, ((size_t)dr->n + 1) * 16))) return nomem(err);
+        for (uint32_t k = 0; k < dr->n; k++) {
+            const pch_json_value *it = &dr->u.items[k];
+            if (it->kind != PCH_JSON_ARRAY || it->n != 2) goto bad;
+            for (int j = 0; j < 2; j++)
+                if (it->u.items[j].kind != PCH_JSON_NUMBER || !(it->u.items[j].num_flags & PCH_JSON_NUM_U64)) goto bad;
+            d->del[2 * k] = it->u.items[0].u.num.u;
+            d->del[2 * k + 1] = it->u.items[1].u.num.u;
+            if (d->del[2 * k] >= d->del[2 * k + 1] || d->del[2 * k + 1] > d->rows || (k && d->del[2 * k] < prev)) goto bad;
+            prev = d->del[2 * k + 1];
+        }
+        d->n_del = dr->n;
+        continue;
+    bad:
+        return pch_error_set(err, PCH_ECORRUPT, "%s: deleted_rows of %s are not sorted, disjoint row ranges inside the file",
+                             s->cur.manifest, d->path);
+    }
+    return PCH_OK;
+}
+
+/* The manifest's data files and directory shards (with their fence keys), then its L0
+** directory runs (§10.4: each sorted, fence keys of their own); no shard is read yet. */
 static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
 {
     const pch_json_value *td = pj_json_member(s->m, "trajectory_directory", PCH_JSON_ARRAY);
     const pch_json_value *df = pj_json_member(s->m, "data_files", PCH_JSON_ARRAY);
-    const pch_json_value *lay = pj_json_member(s->m, "layout", PCH_JSON_OBJECT);
-    uint64_t total = 0, frame_bytes = 0;
+    const pch_json_value *lay = pj_json_member(s->m, "layout", PCH_JSON_OBJECT), *runs;
+    uint64_t total = 0, frame_bytes = 0, n_sh;
     s->row_reads = lay && pj_json_u64(lay, "frame_bytes", &frame_bytes) && frame_bytes > 0;
     if (!td || !df) return pch_error_set(err, PCH_ECORRUPT, "%s: no trajectory_directory or data_files", s->cur.manifest);
     if (!(s->files = pch_calloc(s->ctx, df->n ? df->n : 1, sizeof *s->files))) return nomem(err);
@@ -422,10 +479,14 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
         }
     }
     PCH_TRY(cluster_ranges(s, df, err));
-    if (!(s->sh = pch_calloc(s->ctx, td->n ? td->n : 1, sizeof *s->sh))) return nomem(err);
-    for (uint32_t i = 0; i < td->n; i++) {
+    PCH_TRY(deleted_rows(s, df, err));
+    runs = pj_json_member(s->m, "directory_runs", PCH_JSON_ARRAY);
+    n_sh = (uint64_t)td->n + (runs ? runs->n : 0);
+    if (!(s->sh = pch_calloc(s->ctx, n_sh ? (size_t)n_sh : 1, sizeof *s->sh))) return nomem(err);
+    for (uint32_t i = 0; i < n_sh; i++) {
         shardm *m = &s->sh[i];
-        const pch_json_value *it = &td->u.items[i];
+        const pch_json_value *it = i < td->n ? &td->u.items[i] : &runs->u.items[i - td->n];
+        m->run = i < td->n ? 0 : i - td->n + 1;
         const pch_json_value *fk = pj_json_member(it, "first_key", PCH_JSON_ARRAY), *lk = pj_json_member(it, "last_key", PCH_JSON_ARRAY);
         if (!pj_json_str(it, "path", m->rel, sizeof m->rel) || !pj_json_str(it, "digest", m->digest, sizeof m->digest) ||
             !pj_json_u64(it, "rows", &m->rows))
@@ -443,7 +504,8 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
                     !(m->last[k] = pch_arena_memdup(ar, b->u.str.ptr, b->u.str.len)))
                     return nomem(err);
             }
-            if (key_cmp3(m->first, m->last) > 0 || (i && s->sh[i - 1].rows && key_cmp3(s->sh[i - 1].last, m->first) >= 0))
+            if (key_cmp3(m->first, m->last) > 0 ||
+                (i && s->sh[i - 1].run == m->run && s->sh[i - 1].rows && key_cmp3(s->sh[i - 1].last, m->first) >= 0))
                 return pch_error_set(err, PCH_ECORRUPT, "%s: trajectory directory fence keys are not in order", s->cur.manifest);
         }
         m->base = total;
@@ -487,7 +549,7 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
     if (rc == PCH_OK) {
         s->n = m->base;              /* decode_shard appends at s->n */
-        rc = decode_shard(s, a, &s->strings, err);
+        rc = decode_shard(s, a, &s->strings, m->run > 0, err);
         s->n = save;
     }
     if (rc == PCH_OK && m->rows) {
@@ -687,7 +749,7 @@ int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key,
             if (pass == 1 && !m->rows) continue;
             PCH_TRY(load_shard(s, i, err));
             for (uint64_t r = m->base; r < m->base + m->rows; r++) {
-                if (!key_hit(&s->e[r], as, key)) continue;
+                if (s->e[r].dead || !key_hit(&s->e[r], as, key)) continue;   /* shadowed or deleted: §12.2 */
                 if (n < cap) idx[n] = r;
                 n++;
             }
@@ -711,7 +773,8 @@ static int cmp_parts(const entry *e, const char *src, const char *run, size_t rn
     return c;
 }
 
-/* Directory row of an exact key: the shard is chosen by its fence keys, then searched. */
+/* Directory row of an exact key's live entry: the base shard and each L0 run whose fence
+** keys hold it are searched (at most one entry of a key is live, §12.2). */
 static int find_key(pch_vxp_snapshot *s, const char *src, const char *run, size_t rn, const char *traj, size_t tn,
                     int64_t *out, pch_error *err)
 {
@@ -732,10 +795,12 @@ static int find_key(pch_vxp_snapshot *s, const char *src, const char *run, size_
         while (a < b) {
             uint64_t mid = a + (b - a) / 2;
             int c = cmp_parts(&s->e[mid], src, run, rn, traj, tn);
-            if (c == 0) { *out = (int64_t)mid; return PCH_OK; }
+            if (c == 0) {
+                if (!s->e[mid].dead) { *out = (int64_t)mid; return PCH_OK; }
+                break;
+            }
             if (c < 0) a = mid + 1; else b = mid;
         }
-        return PCH_OK;
     }
     return PCH_OK;
 }
@@ -1103,7 +1168,7 @@ static int storage_order(pch_vxp_snapshot *s, bool roots_only, uint64_t **out, u
     PCH_TRY(pj_snapshot_load_all(s, err));
     if (!(order = pch_malloc(s->ctx, (size_t)(s->n ? s->n : 1) * 8))) return nomem(err);
     for (uint64_t i = 0; i < s->n; i++)
-        if (!roots_only || s->e[i].root) order[n++] = i;
+        if (!s->e[i].dead && (!roots_only || s->e[i].root)) order[n++] = i;
     qsort_r(order, (size_t)n, 8, cmp_loc, s->e);
     *out = order;
     *n_out = n;
@@ -1275,7 +1340,7 @@ int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err
             s->files[s->n_files++].rows = (uint64_t)1 << 40;
         }
         if (rc == PCH_OK && !(s->e = pch_calloc(ctx, (size_t)a->len + 1, sizeof *s->e))) rc = nomem(err);
-        if (rc == PCH_OK) rc = decode_shard(s, a, &ar, err);
+        if (rc == PCH_OK) rc = decode_shard(s, a, &ar, true, err);
     } else if (rc == PCH_OK) {
         rc = pch_error_set(err, PCH_ECORRUPT, "not a directory shard");
     }
@@ -1312,8 +1377,11 @@ struct pch_vxp_lanes {
     uint64_t model_bits, tool_bits;
     uint8_t *skip;                  /* per cluster of files[skip_file]: the zone maps rule it out */
     size_t skip_file;
-    uint8_t *keep;                  /* per row of the current cluster (when pruned) */
+    uint8_t *keep;                  /* per row of the current cluster (when pruned or masked) */
     size_t keep_cap;
+    bool masked;                    /* the current cluster has deleted rows: keep says which live */
+    uint8_t *live;                  /* per row of the current cluster when masked: 1 = not deleted */
+    size_t live_cap;
     pch_vxp_lanes_stats st;
     uint8_t *text_codes;            /* per lane: text as codes only (pch_vxp_lanes_text_codes) */
     /* pj_lanes_stride: this iterator reads only the clusters whose ordinal in the scan (every
@@ -1357,6 +1425,7 @@ void pch_vxp_lanes_free(pch_vxp_lanes *it)
     if (!it) return;
     pch_free(it->s->ctx, it->skip);
     pch_free(it->s->ctx, it->keep);
+    pch_free(it->s->ctx, it->live);
     pch_free(it->s->ctx, it->model);
     pch_free(it->s->ctx, it->function);
     pch_vx_array_free(it->arr);
@@ -1392,7 +1461,45 @@ int pch_vxp_lanes_prune(pch_vxp_lanes *it, const pch_vxp_prune *p, pch_error *er
 }
 
 /* A pruned scan tests the summaries of every cluster it returns (pch_vxp_lanes_next). */
-const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it) { return it->prune ? it->keep : NULL; }
+const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it) { return it->prune || it->masked ? it->keep : NULL; }
+const uint8_t *pch_vxp_lanes_live(const pch_vxp_lanes *it) { return it->masked ? it->live : NULL; }
+
+/* Deleted rows of d within [b, e). */
+static uint64_t dead_in(const dataf *d, uint64_t b, uint64_t e)
+{
+    uint64_t n = 0;
+    for (size_t k = 0; k < d->n_del; k++) {
+        uint64_t lo = d->del[2 * k] > b ? d->del[2 * k] : b, hi = d->del[2 * k + 1] < e ? d->del[2 * k + 1] : e;
+        if (d->del[2 * k] >= e) break;
+        if (lo < hi) n += hi - lo;
+    }
+    return n;
+}
+
+/* it->live (and it->keep, ANDed with a pruned scan's) for the rows [b, e) of d. */
+static int mask_dead(pch_vxp_lanes *it, const dataf *d, uint64_t b, uint64_t e, pch_error *err)
+{
+    size_t rows = (size_t)(e - b);
+    if (rows > it->live_cap) {
+        pch_free(it->s->ctx, it->live);
+        if (!(it->live = pch_malloc(it->s->ctx, rows))) { it->live_cap = 0; return nomem(err); }
+        it->live_cap = rows;
+    }
+    if (!it->prune && rows > it->keep_cap) {
+        pch_free(it->s->ctx, it->keep);
+        if (!(it->keep = pch_malloc(it->s->ctx, rows))) { it->keep_cap = 0; return nomem(err); }
+        it->keep_cap = rows;
+    }
+    memset(it->live, 1, rows);
+    for (size_t k = 0; k < d->n_del; k++) {
+        uint64_t lo = d->del[2 * k] > b ? d->del[2 * k] : b, hi = d->del[2 * k + 1] < e ? d->del[2 * k + 1] : e;
+        if (d->del[2 * k] >= e) break;
+        if (lo < hi) memset(it->live + (lo - b), 0, (size_t)(hi - lo));
+    }
+    for (size_t r = 0; r < rows; r++) it->keep[r] = (it->prune ? it->keep[r] : 1) & it->live[r];
+    it->masked = true;
+    return PCH_OK;
+}
 void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out) { *out = it->st; }
 
 /* One zone-map comparison on file d: (*zones)[z] = 1 when zone z holds no row that satisfies
@@ -1564,8 +1671,9 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
     it->dt = NULL;
     *lanes = NULL;
     *rows = 0;
+    it->masked = false;
     for (;;) {
-        uint64_t b, e;
+        uint64_t b, e, dead = 0;
         bool skip = false;
         while (it->file < s->n_files && it->cluster >= s->files[it->file].n_clusters) { it->file++; it->cluster = 0; }
         *eof = it->file >= s->n_files;
@@ -1588,6 +1696,12 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
                 continue;
             }
         }
+        /* rows a newer revision shadows (§12.2): a cluster with none live is not read */
+        if (d->n_del && (dead = dead_in(d, b, e)) == e - b) {
+            it->st.clusters_deleted++;
+            it->cluster++;
+            continue;
+        }
         /* every segment read is checked against the file's segment digests (§9.5); a root
         ** without them has one digest per cluster, which covers all of its bytes */
         if (!d->segs) PCH_TRY(check_range(s, d, d->coff[it->cluster], d->clen[it->cluster], d->cdig[it->cluster], "cluster", err));
@@ -1598,6 +1712,10 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
                 it->cluster++;
                 continue;
             }
+        }
+        if (dead) {
+            PCH_TRY(mask_dead(it, d, b, e, err));
+            it->st.rows_deleted += dead;
         }
         break;
     }
@@ -1660,4 +1778,73 @@ int pj_lanes_next_owned(pch_vxp_lanes *it, pch_vx_array **arr, pch_vx_dtype **dt
     it->arr = NULL;
     it->dt = NULL;
     return PCH_OK;
+}
+
+/* ---- what an incremental sync (pj_sync.c) needs of its parent snapshot ---- */
+
+int pj_snapshot_open_cur(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, const pj_current *cur, pch_error *err)
+{
+    return snapshot_load(out, ctx, root, cur, err);
+}
+
+const pch_json_value *pj_snapshot_manifest(const pch_vxp_snapshot *s) { return s->m; }
+uint64_t pj_snapshot_n_entries(const pch_vxp_snapshot *s) { return s->n; }
+size_t pj_snapshot_n_files(const pch_vxp_snapshot *s) { return s->n_files; }
+
+int pj_snapshot_entry_view(pch_vxp_snapshot *s, uint64_t i, pj_entry_view *v, pch_error *err)
+{
+    const entry *e;
+    PCH_TRY(ensure_row(s, i, err));
+    e = &s->e[i];
+    v->source_id = e->s;
+    v->run_key = e->r;
+    v->traj_key = e->t;
+    v->doc_path = e->doc;
+    v->file = e->file;
+    v->row = e->row;
+    v->dead = e->dead;
+    v->tomb = e->tomb;
+    return PCH_OK;
+}
+
+void pj_snapshot_file_info(const pch_vxp_snapshot *s, size_t f, uint64_t *rows, const uint64_t **del, size_t *n_del)
+{
+    *rows = s->files[f].rows;
+    *del = s->files[f].del;
+    *n_del = s->files[f].n_del;
+}
+
+void pj_snapshot_count(const pch_vxp_snapshot *s, uint64_t *placed, uint64_t *live)
+{
+    *placed = *live = 0;
+    for (uint64_t i = 0; i < s->n; i++) {
+        *placed += !s->e[i].tomb;
+        *live += !s->e[i].dead;
+    }
+}
+
+void pj_snapshot_check_keys(pch_vxp_snapshot *s, pch_vxp_finding_cb cb, void *payload, size_t *n)
+{
+    pch_strset live;
+    memset(&live, 0, sizeof live);
+    for (uint64_t i = 0; i < s->n; i++) {
+        const entry *e = &s->e[i];
+        size_t a = strlen(e->s), b = strlen(e->r), c = strlen(e->t);
+        char *k;
+        int r;
+        if (e->dead) continue;
+        if (!(k = malloc(a + b + c + 3))) { cb("directories/trajectory", "out of memory checking keys", payload); (*n)++; break; }
+        memcpy(k, e->s, a); k[a] = 0x1f;
+        memcpy(k + a + 1, e->r, b); k[a + 1 + b] = 0x1f;
+        memcpy(k + a + b + 2, e->t, c + 1);
+        r = pch_strset_take(s->ctx, &live, k);
+        if (r <= 0) {
+            char msg[700];
+            free(k);
+            snprintf(msg, sizeof msg, "trajectory key (%.150s, %.150s, %.200s) is live twice (a key resolves to one revision, §12.2)", e->s, e->r, e->t);
+            cb("directories/trajectory", msg, payload);
+            (*n)++;
+        }
+    }
+    pch_strset_dispose(s->ctx, &live);
 }

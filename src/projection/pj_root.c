@@ -39,7 +39,7 @@ bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap
 int pj_path_check(const char *p, size_t n, pch_error *err)
 {
     static const char *const dirs[] = { "manifests/", "inventories/", "directories/trajectory/",
-                                        "directories/content/", "data/", "blobs/" };
+                                        "directories/content/", "directories/documents/", "data/", "blobs/" };
     bool under = false;
     size_t seg = 0;
     if (n == 0 || n > 512) return pch_error_set(err, PCH_ECORRUPT, "path of %zu bytes in the dataset metadata", n);
@@ -269,8 +269,9 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
         return pch_error_set(err, PCH_ECORRUPT, "%s: not a JSON object", cur->manifest);
     }
     if (!pj_json_str(*m, "format", fmt, sizeof fmt)) return pch_error_set(err, PCH_ECORRUPT, "%s: no format", cur->manifest);
-    if (strcmp(fmt, PJ_MANIFEST_FORMAT) != 0)
-        return pch_error_set(err, PCH_EUNSUPPORTED, "%s: unknown manifest format '%s' (want %s)", cur->manifest, fmt, PJ_MANIFEST_FORMAT);
+    if (strcmp(fmt, PJ_MANIFEST_FORMAT) != 0 && strcmp(fmt, PJ_MANIFEST_FORMAT_V2) != 0)
+        return pch_error_set(err, PCH_EUNSUPPORTED, "%s: unknown manifest format '%s' (want %s or %s)", cur->manifest, fmt,
+                             PJ_MANIFEST_FORMAT, PJ_MANIFEST_FORMAT_V2);
     if (!pj_json_str(*m, "snapshot_id", sid, sizeof sid) || strcmp(sid, cur->snapshot_id) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: snapshot_id does not match CURRENT", cur->manifest);
     {
@@ -300,11 +301,21 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
     PCH_TRY(check_list(*m, "trajectory_directory", "directories/trajectory/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "content_directory", "directories/content/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "blob_packs", "blobs/", false, cur->manifest, err));
+    /* v2 (incremental sync, §10.4): L0 directory runs and deleted rows; a v1 manifest that
+    ** has either is refused (a v1 reader would have read the shadowed rows) */
     {
-        const pch_json_value *cd = pj_json_member(*m, "content_directory", PCH_JSON_ARRAY);
+        const bool v2 = strcmp(fmt, PJ_MANIFEST_FORMAT_V2) == 0;
+        const pch_json_value *df = pj_json_member(*m, "data_files", PCH_JSON_ARRAY);
+        bool has_runs = pch_json_get(*m, "directory_runs", 14) != NULL, has_del = false;
+        for (uint32_t i = 0; i < df->n; i++) has_del |= pch_json_get(&df->u.items[i], "deleted_rows", 12) != NULL;
+        if (!v2 && (has_runs || has_del))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: a %s manifest with directory runs or deleted rows", cur->manifest, PJ_MANIFEST_FORMAT);
+        if (v2) PCH_TRY(check_list(*m, "directory_runs", "directories/trajectory/", true, cur->manifest, err));
+        if (pch_json_get(*m, "documents", 9)) PCH_TRY(check_list(*m, "documents", "directories/documents/", true, cur->manifest, err));
+    }
+    {
         const pch_json_value *df = pj_json_member(*m, "data_files", PCH_JSON_ARRAY);
         char id[40];
-        if (cd->n > 1) return pch_error_set(err, PCH_EUNSUPPORTED, "%s: %u content directory shards (one supported)", cur->manifest, cd->n);
         for (uint32_t i = 0; i < df->n; i++)
             if (!pj_json_str(&df->u.items[i], "file_id", id, sizeof id) || strlen(id) != 32)
                 return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%u] has no 32-character file_id", cur->manifest, i);

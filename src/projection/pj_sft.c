@@ -40,6 +40,7 @@ struct pch_vxp_sft_reader {
     pj_rows rows;                   /* the current cluster's lanes, by lane id */
     uint64_t n_rows, row;
     const uint8_t *keep;
+    const uint8_t *live;            /* NULL, or 0 for the rows a newer revision shadows (§12.2) */
     pj_page_seq seq;
     bool gap;                       /* the scan skipped clusters right before the row read next */
     /* the conversation of the current trajectory */
@@ -246,6 +247,10 @@ static int read_row(pch_vxp_sft_reader *r, uint64_t row, bool *got, pch_error *e
         ** cluster (its last pages held no example) */
         return pch_error_set(err, PCH_ECORRUPT, "projection: %s", msg);
     r->gap = false;
+    if (r->live && !r->live[row]) {     /* deleted (every page of it is): not even context */
+        r->drop = true;
+        return PCH_OK;
+    }
     if (!cont) PCH_TRY(open_trajectory(r, row, id, idn, err));
     if (r->drop) return PCH_OK;
     for (size_t i = 0; i < N_LANES; i++) {         /* every step lane covers the same steps */
@@ -315,8 +320,8 @@ int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batc
         if (r->row >= r->n_rows) {
             const pch_vx_array *const *L;
             char msg[400];
-            const uint8_t *keep;
-            PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &r->n_rows, &keep, eof, err));
+            const uint8_t *keep, *live;
+            PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &r->n_rows, &keep, &live, eof, err));
             r->gap = pj_lanes_ahead_gap(r->ahead);
             if (*eof) {
                 if (!r->gap && pj_page_seq_end(&r->seq, msg, sizeof msg) < 0)
@@ -326,6 +331,7 @@ int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batc
             memset(&r->rows, 0, sizeof r->rows);
             for (size_t i = 0; i < N_LANES; i++) r->rows.l[k_sft_lanes[i]] = L[i];
             r->keep = keep;
+            r->live = live;
             r->row = 0;
             continue;
         }

@@ -156,7 +156,7 @@ int pch_vxp_rl_next(pch_vxp_rl_reader *r, const pch_vxp_rl_step **out, size_t *n
     *n_out = 0;
     for (;;) {
         const uint8_t *keep;
-        PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &rows, &keep, eof, err));
+        PCH_TRY(pj_lanes_ahead_next(r->ahead, &L, &rows, &keep, NULL, eof, err));
         if (*eof) return PCH_OK;
         pch_buf_clear(&r->reward);
         pch_buf_clear(&r->prompts);

@@ -39,7 +39,8 @@ typedef struct snap {
 /* Every path manifest m lists (§10.3), and the manifest itself. */
 static int reach(pch_ctx *ctx, pch_strset *r, const snap *x)
 {
-    static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory" };
+    static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
+                                         "directory_runs", "documents" };
     char path[256];
     snprintf(path, sizeof path, "manifests/%s.json", x->id);
     PCH_TRY(pch_strset_add(ctx, r, path));

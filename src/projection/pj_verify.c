@@ -117,8 +117,26 @@ static bool check_page(vctx *v, const char *rel, const pj_rows *r, uint64_t i, u
 }
 
 /* Rebuild every trajectory of a data file cluster by cluster; count steps and calls. */
-static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs, uint64_t *steps, uint64_t *calls,
-                       uint64_t *trajectories)
+/* Is row r inside one of the file's deleted ranges (manifest item "deleted_rows", §12.2)? The
+** reader checked their order when the snapshot opened; here only membership. */
+static bool row_deleted(const pch_json_value *dr, uint64_t r)
+{
+    uint32_t lo = 0, hi = dr ? dr->n : 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const pch_json_value *it = &dr->u.items[mid];
+        if (it->kind != PCH_JSON_ARRAY || it->n != 2) return false;
+        if (r < it->u.items[0].u.num.u) hi = mid;
+        else if (r >= it->u.items[1].u.num.u) lo = mid + 1;
+        else return true;
+    }
+    return false;
+}
+
+/* Every row of data file f is checked; the counts (steps, calls, trajectories) are of its live
+** rows only: the manifest's counts are of the live projection. */
+static void check_data(vctx *v, pch_vx_file *f, const char *rel, const pch_json_value *dr, pj_blobs *blobs, uint64_t *steps,
+                       uint64_t *calls, uint64_t *trajectories, uint64_t *page0_rows)
 {
     uint64_t rows = pch_vx_file_row_count(f), chunk = 64;
     pch_vx_dtype *want = NULL;
@@ -170,16 +188,22 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, pj_blobs *blobs
                     finding(v, rel, "trajectory row %" PRIu64 " (a page) rebuilds to invalid JSON: %s", so.row_begin + i, e.msg);
                 continue;
             }
-            (*trajectories)++;
+            (*page0_rows)++;
+            if (!row_deleted(dr, so.row_begin + i)) (*trajectories)++;
             if (pj_model_write_json(&out, &r, i, blobs, PCH_VXP_FULL, NULL, skip_child, skip_pages, NULL, &e) < 0)
                 finding(v, rel, "trajectory row %" PRIu64 ": %s", so.row_begin + i, e.msg);
             else if (pch_json_validate(NULL, (const char *)out.data, out.len, NULL, NULL, NULL, &e) < 0)
                 finding(v, rel, "trajectory row %" PRIu64 " rebuilds to invalid JSON: %s", so.row_begin + i, e.msg);
         }
-        if (r.l[PJ_STEPS_STEP_ID]) *steps += (uint64_t)r.l[PJ_STEPS_STEP_ID]->offsets[r.l[PJ_STEPS_STEP_ID]->len];
-        if (r.l[PJ_TOOLS_FUNCTION]) {
-            const pch_vx_array *l = r.l[PJ_TOOLS_FUNCTION]->children[0];
-            *calls += (uint64_t)l->offsets[l->len];
+        for (uint64_t i = 0; i < a->len; i++) {
+            uint64_t sb, se;
+            if (row_deleted(dr, so.row_begin + i) || !r.l[PJ_STEPS_STEP_ID] || !pch_vx_list_range(r.l[PJ_STEPS_STEP_ID], i, &sb, &se))
+                continue;
+            *steps += se - sb;
+            if (r.l[PJ_TOOLS_FUNCTION] && pch_vx_list_range(r.l[PJ_TOOLS_FUNCTION], i, &sb, &se)) {
+                const pch_vx_array *l = r.l[PJ_TOOLS_FUNCTION]->children[0];
+                if (se <= l->len && l->offsets[se] >= l->offsets[sb]) *calls += (uint64_t)(l->offsets[se] - l->offsets[sb]);
+            }
         }
         pch_vx_array_free(a);
         pch_vx_dtype_free(dt);
@@ -204,7 +228,7 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
     pj_blobs *blobs = NULL;
     pch_vxp_snapshot *snap = NULL;
     pch_error e;
-    uint64_t steps = 0, calls = 0, rows_total = 0, want;
+    uint64_t steps = 0, calls = 0, rows_total = 0, page0_rows = 0, want;
     char rel[256];
     int rc;
     memset(&v, 0, sizeof v);
@@ -232,6 +256,10 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "content_directory", rel, sizeof rel, true));
     if ((lst = pj_json_member(m, "trajectory_directory", PCH_JSON_ARRAY)))
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "trajectory_directory", rel, sizeof rel, true));
+    if ((lst = pj_json_member(m, "directory_runs", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "directory_runs", rel, sizeof rel, true));
+    if ((lst = pj_json_member(m, "documents", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "documents", rel, sizeof rel, true));
     /* directory structure (sorted, unique, row bounds, files known) */
     if (pch_vxp_snapshot_open_at(&snap, ctx, root, snapshot_id, &e) < 0 || pj_snapshot_load_all(snap, &e) < 0) {
         finding(&v, "directories/trajectory", "%s", e.msg);
@@ -251,7 +279,7 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
             check_segments(&v, &lst->u.items[i], rel, f);
             char msg[600];
             memset(&v.seq, 0, sizeof v.seq);
-            check_data(&v, f, rel, blobs, &steps, &calls, &rows_total);
+            check_data(&v, f, rel, pch_json_get(&lst->u.items[i], "deleted_rows", 12), blobs, &steps, &calls, &rows_total, &page0_rows);
             if (pj_page_seq_end(&v.seq, msg, sizeof msg) < 0) finding(&v, rel, "%s", msg);
             pch_vx_file_free(f);
         }
@@ -263,9 +291,15 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
         else {
             if (!pj_json_u64(c, "trajectories", &want) || want != rows_total)
                 finding(&v, cur.manifest, "counts.trajectories %" PRIu64 ", data files hold %" PRIu64, want, rows_total);
-            if (snap && pch_vxp_snapshot_trajectories(snap) != rows_total)
-                finding(&v, "directories/trajectory", "directory has %" PRIu64 " trajectories, data files hold %" PRIu64,
-                        pch_vxp_snapshot_trajectories(snap), rows_total);
+            if (snap) {
+                uint64_t placed, live;
+                pj_snapshot_count(snap, &placed, &live);
+                if (placed != page0_rows)
+                    finding(&v, "directories/trajectory", "directory places %" PRIu64 " trajectories, data files hold %" PRIu64, placed, page0_rows);
+                if (live != rows_total)
+                    finding(&v, "directories/trajectory", "directory has %" PRIu64 " live trajectories, data files hold %" PRIu64, live, rows_total);
+                pj_snapshot_check_keys(snap, finding_cb, &v, &v.n);
+            }
             if (!pj_json_u64(c, "steps", &want) || want != steps)
                 finding(&v, cur.manifest, "counts.steps %" PRIu64 ", data files hold %" PRIu64, want, steps);
             if (!pj_json_u64(c, "tool_calls", &want) || want != calls)
@@ -326,8 +360,31 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
             fprintf(out, " %.*s=%" PRIu64, (int)o->u.members[i].key_len, o->u.members[i].key, o->u.members[i].value.u.num.u);
         fputc('\n', out);
     }
-    static const char *const lists[] = { "data_files", "blob_packs", "content_directory", "trajectory_directory" };
-    for (size_t k = 0; k < 4; k++) {
+    /* §20.3 maintenance metrics: L0 runs and files, active density, shadowed share */
+    if ((o = pj_json_member(m, "maintenance", PCH_JSON_OBJECT))) {
+        uint64_t runs = 0, files = 0, l0rows = 0, mem = 0, rows = 0, del = 0;
+        const pch_json_value *rq = pch_json_get(o, "required", 8);
+        pj_json_u64(o, "l0_runs", &runs); pj_json_u64(o, "l0_files", &files); pj_json_u64(o, "l0_rows", &l0rows);
+        pj_json_u64(o, "l0_memory_bytes", &mem); pj_json_u64(o, "rows", &rows); pj_json_u64(o, "deleted_rows", &del);
+        fprintf(out, "maint    l0_runs=%" PRIu64 " l0_files=%" PRIu64 " l0_directory_rows=%" PRIu64 " l0_directory_memory=%" PRIu64
+                     " rows=%" PRIu64 " shadowed_rows=%" PRIu64 " active_density=%.4f shadowed_share=%.4f required=%s\n",
+                runs, files, l0rows, mem, rows, del, rows ? (double)(rows - del) / (double)rows : 1.0,
+                rows ? (double)del / (double)rows : 0.0, rq && rq->kind == PCH_JSON_TRUE ? "yes" : "no");
+    }
+    if ((o = pj_json_member(m, "last_sync", PCH_JSON_OBJECT))) {
+        fprintf(out, "lastsync");
+        for (uint32_t i = 0; i < o->n; i++) {
+            const pch_json_value *x = &o->u.members[i].value;
+            fprintf(out, " %.*s=", (int)o->u.members[i].key_len, o->u.members[i].key);
+            if (x->kind == PCH_JSON_STRING) fprintf(out, "%.*s", (int)x->u.str.len, x->u.str.ptr);
+            else if (x->kind == PCH_JSON_NUMBER && (x->num_flags & PCH_JSON_NUM_U64)) fprintf(out, "%" PRIu64, x->u.num.u);
+            else if (x->kind == PCH_JSON_NUMBER) fprintf(out, "%.3f", x->u.num.d);
+        }
+        fputc('\n', out);
+    }
+    static const char *const lists[] = { "data_files", "blob_packs", "content_directory", "trajectory_directory",
+                                         "directory_runs", "documents" };
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         if (!(lst = pj_json_member(m, lists[k], PCH_JSON_ARRAY))) continue;
         fprintf(out, "%s (%u)\n", lists[k], lst->n);
         for (uint32_t i = 0; i < lst->n; i++) {

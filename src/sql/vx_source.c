@@ -1341,10 +1341,13 @@ static int traj_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, p
     const pch_vx_array *const *L;
     uint64_t rows, n_out = 0;
     for (;;) {
+        const uint8_t *live;
         PCH_TRY(next_cluster(c, &L, &rows, eof, err));
         if (*eof) return PCH_OK;
+        live = pch_vxp_lanes_live(c->it);
         for (uint64_t r = 0; r < rows; r++) {
             int64_t page = num(L[T_PAGE_INDEX], r), pages = num(L[T_PAGE_COUNT], r);
+            if (live && !live[r]) continue;     /* shadowed by a newer revision (§12.2): every page */
             if (!pch_vx_row_valid(L[T_PAGE_INDEX], r) || !pch_vx_row_valid(L[T_PAGE_COUNT], r) || pages < 1 || page >= pages ||
                 (page > 0 && page != a->pages))
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the pages of a trajectory are out of sequence");

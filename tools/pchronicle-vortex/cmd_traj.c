@@ -73,6 +73,21 @@ static int on_doc(pch_atif_doc *doc, void *payload)
     return 0;
 }
 
+/* Every file the walk reaches goes into the snapshot's document list with its size and
+** time (a later sync reads only the files whose size or time changed, §11.2). */
+static int on_select(const char *path, const char *rel, void *payload)
+{
+    build_st *s = payload;
+    struct stat sb;
+    if (stat(path, &sb) != 0) return 1;     /* reading it reports why */
+    if (pch_vxp_builder_note_file(s->b, rel, (uint64_t)sb.st_size,
+                                  (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec, &s->doc_err) < 0) {
+        s->doc_failed = true;
+        return PCH_ENOMEM;
+    }
+    return 1;
+}
+
 static int on_finding(const pch_atif_finding *f, void *payload)
 {
     build_st *s = payload;
@@ -106,6 +121,41 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path);
 }
 
+int vx_input_open(pch_ctx *ctx, const char *cmd, const char *from, vx_input *in)
+{
+    struct stat sb;
+    char vers[4096];
+    pch_error err;
+    size_t n = 0;
+    int rc;
+    memset(in, 0, sizeof *in);
+    snprintf(in->dir, sizeof in->dir, "%s", from);
+    snprintf(vers, sizeof vers, "%s/_versions", from);
+    if (!pch_storyline_is_root(from) && stat(vers, &sb) != 0) return 0;
+    {
+        const char *td = getenv("TMPDIR");
+        snprintf(in->tmp, sizeof in->tmp, "%s/pchronicle-vortex-%s-XXXXXX", td && *td ? td : "/tmp", cmd);
+    }
+    if (!mkdtemp(in->tmp)) { fprintf(stderr, "pchronicle-vortex %s: temporary directory: %s\n", cmd, strerror(errno)); return -1; }
+    in->made = true;
+    /* restored into a subdirectory of our own: a compact-jsonl export locks its output's
+    ** parent, which must not be a TMPDIR other writers share */
+    snprintf(in->dir, sizeof in->dir, "%s/docs", in->tmp);
+    pch_error_clear(&err);
+    if (pch_storyline_is_root(from)) rc = pch_storyline_export(ctx, from, in->dir, NULL, &n, &err);
+    else rc = pch_cj_export(ctx, from, in->dir, NULL, NULL, &err);
+    if (rc < 0) { vx_fail(from, &err); vx_input_close(in, cmd); return -1; }
+    return 0;
+}
+
+void vx_input_close(vx_input *in, const char *cmd)
+{
+    /* the restored copy is scratch: remove it whatever happened */
+    if (in->made && nftw(in->tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "pchronicle-vortex %s: could not remove %s\n", cmd, in->tmp);
+    in->made = false;
+}
+
 static bool build_option(const char *a)
 {
     static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
@@ -122,14 +172,14 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     pch_vxp_build_stats st;
     pch_atif_dir_stats ds;
     const char *from = NULL, *to = NULL;
-    char tmpdir[4096], docsdir[4200];
+    vx_input in;
     const char *input = NULL;
     char *source_alloc = NULL;
-    bool made_tmp = false;
     build_st bs;
     pch_error err;
     int rc, quiet = 0;
     memset(&bs, 0, sizeof bs);
+    memset(&in, 0, sizeof in);
     pch_error_clear(&err);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -182,27 +232,8 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         fprintf(stderr, "pchronicle-vortex build: --hot-max must not be above --cold-max\n");
         return VX_EXIT_USAGE;
     }
-    input = from;
-    /* a Storyline root or a Compact JSONL dataset: restore its documents first */
-    {
-        struct stat sb;
-        char vers[4096];
-        snprintf(vers, sizeof vers, "%s/_versions", from);
-        if (pch_storyline_is_root(from) || stat(vers, &sb) == 0) {
-            size_t n = 0;
-            const char *td = getenv("TMPDIR");
-            snprintf(tmpdir, sizeof tmpdir, "%s/pchronicle-vortex-build-XXXXXX", td && *td ? td : "/tmp");
-            if (!mkdtemp(tmpdir)) { fprintf(stderr, "pchronicle-vortex build: temporary directory: %s\n", strerror(errno)); return VX_EXIT_FAIL; }
-            made_tmp = true;
-            /* restored into a subdirectory of our own: a compact-jsonl export locks its
-            ** output's parent, which must not be a TMPDIR other writers share */
-            snprintf(docsdir, sizeof docsdir, "%s/docs", tmpdir);
-            if (pch_storyline_is_root(from)) rc = pch_storyline_export(ctx, from, docsdir, NULL, &n, &err);
-            else rc = pch_cj_export(ctx, from, docsdir, NULL, NULL, &err);
-            if (rc < 0) { vx_fail(from, &err); rc = VX_EXIT_FAIL; goto out; }
-            input = docsdir;
-        }
-    }
+    if (vx_input_open(ctx, "build", from, &in) < 0) return VX_EXIT_FAIL;
+    input = in.dir;
     o.assets_root = input;
     o.source_uri = from;
     o.progress = !quiet && isatty(2);
@@ -225,6 +256,9 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         ao.threads = o.threads ? o.threads : cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
     }
     if (pch_vxp_builder_open(&bs.b, ctx, to, &o, &err) < 0) { rc = vx_fail(to, &err); goto out; }
+    ao.select = on_select;
+    ao.select_payload = &bs;
+    ao.digest = true;
     pch_error_clear(&bs.doc_err);
     memset(&ds, 0, sizeof ds);
     rc = pch_atif_dir_import(ctx, input, &ao, on_doc, NULL, on_finding, &bs, &ds, &err);
@@ -251,9 +285,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
 out:
     pch_vxp_builder_free(bs.b);
     free(source_alloc);
-    /* the restored copy is scratch: remove it whatever happened */
-    if (made_tmp && nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        fprintf(stderr, "pchronicle-vortex build: could not remove %s\n", tmpdir);
+    vx_input_close(&in, "build");
     return rc;
 }
 

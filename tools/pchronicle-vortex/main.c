@@ -20,6 +20,8 @@ static const char usage_text[] =
     "  check FILE.vortex      decode every segment with full validation\n"
     "trajectory projection (RFC-0006; docs/vortex-projection.md):\n"
     "  build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT [--assets embed|reference] [sizes]\n"
+    "  sync --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT   re-project only what changed\n"
+    "  compact ROOT [--if-needed] [triggers]   rewrite the live rows as level-1 files (§12.3)\n"
     "  get ROOT KEY [--preview] [--compact] [--stats] [--snapshot ID]\n"
     "  export --from ROOT --output-format atif --to DIR [--stats] [--snapshot ID]\n"
     "  verify ROOT [--snapshot ID]   every check of RFC-0006 §15; exit 1 with one line per finding\n"
@@ -87,6 +89,8 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "inspect") == 0 && argc == 3 && vx_is_projection_root(argv[2])) rc = vx_cmd_inspect_root(ctx, argv[2]);
     else if (strcmp(argv[1], "inspect") == 0) rc = vx_cmd_inspect(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "build") == 0) rc = vx_cmd_build(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "sync") == 0) rc = vx_cmd_sync(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "compact") == 0) rc = vx_cmd_compact(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "get") == 0) rc = vx_cmd_get(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "export") == 0) rc = vx_cmd_export(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "verify") == 0) rc = vx_cmd_verify(ctx, argc - 2, argv + 2);

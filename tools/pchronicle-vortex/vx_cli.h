@@ -33,6 +33,14 @@ int vx_cmd_repair(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_pin(pch_ctx *ctx, int argc, char **argv, bool unpin);
 int vx_cmd_vacuum(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_bench_get(pch_ctx *ctx, int argc, char **argv);
+/* incremental sync and compaction (cmd_sync.c) */
+int vx_cmd_sync(pch_ctx *ctx, int argc, char **argv);
+int vx_cmd_compact(pch_ctx *ctx, int argc, char **argv);
+/* The ATIF documents of an input: a directory as it is, or a Storyline root or Compact JSONL
+** dataset restored first into a private scratch directory (removed by vx_input_close). */
+typedef struct vx_input { char dir[4200], tmp[4096]; bool made; } vx_input;
+int vx_input_open(pch_ctx *ctx, const char *cmd, const char *from, vx_input *in);
+void vx_input_close(vx_input *in, const char *cmd);
 /* SQL relations over a projection root (cmd_sql.c) */
 int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_bench_sql(pch_ctx *ctx, int argc, char **argv);

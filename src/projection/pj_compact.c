@@ -1,0 +1,179 @@
+/* Compaction (RFC-0006 §12.3): the live rows of a snapshot rewritten as level-1 data files
+** with one base trajectory directory, no L0 run and no deleted row, as a new snapshot.
+**
+** It reads a pinned snapshot (CURRENT when it starts, held by a reader lease throughout):
+** every live document is rebuilt from the projection (the same reconstruction `get` and
+** `export` use, JSON-equal to its input) with the keys the directory holds, and projected
+** again with the snapshot's own layout; the document list is carried as it is (the input did
+** not change). So it changes no answer: the same documents, keys, relations and training
+** reads. CURRENT is swapped only if it is still the snapshot that was read ("stale commit"
+** otherwise, §11.4); the files it replaced stay until vacuum finds no retained snapshot that
+** reaches them (§12.4). */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "projection/pj_int.h"
+
+static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
+
+/* The §12.3 triggers met by manifest m (why: the first one, as text). */
+static bool triggers(const pch_json_value *m, const pch_vxp_compact_options *o, char *why, size_t cap)
+{
+    const pch_json_value *mt = pj_json_member(m, "maintenance", PCH_JSON_OBJECT);
+    const pch_json_value *df = pj_json_member(m, "data_files", PCH_JSON_ARRAY);
+    const pch_json_value *lay = pj_json_member(m, "layout", PCH_JSON_OBJECT);
+    uint64_t l0_files = 0, l0_runs = 0, rows = 0, deleted = 0, small = 0, file_bytes = 0;
+    bool required = false;
+    *why = 0;
+    if (mt) {
+        const pch_json_value *rq = pch_json_get(mt, "required", 8);
+        pj_json_u64(mt, "l0_files", &l0_files);
+        pj_json_u64(mt, "l0_runs", &l0_runs);
+        pj_json_u64(mt, "rows", &rows);
+        pj_json_u64(mt, "deleted_rows", &deleted);
+        required = rq && rq->kind == PCH_JSON_TRUE;
+    }
+    if (lay) pj_json_u64(lay, "file_bytes", &file_bytes);
+    for (uint32_t i = 0; df && i < df->n; i++) {
+        uint64_t b = 0;
+        pj_json_u64(&df->u.items[i], "bytes", &b);
+        small += file_bytes && b < file_bytes / 4;
+    }
+    if (required) snprintf(why, cap, "the snapshot says maintenance required");
+    else if (o->l0_runs && l0_runs >= o->l0_runs) snprintf(why, cap, "%" PRIu64 " L0 directory runs (trigger %" PRIu64 ")", l0_runs, o->l0_runs);
+    else if (o->l0_files && l0_files >= o->l0_files) snprintf(why, cap, "%" PRIu64 " L0 data files (trigger %" PRIu64 ")", l0_files, o->l0_files);
+    else if (o->max_shadowed_pct && rows && deleted * 100 >= o->max_shadowed_pct * rows)
+        snprintf(why, cap, "%.1f %% of the rows shadowed (trigger %" PRIu64 " %%)", 100.0 * (double)deleted / (double)rows, o->max_shadowed_pct);
+    else if (o->small_files && small >= o->small_files)
+        snprintf(why, cap, "%" PRIu64 " small data files (below a quarter of the file size; trigger %" PRIu64 ")", small, o->small_files);
+    return *why != 0;
+}
+
+int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *o, bool *due, char *why, size_t cap,
+                        pch_error *err)
+{
+    static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
+    pj_current cur;
+    pch_json_parser *mp = NULL;
+    pch_buf text;
+    const pch_json_value *m;
+    int rc;
+    if (!o) o = &defaults;
+    *due = false;
+    if (cap) *why = 0;
+    pch_buf_init(&text, ctx);
+    if ((rc = pj_current_read(ctx, root, &cur, NULL, err)) == PCH_OK && (rc = pj_manifest_load(ctx, root, &cur, &mp, &text, &m, err)) == PCH_OK) {
+        char w[256];
+        *due = triggers(m, o, w, sizeof w);
+        if (cap) snprintf(why, cap, "%s", w);
+    }
+    pch_json_parser_free(mp);
+    pch_buf_dispose(&text);
+    return rc;
+}
+
+int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, pch_vxp_compact_stats *st,
+                    pch_error *err)
+{
+    static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
+    pch_vxp_build_options bo = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_vxp_snapshot *ps = NULL;
+    pch_vxp_builder *b = NULL;
+    pj_docrec *docs = NULL;
+    size_t n_docs = 0;
+    uint64_t *order = NULL, n_order = 0;
+    pj_current cur;
+    pj_delta d;
+    const pj_current *bcur;
+    const pch_json_value *m, *lay, *lin;
+    char source_id[512], v[32];
+    bool had;
+    double t0 = pch_time_mono();
+    int rc;
+    if (!opts) opts = &defaults;
+    if (opts->version != PCH_VXP_COMPACT_OPTIONS_VERSION)
+        return pch_error_set(err, PCH_EINVAL, "projection: compact options version %u (want %u)", opts->version, PCH_VXP_COMPACT_OPTIONS_VERSION);
+    memset(st, 0, sizeof *st);
+    memset(&d, 0, sizeof d);
+#define CK(e) do { if ((rc = (e)) < 0) goto done; } while (0)
+    CK(pj_current_read(ctx, root, &cur, NULL, err));
+    CK(pj_snapshot_open_cur(&ps, ctx, root, &cur, err));
+    m = pj_snapshot_manifest(ps);
+    if (opts->if_needed && !triggers(m, opts, st->why, sizeof st->why)) {
+        snprintf(st->snapshot_id, sizeof st->snapshot_id, "%.39s", cur.snapshot_id);
+        rc = PCH_OK;
+        goto done;
+    }
+    if (!opts->if_needed) triggers(m, opts, st->why, sizeof st->why);
+    lay = pj_json_member(m, "layout", PCH_JSON_OBJECT);
+    lin = pj_json_member(m, "lineage", PCH_JSON_OBJECT);
+    if (!lay || !lin || !pj_json_str(lin, "source_id", source_id, sizeof source_id)) {
+        rc = pch_error_set(err, PCH_ECORRUPT, "projection: the snapshot's manifest lacks its layout or source id");
+        goto done;
+    }
+    if (pj_json_str(lay, "assets", v, sizeof v) && strcmp(v, "embed") == 0) {
+        rc = pch_error_set(err, PCH_EUNSUPPORTED, "projection: compaction of a root built with --assets embed is not supported "
+                           "(rebuild it from its input)");
+        goto done;
+    }
+    {
+        const pch_json_value *pp = pch_json_get(lay, "prompt_prefix", 13);
+        uint64_t rev = 0;
+        pj_json_u64(lay, "cluster_bytes", &bo.cluster_bytes);
+        pj_json_u64(lay, "file_bytes", &bo.file_bytes);
+        pj_json_u64(lay, "pack_bytes", &bo.pack_bytes);
+        pj_json_u64(lay, "hot_max_bytes", &bo.hot_max_bytes);
+        pj_json_u64(lay, "cold_max_bytes", &bo.cold_max_bytes);
+        pj_json_u64(lay, "directory_shard_rows", &bo.directory_shard_rows);
+        pj_json_u64(lay, "dedup_min_bytes", &bo.dedup_min_bytes);
+        pj_json_u64(lay, "frame_bytes", &bo.frame_bytes);
+        bo.prompt_prefix = pp && pp->kind == PCH_JSON_FALSE ? 0 : 1;
+        bo.source_id = source_id;
+        bo.threads = opts->threads;
+        bo.partition = opts->partition;
+        bo.progress = opts->progress;
+        bo.source_uri = root;
+        pj_json_u64(lin, "revision", &rev);
+        d.revision = rev + 1;
+    }
+    /* the document list is carried whole; a root built before it has none to carry */
+    rc = pj_docs_load(ctx, root, m, &docs, &n_docs, err);
+    if (rc == PCH_EUNSUPPORTED) rc = PCH_OK;
+    CK(rc);
+    CK(pch_vxp_builder_open(&b, ctx, root, &bo, err));
+    bcur = pj_builder_parent(b, &had);
+    if (!had || strcmp(bcur->snapshot_id, cur.snapshot_id) != 0) {
+        rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed while the compaction started; nothing published");
+        goto done;
+    }
+    CK(pch_vxp_documents(ps, &order, &n_order, err));
+    for (uint64_t i = 0; i < n_order; i++) {
+        pch_vxp_doc raw;
+        pch_atif_doc *doc = NULL;
+        memset(&raw, 0, sizeof raw);
+        rc = pch_vxp_get_atif(ps, order[i], &raw, &doc, err);
+        if (rc == PCH_OK) rc = pch_vxp_builder_add_doc(b, doc, raw.len, err);
+        if (rc == PCH_OK) st->input_bytes += raw.len;
+        pch_atif_doc_free(doc);
+        pch_vxp_doc_dispose(ps, &raw);
+        CK(rc);
+        st->documents++;
+    }
+    d.parent = m;
+    d.compaction = true;
+    d.docs = docs;
+    d.n_docs = n_docs;
+    pj_builder_delta(b, &d);
+    CK(pch_vxp_builder_commit(b, &st->build, err));
+    st->ran = true;
+    snprintf(st->snapshot_id, sizeof st->snapshot_id, "%s", st->build.snapshot_id);
+#undef CK
+done:
+    st->seconds = pch_time_mono() - t0;
+    pch_free(ctx, order);
+    pch_vxp_builder_free(b);
+    pj_docs_free(docs, n_docs);
+    pch_vxp_snapshot_free(ps);
+    (void)nomem;
+    return rc;
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Incremental sync and compaction of a pchronicle-vortex root (RFC-0006 §10.4, §11.2, §11.4,
+# §12.2, §12.3; issue 19 items 2, 3, 5, 7): a root built from a copy of the shared corpus is
+# synced through rounds of edits, deletions, additions, key changes, invalid documents and
+# touched files. After every sync it verifies, and a fresh build of the same documents gives
+# the same export (byte for byte), the same rows of every SQL relation (both engines) and the
+# same RL and SFT reads; an unchanged document keeps its key; a removed one is gone; the
+# pre-sync snapshot still reads as before. Nothing changed: no snapshot. Compaction changes no
+# answer, leaves no L0, and a later sync starts from it. Two writers racing: exactly one
+# commits, the other fails "stale commit" and publishes nothing. Limits say "maintenance
+# required"; --auto-compact compacts. Usage and refusal paths.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${PCH_BUILD:-build}
+VX=${PCH_VORTEX_CLI:-$PWD/$BUILD/pchronicle-vortex}   # run-tests.sh sets it to a valgrind wrapper
+VG=${PCH_VALGRIND:-0}
+T=$(mktemp -d "${TMPDIR:-/tmp}/pch-vxs.XXXXXX") || exit 1
+holder=""
+trap '[ -n "$holder" ] && kill $holder 2>/dev/null; rm -rf "$T"' EXIT
+n=0; fail=0
+command -v python3 >/dev/null || { echo "FAIL: python3 is required"; exit 1; }
+command -v flock >/dev/null || { echo "FAIL: flock (util-linux) is required"; exit 1; }
+command -v b3sum >/dev/null || { echo "FAIL: b3sum is required (scripts/bootstrap.sh installs it)"; exit 1; }
+[ -x "$VX" ] || { echo "FAIL: $VX not built"; exit 1; }
+ok() { n=$((n + 1)); }
+bad() { n=$((n + 1)); fail=$((fail + 1)); echo "FAIL $*"; }
+run() {
+    local name=$1 want=$2 rc; shift 2
+    "$@" </dev/null >"$T/$name.out" 2>"$T/$name.err"; rc=$?
+    if [ "$rc" = "$want" ]; then ok; return 0; fi
+    bad "$name: exit $rc, expected $want"; head -n 5 "$T/$name.err" | sed 's/^/    /'; return 1
+}
+has() { if grep -Eq -- "$3" "$2"; then ok; else bad "$1: no line matching /$3/ in:"; head -n 8 "$2" | sed 's/^/    /'; fi; }
+cur() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["snapshot_id"])' "$1/CURRENT"; }
+jget() { python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())[sys.argv[2]])' "$1" "$2"; }
+
+# the input: the shared corpus (under valgrind: the small test corpus), as a directory whose
+# base name is the source id of both projections
+if [ "$VG" = 1 ]; then CORPUS=tests/data/atif; ROUNDS=2; else CORPUS=../shared/corpus/atif; ROUNDS=4; fi
+[ -d "$CORPUS" ] || { echo "FAIL: $CORPUS is missing (../shared beside the repository)"; exit 1; }
+IN=$T/src/in
+mkdir -p "$T/src" && cp -r "$CORPUS" "$IN"
+R=$T/root
+run base 0 "$VX" build --from "$IN" --to "$R" --quiet
+s0=$(cur "$R")
+
+# same: the export, every relation (both engines), RL and SFT of root $1 equal a fresh build's
+same() {
+    local tag=$1 F=$T/fresh-$1
+    rm -rf "$F" "$T/ea" "$T/eb"
+    run "$tag-fresh" 0 "$VX" build --from "$IN" --to "$F" --quiet || return
+    run "$tag-export-a" 0 "$VX" export --from "$R" --output-format atif --to "$T/ea"
+    run "$tag-export-b" 0 "$VX" export --from "$F" --output-format atif --to "$T/eb"
+    diff -r "$T/ea" "$T/eb" >"$T/$tag-export.diff" && ok || { bad "$tag: export differs from a fresh build"; head -5 "$T/$tag-export.diff"; }
+    local k=0
+    for q in "SELECT * FROM runs ORDER BY source_id, run_id, trajectory_key" \
+             "SELECT * FROM steps ORDER BY source_id, run_id, trajectory_key, step_ordinal" \
+             "SELECT * FROM tool_calls ORDER BY source_id, run_id, trajectory_key, step_ordinal, call_ordinal" \
+             "SELECT * FROM observation_results ORDER BY source_id, run_id, trajectory_key, step_ordinal, result_index" \
+             "SELECT source, count(*), sum(completion_tokens) FROM steps GROUP BY source ORDER BY source" \
+             "SELECT function_name, count(*) FROM tool_calls GROUP BY function_name ORDER BY 2 DESC, 1"; do
+        for eng in auto sqlite; do
+            k=$((k + 1))
+            "$VX" sql "$R" "$q" --format jsonl --engine $eng >"$T/qa" 2>"$T/qa.err" && "$VX" sql "$F" "$q" --format jsonl --engine $eng >"$T/qb" 2>&1 &&
+                cmp -s "$T/qa" "$T/qb" && ok || { bad "$tag: relation query $k ($eng) differs: $q"; diff "$T/qa" "$T/qb" | head -4; head -2 "$T/qa.err"; }
+        done
+    done
+    for verb in rl sft; do
+        "$VX" $verb "$R" --format count >"$T/ca" 2>&1 && "$VX" $verb "$F" --format count >"$T/cb" 2>&1 && cmp -s "$T/ca" "$T/cb" && ok ||
+            bad "$tag: $verb differs: $(cat "$T/ca") / $(cat "$T/cb")"
+    done
+    run "$tag-verify" 0 "$VX" verify "$R"
+}
+
+# nothing changed: no snapshot, no file read
+run sync-none 0 "$VX" sync --from "$IN" --to "$R" --json
+[ "$(jget "$T/sync-none.out" published)" = False ] && [ "$(jget "$T/sync-none.out" read)" = 0 ] && [ "$(cur "$R")" = "$s0" ] && ok ||
+    bad "a sync with nothing changed published or read: $(cat "$T/sync-none.out")"
+find "$IN" -name "*.json" -exec touch {} +
+run sync-touch 0 "$VX" sync --from "$IN" --to "$R" --json
+[ "$(jget "$T/sync-touch.out" published)" = False ] && [ "$(jget "$T/sync-touch.out" read)" -gt 0 ] && [ "$(cur "$R")" = "$s0" ] && ok ||
+    bad "touched files (same bytes) published a snapshot: $(cat "$T/sync-touch.out")"
+
+# a key of a document no round changes (the last file in path order), as get prints it now
+keep_doc=$(cd "$IN" && find . -name '*.json' | sort | tail -n 1)
+keep_key=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("trajectory_id") or d["session_id"])' "$IN/$keep_doc")
+"$VX" get "$R" "$keep_key" --compact >"$T/keep0" 2>/dev/null
+# round r changes a different slice of the documents: edits (a message, a dropped step), a
+# new session id (its keys change: tombstones), a removal, an addition, an invalid file
+mutate() {
+    python3 - "$IN" "$1" <<'PY'
+import json, os, sys
+root, r = sys.argv[1], int(sys.argv[2])
+docs = sorted(os.path.relpath(os.path.join(dp, f), root) for dp, _, fs in os.walk(root) for f in fs if f.endswith(".json"))
+docs = [d for d in docs if not d.startswith("added-") and d != "broken.json"][:-1]   # the last one never changes
+def load(p):
+    try: return json.load(open(os.path.join(root, p)))
+    except Exception: return None
+pick = docs[(r * 7) % len(docs):] + docs[:(r * 7) % len(docs)]
+edits, done = 0, set()
+for p in pick:
+    d = load(p)
+    if not isinstance(d, dict) or not d.get("steps") or p in done: continue
+    if edits == 0:
+        d["steps"][0]["message"] = "edited in round %d" % r
+    elif edits == 1:
+        if len(d["steps"]) > 1: d["steps"] = d["steps"][:-1]
+        else: d.setdefault("extra", {})["round"] = r
+    elif edits == 2:
+        d["session_id"] = "%s-round%d" % (d.get("session_id", "s"), r)
+    else:
+        break
+    json.dump(d, open(os.path.join(root, p), "w"), indent=1)
+    done.add(p); edits += 1
+for p in pick:
+    if p not in done:
+        d = load(p)
+        os.remove(os.path.join(root, p)); done.add(p)
+        if isinstance(d, dict) and (d.get("trajectory_id") or d.get("session_id")):
+            print("%s@%s" % (d.get("trajectory_id") or d["session_id"], p))
+        break
+src = next(p for p in pick if p not in done and load(p) is not None)
+d = load(src)
+json.dump(d, open(os.path.join(root, "added-%d.json" % r), "w"))
+if r % 2: open(os.path.join(root, "broken.json"), "w").write('{"schema_version": "ATIF-v1.4"')
+elif os.path.exists(os.path.join(root, "broken.json")): os.remove(os.path.join(root, "broken.json"))
+PY
+}
+for ((r = 1; r <= ROUNDS; r++)); do
+    before=$(cur "$R")
+    gone=$(mutate $r) || bad "round $r: could not change the input"
+    sleep 0.01
+    run "sync-$r" 0 "$VX" sync --from "$IN" --to "$R" --json || continue
+    [ "$(jget "$T/sync-$r.out" published)" = True ] && [ "$(cur "$R")" != "$before" ] && ok || bad "round $r published nothing: $(cat "$T/sync-$r.out")"
+    [ "$(jget "$T/sync-$r.out" changed)" -ge 2 ] && [ "$(jget "$T/sync-$r.out" added)" -ge 1 ] && [ "$(jget "$T/sync-$r.out" tombstones)" -ge 1 ] && ok ||
+        bad "round $r: counts $(cat "$T/sync-$r.out")"
+    same "round$r"
+    # the snapshot before the sync still reads as it did
+    run "old-$r" 0 "$VX" sql "$R" "SELECT count(*) FROM runs" --format csv --snapshot "$before"
+    # the removed document's key is gone (and was there before)
+    if [ -n "$gone" ]; then
+        run "gone-before-$r" 0 "$VX" get "$R" --trajectory-key "$gone" --snapshot "$before" --compact
+        run "gone-$r" 1 "$VX" get "$R" --trajectory-key "$gone"
+    fi
+    # an unchanged document keeps its key and reads the same
+    "$VX" get "$R" "$keep_key" --compact >"$T/keep$r" 2>/dev/null && cmp -s "$T/keep0" "$T/keep$r" && ok || bad "round $r: the unchanged document's key or content moved"
+done
+run inspect-l0 0 "$VX" inspect "$R"
+has inspect-l0 "$T/inspect-l0.out" "^maint +l0_runs=$ROUNDS l0_files=$ROUNDS .* shadowed_rows=[1-9][0-9]* active_density=0\.[0-9]+ shadowed_share=0\.[0-9]+ required=no$"
+has inspect-lastsync "$T/inspect-l0.out" "^lastsync snapshot_id=$(cur "$R") added=[0-9]+ changed=[0-9]+ removed=[0-9]+ .*bytes_written=[1-9][0-9]* seconds="
+# compaction: no answer changes, no L0 left, and a sync afterwards starts from it
+pre=$(cur "$R")
+run compact-needed 0 "$VX" compact "$R" --if-needed --l0-runs 0 --l0-files 0 --max-shadowed 0 --small-files 0 --json
+[ "$(jget "$T/compact-needed.out" compacted)" = False ] && [ "$(cur "$R")" = "$pre" ] && ok || bad "compact --if-needed without a trigger ran: $(cat "$T/compact-needed.out")"
+run compact 0 "$VX" compact "$R" --json
+[ "$(jget "$T/compact.out" compacted)" = True ] && ok || bad "compact did not run: $(cat "$T/compact.out")"
+same compacted
+run inspect-c 0 "$VX" inspect "$R"
+has inspect-c "$T/inspect-c.out" "^maint +l0_runs=0 l0_files=0 l0_directory_rows=0 l0_directory_memory=0 rows=[0-9]+ shadowed_rows=0 active_density=1\.0000"
+run sync-after-compact 0 "$VX" sync --from "$IN" --to "$R" --json
+[ "$(jget "$T/sync-after-compact.out" published)" = False ] && [ "$(jget "$T/sync-after-compact.out" read)" = 0 ] && ok ||
+    bad "a sync right after compaction found changes: $(cat "$T/sync-after-compact.out")"
+mutate 9 >/dev/null
+run sync-9 0 "$VX" sync --from "$IN" --to "$R" --quiet
+same after-compact
+# vacuum then removes what only the older snapshots reached; every reader still agrees
+run vacuum 0 "$VX" vacuum "$R" --keep 1 --min-age 0 --grace 0
+same vacuumed
+
+# limits: one L0 run allowed, the second sync says maintenance required; --auto-compact runs it
+mutate 10 >/dev/null
+run sync-limit-1 0 "$VX" sync --from "$IN" --to "$R" --max-l0-runs 1
+mutate 11 >/dev/null
+run sync-limit-2 0 "$VX" sync --from "$IN" --to "$R" --max-l0-runs 1
+has sync-limit-2 "$T/sync-limit-2.err" "^maintenance required: .*pchronicle-vortex compact"
+has sync-limit-due "$T/sync-limit-2.err" "^compaction due \(the snapshot says maintenance required\)"
+run inspect-req 0 "$VX" inspect "$R"
+has inspect-req "$T/inspect-req.out" "^maint +l0_runs=3 .* required=yes$"
+mutate 12 >/dev/null
+run sync-auto 0 "$VX" sync --from "$IN" --to "$R" --auto-compact --l0-runs 2 --json
+[ "$(sed -n 2p "$T/sync-auto.out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["compacted"])')" = True ] && ok ||
+    bad "sync --auto-compact over a trigger did not compact: $(cat "$T/sync-auto.out")"
+same auto
+
+# one committer (§11.4): a sync and a compaction that both start from the same CURRENT, held at
+# the commit lock until both are ready: exactly one commits, the other is a stale commit
+mutate 13 >/dev/null
+base=$(cur "$R")
+exec 9>"$R/staging/.commit.lock"
+flock -x 9
+"$VX" sync --from "$IN" --to "$R" --quiet >"$T/race-a.out" 2>&1 & pa=$!
+"$VX" compact "$R" --quiet >"$T/race-b.out" 2>&1 & pb=$!
+sleep 2
+flock -u 9; exec 9>&-
+wait $pa; ra=$?; wait $pb; rb=$?
+if [ $((ra + rb)) = 1 ] && grep -q "stale commit" "$T/race-a.out" "$T/race-b.out"; then ok; else bad "race: sync exit $ra, compact exit $rb: $(cat "$T/race-a.out" "$T/race-b.out")"; fi
+[ "$(cur "$R")" != "$base" ] && ok || bad "race: nothing was committed"
+run race-verify 0 "$VX" verify "$R"
+run race-retry 0 "$VX" sync --from "$IN" --to "$R" --quiet
+same race
+
+# refusals and usage
+run usage-sync-no-to 2 "$VX" sync --from "$IN"
+run usage-sync-option 2 "$VX" sync --from "$IN" --to "$R" --frobnicate
+run sync-no-root 1 "$VX" sync --from "$IN" --to "$T/no-such-root"
+has sync-no-root "$T/sync-no-root.err" "has no snapshot to sync: build it first"
+run sync-source 1 "$VX" sync --from "$IN" --to "$R" --source-id other
+has sync-source "$T/sync-source.err" "differs from the snapshot's"
+run usage-compact 2 "$VX" compact
+run usage-compact-pct 2 "$VX" compact "$R" --max-shadowed 101
+run compact-no-root 1 "$VX" compact "$T/no-such-root"
+for verb in sync compact; do run "help-$verb" 0 "$VX" $verb --help && has "help-$verb" "$T/help-$verb.out" '^usage: '; done
+# a snapshot without a document list (built before sync existed) is refused, naming why
+O=$T/old; cp -r "$R" "$O"
+python3 - "$O" <<'PY'
+import json, os, subprocess, sys
+root = sys.argv[1]
+cur = json.load(open(os.path.join(root, "CURRENT")))
+p = os.path.join(root, cur["manifest"])
+m = json.load(open(p)); m.pop("documents", None)
+data = (json.dumps(m) + "\n").encode()
+open(p, "wb").write(data)
+cur["manifest_digest"] = "blake3:" + subprocess.run(["b3sum", "--no-names", p], capture_output=True, text=True).stdout.split()[0]
+open(os.path.join(root, "CURRENT"), "w").write(json.dumps(cur))
+PY
+run sync-old 1 "$VX" sync --from "$IN" --to "$O"
+has sync-old "$T/sync-old.err" "keeps no document list"
+# a v1 manifest that carries L0 runs is refused (a reader of v1 would read shadowed rows)
+python3 - "$R" "$T/v1" <<'PY'
+import json, os, shutil, subprocess, sys
+root, out = sys.argv[1], sys.argv[2]
+shutil.copytree(root, out)
+cur = json.load(open(os.path.join(out, "CURRENT")))
+p = os.path.join(out, cur["manifest"])
+m = json.load(open(p)); m["format"] = "pchronicle-vortex-manifest/v1"; m["directory_runs"] = m.get("directory_runs") or [m["trajectory_directory"][0]]
+open(p, "w").write(json.dumps(m))
+cur["manifest_digest"] = "blake3:" + subprocess.run(["b3sum", "--no-names", p], capture_output=True, text=True).stdout.split()[0]
+open(os.path.join(out, "CURRENT"), "w").write(json.dumps(cur))
+PY
+run v1-runs 1 "$VX" get "$T/v1" "$keep_key"
+has v1-runs "$T/v1-runs.err" "manifest/v1 manifest with directory runs or deleted rows"
+
+echo "vortex_sync: $ROUNDS rounds; $n checks, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,194 @@
+/* pchronicle-vortex sync: bring a projection up to date with its input at the cost of what
+** changed (RFC-0006 §11.2; docs/vortex-projection.md "Incremental sync"). Public headers only. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pchronicle/atif.h"
+#include "pchronicle-vortex/projection.h"
+#include "vx_cli.h"
+
+static const char sync_usage[] =
+    "usage: pchronicle-vortex sync --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
+    "         [--max-l0-runs N] [--max-l0-memory BYTES] [--source-id ID] [--partition NAME]\n"
+    "         [compaction triggers: --l0-runs N --l0-files N --max-shadowed PCT --small-files N]\n"
+    "         [--threads N] [--auto-compact] [--json] [--quiet]\n"
+    "  Re-projects only the documents added or changed since ROOT's CURRENT snapshot into new\n"
+    "  L0 files, shadows the changed and removed ones, and publishes one new snapshot (RFC-0006\n"
+    "  §11.2); when nothing changed, none. A file whose size and time match the snapshot's\n"
+    "  document list is not read; one that is read and hashes the same is unchanged. The new\n"
+    "  files use the snapshot's layout and source id. Over --max-l0-runs (16) L0 directory runs\n"
+    "  or --max-l0-memory (256M) of directory memory the snapshot says \"maintenance required\"\n"
+    "  (run `pchronicle-vortex compact ROOT`). Fails with \"stale commit\" when another writer\n"
+    "  published first (nothing is published; run it again). When a compaction trigger is met\n"
+    "  afterwards (see `pchronicle-vortex compact --help`) it says so; --auto-compact runs it.\n";
+
+static const char compact_usage[] =
+    "usage: pchronicle-vortex compact ROOT [--if-needed] [--l0-runs N] [--l0-files N]\n"
+    "         [--max-shadowed PCT] [--small-files N] [--threads N] [--json] [--quiet]\n"
+    "  Rewrites the live rows of ROOT's CURRENT snapshot into level-1 data files and one base\n"
+    "  directory, as a new snapshot that answers every read as before (RFC-0006 §12.3); the old\n"
+    "  files stay until `vacuum` finds no kept snapshot that reaches them. Triggers (0 = off):\n"
+    "  --l0-runs (8) L0 directory runs, --l0-files (8) L0 data files, --max-shadowed (20) percent\n"
+    "  of the rows shadowed, --small-files (16) data files below a quarter of the file size, and a\n"
+    "  snapshot that says \"maintenance required\". --if-needed compacts only when one is met.\n";
+
+typedef struct sync_cli { size_t findings; bool quiet; } sync_cli;
+
+static void print_compact(const pch_vxp_compact_stats *c, bool json)
+{
+    if (json) {
+        printf("{\"compacted\":%s,\"snapshot_id\":\"%s\",\"why\":", c->ran ? "true" : "false", c->snapshot_id);
+        vx_put_json_string(stdout, c->why);
+        printf(",\"documents\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"seconds\":%.3f}\n", c->documents,
+               c->ran ? c->build.written_bytes : 0, c->seconds);
+    } else if (!c->ran) {
+        fprintf(stderr, "no compaction trigger met: CURRENT stays %s\n", c->snapshot_id);
+    } else {
+        fprintf(stderr, "compacted into snapshot %s%s%s%s: %" PRIu64 " documents, %.1f MiB of ATIF rebuilt; wrote %.1f MiB in %" PRIu64
+                        " data files; %.2f s\n",
+                c->snapshot_id, c->why[0] ? " (" : "", c->why, c->why[0] ? ")" : "", c->documents, (double)c->input_bytes / 1048576.0,
+                (double)c->build.written_bytes / 1048576.0, c->build.data_files, c->seconds);
+    }
+}
+
+/* A trigger flag of compact (and sync --auto-compact): 1 parsed, 0 not one, -1 bad value. */
+static int trigger_flag(pch_vxp_compact_options *o, const char *a, const char *v)
+{
+    uint64_t *dst = strcmp(a, "--l0-runs") == 0 ? &o->l0_runs : strcmp(a, "--l0-files") == 0 ? &o->l0_files
+                  : strcmp(a, "--max-shadowed") == 0 ? &o->max_shadowed_pct : strcmp(a, "--small-files") == 0 ? &o->small_files : NULL;
+    if (!dst) return 0;
+    if (!v || vx_parse_size(v, dst) < 0 || (dst == &o->max_shadowed_pct && *dst > 100)) {
+        fprintf(stderr, "pchronicle-vortex: %s takes a count%s\n", a, dst == &o->max_shadowed_pct ? " (a percentage, 0..100)" : "");
+        return -1;
+    }
+    return 1;
+}
+
+int vx_cmd_compact(pch_ctx *ctx, int argc, char **argv)
+{
+    pch_vxp_compact_options o = PCH_VXP_COMPACT_OPTIONS_INIT;
+    pch_vxp_compact_stats st;
+    const char *root = NULL;
+    bool json = false, quiet = false;
+    pch_error err;
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int t;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(compact_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--if-needed") == 0) { o.if_needed = true; continue; }
+        if (strcmp(a, "--json") == 0) { json = true; continue; }
+        if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
+        if ((t = trigger_flag(&o, a, v)) < 0) return VX_EXIT_USAGE;
+        if (t) { i++; continue; }
+        if (strcmp(a, "--threads") == 0) {
+            uint64_t n;
+            if (!v || vx_parse_size(v, &n) < 0 || n > 64) { fprintf(stderr, "pchronicle-vortex compact: --threads takes 0..64\n"); return VX_EXIT_USAGE; }
+            o.threads = (uint32_t)n;
+            i++;
+            continue;
+        }
+        if (a[0] == '-' || root) { fprintf(stderr, "pchronicle-vortex compact: unexpected %s\n", a); fputs(compact_usage, stderr); return VX_EXIT_USAGE; }
+        root = a;
+    }
+    if (!root) { fputs(compact_usage, stderr); return VX_EXIT_USAGE; }
+    o.progress = !quiet && isatty(2);
+    if (pch_vxp_compact(ctx, root, &o, &st, &err) < 0) return vx_fail(root, &err);
+    if (json || !quiet) print_compact(&st, json);
+    return VX_EXIT_OK;
+}
+
+static int on_finding(const pch_atif_finding *f, void *payload)
+{
+    sync_cli *c = payload;
+    if (f->severity == PCH_ATIF_ERROR && ++c->findings <= 20 && !c->quiet)
+        fprintf(stderr, "pchronicle-vortex: rejected %s:%s: %s\n", f->file, f->pointer, f->message);
+    return 0;
+}
+
+int vx_cmd_sync(pch_ctx *ctx, int argc, char **argv)
+{
+    pch_vxp_sync_options o = PCH_VXP_SYNC_OPTIONS_INIT;
+    pch_vxp_sync_stats st;
+    const char *from = NULL, *to = NULL;
+    bool json = false, auto_compact = false;
+    pch_vxp_compact_options co = PCH_VXP_COMPACT_OPTIONS_INIT;
+    sync_cli cli;
+    vx_input in;
+    pch_error err;
+    int rc;
+    memset(&cli, 0, sizeof cli);
+    pch_error_clear(&err);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(sync_usage, stdout); return VX_EXIT_OK; }
+        if (strcmp(a, "--quiet") == 0) { cli.quiet = true; continue; }
+        if (strcmp(a, "--json") == 0) { json = true; continue; }
+        if (strcmp(a, "--auto-compact") == 0) { auto_compact = true; continue; }
+        {
+            int t = trigger_flag(&co, a, v);
+            if (t < 0) return VX_EXIT_USAGE;
+            if (t) { i++; continue; }
+        }
+        if (strcmp(a, "--from") && strcmp(a, "--to") && strcmp(a, "--max-l0-runs") && strcmp(a, "--max-l0-memory") &&
+            strcmp(a, "--source-id") && strcmp(a, "--partition") && strcmp(a, "--threads")) {
+            fprintf(stderr, "pchronicle-vortex sync: unknown option %s\n", a);
+            fputs(sync_usage, stderr);
+            return VX_EXIT_USAGE;
+        }
+        if (!v) { fprintf(stderr, "pchronicle-vortex sync: %s needs a value\n", a); return VX_EXIT_USAGE; }
+        i++;
+        if (strcmp(a, "--from") == 0) from = v;
+        else if (strcmp(a, "--to") == 0) to = v;
+        else if (strcmp(a, "--source-id") == 0) o.source_id = v;
+        else if (strcmp(a, "--partition") == 0) o.partition = v;
+        else {
+            uint64_t n;
+            if (vx_parse_size(v, &n) < 0) { fprintf(stderr, "pchronicle-vortex sync: %s: '%s' is not a number\n", a, v); return VX_EXIT_USAGE; }
+            if (strcmp(a, "--max-l0-runs") == 0) o.max_l0_runs = n;
+            else if (strcmp(a, "--max-l0-memory") == 0) o.max_l0_memory = n;
+            else if (n > 64) { fprintf(stderr, "pchronicle-vortex sync: --threads takes 0..64\n"); return VX_EXIT_USAGE; }
+            else o.threads = (uint32_t)n;
+        }
+    }
+    if (!from || !to) { fprintf(stderr, "pchronicle-vortex sync: --from and --to are required\n"); fputs(sync_usage, stderr); return VX_EXIT_USAGE; }
+    o.progress = !cli.quiet && isatty(2);
+    if (vx_input_open(ctx, "sync", from, &in) < 0) return VX_EXIT_FAIL;
+    rc = pch_vxp_sync(ctx, in.dir, to, &o, on_finding, &cli, &st, &err);
+    vx_input_close(&in, "sync");
+    if (rc < 0) return vx_fail(to, &err);
+    if (json) {
+        printf("{\"published\":%s,\"snapshot_id\":\"%s\",\"added\":%" PRIu64 ",\"changed\":%" PRIu64 ",\"removed\":%" PRIu64
+               ",\"unchanged\":%" PRIu64 ",\"read\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"tombstones\":%" PRIu64
+               ",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"seconds\":%.3f,\"maintenance_required\":%s}\n",
+               st.published ? "true" : "false", st.snapshot_id, st.added, st.changed, st.removed, st.unchanged, st.read,
+               st.rejected, st.tombstones, st.input_bytes, st.published ? st.build.written_bytes : 0, st.seconds,
+               st.published && st.build.maintenance_required ? "true" : "false");
+    } else if (!cli.quiet) {
+        if (!st.published)
+            fprintf(stderr, "nothing changed: CURRENT stays %s (%" PRIu64 " documents unchanged, %" PRIu64 " read); %.2f s\n",
+                    st.snapshot_id, st.unchanged, st.read, st.seconds);
+        else
+            fprintf(stderr, "synced snapshot %s: %" PRIu64 " added, %" PRIu64 " changed, %" PRIu64 " removed, %" PRIu64
+                            " unchanged (%" PRIu64 " read, %" PRIu64 " rejected); %" PRIu64 " tombstones; wrote %.2f MiB; %.2f s\n",
+                    st.snapshot_id, st.added, st.changed, st.removed, st.unchanged, st.read, st.rejected, st.tombstones,
+                    (double)st.build.written_bytes / 1048576.0, st.seconds);
+        if (st.published && st.build.maintenance_required)
+            fprintf(stderr, "maintenance required: the L0 runs are over their limits; run `pchronicle-vortex compact %s`\n", to);
+    }
+    if (st.published) {      /* a compaction trigger met now (§12.3): say so, or run it */
+        char why[256];
+        bool due = false;
+        if (pch_vxp_compact_due(ctx, to, &co, &due, why, sizeof why, &err) < 0) return vx_fail(to, &err);
+        if (due && !auto_compact && !cli.quiet) fprintf(stderr, "compaction due (%s): run `pchronicle-vortex compact %s`\n", why, to);
+        if (due && auto_compact) {
+            pch_vxp_compact_stats cs;
+            co.threads = o.threads;
+            co.progress = o.progress;
+            if (pch_vxp_compact(ctx, to, &co, &cs, &err) < 0) return vx_fail(to, &err);
+            if (json || !cli.quiet) print_compact(&cs, json);
+        }
+    }
+    return VX_EXIT_OK;
+}
