@@ -8,7 +8,9 @@
 # intact (CURRENT's bytes unchanged, or, when only the last fsync of the directory failed, the
 # new snapshot complete), `verify` passes, and the failed writer left nothing in staging/. Then
 # vacuum is failed at each of its removals: the root stays healthy and a vacuum run again
-# leaves exactly the files of the kept snapshots.
+# leaves exactly the files of the kept snapshots. Then an incremental sync (edits, a key
+# change, a removal, an addition) and a compaction are failed at each of their operations in
+# turn, with the same checks; run again without a fault, both agree with a fresh build.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${PCH_BUILD:-build}
@@ -96,5 +98,57 @@ PY
     [ "$left" = "$want" ] && ok || bad "vacuum fault at operation $k, then vacuum: files other than the kept snapshot's"
 done
 
-echo "vortex_faults: $ops build operations and $vops vacuum operations failed in turn; $n checks, $fail failed"
+# sync and compaction failed at each of their operations (issue 19 item 6): the same checks,
+# and the writer run again without a fault publishes the snapshot a fresh build agrees with
+I=$T/in; cp -r tests/data/atif "$I"
+S=$T/sroot
+"$VXF" build --from "$I" --to "$S" --quiet --hot-max 64 --cold-max 1024 --file-bytes 16K --shard-rows 4 || { echo "FAIL sync base build"; exit 1; }
+python3 - "$I" <<'PY'
+import json, os, sys
+root = sys.argv[1]
+docs = sorted(os.path.relpath(os.path.join(dp, f), root) for dp, _, fs in os.walk(root) for f in fs if f.endswith(".json"))
+d = json.load(open(os.path.join(root, docs[0]))); d["steps"][0]["message"] = "x" * 3000; json.dump(d, open(os.path.join(root, docs[0]), "w"))
+d = json.load(open(os.path.join(root, docs[1]))); d["session_id"] = d.get("session_id", "s") + "-new"; json.dump(d, open(os.path.join(root, docs[1]), "w"))
+os.remove(os.path.join(root, docs[2]))
+json.dump(json.load(open(os.path.join(root, docs[3]))), open(os.path.join(root, "added.json"), "w"))
+PY
+fault_loop() {    # fault_loop NAME ARGS...: the writer's operations failed in turn on root $S
+    local name=$1 base ops k rc now moved=0; shift
+    base=$(cat "$S/CURRENT")
+    rm -rf "$T/c-$name"; cp -a "$S" "$T/c-$name"
+    PCH_FAULT_COUNT=$T/count-$name "$VXF" "$@" --to "$T/c-$name" >/dev/null 2>&1 || true
+    [ "$name" = compact ] && { rm -rf "$T/c-$name"; cp -a "$S" "$T/c-$name"; PCH_FAULT_COUNT=$T/count-$name "$VXF" compact "$T/c-$name" --quiet; }
+    ops=$(cat "$T/count-$name")
+    [ "$ops" -gt 5 ] && ok || bad "$name: only $ops operations counted"
+    local step=1; [ "$VG" = 1 ] && step=$(( (ops + 4) / 5 ))
+    for ((k = 1; k <= ops; k += step)); do
+        if [ "$name" = compact ]; then PCH_FAULT_AT=$k "$VXF" compact "$S" --quiet 2>"$T/f.err"; rc=$?
+        else PCH_FAULT_AT=$k "$VXF" "$@" --to "$S" 2>"$T/f.err"; rc=$?; fi
+        now=$(cat "$S/CURRENT")
+        if [ "$rc" = 0 ]; then bad "$name: a fault at operation $k of $ops did not fail it"
+        elif ! grep -q "pch-fault:" "$T/f.err"; then bad "$name: operation $k failed without the injected fault: $(head -2 "$T/f.err")"
+        elif [ "$now" != "$base" ]; then
+            moved=$((moved + 1))
+            [ "$k" -gt $((ops - 3)) ] && ok || bad "$name: operation $k of $ops left a new CURRENT"
+            "$VXF" verify "$S" >/dev/null 2>&1 && ok || bad "$name: the snapshot a late fault published does not verify"
+            printf '%s' "$base" >"$S/CURRENT"
+        else ok
+        fi
+        "$VXF" verify "$S" >"$T/v.out" 2>&1 && ok || { bad "$name: operation $k of $ops: verify after the fault"; head -3 "$T/v.out"; }
+        [ "$(staging_dirs "$S")" = 0 ] && ok || bad "$name: operation $k: the failed writer left $(ls "$S/staging")"
+    done
+    [ "$moved" -le 2 ] && ok || bad "$name: $moved faults left a new CURRENT"
+    echo "$name: $ops operations" >>"$T/summary"
+}
+fault_loop sync sync --from "$I" --quiet
+"$VXF" sync --from "$I" --to "$S" --quiet && ok || bad "the sync after the faults"
+"$VX" build --from "$I" --to "$T/fresh" --quiet
+for r in "$S" "$T/fresh"; do "$VX" export --from "$r" --output-format atif --to "$r.export" >/dev/null 2>&1; done
+diff -r "$S.export" "$T/fresh.export" >/dev/null && ok || bad "after the sync faults, the export differs from a fresh build"
+fault_loop compact
+"$VXF" compact "$S" --quiet && ok || bad "the compaction after the faults"
+rm -rf "$S.export"; "$VX" export --from "$S" --output-format atif --to "$S.export" >/dev/null 2>&1
+diff -r "$S.export" "$T/fresh.export" >/dev/null && ok || bad "after the compaction faults, the export differs from a fresh build"
+
+echo "vortex_faults: $ops build operations, $vops vacuum operations, $(tr '\n' ' ' <"$T/summary")failed in turn; $n checks, $fail failed"
 [ "$fail" -eq 0 ]
