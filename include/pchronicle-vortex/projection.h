@@ -163,22 +163,29 @@ typedef struct pch_vxp_compact_options {
     uint32_t threads;              /* encode threads; 0 = the online CPUs */
     const char *partition;         /* data/<partition>/ of the new files, default "default" */
     int progress;
+    /* which files are rewritten: every L0 file, every small one, and a level-1 file whose
+    ** shadowed rows reach this percentage (default 10); the others are kept with their
+    ** deleted rows and their live entries carried. full: rewrite every file */
+    uint64_t rewrite_shadowed_pct;
+    bool full;
 } pch_vxp_compact_options;
 #define PCH_VXP_COMPACT_OPTIONS_VERSION 1
-#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0 }
+#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0, 10, false }
 
 typedef struct pch_vxp_compact_stats {
     bool ran;                      /* false: --if-needed and no trigger met */
     char why[256];                 /* the first trigger met ("" when none) */
     char snapshot_id[40];          /* the new snapshot, or CURRENT's when it did not run */
     uint64_t documents;            /* live documents rewritten */
+    uint64_t files_rewritten, files_kept;
     uint64_t input_bytes;          /* their ATIF JSON as rebuilt from the projection */
     double seconds;
     pch_vxp_build_stats build;
 } pch_vxp_compact_stats;
 
-/* Rewrite the live rows of root's CURRENT snapshot into level-1 files and one base directory,
-** as a new snapshot that answers every read as before (§12.3). PCH_EEXISTS "stale commit" when
+/* Rewrite root's CURRENT snapshot as level-1 files (the L0 files, small files and files with
+** many shadowed rows rewritten, the others kept) and one base directory, as a new snapshot
+** that answers every read as before (§12.3). PCH_EEXISTS "stale commit" when
 ** CURRENT changed meanwhile; PCH_EUNSUPPORTED for a root built with --assets embed. */
 PCH_API int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts,
                             pch_vxp_compact_stats *st, pch_error *err);

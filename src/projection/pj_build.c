@@ -27,6 +27,8 @@
 typedef struct dentry {
     char *source_id, *run_key, *traj_key, *session_id, *parent_run, *parent_traj, *doc_path;
     bool deleted;                 /* a tombstone (incremental sync): no file, no row */
+    bool carried;                 /* a compaction keeps its row where it is: file fid, cluster, row */
+    char fid[33];
     uint32_t file, cluster;       /* known after the flusher wrote the cluster */
     uint64_t row, logical;        /* row: first row of the cluster + row_in_cluster */
     uint64_t seq, row_in_cluster;
@@ -267,6 +269,37 @@ const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had)
 {
     *had = b->had_current;
     return &b->cur;
+}
+
+int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err)
+{
+    dentry *e;
+    if (strlen(file_id) != 32) return pch_error_set(err, PCH_EINVAL, "projection: a carried entry needs its file id");
+    if (b->n_d == b->cap_d) {
+        size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
+        dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
+        if (!nd) return nomem(err);
+        b->d = nd;
+        b->cap_d = nc;
+    }
+    e = &b->d[b->n_d++];
+    memset(e, 0, sizeof *e);
+    e->carried = true;
+    e->file = UINT32_MAX;
+    memcpy(e->fid, file_id, 33);
+    e->cluster = v->cluster;
+    e->row = v->row;
+    e->logical = v->logical;
+    e->steps = v->steps;
+    e->calls = v->calls;
+    e->has_ts = v->has_ts;
+    e->min_ts = v->min_ts;
+    e->max_ts = v->max_ts;
+    if (!(e->source_id = xstrdup(v->source_id)) || !(e->run_key = xstrdup(v->run_key)) || !(e->traj_key = xstrdup(v->traj_key)) ||
+        !(e->doc_path = xstrdup(v->doc_path)) || (v->session_id && !(e->session_id = xstrdup(v->session_id))) ||
+        (v->parent_run && !(e->parent_run = xstrdup(v->parent_run))) || (v->parent_traj && !(e->parent_traj = xstrdup(v->parent_traj))))
+        return nomem(err);
+    return PCH_OK;
 }
 
 /* A new record at the end of b's document list. */
@@ -665,7 +698,7 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_o
         else snprintf(rel, sizeof rel, "directories/trajectory/%s-%zu.vortex", b->snapshot_id, shard);
         for (size_t i = s; i < end; i++) {
             const dentry *e = &b->d[i];
-            const dfile *f = e->deleted ? NULL : &b->files[e->file];
+            const dfile *f = e->deleted || e->carried ? NULL : &b->files[e->file];
             mem += 96 + strlen(e->source_id) + strlen(e->run_key) + strlen(e->traj_key) + strlen(e->doc_path) +
                    (e->session_id ? strlen(e->session_id) : 0);
             pch_vx_builder *c[19];
@@ -688,7 +721,8 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_o
             CK(e->parent_traj ? pch_vx_builder_append_bytes(c[6], e->parent_traj, strlen(e->parent_traj), err) : pch_vx_builder_append_null(c[6], err));
             CK(pch_vx_builder_append_bytes(c[7], e->doc_path, strlen(e->doc_path), err));
             CK(pch_vx_builder_append_bool(c[8], e->parent_traj == NULL, err));
-            CK(pch_vx_builder_append_bytes(c[9], f ? f->id : "", f ? 32 : 0, err));
+            if (e->carried) CK(pch_vx_builder_append_bytes(c[9], e->fid, 32, err));
+            else CK(pch_vx_builder_append_bytes(c[9], f ? f->id : "", f ? 32 : 0, err));
             CK(pch_vx_builder_append_uint(c[10], e->cluster, err));
             CK(pch_vx_builder_append_uint(c[11], e->row, err));
             CK(pch_vx_builder_append_uint(c[12], revision, err));
@@ -812,6 +846,7 @@ static int parent_data_files(pch_vxp_builder *b, pch_buf *m, maint *mt, pch_erro
         const pch_json_value *it = &l->u.items[i];
         uint64_t rows = 0, bytes = 0, level = 1, cl = 0;
         size_t nd = b->delta->n_del ? b->delta->n_del[i] : 0;
+        if (b->delta->keep_file && !b->delta->keep_file[i]) continue;   /* a compaction rewrote it */
         pj_json_u64(it, "rows", &rows);
         pj_json_u64(it, "bytes", &bytes);
         pj_json_u64(it, "clusters", &cl);
@@ -857,6 +892,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     CK(file_seal(b, err));
     for (size_t i = 0; i < b->n_d; i++) {   /* placement of every trajectory, now known */
         dentry *e = &b->d[i];
+        if (e->carried) continue;
         if (e->seq >= b->seq) { rc = pch_error_set(err, PCH_EINVAL, "projection: cluster of a trajectory was never written"); goto done; }
         e->file = b->place[e->seq].file;
         e->cluster = b->place[e->seq].cluster;
@@ -914,33 +950,11 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         }
     }
 
-    /* the manifest (§10.3); an incremental one is format v2 (directory runs, deleted rows:
-    ** a v1 reader must refuse it rather than read shadowed rows) */
-    pch_time_format_iso8601(created, pch_time_now_ms());
-    pch_buf_printf(&m, "{\n\"format\":\"%s\",\n\"snapshot_id\":\"%s\",\n\"parent_snapshot_id\":", delta ? PJ_MANIFEST_FORMAT_V2 : PJ_MANIFEST_FORMAT,
-                   b->snapshot_id);
-    if (b->had_current) json_str(&m, b->cur.snapshot_id); else pch_buf_append_str(&m, "null");
-    pch_buf_printf(&m, ",\n\"created_at\":\"%s\",\n\"writer_id\":\"%s\",\n", created, b->writer_id);
-    pch_buf_append_str(&m, "\"lineage\":{\"source_uri\":");
-    json_str(&m, b->o.source_uri);
-    pch_buf_append_str(&m, ",\"source_id\":");
-    json_str(&m, b->o.source_id);
-    pch_buf_printf(&m, ",\"fact_version\":null,\"fact_rows\":%" PRIu64
-                       ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\""
-                       ",\"trajectory_keys\":\"" PJ_KEY_RULE "\",\"revision\":%" PRIu64 "},\n",
-                   b->st.documents, b->delta ? b->delta->revision : 0);
-    pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
-    pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
-                       ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
-                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
-                   b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
-                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
-                   b->o.prompt_prefix ? "true" : "false");
     /* data files first (their totals feed counts, bytes and maintenance) */
     {
         pch_buf df;
         pch_buf_init(&df, b->ctx);
-        if (delta && (rc = parent_data_files(b, &df, &mt, err)) < 0) { pch_buf_dispose(&df); goto done; }
+        if (b->delta && (rc = parent_data_files(b, &df, &mt, err)) < 0) { pch_buf_dispose(&df); goto done; }
         for (size_t i = 0; i < b->n_files; i++) {
             const dfile *f = &b->files[i];
             pch_buf_printf(&df, "%s{\"path\":\"data/%s/%s.vortex\",\"file_id\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%" PRIu64 ",\"clusters\":%u,",
@@ -960,16 +974,38 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
             mt.data_bytes += f->bytes;
             mt.clusters += f->clusters;
         }
-        if (delta && !b->n_files && df.len >= 3) df.len -= 3;   /* the parent's last ",\n " */
+        if (b->delta && !b->n_files && df.len >= 3) df.len -= 3;   /* the parent's last ",\n " */
         if (df.oom) { pch_buf_dispose(&df); rc = nomem(err); goto done; }
         pch_buf_clear(&p);
         pch_buf_append(&p, df.data, df.len);
         pch_buf_dispose(&df);
     }
+    /* the manifest (§10.3); one with directory runs or deleted rows is format v2 (a v1 reader
+    ** must refuse it rather than read shadowed rows) */
+    pch_time_format_iso8601(created, pch_time_now_ms());
+    pch_buf_printf(&m, "{\n\"format\":\"%s\",\n\"snapshot_id\":\"%s\",\n\"parent_snapshot_id\":", delta || mt.deleted_rows ? PJ_MANIFEST_FORMAT_V2 : PJ_MANIFEST_FORMAT,
+                   b->snapshot_id);
+    if (b->had_current) json_str(&m, b->cur.snapshot_id); else pch_buf_append_str(&m, "null");
+    pch_buf_printf(&m, ",\n\"created_at\":\"%s\",\n\"writer_id\":\"%s\",\n", created, b->writer_id);
+    pch_buf_append_str(&m, "\"lineage\":{\"source_uri\":");
+    json_str(&m, b->o.source_uri);
+    pch_buf_append_str(&m, ",\"source_id\":");
+    json_str(&m, b->o.source_id);
+    pch_buf_printf(&m, ",\"fact_version\":null,\"fact_rows\":%" PRIu64
+                       ",\"projector\":\"pchronicle-vortex projection/1\",\"recipe\":\"atif-typed-core+escape/1\""
+                       ",\"trajectory_keys\":\"" PJ_KEY_RULE "\",\"revision\":%" PRIu64 "},\n",
+                   b->st.documents, b->delta ? b->delta->revision : 0);
+    pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
+    pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
+                       ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
+                   b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
+                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
+                   b->o.prompt_prefix ? "true" : "false");
     /* what this commit wrote (a sync's cost, §11.2), before the totals become the snapshot's */
     b->st.written_bytes = b->st.data_bytes + b->st.blob_bytes + b->st.directory_bytes;
     for (size_t i = 0; i < b->n_files; i++) b->st.written_bytes += b->files[i].seg_bytes;
-    if (delta) {
+    if (b->delta) {     /* the parent's blob packs stay listed (kept files may refer to them) */
         const pch_json_value *pc = pj_json_member(pm, "counts", PCH_JSON_OBJECT), *pb = pj_json_member(pm, "bytes", PCH_JSON_OBJECT);
         uint64_t v;
         if (pc && pj_json_u64(pc, "blob_packs", &v)) b->st.blob_packs += v;
@@ -993,10 +1029,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "\"data_files\":[\n ");
     pch_buf_append(&m, p.data, p.len);
     pch_buf_append_str(&m, "],\n\"blob_packs\":[");
-    if (delta) CK(parent_list(b, &m, "blob_packs", packs.len > 0, NULL, err));
+    if (b->delta) CK(parent_list(b, &m, "blob_packs", packs.len > 0, NULL, err));
     pch_buf_append(&m, packs.data, packs.len);
     pch_buf_append_str(&m, "],\n\"content_directory\":[");
-    if (delta) CK(parent_list(b, &m, "content_directory", cdir.len > 0, NULL, err));
+    if (b->delta) CK(parent_list(b, &m, "content_directory", cdir.len > 0, NULL, err));
     pch_buf_append(&m, cdir.data, cdir.len);
     pch_buf_append_str(&m, "],\n\"trajectory_directory\":[");
     if (delta) CK(parent_list(b, &m, "trajectory_directory", false, NULL, err));

@@ -1,12 +1,16 @@
-/* Compaction (RFC-0006 §12.3): the live rows of a snapshot rewritten as level-1 data files
-** with one base trajectory directory, no L0 run and no deleted row, as a new snapshot.
+/* Compaction (RFC-0006 §12.3): a new snapshot with one base trajectory directory and no L0
+** run, whose data files are level 1.
 **
-** It reads a pinned snapshot (CURRENT when it starts, held by a reader lease throughout):
-** every live document is rebuilt from the projection (the same reconstruction `get` and
-** `export` use, JSON-equal to its input) with the keys the directory holds, and projected
-** again with the snapshot's own layout; the document list is carried as it is (the input did
-** not change). So it changes no answer: the same documents, keys, relations and training
-** reads. CURRENT is swapped only if it is still the snapshot that was read ("stale commit"
+** It reads a pinned snapshot (CURRENT when it starts, held by a reader lease throughout) and
+** decides per data file (tiered, as an LSM does): every L0 file, every file whose shadowed
+** share reaches --rewrite-shadowed and every small file is rewritten; the others are kept as
+** they are (with their deleted rows) and their live directory entries carried into the new
+** base directory. A document of a rewritten file is rebuilt from the projection (the same
+** reconstruction `get` and `export` use, JSON-equal to its input) with the keys the directory
+** holds, and projected again with the snapshot's own layout; a document lives in one file
+** (clusters never split one, files roll between clusters). --full rewrites every file. The
+** document list is carried as it is (the input did not change). So it changes no answer: the
+** same documents, keys, relations and training reads. CURRENT is swapped only if it is still the snapshot that was read ("stale commit"
 ** otherwise, §11.4); the files it replaced stay until vacuum finds no retained snapshot that
 ** reaches them (§12.4). */
 #include <inttypes.h>
@@ -82,11 +86,13 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
     pj_docrec *docs = NULL;
     size_t n_docs = 0;
     uint64_t *order = NULL, n_order = 0;
+    uint8_t *rewrite = NULL;
+    size_t nf = 0;
     pj_current cur;
     pj_delta d;
     const pj_current *bcur;
     const pch_json_value *m, *lay, *lin;
-    char source_id[512], v[32];
+    char source_id[512], asset_mode[32];
     bool had;
     double t0 = pch_time_mono();
     int rc;
@@ -111,7 +117,7 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         rc = pch_error_set(err, PCH_ECORRUPT, "projection: the snapshot's manifest lacks its layout or source id");
         goto done;
     }
-    if (pj_json_str(lay, "assets", v, sizeof v) && strcmp(v, "embed") == 0) {
+    if (pj_json_str(lay, "assets", asset_mode, sizeof asset_mode) && strcmp(asset_mode, "embed") == 0) {
         rc = pch_error_set(err, PCH_EUNSUPPORTED, "projection: compaction of a root built with --assets embed is not supported "
                            "(rebuild it from its input)");
         goto done;
@@ -146,10 +152,49 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed while the compaction started; nothing published");
         goto done;
     }
+    /* which files are rewritten (the rest kept, with their deleted rows) */
+    CK(pj_snapshot_load_all(ps, err));
+    nf = pj_snapshot_n_files(ps);
+    if (!(rewrite = calloc(nf + 1, 1)) || !(d.del = calloc(nf + 1, sizeof *d.del)) || !(d.n_del = calloc(nf + 1, sizeof *d.n_del))) {
+        rc = nomem(err);
+        goto done;
+    }
+    {
+        const pch_json_value *df = pj_json_member(m, "data_files", PCH_JSON_ARRAY);
+        uint64_t file_bytes = 0;
+        pj_json_u64(lay, "file_bytes", &file_bytes);
+        for (size_t f = 0; f < nf; f++) {
+            const pch_json_value *it = df && f < df->n ? &df->u.items[f] : NULL;
+            uint64_t rows, level = 1, bytes = 0, dead = 0;
+            const uint64_t *del;
+            size_t n_del;
+            pj_snapshot_file_info(ps, f, &rows, &del, &n_del);
+            for (size_t k = 0; k < n_del; k++) dead += del[2 * k + 1] - del[2 * k];
+            if (it) { pj_json_u64(it, "level", &level); pj_json_u64(it, "bytes", &bytes); }
+            rewrite[f] = opts->full || level == 0 || (rows && dead * 100 >= opts->rewrite_shadowed_pct * rows) ||
+                         (file_bytes && bytes < file_bytes / 4);
+            if (rewrite[f]) { st->files_rewritten++; continue; }
+            st->files_kept++;
+            if (n_del) {
+                if (!(d.del[f] = malloc(n_del * 16))) { rc = nomem(err); goto done; }
+                memcpy(d.del[f], del, n_del * 16);
+                d.n_del[f] = n_del;
+            }
+        }
+    }
+    for (uint64_t i = 0, n = pj_snapshot_n_entries(ps); i < n; i++) {   /* entries of kept files stay */
+        pj_entry_view v;
+        CK(pj_snapshot_entry_view(ps, i, &v, err));
+        if (v.dead || v.file >= nf || rewrite[v.file]) continue;
+        CK(pj_builder_carry(b, &v, pj_snapshot_file_id(ps, v.file), err));
+    }
     CK(pch_vxp_documents(ps, &order, &n_order, err));
     for (uint64_t i = 0; i < n_order; i++) {
         pch_vxp_doc raw;
         pch_atif_doc *doc = NULL;
+        pj_entry_view v;
+        CK(pj_snapshot_entry_view(ps, order[i], &v, err));
+        if (v.file >= nf || !rewrite[v.file]) continue;
         memset(&raw, 0, sizeof raw);
         rc = pch_vxp_get_atif(ps, order[i], &raw, &doc, err);
         if (rc == PCH_OK) rc = pch_vxp_builder_add_doc(b, doc, raw.len, err);
@@ -161,6 +206,8 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
     }
     d.parent = m;
     d.compaction = true;
+    d.keep_file = rewrite;     /* inverted below: keep_file[f] = !rewrite[f] */
+    for (size_t f = 0; f < nf; f++) rewrite[f] = !rewrite[f];
     d.docs = docs;
     d.n_docs = n_docs;
     pj_builder_delta(b, &d);
@@ -170,10 +217,13 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
 #undef CK
 done:
     st->seconds = pch_time_mono() - t0;
+    for (size_t f = 0; d.del && f < nf; f++) free(d.del[f]);
+    free(d.del);
+    free(d.n_del);
+    free(rewrite);
     pch_free(ctx, order);
     pch_vxp_builder_free(b);
     pj_docs_free(docs, n_docs);
     pch_vxp_snapshot_free(ps);
-    (void)nomem;
     return rc;
 }

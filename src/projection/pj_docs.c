@@ -98,39 +98,23 @@ done:
     return rc;
 }
 
-int pj_docs_load(pch_ctx *ctx, const char *root, const pch_json_value *m, pj_docrec **out, size_t *n_out,
-                 pch_error *err)
+int pj_docs_decode_mem(pch_ctx *ctx, const void *data, size_t len, const char *rel, pj_docrec **out, size_t *n_out,
+                       pch_error *err)
 {
-    const pch_json_value *l = pj_json_member(m, "documents", PCH_JSON_ARRAY);
     pch_vx_file *f = NULL;
     pch_vx_array *a = NULL;
     pch_vx_dtype *dt = NULL, *want = NULL;
     pj_docrec *recs = NULL;
-    pch_buf p, raw;
-    char rel[256], dig[80], got[80];
-    uint64_t rows, n = 0;
+    uint64_t n = 0;
     int rc = PCH_OK;
     *out = NULL;
     *n_out = 0;
-    if (!l) return pch_error_set(err, PCH_EUNSUPPORTED, "the snapshot keeps no document list (built before incremental sync): "
-                                 "build the projection again");
-    if (l->n != 1 || !pj_json_str(&l->u.items[0], "path", rel, sizeof rel) || !pj_json_str(&l->u.items[0], "digest", dig, sizeof dig) ||
-        !pj_json_u64(&l->u.items[0], "rows", &rows))
-        return pch_error_set(err, PCH_ECORRUPT, "manifest: documents must list one file with path, digest and rows");
-    PCH_TRY(pj_path_check(rel, strlen(rel), err));
-    pch_buf_init(&p, ctx);
-    pch_buf_init(&raw, ctx);
-    pch_buf_printf(&p, "%s/%s", root, rel);
-    if (p.oom) return nomem(err);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
-    CK(pch_file_read_all(&raw, (const char *)p.data, (size_t)1 << 31, err));
-    pj_bytes_digest(got, raw.data, raw.len);
-    if (strcmp(got, dig) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, dig); goto done; }
-    CK(pch_vx_file_open_mem(&f, ctx, raw.data, raw.len, err));
-    if (pch_vx_file_row_count(f) != rows) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, rel, pch_vx_file_row_count(f), rows); goto done; }
-    CK(pch_vx_file_scan(f, NULL, &a, &dt, err));
+    CK(pch_vx_file_open_mem(&f, ctx, data, len, err));
     CK(pch_vx_dtype_parse(&want, ctx, DOCS_SCHEMA, err));
-    if (!pch_vx_dtype_equal(dt, want)) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a document list", rel); goto done; }
+    if (!pch_vx_dtype_equal(pch_vx_file_dtype(f), want)) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a document list", rel); goto done; }
+    CK(pch_vx_file_scan(f, NULL, &a, &dt, err));
+    if (!pch_vx_dtype_equal(dt, want) || a->n_children != C_N) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: not a document list", rel); goto done; }
     if (a->len && !(recs = calloc((size_t)a->len, sizeof *recs))) { rc = nomem(err); goto done; }
     for (n = 0; n < a->len; n++) {
         pj_docrec *r = &recs[n];
@@ -173,6 +157,41 @@ done:
     pch_vx_dtype_free(dt);
     pch_vx_dtype_free(want);
     pch_vx_file_free(f);
+    return rc;
+}
+
+int pj_docs_load(pch_ctx *ctx, const char *root, const pch_json_value *m, pj_docrec **out, size_t *n_out,
+                 pch_error *err)
+{
+    const pch_json_value *l = pj_json_member(m, "documents", PCH_JSON_ARRAY);
+    pch_buf p, raw;
+    char rel[256], dig[80], got[80];
+    uint64_t rows;
+    int rc = PCH_OK;
+    *out = NULL;
+    *n_out = 0;
+    if (!l) return pch_error_set(err, PCH_EUNSUPPORTED, "the snapshot keeps no document list (built before incremental sync): "
+                                 "build the projection again");
+    if (l->n != 1 || !pj_json_str(&l->u.items[0], "path", rel, sizeof rel) || !pj_json_str(&l->u.items[0], "digest", dig, sizeof dig) ||
+        !pj_json_u64(&l->u.items[0], "rows", &rows))
+        return pch_error_set(err, PCH_ECORRUPT, "manifest: documents must list one file with path, digest and rows");
+    PCH_TRY(pj_path_check(rel, strlen(rel), err));
+    pch_buf_init(&p, ctx);
+    pch_buf_init(&raw, ctx);
+    pch_buf_printf(&p, "%s/%s", root, rel);
+    if (p.oom) return nomem(err);
+    rc = pch_file_read_all(&raw, (const char *)p.data, (size_t)1 << 31, err);
+    if (rc == PCH_OK) {
+        pj_bytes_digest(got, raw.data, raw.len);
+        if (strcmp(got, dig) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, dig);
+    }
+    if (rc == PCH_OK) rc = pj_docs_decode_mem(ctx, raw.data, raw.len, rel, out, n_out, err);
+    if (rc == PCH_OK && *n_out != rows) {
+        rc = pch_error_set(err, PCH_ECORRUPT, "%s: %zu rows, manifest says %" PRIu64, rel, *n_out, rows);
+        pj_docs_free(*out, *n_out);
+        *out = NULL;
+        *n_out = 0;
+    }
     pch_buf_dispose(&raw);
     pch_buf_dispose(&p);
     return rc;

@@ -2,7 +2,8 @@
 ** Files: pj_model.c (physical model: lanes of a data file, trajectory → lanes → ATIF),
 ** pj_content.c (content tiers, blob packs, content directory), pj_root.c (CURRENT,
 ** manifests, paths, publish), pj_build.c (cluster writer, directory, commit), pj_read.c
-** (snapshot, point read, export), pj_verify.c (§15 checks, inspect). */
+** (snapshot, point read, export), pj_verify.c (§15 checks, inspect), pj_docs.c (the document
+** list), pj_sync.c (incremental sync, §11.2), pj_compact.c (compaction, §12.3). */
 #ifndef PCH_PJ_INT_H
 #define PCH_PJ_INT_H
 
@@ -365,6 +366,10 @@ int pj_docs_write(pch_ctx *ctx, const char *stage, const char *snapshot_id, cons
 /* The document list manifest m names (digest, schema, order checked); *out malloc'd.
 ** PCH_EUNSUPPORTED when the snapshot has none (built before incremental sync). */
 int pj_docs_load(pch_ctx *ctx, const char *root, const pch_json_value *m, pj_docrec **out, size_t *n, pch_error *err);
+/* A document list file's bytes (rel names it in messages): schema, paths sorted and unique,
+** digests of 32 bytes, known states (the fuzz target's entry). */
+int pj_docs_decode_mem(pch_ctx *ctx, const void *data, size_t len, const char *rel, pj_docrec **out, size_t *n,
+                       pch_error *err);
 
 /* What an incremental sync (pj_sync.c) hands the builder for its commit (§10.4, §11.2): the
 ** parent snapshot's files are kept, its data files with the rows the sync shadows marked
@@ -383,7 +388,9 @@ typedef struct pj_delta {
     size_t n_docs;
     uint64_t revision;                /* the new snapshot's (parent's + 1) */
     uint64_t added, changed, removed, unchanged, read; /* documents, for the manifest's last_sync */
-    bool compaction;                  /* a compaction: every file new, level 1, no L0 */
+    bool compaction;                  /* a compaction: new files level 1, one base directory, no L0 */
+    const uint8_t *keep_file;         /* compaction: per parent data file, 1 = kept as it is (its
+                                      ** live entries carried), 0 = rewritten; NULL: sync keeps all */
     uint64_t max_l0_runs, max_l0_memory; /* over either: "maintenance required" (§12.2; 0 = none) */
 } pj_delta;
 /* The parent snapshot as a sync reads it (pj_read.c): opened at exactly CURRENT cur, its
@@ -391,9 +398,15 @@ typedef struct pj_delta {
 ** data file's rows and deleted row ranges. */
 typedef struct pj_entry_view {
     const char *source_id, *run_key, *traj_key, *doc_path;
+    const char *session_id, *parent_run, *parent_traj;   /* NULL when absent */
     uint32_t file;                    /* UINT32_MAX for a tombstone */
+    uint32_t cluster;
     uint64_t row;
     bool dead, tomb;
+    uint64_t logical;
+    uint32_t steps, calls;
+    bool has_ts;
+    int64_t min_ts, max_ts;
 } pj_entry_view;
 int pj_snapshot_open_cur(pch_vxp_snapshot **out, pch_ctx *ctx, const char *root, const pj_current *cur, pch_error *err);
 const pch_json_value *pj_snapshot_manifest(const pch_vxp_snapshot *s);
@@ -401,12 +414,15 @@ uint64_t pj_snapshot_n_entries(const pch_vxp_snapshot *s);
 size_t pj_snapshot_n_files(const pch_vxp_snapshot *s);
 int pj_snapshot_entry_view(pch_vxp_snapshot *s, uint64_t i, pj_entry_view *v, pch_error *err);
 void pj_snapshot_file_info(const pch_vxp_snapshot *s, size_t f, uint64_t *rows, const uint64_t **del, size_t *n_del);
+const char *pj_snapshot_file_id(const pch_vxp_snapshot *s, size_t f);
 /* Directory entries that place a row (all but tombstones) and live ones (verify), and a
 ** finding for every key live twice. */
 void pj_snapshot_count(const pch_vxp_snapshot *s, uint64_t *placed, uint64_t *live);
 void pj_snapshot_check_keys(pch_vxp_snapshot *s, pch_vxp_finding_cb cb, void *payload, size_t *n);
 /* Make b's commit an incremental one (d must outlive the commit). */
 void pj_builder_delta(pch_vxp_builder *b, pj_delta *d);
+/* Put a live entry of a kept file (file_id) into b's directory as it is (compaction). */
+int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err);
 /* The CURRENT b read when it opened (its snapshot is the parent), and its raw bytes. */
 const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had);
 

@@ -24,6 +24,11 @@ static const char *const dir_names[D_N] = {
 
 typedef struct entry {
     const char *s, *r, *t, *session, *doc;
+    const char *prun, *ptraj;   /* parent keys (subagents) */
+    uint64_t logical;           /* the directory's logical bytes, step and call counts and time */
+    uint32_t steps, calls;      /* range: carried by a compaction that keeps the row's file */
+    int64_t min_ts, max_ts;
+    bool has_ts;
     bool root;
     bool dead;                  /* a tombstone, or a row a newer revision shadows (§12.2) */
     bool tomb;
@@ -375,6 +380,15 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
 #define DUP(k, out) do { const char *p_; if (str_at(a->children[k], r, &p_)) { size_t n_ = (size_t)(a->children[k]->offsets[r + 1] - a->children[k]->offsets[r]); \
         if (!((out) = pch_arena_memdup(ar, p_, n_))) return nomem(err); } } while (0)
         DUP(D_SOURCE, e->s); DUP(D_RUN, e->r); DUP(D_TRAJ, e->t); DUP(D_SESSION, e->session); DUP(D_DOC, e->doc);
+        DUP(D_PRUN, e->prun); DUP(D_PTRAJ, e->ptraj);
+        e->logical = pch_load_le64(a->children[D_LOGICAL]->data + 8 * r);
+        e->steps = pch_load_le32(a->children[D_STEPS]->data + 4 * r);
+        e->calls = pch_load_le32(a->children[D_CALLS]->data + 4 * r);
+        e->has_ts = pch_vx_row_valid(a->children[D_MIN_TS], r) && pch_vx_row_valid(a->children[D_MAX_TS], r);
+        if (e->has_ts) {
+            e->min_ts = (int64_t)pch_load_le64(a->children[D_MIN_TS]->data + 8 * r);
+            e->max_ts = (int64_t)pch_load_le64(a->children[D_MAX_TS]->data + 8 * r);
+        }
 #undef DUP
         if (!e->s || !e->r || !e->t || !e->doc) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": null key", s->n);
         e->root = (a->children[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
@@ -1804,8 +1818,20 @@ int pj_snapshot_entry_view(pch_vxp_snapshot *s, uint64_t i, pj_entry_view *v, pc
     v->row = e->row;
     v->dead = e->dead;
     v->tomb = e->tomb;
+    v->session_id = e->session;
+    v->parent_run = e->prun;
+    v->parent_traj = e->ptraj;
+    v->cluster = e->cluster;
+    v->logical = e->logical;
+    v->steps = e->steps;
+    v->calls = e->calls;
+    v->has_ts = e->has_ts;
+    v->min_ts = e->min_ts;
+    v->max_ts = e->max_ts;
     return PCH_OK;
 }
+
+const char *pj_snapshot_file_id(const pch_vxp_snapshot *s, size_t f) { return s->files[f].id; }
 
 void pj_snapshot_file_info(const pch_vxp_snapshot *s, size_t f, uint64_t *rows, const uint64_t **del, size_t *n_del)
 {

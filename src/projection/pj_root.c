@@ -310,7 +310,7 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
         for (uint32_t i = 0; i < df->n; i++) has_del |= pch_json_get(&df->u.items[i], "deleted_rows", 12) != NULL;
         if (!v2 && (has_runs || has_del))
             return pch_error_set(err, PCH_ECORRUPT, "%s: a %s manifest with directory runs or deleted rows", cur->manifest, PJ_MANIFEST_FORMAT);
-        if (v2) PCH_TRY(check_list(*m, "directory_runs", "directories/trajectory/", true, cur->manifest, err));
+        if (has_runs) PCH_TRY(check_list(*m, "directory_runs", "directories/trajectory/", true, cur->manifest, err));
         if (pch_json_get(*m, "documents", 9)) PCH_TRY(check_list(*m, "documents", "directories/documents/", true, cur->manifest, err));
     }
     {

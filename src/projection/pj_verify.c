@@ -294,7 +294,9 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
             if (snap) {
                 uint64_t placed, live;
                 pj_snapshot_count(snap, &placed, &live);
-                if (placed != page0_rows)
+                /* a compaction that keeps a file drops the entries of its shadowed rows: the
+                ** directory places at most every first page, and every live one exactly once */
+                if (placed > page0_rows)
                     finding(&v, "directories/trajectory", "directory places %" PRIu64 " trajectories, data files hold %" PRIu64, placed, page0_rows);
                 if (live != rows_total)
                     finding(&v, "directories/trajectory", "directory has %" PRIu64 " live trajectories, data files hold %" PRIu64, live, rows_total);

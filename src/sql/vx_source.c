@@ -759,9 +759,10 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
     const pch_vx_array *fs = c->t == PCH_STORYLINE_TOOL_CALLS ? pch_vx_list_items(L[c->lane_at[LN_FUNCTION]]) : NULL;
     uint64_t n = 0, most = c->t == PCH_STORYLINE_STEPS ? (pch_vx_list_items(sl) ? pch_vx_list_items(sl)->len : 0)
                                                        : (pch_vx_list_items(fs) ? pch_vx_list_items(fs)->len : 0);
-    /* calls read for their own lanes only, every page kept, no null call list: a page's calls
-    ** are one run of the call items (decoded list offsets are sorted and in range) */
-    const bool runs = fs && !keep && !fs->validity && fs->dtype->kind == PCH_VX_LIST && fs->offsets &&
+    /* calls read for their own lanes only, no null call list: a kept page's calls are one run
+    ** of the call items (decoded list offsets are sorted and in range); a page the keep flags
+    ** rule out (pruned, or shadowed by a newer revision, §12.2) adds none */
+    const bool runs = fs && !fs->validity && fs->dtype->kind == PCH_VX_LIST && fs->offsets &&
                       !c->need_step && !c->need_ord && !c->need_cpos && !c->need_ent && c->lane_at[LN_CALL_ID] < 0;
     int chk[LN_N], n_chk = 0;       /* the step lanes read beside the spine */
     for (int l = LN_STEP_ID; l < LN_N; l++) if (c->lane_at[l] >= 0 && l != c->spine) chk[n_chk++] = l;
@@ -801,6 +802,10 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
                 if (c->need_ent) for (uint64_t si = sb; si < se; si++) c->r_ent[n + si - sb] = c->n_ent - 1;
                 n += se - sb;
             }
+            c->step_base += se - sb;
+            continue;
+        }
+        if (runs && keep && !keep[r]) {
             c->step_base += se - sb;
             continue;
         }

@@ -1,7 +1,14 @@
 /* pchronicle-vortex sync: bring a projection up to date with its input at the cost of what
 ** changed (RFC-0006 §11.2; docs/vortex-projection.md "Incremental sync"). Public headers only. */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pchronicle/atif.h"
@@ -12,7 +19,7 @@ static const char sync_usage[] =
     "usage: pchronicle-vortex sync --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--max-l0-runs N] [--max-l0-memory BYTES] [--source-id ID] [--partition NAME]\n"
     "         [compaction triggers: --l0-runs N --l0-files N --max-shadowed PCT --small-files N]\n"
-    "         [--threads N] [--auto-compact] [--json] [--quiet]\n"
+    "         [--threads N] [--auto-compact] [--watch [--debounce-ms MS]] [--json] [--quiet]\n"
     "  Re-projects only the documents added or changed since ROOT's CURRENT snapshot into new\n"
     "  L0 files, shadows the changed and removed ones, and publishes one new snapshot (RFC-0006\n"
     "  §11.2); when nothing changed, none. A file whose size and time match the snapshot's\n"
@@ -21,34 +28,65 @@ static const char sync_usage[] =
     "  or --max-l0-memory (256M) of directory memory the snapshot says \"maintenance required\"\n"
     "  (run `pchronicle-vortex compact ROOT`). Fails with \"stale commit\" when another writer\n"
     "  published first (nothing is published; run it again). When a compaction trigger is met\n"
-    "  afterwards (see `pchronicle-vortex compact --help`) it says so; --auto-compact runs it.\n";
+    "  afterwards (see `pchronicle-vortex compact --help`) it says so; --auto-compact runs it.\n"
+    "  --watch keeps watching the input (inotify, every directory, new ones as they appear) and\n"
+    "  syncs once per batch of changes that has been quiet for --debounce-ms (300): many\n"
+    "  documents written in a burst become one snapshot, not one each. A failed pass prints why\n"
+    "  and keeps CURRENT; SIGINT/SIGTERM stop with exit 0.\n";
 
 static const char compact_usage[] =
     "usage: pchronicle-vortex compact ROOT [--if-needed] [--l0-runs N] [--l0-files N]\n"
-    "         [--max-shadowed PCT] [--small-files N] [--threads N] [--json] [--quiet]\n"
-    "  Rewrites the live rows of ROOT's CURRENT snapshot into level-1 data files and one base\n"
-    "  directory, as a new snapshot that answers every read as before (RFC-0006 §12.3); the old\n"
-    "  files stay until `vacuum` finds no kept snapshot that reaches them. Triggers (0 = off):\n"
+    "         [--max-shadowed PCT] [--small-files N] [--rewrite-shadowed PCT] [--full]\n"
+    "         [--threads N] [--json] [--quiet]\n"
+    "  Writes ROOT's CURRENT snapshot again as level-1 data files and one base directory, as a\n"
+    "  new snapshot that answers every read as before (RFC-0006 §12.3): every L0 file, every\n"
+    "  small file and every file whose shadowed rows reach --rewrite-shadowed (10) percent is\n"
+    "  rewritten (its live documents projected again), the others are kept as they are; --full\n"
+    "  rewrites every file. The replaced files stay until `vacuum` finds no kept snapshot that\n"
+    "  reaches them. Triggers (0 = off):\n"
     "  --l0-runs (8) L0 directory runs, --l0-files (8) L0 data files, --max-shadowed (20) percent\n"
     "  of the rows shadowed, --small-files (16) data files below a quarter of the file size, and a\n"
     "  snapshot that says \"maintenance required\". --if-needed compacts only when one is met.\n";
 
 typedef struct sync_cli { size_t findings; bool quiet; } sync_cli;
 
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig) { (void)sig; g_stop = 1; }
+
+/* Watch dir and every directory below it (inotify; a directory already watched is a no-op). */
+static void add_watches(int fd, const char *dir, unsigned depth)
+{
+    DIR *d;
+    struct dirent *de;
+    if (depth > 64) return;
+    inotify_add_watch(fd, dir, IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
+                                   IN_DELETE_SELF | IN_ONLYDIR);
+    if (!(d = opendir(dir))) return;
+    while ((de = readdir(d))) {
+        char c[PATH_MAX];
+        struct stat sb;
+        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]))) continue;
+        if ((size_t)snprintf(c, sizeof c, "%s/%s", dir, de->d_name) >= sizeof c) continue;
+        if (lstat(c, &sb) == 0 && S_ISDIR(sb.st_mode)) add_watches(fd, c, depth + 1);
+    }
+    closedir(d);
+}
+
 static void print_compact(const pch_vxp_compact_stats *c, bool json)
 {
     if (json) {
         printf("{\"compacted\":%s,\"snapshot_id\":\"%s\",\"why\":", c->ran ? "true" : "false", c->snapshot_id);
         vx_put_json_string(stdout, c->why);
-        printf(",\"documents\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"seconds\":%.3f}\n", c->documents,
+        printf(",\"documents\":%" PRIu64 ",\"files_rewritten\":%" PRIu64 ",\"files_kept\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+               ",\"bytes_written\":%" PRIu64 ",\"seconds\":%.3f}\n", c->documents, c->files_rewritten, c->files_kept, c->input_bytes,
                c->ran ? c->build.written_bytes : 0, c->seconds);
     } else if (!c->ran) {
         fprintf(stderr, "no compaction trigger met: CURRENT stays %s\n", c->snapshot_id);
     } else {
-        fprintf(stderr, "compacted into snapshot %s%s%s%s: %" PRIu64 " documents, %.1f MiB of ATIF rebuilt; wrote %.1f MiB in %" PRIu64
-                        " data files; %.2f s\n",
-                c->snapshot_id, c->why[0] ? " (" : "", c->why, c->why[0] ? ")" : "", c->documents, (double)c->input_bytes / 1048576.0,
-                (double)c->build.written_bytes / 1048576.0, c->build.data_files, c->seconds);
+        fprintf(stderr, "compacted into snapshot %s%s%s%s: %" PRIu64 " data files rewritten, %" PRIu64 " kept; %" PRIu64
+                        " documents, %.1f MiB of ATIF rebuilt; wrote %.1f MiB; %.2f s\n",
+                c->snapshot_id, c->why[0] ? " (" : "", c->why, c->why[0] ? ")" : "", c->files_rewritten, c->files_kept, c->documents,
+                (double)c->input_bytes / 1048576.0, (double)c->build.written_bytes / 1048576.0, c->seconds);
     }
 }
 
@@ -78,6 +116,15 @@ int vx_cmd_compact(pch_ctx *ctx, int argc, char **argv)
         int t;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(compact_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--if-needed") == 0) { o.if_needed = true; continue; }
+        if (strcmp(a, "--full") == 0) { o.full = true; continue; }
+        if (strcmp(a, "--rewrite-shadowed") == 0) {
+            if (!v || vx_parse_size(v, &o.rewrite_shadowed_pct) < 0 || o.rewrite_shadowed_pct > 100) {
+                fprintf(stderr, "pchronicle-vortex compact: --rewrite-shadowed takes a percentage, 0..100\n");
+                return VX_EXIT_USAGE;
+            }
+            i++;
+            continue;
+        }
         if (strcmp(a, "--json") == 0) { json = true; continue; }
         if (strcmp(a, "--quiet") == 0) { quiet = true; continue; }
         if ((t = trigger_flag(&o, a, v)) < 0) return VX_EXIT_USAGE;
@@ -107,25 +154,80 @@ static int on_finding(const pch_atif_finding *f, void *payload)
     return 0;
 }
 
+static int sync_pass(pch_ctx *ctx, const char *from, const char *to, const pch_vxp_sync_options *op,
+                     pch_vxp_compact_options *cop, bool auto_compact, bool json, sync_cli *clip);
+
+/* --watch: a first pass, then one per debounced batch of input changes until SIGINT/SIGTERM. */
+static int sync_watch(pch_ctx *ctx, const char *from, const char *to, const pch_vxp_sync_options *o,
+                      pch_vxp_compact_options *co, bool auto_compact, bool json, sync_cli *cli, uint64_t debounce_ms)
+{
+    char rin[PATH_MAX], rout[PATH_MAX];
+    struct sigaction sa;
+    bool pending = false;
+    double last = 0;
+    int fd, rc;
+    char evbuf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+    if (!realpath(from, rin)) { fprintf(stderr, "pchronicle-vortex sync: %s: %s\n", from, strerror(errno)); return VX_EXIT_FAIL; }
+    /* the root inside the watched input would wake the watch with its own writes */
+    if (realpath(to, rout) && strncmp(rout, rin, strlen(rin)) == 0 && (rout[strlen(rin)] == '/' || !rout[strlen(rin)])) {
+        fprintf(stderr, "pchronicle-vortex sync: --watch needs ROOT outside the input %s\n", from);
+        return VX_EXIT_USAGE;
+    }
+    if ((fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) < 0) { fprintf(stderr, "pchronicle-vortex sync: inotify: %s\n", strerror(errno)); return VX_EXIT_FAIL; }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    add_watches(fd, rin, 0);
+    rc = sync_pass(ctx, from, to, o, co, auto_compact, json, cli);
+    fflush(stdout);
+    while (!g_stop) {
+        struct pollfd pfd = { fd, POLLIN, 0 };
+        int pr = poll(&pfd, 1, 100);
+        if (pr < 0 && errno != EINTR) { fprintf(stderr, "pchronicle-vortex sync: poll: %s\n", strerror(errno)); rc = VX_EXIT_FAIL; break; }
+        if (pr > 0) {
+            ssize_t n;
+            while ((n = read(fd, evbuf, sizeof evbuf)) > 0) { pending = true; last = vx_now_s(); }
+        }
+        if (pending && vx_now_s() - last >= (double)debounce_ms / 1000.0) {
+            pending = false;
+            add_watches(fd, rin, 0);          /* directories made since */
+            rc = sync_pass(ctx, from, to, o, co, auto_compact, json, cli);   /* a failure keeps CURRENT */
+            fflush(stdout);
+        }
+    }
+    close(fd);
+    if (g_stop) {
+        if (!cli->quiet) fprintf(stderr, "pchronicle-vortex: sync stopped; CURRENT of %s is the last complete snapshot\n", to);
+        rc = VX_EXIT_OK;
+    }
+    return rc;
+}
+
 int vx_cmd_sync(pch_ctx *ctx, int argc, char **argv)
 {
     pch_vxp_sync_options o = PCH_VXP_SYNC_OPTIONS_INIT;
-    pch_vxp_sync_stats st;
     const char *from = NULL, *to = NULL;
-    bool json = false, auto_compact = false;
+    bool json = false, auto_compact = false, watch = false;
+    uint64_t debounce_ms = 300;
     pch_vxp_compact_options co = PCH_VXP_COMPACT_OPTIONS_INIT;
     sync_cli cli;
-    vx_input in;
-    pch_error err;
-    int rc;
     memset(&cli, 0, sizeof cli);
-    pch_error_clear(&err);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(sync_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--quiet") == 0) { cli.quiet = true; continue; }
         if (strcmp(a, "--json") == 0) { json = true; continue; }
         if (strcmp(a, "--auto-compact") == 0) { auto_compact = true; continue; }
+        if (strcmp(a, "--watch") == 0) { watch = true; continue; }
+        if (strcmp(a, "--debounce-ms") == 0) {
+            if (!v || vx_parse_size(v, &debounce_ms) < 0 || debounce_ms > 3600000) {
+                fprintf(stderr, "pchronicle-vortex sync: --debounce-ms takes 0..3600000\n");
+                return VX_EXIT_USAGE;
+            }
+            i++;
+            continue;
+        }
         {
             int t = trigger_flag(&co, a, v);
             if (t < 0) return VX_EXIT_USAGE;
@@ -154,6 +256,25 @@ int vx_cmd_sync(pch_ctx *ctx, int argc, char **argv)
     }
     if (!from || !to) { fprintf(stderr, "pchronicle-vortex sync: --from and --to are required\n"); fputs(sync_usage, stderr); return VX_EXIT_USAGE; }
     o.progress = !cli.quiet && isatty(2);
+    co.threads = o.threads;
+    co.progress = o.progress;
+    if (!watch) return sync_pass(ctx, from, to, &o, &co, auto_compact, json, &cli);
+    return sync_watch(ctx, from, to, &o, &co, auto_compact, json, &cli, debounce_ms);
+}
+
+/* One sync of `to` from `from` (and a compaction when due and asked for), reported. */
+static int sync_pass(pch_ctx *ctx, const char *from, const char *to, const pch_vxp_sync_options *op,
+                     pch_vxp_compact_options *cop, bool auto_compact, bool json, sync_cli *clip)
+{
+    pch_vxp_sync_options o = *op;
+    pch_vxp_compact_options co = *cop;
+    pch_vxp_sync_stats st;
+    sync_cli cli = *clip;
+    vx_input in;
+    pch_error err;
+    int rc;
+    pch_error_clear(&err);
+    cli.findings = 0;
     if (vx_input_open(ctx, "sync", from, &in) < 0) return VX_EXIT_FAIL;
     rc = pch_vxp_sync(ctx, in.dir, to, &o, on_finding, &cli, &st, &err);
     vx_input_close(&in, "sync");
@@ -184,8 +305,6 @@ int vx_cmd_sync(pch_ctx *ctx, int argc, char **argv)
         if (due && !auto_compact && !cli.quiet) fprintf(stderr, "compaction due (%s): run `pchronicle-vortex compact %s`\n", why, to);
         if (due && auto_compact) {
             pch_vxp_compact_stats cs;
-            co.threads = o.threads;
-            co.progress = o.progress;
             if (pch_vxp_compact(ctx, to, &co, &cs, &err) < 0) return vx_fail(to, &err);
             if (json || !cli.quiet) print_compact(&cs, json);
         }

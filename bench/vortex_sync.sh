@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Incremental sync benchmark (issue 19 "Performance"; RFC-0006 §11.2, §12.2, §12.3, §12.4; not part
+# of make test). On the shared generator's `scaled` corpus:
+#   1. a full build (wall s, ATIF MiB/s, bytes on disk), then warm point reads (`bench-get` over
+#      N sampled keys: p50/p95) and three narrow scans (`bench-sql`: p50 of each) — the
+#      compacted state's figures;
+#   2. ROUNDS syncs, each after changing PCT % of the documents (a third edited, a third
+#      removed, a third added as copies), none compacted: each sync's wall s and bytes written
+#      (`sync --json`) against the full build's;
+#   3. the same point reads and scans after the last sync (L0 runs and deleted rows in place);
+#   4. `compact` (wall s; throughput over the ATIF bytes of the documents it holds), the reads
+#      again; then `vacuum --keep 1 --min-age 0 --grace 0` and the root's bytes against a fresh
+#      build of the final input.
+# The input is a hard-linked copy of the corpus; a change writes a new file and renames it over
+# the link (the corpus itself is never modified). Keys are sampled among documents no round
+# touches. Prints one markdown table with the goals; raw figures in $OUT/results.json.
+#
+#   bench/vortex_sync.sh                      CORPUS=/tmp/traj-corpus/scaled/docs ROUNDS=8 PCT=1
+#   BUILD=build OUT=/tmp/vortex-sync N=200 bench/vortex_sync.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
+CORPUS=${CORPUS:-/tmp/traj-corpus/scaled/docs}
+OUT=${OUT:-/tmp/vortex-sync}
+ROUNDS=${ROUNDS:-8}; PCT=${PCT:-1}; N=${N:-200}; REPEAT=${REPEAT:-20}
+[ -d "$CORPUS" ] || { echo "no corpus at $CORPUS (../shared/bench/traj/gen-corpus.js, or bench/vortex_traj.sh STAGES=corpus)"; exit 1; }
+say() { printf '[vortex_sync %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+rm -rf "$OUT"; mkdir -p "$OUT/bin"
+cp "$BUILD/pchronicle-vortex" "$OUT/bin/"; VX=$OUT/bin/pchronicle-vortex
+IN=$OUT/in/$(basename "$(dirname "$CORPUS")"); R=$OUT/root
+mkdir -p "$(dirname "$IN")"
+cp -al "$CORPUS" "$IN"
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
+du_b() { du -sb "$1" | cut -f1; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# the documents each round changes (seeded), and keys among the others
+python3 - "$IN" "$ROUNDS" "$PCT" "$N" "$OUT" <<'PY'
+import json, os, random, sys
+root, rounds, pct, n, out = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+docs = sorted(os.path.relpath(os.path.join(dp, f), root) for dp, _, fs in os.walk(root) for f in fs if f.endswith(".json"))
+rnd = random.Random(19)
+per = max(3, int(len(docs) * pct / 100))
+order = docs[:]; rnd.shuffle(order)
+plan = []
+for r in range(rounds):
+    chunk = order[r * per:(r + 1) * per]
+    third = len(chunk) // 3
+    plan.append({"edit": chunk[:third], "remove": chunk[third:2 * third], "copy": chunk[2 * third:]})
+touched = set(d for p in plan for k in p for d in p[k])
+json.dump(plan, open(os.path.join(out, "plan.json"), "w"))
+keys = []
+for d in order[rounds * per:]:
+    if len(keys) >= n: break
+    j = json.load(open(os.path.join(root, d)))
+    k = j.get("trajectory_id") or j.get("session_id")
+    if k: keys.append("%s@%s" % (k, d))
+open(os.path.join(out, "keys.txt"), "w").write("\n".join(keys) + "\n")
+print(len(docs), per, file=sys.stderr)
+PY
+cat >"$OUT/scans.sql" <<'SQL'
+SELECT source, count(*) FROM steps GROUP BY source
+SELECT function_name, count(*) FROM tool_calls GROUP BY function_name
+SELECT count(*) FROM steps WHERE timestamp_ms >= 1769000000000 AND timestamp_ms < 1769500000000
+SQL
+reads() {   # reads TAG: warm point reads and narrow scans of $R into $OUT/TAG-*.json
+    "$VX" bench-get "$R" --keys "$OUT/keys.txt" --key-kind trajectory --warmup 1 --repeat 3 >"$OUT/$1-get.json"
+    "$VX" bench-sql "$R" --queries "$OUT/scans.sql" --repeat "$REPEAT" >"$OUT/$1-sql.json"
+}
+mutate() {  # mutate ROUND: the plan's edits (a message), removals and copies, each by rename
+    python3 - "$IN" "$OUT/plan.json" "$1" <<'PY'
+import json, os, sys
+root, plan, r = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
+p = plan[r]
+def put(path, d):
+    tmp = path + ".tmp"
+    json.dump(d, open(tmp, "w")); os.rename(tmp, path)
+for d in p["edit"]:
+    j = json.load(open(os.path.join(root, d)))
+    if j.get("steps"): j["steps"][0]["message"] = "edited in round %d" % r
+    else: j.setdefault("extra", {})["round"] = r
+    put(os.path.join(root, d), j)
+for d in p["remove"]: os.remove(os.path.join(root, d))
+for d in p["copy"]:
+    put(os.path.join(root, os.path.dirname(d), "copy%d-" % r + os.path.basename(d)), json.load(open(os.path.join(root, d))))
+PY
+}
+
+say "full build (load $(load1))"
+in_bytes=$(du -sb --apparent-size "$IN" | cut -f1)
+t0=$(now); "$VX" build --from "$IN" --to "$R" --quiet; t1=$(now)
+build_s=$(secs "$t0" "$t1"); build_bytes=$(du_b "$R")
+say "build: $build_s s, $build_bytes B"
+reads base
+: >"$OUT/syncs.jsonl"
+for ((r = 0; r < ROUNDS; r++)); do
+    mutate $r
+    t0=$(now); "$VX" sync --from "$IN" --to "$R" --json >>"$OUT/syncs.jsonl"; t1=$(now)
+    say "sync $((r + 1)): $(secs "$t0" "$t1") s: $(tail -n 1 "$OUT/syncs.jsonl")"
+done
+reads l0
+"$VX" inspect "$R" | grep -E '^(maint|lastsync)' >"$OUT/inspect-l0.txt"
+t0=$(now); "$VX" compact "$R" --json >"$OUT/compact.json"; t1=$(now); compact_s=$(secs "$t0" "$t1")
+say "compact: $compact_s s"
+reads compacted
+"$VX" vacuum "$R" --keep 1 --min-age 0 --grace 0 >"$OUT/vacuum.txt" 2>&1
+vac_bytes=$(du_b "$R")
+final_in=$(du -sb --apparent-size "$IN" | cut -f1)
+"$VX" build --from "$IN" --to "$OUT/fresh" --quiet; fresh_bytes=$(du_b "$OUT/fresh")
+python3 - "$OUT" "$build_s" "$build_bytes" "$in_bytes" "$compact_s" "$final_in" "$vac_bytes" "$fresh_bytes" "$(load1)" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+build_s, build_bytes, in_bytes, compact_s, final_in, vac_bytes, fresh_bytes = (float(x) for x in sys.argv[2:9])
+load = sys.argv[9]
+syncs = [json.loads(l) for l in open(os.path.join(out, "syncs.jsonl"))]
+def get(tag):
+    d = json.load(open(os.path.join(out, tag + "-get.json")))
+    return d["total"]["p50_ms"], d["total"]["p95_ms"]
+def sql(tag):
+    return [json.loads(l)["p50_ms"] for l in open(os.path.join(out, tag + "-sql.json")) if l.strip()]
+g = {t: get(t) for t in ("base", "l0", "compacted")}
+q = {t: sql(t) for t in ("base", "l0", "compacted")}
+ss = max(s["seconds"] for s in syncs); sb = max(s["bytes_written"] for s in syncs)
+rows = [
+    ("sync time (worst of %d) ÷ full build" % len(syncs), "%.2f s ÷ %.1f s = %.1f %%" % (ss, build_s, 100 * ss / build_s), "≤ 5 %", 100 * ss / build_s <= 5),
+    ("sync bytes written (worst) ÷ full build's", "%.1f MB ÷ %.1f MB = %.2f %%" % (sb / 1e6, build_bytes / 1e6, 100 * sb / build_bytes), "≤ 5 %", 100 * sb / build_bytes <= 5),
+    ("point read p95 after the syncs ÷ compacted", "%.2f ÷ %.2f ms = %.2f×" % (g["l0"][1], g["compacted"][1], g["l0"][1] / g["compacted"][1]), "≤ 1.5×", g["l0"][1] / g["compacted"][1] <= 1.5),
+]
+for i, name in enumerate(("steps by source", "tool calls by function", "steps in a time window")):
+    a, b = q["l0"][i], q["compacted"][i]
+    rows.append(("narrow scan (%s) after the syncs ÷ compacted" % name, "%.2f ÷ %.2f ms = %.2f×" % (a, b, a / b), "≤ 1.2×", a / b <= 1.2))
+bt = in_bytes / 1048576 / build_s; ct = final_in / 1048576 / compact_s
+rows.append(("compaction throughput ÷ full build's", "%.1f ÷ %.1f MiB/s of ATIF = %.2f×" % (ct, bt, ct / bt), "≥ 1×", ct >= bt))
+rows.append(("bytes after vacuum ÷ a fresh build", "%.1f ÷ %.1f MB = %.3f×" % (vac_bytes / 1e6, fresh_bytes / 1e6, vac_bytes / fresh_bytes), "within 5 %", abs(vac_bytes / fresh_bytes - 1) <= 0.05))
+print("| figure | measured | goal | met |")
+print("| --- | --- | --- | --- |")
+for r in rows: print("| %s | %s | %s | %s |" % (r[0], r[1], r[2], "yes" if r[3] else "**no**"))
+print("\npoint reads p50/p95 ms: fresh build %.2f/%.2f, after the syncs %.2f/%.2f, compacted %.2f/%.2f; scans p50 ms fresh %s, after the syncs %s, compacted %s; load at the end %s"
+      % (g["base"] + g["l0"] + g["compacted"] + (q["base"], q["l0"], q["compacted"], load)))
+json.dump({"build_s": build_s, "build_bytes": build_bytes, "input_bytes": in_bytes, "syncs": syncs, "get": g, "sql": q,
+           "compact_s": compact_s, "vacuum_bytes": vac_bytes, "fresh_bytes": fresh_bytes}, open(os.path.join(out, "results.json"), "w"), indent=1)
+PY
