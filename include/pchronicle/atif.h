@@ -53,10 +53,11 @@ typedef struct pch_atif_options {
                                ** documents ahead on worker threads (0/1: none); callbacks
                                ** still run on the calling thread, in path order */
     /* version 3: pch_atif_dir_import asks select about each file of the walk (walking thread,
-    ** path order; path as opened, rel relative to the root) before it reads it: 1 read it,
-    ** 0 skip it (not read, not counted), < 0 stop the import with that code. NULL: read all.
-    ** An incremental sync reads only the documents whose size or time changed. */
-    int (*select)(const char *path, const char *rel, void *payload);
+    ** path order; path as opened, rel relative to the root, its size and modification time
+    ** in ns as the walk found them) before it reads it: 1 read it, 0 skip it (not read, not
+    ** counted), < 0 stop the import with that code. NULL: read all. An incremental sync reads
+    ** only the documents whose size or time changed. */
+    int (*select)(const char *path, const char *rel, uint64_t bytes, int64_t mtime_ns, void *payload);
     void *select_payload;
     bool digest;               /* version 3: keep the BLAKE3 of each document's bytes
                                ** (pch_atif_doc_source) */

@@ -3,6 +3,8 @@
 #ifndef PCH_ATIF_ATIF_H
 #define PCH_ATIF_ATIF_H
 
+#include <sys/stat.h>
+
 #include "core/core.h"
 #include "pchronicle/atif.h"
 
@@ -16,8 +18,8 @@ int pch_atif__pretty(pch_buf *out, const char *json, size_t len);
 const char *pch_atif__audio_canonical(const char *mt, size_t len);
 
 /* Walk dir recursively in byte order of names (hidden entries and symlinks skipped) and
-** call cb(path) for each regular *.json file; cb's negative return stops the walk. */
-int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, void *payload),
+** call cb(path, its lstat) for each regular *.json file; cb's negative return stops the walk. */
+int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
                    void *payload, pch_error *err);
 
 /* The trajectory keys of one source (RFC-0006 §5.2; keys.c). Zero-initialise. */

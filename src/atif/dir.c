@@ -205,23 +205,24 @@ static int take_doc(dir_state *s, const char *path, int rc, bool read_ok, size_t
 }
 
 /* options.select's answer for path: 1 read it, 0 skip it, < 0 stop (s->err set). */
-static int selected(dir_state *s, const char *path)
+static int selected(dir_state *s, const char *path, const struct stat *st)
 {
     int r;
     if (!s->opts || s->opts->version < 3 || !s->opts->select) return 1;
-    r = s->opts->select(path, rel_path(s, path), s->opts->select_payload);
+    r = s->opts->select(path, rel_path(s, path), (uint64_t)st->st_size,
+                        (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec, s->opts->select_payload);
     if (r < 0) return pch_error_set(s->err, r, "atif: import stopped by the select callback at %s", rel_path(s, path));
     return r ? 1 : 0;
 }
 
-static int on_file(const char *path, void *payload)
+static int on_file(const char *path, const struct stat *st, void *payload)
 {
     dir_state *s = payload;
     pch_atif_doc *d = NULL;
     pch_error e;
     bool read_ok;
     size_t bytes;
-    int sel = selected(s, path);
+    int sel = selected(s, path, st);
     if (sel <= 0) return sel;
     int rc = read_doc(s, path, &d, &read_ok, &bytes, s->findings, s->payload, &e);
     return take_doc(s, path, rc, read_ok, bytes, d, &e);
@@ -260,10 +261,10 @@ typedef struct ahead {
     pthread_cond_t cv;
 } ahead;
 
-static int collect_path(const char *path, void *payload)
+static int collect_path(const char *path, const struct stat *st, void *payload)
 {
     ahead *a = payload;
-    int sel = selected(a->s, path);
+    int sel = selected(a->s, path, st);
     if (sel <= 0) return sel;
     if (a->n_paths == a->cap_paths) {
         size_t nc = a->cap_paths ? a->cap_paths * 2 : 256;

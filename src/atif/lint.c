@@ -3,6 +3,7 @@
 ** regular *.json files are read, symbolic links are not followed (input-root confinement,
 ** RFC-0006 §16.2). One output line per finding; I/O failures are findings too. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -85,7 +86,7 @@ static bool ends_with_json(const char *n)
     return l > 5 && strcmp(n + l - 5, ".json") == 0;
 }
 
-int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, void *payload),
+int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
                    void *payload, pch_error *err)
 {
     DIR *d = opendir(dir);
@@ -114,9 +115,10 @@ int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, vo
     for (size_t i = 0; i < n && rc == PCH_OK; i++) {
         struct stat st;
         if (pch_path_join(&path, dir, names[i]) < 0) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); break; }
-        if (lstat((const char *)path.data, &st) != 0) continue;
+        /* relative to the open directory: no path walk per file (a sync stats every file) */
+        if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISDIR(st.st_mode)) rc = pch_atif__walk(ctx, (const char *)path.data, cb, payload, err);
-        else if (S_ISREG(st.st_mode) && ends_with_json(names[i])) rc = cb((const char *)path.data, payload);
+        else if (S_ISREG(st.st_mode) && ends_with_json(names[i])) rc = cb((const char *)path.data, &st, payload);
     }
     pch_buf_dispose(&path);
 done:
@@ -126,8 +128,9 @@ done:
     return rc;
 }
 
-static int walk_cb(const char *path, void *payload)
+static int walk_cb(const char *path, const struct stat *st, void *payload)
 {
+    (void)st;
     return lint_file(payload, path);
 }
 

@@ -271,19 +271,27 @@ const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had)
     return &b->cur;
 }
 
-int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err)
+/* A zeroed entry at the end of b's directory (NULL: out of memory). */
+static dentry *dentry_push(pch_vxp_builder *b)
 {
     dentry *e;
-    if (strlen(file_id) != 32) return pch_error_set(err, PCH_EINVAL, "projection: a carried entry needs its file id");
     if (b->n_d == b->cap_d) {
         size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
         dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
-        if (!nd) return nomem(err);
+        if (!nd) return NULL;
         b->d = nd;
         b->cap_d = nc;
     }
     e = &b->d[b->n_d++];
     memset(e, 0, sizeof *e);
+    return e;
+}
+
+int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err)
+{
+    dentry *e;
+    if (strlen(file_id) != 32) return pch_error_set(err, PCH_EINVAL, "projection: a carried entry needs its file id");
+    if (!(e = dentry_push(b))) return nomem(err);
     e->carried = true;
     e->file = UINT32_MAX;
     memcpy(e->fid, file_id, 33);
@@ -579,16 +587,7 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
         dentry *e;
         uint64_t seq0 = b->seq, row0 = b->cluster_rows;   /* where page 0 lands */
         PCH_TRY(pj_model_append(b->rows, b->content, b->jp, doc, i, &b->o, row_done, b, &info, err));
-        if (b->n_d == b->cap_d) {
-            size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
-            dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
-            if (!nd) return nomem(err);
-            b->d = nd;
-            b->cap_d = nc;
-        }
-        e = &b->d[b->n_d];
-        memset(e, 0, sizeof *e);
-        b->n_d++;
+        if (!(e = dentry_push(b))) return nomem(err);
         e->source_id = xstrdup(t->source_id ? t->source_id : "");
         e->run_key = xstrdup(t->run_key);
         e->traj_key = xstrdup(t->trajectory_key);
@@ -902,15 +901,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         for (size_t i = 0; i < b->delta->n_tombs; i++) {
             const pj_tomb *t = &b->delta->tombs[i];
             dentry *e;
-            if (b->n_d == b->cap_d) {
-                size_t nc = b->cap_d ? b->cap_d * 2 : 1024;
-                dentry *nd = pch_realloc(b->ctx, b->d, nc * sizeof *nd);
-                if (!nd) { rc = nomem(err); goto done; }
-                b->d = nd;
-                b->cap_d = nc;
-            }
-            e = &b->d[b->n_d++];
-            memset(e, 0, sizeof *e);
+            if (!(e = dentry_push(b))) { rc = nomem(err); goto done; }
             e->deleted = true;
             e->file = UINT32_MAX;
             if (!(e->source_id = xstrdup(t->source_id)) || !(e->run_key = xstrdup(t->run_key)) ||

@@ -80,7 +80,7 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
                     pch_error *err)
 {
     static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
-    pch_vxp_build_options bo = PCH_VXP_BUILD_OPTIONS_INIT;
+    pch_vxp_build_options bo;
     pch_vxp_snapshot *ps = NULL;
     pch_vxp_builder *b = NULL;
     pj_docrec *docs = NULL;
@@ -91,8 +91,8 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
     pj_current cur;
     pj_delta d;
     const pj_current *bcur;
-    const pch_json_value *m, *lay, *lin;
-    char source_id[512], asset_mode[32];
+    const pch_json_value *m, *lay;
+    char source_id[512];
     bool had;
     double t0 = pch_time_mono();
     int rc;
@@ -111,37 +111,18 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         goto done;
     }
     if (!opts->if_needed) triggers(m, opts, st->why, sizeof st->why);
-    lay = pj_json_member(m, "layout", PCH_JSON_OBJECT);
-    lin = pj_json_member(m, "lineage", PCH_JSON_OBJECT);
-    if (!lay || !lin || !pj_json_str(lin, "source_id", source_id, sizeof source_id)) {
-        rc = pch_error_set(err, PCH_ECORRUPT, "projection: the snapshot's manifest lacks its layout or source id");
-        goto done;
-    }
-    if (pj_json_str(lay, "assets", asset_mode, sizeof asset_mode) && strcmp(asset_mode, "embed") == 0) {
+    CK(pj_layout_options(m, &bo, source_id, sizeof source_id, &d.revision, err));
+    d.revision++;
+    if (bo.assets == PCH_VXP_ASSETS_EMBED) {
         rc = pch_error_set(err, PCH_EUNSUPPORTED, "projection: compaction of a root built with --assets embed is not supported "
                            "(rebuild it from its input)");
         goto done;
     }
-    {
-        const pch_json_value *pp = pch_json_get(lay, "prompt_prefix", 13);
-        uint64_t rev = 0;
-        pj_json_u64(lay, "cluster_bytes", &bo.cluster_bytes);
-        pj_json_u64(lay, "file_bytes", &bo.file_bytes);
-        pj_json_u64(lay, "pack_bytes", &bo.pack_bytes);
-        pj_json_u64(lay, "hot_max_bytes", &bo.hot_max_bytes);
-        pj_json_u64(lay, "cold_max_bytes", &bo.cold_max_bytes);
-        pj_json_u64(lay, "directory_shard_rows", &bo.directory_shard_rows);
-        pj_json_u64(lay, "dedup_min_bytes", &bo.dedup_min_bytes);
-        pj_json_u64(lay, "frame_bytes", &bo.frame_bytes);
-        bo.prompt_prefix = pp && pp->kind == PCH_JSON_FALSE ? 0 : 1;
-        bo.source_id = source_id;
-        bo.threads = opts->threads;
-        bo.partition = opts->partition;
-        bo.progress = opts->progress;
-        bo.source_uri = root;
-        pj_json_u64(lin, "revision", &rev);
-        d.revision = rev + 1;
-    }
+    lay = pj_json_member(m, "layout", PCH_JSON_OBJECT);
+    bo.threads = opts->threads;
+    bo.partition = opts->partition;
+    bo.progress = opts->progress;
+    bo.source_uri = root;
     /* the document list is carried whole; a root built before it has none to carry */
     rc = pj_docs_load(ctx, root, m, &docs, &n_docs, err);
     if (rc == PCH_EUNSUPPORTED) rc = PCH_OK;

@@ -419,6 +419,10 @@ const char *pj_snapshot_file_id(const pch_vxp_snapshot *s, size_t f);
 ** finding for every key live twice. */
 void pj_snapshot_count(const pch_vxp_snapshot *s, uint64_t *placed, uint64_t *live);
 void pj_snapshot_check_keys(pch_vxp_snapshot *s, pch_vxp_finding_cb cb, void *payload, size_t *n);
+/* Manifest m's layout as build options (new files written as its files were), its source id
+** (into source_id) and lineage revision (pj_sync.c; sync and compaction). */
+int pj_layout_options(const pch_json_value *m, pch_vxp_build_options *bo, char *source_id, size_t cap, uint64_t *revision,
+                      pch_error *err);
 /* Make b's commit an incremental one (d must outlive the commit). */
 void pj_builder_delta(pch_vxp_builder *b, pj_delta *d);
 /* Put a live entry of a kept file (file_id) into b's directory as it is (compaction). */

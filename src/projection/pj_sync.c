@@ -66,18 +66,15 @@ static int keep_rec(sync_st *x, const pj_docrec *r, uint64_t bytes, int64_t mtim
     return PCH_OK;
 }
 
-static int64_t mtime_of(const struct stat *sb) { return (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec; }
-
 /* pch_atif_options.select: read a file only when it is new or its size or time changed. */
-static int on_select(const char *path, const char *rel, void *payload)
+static int on_select(const char *path, const char *rel, uint64_t bytes, int64_t mtime_ns, void *payload)
 {
     sync_st *x = payload;
-    struct stat sb;
     const pj_docrec *o = pj_docs_find(x->old, x->n_old, rel);
     seen_file *f;
-    if (stat(path, &sb) != 0) return 1;     /* reading it reports why */
+    (void)path;
     if (o) x->old_seen[o - x->old] = 1;
-    if (o && o->mtime_ns >= 0 && o->bytes == (uint64_t)sb.st_size && o->mtime_ns == mtime_of(&sb)) {
+    if (o && o->mtime_ns >= 0 && o->bytes == bytes && o->mtime_ns == mtime_ns) {
         x->st->unchanged++;
         if (keep_rec(x, o, o->bytes, o->mtime_ns) < 0) return PCH_ENOMEM;
         return 0;
@@ -92,8 +89,8 @@ static int on_select(const char *path, const char *rel, void *payload)
     f = &x->sel[x->n_sel];
     memset(f, 0, sizeof *f);
     if (!(f->path = strdup(rel))) return PCH_ENOMEM;
-    f->bytes = (uint64_t)sb.st_size;
-    f->mtime_ns = mtime_of(&sb);
+    f->bytes = bytes;
+    f->mtime_ns = mtime_ns;
     x->n_sel++;
     x->st->read++;
     return 1;
@@ -308,22 +305,17 @@ static void delta_dispose(pj_delta *d, size_t nf)
     free(d->tombs);
 }
 
-/* The parent's layout as build options: new L0 files are written as its files were. */
-static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o, pch_vxp_build_options *bo,
-                          char *source_id, size_t cap, pch_error *err)
+int pj_layout_options(const pch_json_value *m, pch_vxp_build_options *bo, char *source_id, size_t cap, uint64_t *revision,
+                      pch_error *err)
 {
     const pch_json_value *lay = pj_json_member(m, "layout", PCH_JSON_OBJECT), *lin = pj_json_member(m, "lineage", PCH_JSON_OBJECT);
     char v[32];
     const pch_json_value *pp;
     *bo = (pch_vxp_build_options)PCH_VXP_BUILD_OPTIONS_INIT;
+    *revision = 0;
     if (!lay || !lin || !pj_json_str(lin, "source_id", source_id, cap))
         return pch_error_set(err, PCH_ECORRUPT, "projection: the snapshot's manifest lacks its layout or source id");
-    if (!pj_json_str(lin, "trajectory_keys", v, sizeof v) || strcmp(v, PJ_KEY_RULE) != 0)
-        return pch_error_set(err, PCH_EUNSUPPORTED, "projection: the snapshot's keys were made before stable keys (they may depend on "
-                             "other documents): build the projection again before syncing it");
-    if (o->source_id && strcmp(o->source_id, source_id) != 0)
-        return pch_error_set(err, PCH_EINVAL, "projection: source id '%s' differs from the snapshot's '%s' (keys would change)",
-                             o->source_id, source_id);
+    pj_json_u64(lin, "revision", revision);
     pj_json_u64(lay, "cluster_bytes", &bo->cluster_bytes);
     pj_json_u64(lay, "file_bytes", &bo->file_bytes);
     pj_json_u64(lay, "pack_bytes", &bo->pack_bytes);
@@ -336,6 +328,23 @@ static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o
     pp = pch_json_get(lay, "prompt_prefix", 13);
     bo->prompt_prefix = pp && pp->kind == PCH_JSON_FALSE ? 0 : 1;
     bo->source_id = source_id;
+    return PCH_OK;
+}
+
+/* The parent's layout as build options (new L0 files are written as its files were), its keys
+** made under the current rule, and the caller's source id the same. */
+static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o, pch_vxp_build_options *bo,
+                          char *source_id, size_t cap, uint64_t *revision, pch_error *err)
+{
+    const pch_json_value *lin = pj_json_member(m, "lineage", PCH_JSON_OBJECT);
+    char v[32];
+    PCH_TRY(pj_layout_options(m, bo, source_id, cap, revision, err));
+    if (!pj_json_str(lin, "trajectory_keys", v, sizeof v) || strcmp(v, PJ_KEY_RULE) != 0)
+        return pch_error_set(err, PCH_EUNSUPPORTED, "projection: the snapshot's keys were made before stable keys (they may depend on "
+                             "other documents): build the projection again before syncing it");
+    if (o->source_id && strcmp(o->source_id, source_id) != 0)
+        return pch_error_set(err, PCH_EINVAL, "projection: source id '%s' differs from the snapshot's '%s' (keys would change)",
+                             o->source_id, source_id);
     bo->threads = o->threads;
     bo->partition = o->partition;
     bo->progress = o->progress;
@@ -375,7 +384,8 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     CK(rc);
     CK(pj_snapshot_open_cur(&ps, ctx, root, &cur, err));
     nf = pj_snapshot_n_files(ps);
-    CK(parent_options(pj_snapshot_manifest(ps), opts, &bo, source_id, sizeof source_id, err));
+    CK(parent_options(pj_snapshot_manifest(ps), opts, &bo, source_id, sizeof source_id, &d.revision, err));
+    d.revision++;
     bo.assets_root = input;
     bo.source_uri = input;
     CK(pj_docs_load(ctx, root, pj_snapshot_manifest(ps), &old, &n_old, err));
@@ -385,12 +395,6 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     if (!had || strcmp(bcur->snapshot_id, cur.snapshot_id) != 0) {
         rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed while the sync started (now %s); nothing published", had ? bcur->snapshot_id : "absent");
         goto done;
-    }
-    {
-        const pch_json_value *lin = pj_json_member(pj_snapshot_manifest(ps), "lineage", PCH_JSON_OBJECT);
-        uint64_t rev = 0;
-        if (lin) pj_json_u64(lin, "revision", &rev);
-        d.revision = rev + 1;
     }
     d.parent = pj_snapshot_manifest(ps);
     d.max_l0_runs = opts->max_l0_runs;

@@ -674,8 +674,9 @@ static int on_finding(const pch_atif_finding *f, void *payload)
 
 typedef struct digest_st { pch_blake3 h; size_t skip; pch_buf data; pch_error *err; } digest_st;
 
-static int digest_cb(const char *path, void *payload)
+static int digest_cb(const char *path, const struct stat *st, void *payload)
 {
+    (void)st;
     digest_st *d = payload;
     uint8_t fh[32], len[8];
     pch_buf_clear(&d->data);

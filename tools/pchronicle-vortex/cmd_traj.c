@@ -75,13 +75,11 @@ static int on_doc(pch_atif_doc *doc, void *payload)
 
 /* Every file the walk reaches goes into the snapshot's document list with its size and
 ** time (a later sync reads only the files whose size or time changed, §11.2). */
-static int on_select(const char *path, const char *rel, void *payload)
+static int on_select(const char *path, const char *rel, uint64_t bytes, int64_t mtime_ns, void *payload)
 {
     build_st *s = payload;
-    struct stat sb;
-    if (stat(path, &sb) != 0) return 1;     /* reading it reports why */
-    if (pch_vxp_builder_note_file(s->b, rel, (uint64_t)sb.st_size,
-                                  (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec, &s->doc_err) < 0) {
+    (void)path;
+    if (pch_vxp_builder_note_file(s->b, rel, bytes, mtime_ns, &s->doc_err) < 0) {
         s->doc_failed = true;
         return PCH_ENOMEM;
     }
