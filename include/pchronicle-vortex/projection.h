@@ -164,13 +164,13 @@ typedef struct pch_vxp_compact_options {
     const char *partition;         /* data/<partition>/ of the new files, default "default" */
     int progress;
     /* which files are rewritten: every L0 file, every small one, and a level-1 file whose
-    ** shadowed rows reach this percentage (default 10); the others are kept with their
+    ** shadowed rows reach this percentage (default 5); the others are kept with their
     ** deleted rows and their live entries carried. full: rewrite every file */
     uint64_t rewrite_shadowed_pct;
     bool full;
 } pch_vxp_compact_options;
 #define PCH_VXP_COMPACT_OPTIONS_VERSION 1
-#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0, 10, false }
+#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0, 5, false }
 
 typedef struct pch_vxp_compact_stats {
     bool ran;                      /* false: --if-needed and no trigger met */

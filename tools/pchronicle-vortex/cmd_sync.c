@@ -40,7 +40,7 @@ static const char compact_usage[] =
     "         [--threads N] [--json] [--quiet]\n"
     "  Writes ROOT's CURRENT snapshot again as level-1 data files and one base directory, as a\n"
     "  new snapshot that answers every read as before (RFC-0006 §12.3): every L0 file, every\n"
-    "  small file and every file whose shadowed rows reach --rewrite-shadowed (10) percent is\n"
+    "  small file and every file whose shadowed rows reach --rewrite-shadowed (5) percent is\n"
     "  rewritten (its live documents projected again), the others are kept as they are; --full\n"
     "  rewrites every file. The replaced files stay until `vacuum` finds no kept snapshot that\n"
     "  reaches them. Triggers (0 = off):\n"
