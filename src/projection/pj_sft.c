@@ -241,16 +241,18 @@ static int read_row(pch_vxp_sft_reader *r, uint64_t row, bool *got, pch_error *e
         return corrupt(err, "a cluster's identity, page or step lanes are malformed");
     page = pch_vx_row_uint(l[PJ_ID_PAGE_INDEX], row);
     pages = pch_vx_row_uint(l[PJ_ID_PAGE_COUNT], row);
+    /* a deleted row (§12.2; every page of its trajectory is, and its first pages may lie in a
+    ** cluster the scan skipped unread): not even context, and not part of the page sequence */
+    if (r->live && !r->live[row]) {
+        r->drop = true;
+        return PCH_OK;
+    }
     if (pj_page_seq_next(&r->seq, page, pages, id[2], idn[2], &cont, msg, sizeof msg) < 0 &&
         !(page == 0 && page < pages && r->gap))
         /* pages missing before a new trajectory are expected only where the scan skipped a
         ** cluster (its last pages held no example) */
         return pch_error_set(err, PCH_ECORRUPT, "projection: %s", msg);
     r->gap = false;
-    if (r->live && !r->live[row]) {     /* deleted (every page of it is): not even context */
-        r->drop = true;
-        return PCH_OK;
-    }
     if (!cont) PCH_TRY(open_trajectory(r, row, id, idn, err));
     if (r->drop) return PCH_OK;
     for (size_t i = 0; i < N_LANES; i++) {         /* every step lane covers the same steps */
