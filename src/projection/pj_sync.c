@@ -389,7 +389,6 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     bo.assets_root = input;
     bo.source_uri = input;
     CK(pj_docs_load(ctx, root, pj_snapshot_manifest(ps), &old, &n_old, err));
-    CK(pj_snapshot_load_all(ps, err));
     CK(pch_vxp_builder_open(&x.b, ctx, root, &bo, err));
     bcur = pj_builder_parent(x.b, &had);
     if (!had || strcmp(bcur->snapshot_id, cur.snapshot_id) != 0) {
@@ -454,6 +453,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
         rc = PCH_OK;           /* nothing changed: no snapshot (§11.2) */
         goto done;
     }
+    CK(pj_snapshot_load_all(ps, err));     /* the directory only when something changed */
     CK(shadow(&x, ps, &d, err));
     d.docs = x.keep;
     d.n_docs = x.n_keep;
