@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what pChronicle builds and tests with, once:
 #   1. missing Debian 12 packages (apt-get; needs root or sudo),
-#   2. (unless --deb-only) the pinned official-Lance oracle (npm @lancedb/lancedb 0.31.0 + apache-arrow 18.1.0)
+#   2. (unless --deb-only) the S3 test server's packages (ceph-mon, ceph-osd, radosgw, curl) and the
+#      pinned official-Lance oracle (npm @lancedb/lancedb 0.31.0 + apache-arrow 18.1.0)
 #      into a cache directory ($PCH_CACHE, default .cache/ in the repository).
 # Fails loudly when something cannot be installed: the compatibility suite never passes
 # silently without its oracle.
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 CACHE=${PCH_CACHE:-$PWD/.cache}
 
 PKGS="gcc make libc6-dev libzstd-dev zstd libjansson-dev libjson-c-dev libcjson-dev b3sum libsqlite3-dev sqlite3
-      clang libclang-rt-14-dev valgrind flatbuffers-compiler binutils python3 nodejs npm"
+      libcurl4-openssl-dev libssl-dev clang libclang-rt-14-dev valgrind flatbuffers-compiler binutils python3 nodejs npm"
 missing=()
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -31,6 +32,20 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 [ "${1:-}" = "--deb-only" ] && exit 0
+
+# The S3 test server (tests/s3/rgw.sh): a one-node Ceph radosgw from Debian's packages, and
+# curl (its readiness probe and the tests' independent uploads with --aws-sigv4).
+TEST_PKGS="ceph-mon ceph-osd radosgw curl"
+missing=()
+for p in $TEST_PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap: installing the S3 test server's packages: ${missing[*]}"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
 # npm_pinned SRC DEST WHAT: npm ci of SRC's package.json + package-lock.json into DEST, once per
 # lockfile hash (a stamp file); fails loudly when npm cannot install it.

@@ -44,28 +44,50 @@ if [ "$MODE" = release ]; then
         failed=$((failed + 1)); failures+=("valgrind"); echo "FAIL  valgrind: not installed (scripts/bootstrap.sh installs it)"
     else
         vg=$PWD/$BUILD/valgrind
-        rm -rf "$vg"; mkdir -p "$vg/logs"
-        for prog in pchronicle pchronicle-vortex; do
-            [ -x "$BUILD/$prog" ] || continue
-            cat >"$vg/$prog" <<WRAP
-#!/bin/sh
-exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
-    --log-file="$vg/logs/$prog.%p.log" "$PWD/$BUILD/$prog" "\$@"
-WRAP
-            chmod +x "$vg/$prog"
-        done
-        vg_check() {  # vg_check SCRIPT: run it with the CLI under valgrind, then scan the logs
-            PCH_CLI="$vg/pchronicle" PCH_VORTEX_CLI="$vg/pchronicle-vortex" PCH_VALGRIND=1 bash "$1" || return 1
-            if grep -l . "$vg"/logs/*.log 2>/dev/null | head -5 | grep -q .; then
-                grep -h -A20 . "$vg"/logs/*.log | head -60; return 1
+        rm -rf "$vg"; mkdir -p "$vg"
+        vg_check() {  # vg_check SCRIPT LOGDIR: run it with the CLI under valgrind, then scan the logs
+            local logs=$2
+            PCH_CLI="$logs/pchronicle" PCH_VORTEX_CLI="$logs/pchronicle-vortex" PCH_VALGRIND=1 bash "$1" || return 1
+            if grep -l . "$logs"/*.log 2>/dev/null | head -5 | grep -q .; then
+                grep -h -A20 . "$logs"/*.log | head -60; return 1
             fi
             echo "valgrind clean"
         }
+        # valgrind runs one thread per process, so the suites run VG_JOBS at a time (one per
+        # core by default), each with wrappers and logs of its own; results print in order.
+        jobs_max=${VG_JOBS:-$(nproc 2>/dev/null || echo 1)}
+        # Suites marked PCH_VALGRIND_LONG start first, so that the short ones fill the gaps.
+        suites=(); long=(); short=()
         for s in tests/cli/*.sh; do
             [ -f "$s" ] || continue
             grep -q "PCH_VALGRIND_SKIP" "$s" && continue
-            rm -f "$vg"/logs/*.log
-            run "valgrind/$(basename "$s" .sh)" vg_check "$s"
+            suites+=("$s")
+            if grep -q "PCH_VALGRIND_LONG" "$s"; then long+=("$s"); else short+=("$s"); fi
+        done
+        for s in "${long[@]}" "${short[@]}"; do
+            n=$(basename "$s" .sh); d="$vg/$n"; mkdir -p "$d"
+            for prog in pchronicle pchronicle-vortex; do
+                [ -x "$BUILD/$prog" ] || continue
+                cat >"$d/$prog" <<WRAP
+#!/bin/sh
+exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
+    --log-file="$d/$prog.%p.log" "$PWD/$BUILD/$prog" "\$@"
+WRAP
+                chmod +x "$d/$prog"
+            done
+            while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+            log="$BUILD/test-logs/valgrind/$n.log"; mkdir -p "$(dirname "$log")"
+            ( if vg_check "$s" "$d" >"$log" 2>&1; then echo ok >"$d/status"; else echo fail >"$d/status"; fi ) &
+        done
+        wait
+        for s in "${suites[@]}"; do
+            n=$(basename "$s" .sh); log="$BUILD/test-logs/valgrind/$n.log"
+            if [ "$(cat "$vg/$n/status" 2>/dev/null)" = ok ]; then
+                passed=$((passed + 1)); printf 'ok    %s  (%s)\n' "valgrind/$n" "$(tail -n 1 "$log")"
+            else
+                failed=$((failed + 1)); failures+=("valgrind/$n")
+                printf 'FAIL  %s\n' "valgrind/$n"; tail -n 40 "$log" | sed 's/^/      /'
+            fi
         done
     fi
 fi

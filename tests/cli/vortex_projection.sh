@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (PCH_VALGRIND_LONG: the valgrind pass of scripts/run-tests.sh starts this suite first.)
 # pchronicle-vortex trajectory projection (RFC-0006 §9, §10, §13.4, §15, §21.1) end to end:
 #   1. round trips: the shared corpus (../shared/corpus/atif, required) and tests/data/atif,
 #      built at the default tiers, with --hot-max 64 --cold-max 1024 (cold lane and blob

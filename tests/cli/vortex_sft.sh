@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (PCH_VALGRIND_LONG: the valgrind pass of scripts/run-tests.sh starts this suite first.)
 # The lane-based SFT reader (RFC-0006 §13.5, docs/training.md "SFT"): `pchronicle-vortex sft
 # --format messages` (OpenAI-style chat examples) and `--format atif` checked against what
 # Python computes from the ATIF documents themselves. The documents cover system, user and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (PCH_VALGRIND_LONG: the valgrind pass of scripts/run-tests.sh starts this suite first.)
 # Differential test of the SQL relations over the Vortex projection (RFC-0006 §13.1, §21.2;
 # docs/sql.md "Vortex projection"): for the same input, `pchronicle-vortex sql ROOT` and
 # `pchronicle sql STORYLINE_ROOT` must give byte-identical answers, for every column of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (PCH_VALGRIND_LONG: the valgrind pass of scripts/run-tests.sh starts this suite first.)
 # Incremental sync and compaction of a pchronicle-vortex root (RFC-0006 §10.4, §11.2, §11.4,
 # §12.2, §12.3; issue 19 items 2, 3, 5, 7): a root built from a copy of the shared corpus is
 # synced through rounds of edits, deletions, additions, key changes, invalid documents and

@@ -56,5 +56,6 @@ double pch_cli_now(void);
 /* Verb entry points (one per cmd_<verb>.c). */
 int pch_cmd_lance(int argc, char **argv);
 int pch_cmd_validate(int argc, char **argv);
+int pch_cmd_objects(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const pch_cli_verb k_verbs[] = {
     { "import", "import a JSON/JSONL tree (compact-jsonl) or ATIF documents (storyline)", pch_cmd_import },
     { "inspect", "summarise a compact-jsonl dataset or a Storyline root", pch_cmd_inspect },
     { "lance", "write and dump Lance datasets", pch_cmd_lance },
+    { "objects", "list, read, write and probe objects in a directory or an S3 bucket", pch_cmd_objects },
     { "sql", "run SQL over a Storyline root or any Lance dataset (compact-jsonl: records)", pch_cmd_sql },
     { "sync", "mirror a JSON/JSONL tree into a compact-jsonl dataset (--watch)", pch_cmd_sync },
     { "validate", "lint ATIF trajectory documents (--input-format atif)", pch_cmd_validate },

@@ -1,0 +1,102 @@
+/* Internals of src/io: AWS Signature V4, the range coalescer, S3's XML answers, and the two
+** backends behind include/pchronicle/io.h. Depends on src/core only. */
+#ifndef PCH_IO_INT_H
+#define PCH_IO_INT_H
+
+#include "core/core.h"
+#include "pchronicle/io.h"
+
+/* ---- SHA-256 and HMAC-SHA-256 (libcrypto) ---- */
+#define PCH_SHA256_LEN 32
+void pch_sha256(const void *data, size_t len, uint8_t out[PCH_SHA256_LEN]);
+void pch_sha256_hex(const void *data, size_t len, char out[2 * PCH_SHA256_LEN + 1]);
+void pch_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                     uint8_t out[PCH_SHA256_LEN]);
+
+/* ---- AWS Signature Version 4 (docs/object-storage.md "Signing") ---- */
+typedef struct pch_sigv4_pair {   /* a header, or a query parameter (not yet encoded) */
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} pch_sigv4_pair;
+
+typedef struct pch_sigv4_input {
+    const char *method;           /* "GET" */
+    const char *path;             /* absolute path, not encoded: "/bucket/key with space" */
+    const pch_sigv4_pair *query;  /* decoded names and values, any order */
+    size_t n_query;
+    const pch_sigv4_pair *headers;/* every header sent and signed (host, x-amz-date, ...) */
+    size_t n_headers;
+    const char *payload_hash;     /* lower-case hex SHA-256 of the body, or UNSIGNED-PAYLOAD */
+    const char *amz_date;         /* "20150830T123600Z" */
+    const char *region;
+    const char *service;          /* "s3" */
+    const char *access_key;
+    const char *secret_key;
+} pch_sigv4_input;
+
+/* URI-encode per SigV4: every byte but A-Z a-z 0-9 - _ . ~ as %XX (upper case); '/' kept
+** when keep_slash. */
+int pch_sigv4_encode(pch_buf *out, const char *s, size_t n, bool keep_slash);
+
+/* Append the canonical request, the string to sign and the Authorization header value
+** (each optional but authz) for in. */
+int pch_sigv4_sign(pch_ctx *ctx, const pch_sigv4_input *in, pch_buf *creq, pch_buf *sts,
+                   pch_buf *authz, pch_error *err);
+
+/* ---- coalescing of ranged reads ---- */
+typedef struct pch_io_span {   /* one request: [off, off+len) covering ranges[first..first+n) */
+    uint64_t off, len;
+    size_t first, n;
+} pch_io_span;
+
+/* order[] receives the indexes of ranges sorted by offset; spans[] (room for n) the merged
+** requests: ranges whose gap to the span is <= gap merge while the span stays <= max (a single
+** range longer than max is its own span). Returns the number of spans. */
+size_t pch_io_coalesce(const pch_store_range *ranges, size_t n, uint64_t gap, uint64_t max,
+                       size_t *order, pch_io_span *spans);
+
+/* ---- S3's XML answers (a tag scanner: S3 answers are flat and machine-written) ---- */
+/* Find the next <tag>...</tag> at or after *pos in xml[0..len); on success sets the raw
+** content span and moves *pos past the closing tag. */
+bool pch_xml_next(const char *xml, size_t len, size_t *pos, const char *tag,
+                  const char **content, size_t *content_len);
+/* Append content with the five entities and &#N; / &#xN; decoded. */
+int pch_xml_unescape(pch_buf *out, const char *s, size_t n);
+
+/* ---- backends ---- */
+typedef struct pch_store_ops {
+    int (*get)(pch_store *st, const char *key, uint64_t max, uint8_t **data, size_t *len,
+               pch_object_info *info, pch_error *err);
+    int (*read_spans)(pch_store *st, const char *key, const pch_io_span *spans, size_t n_spans,
+                      uint8_t **bufs, pch_error *err);
+    int (*head)(pch_store *st, const char *key, pch_object_info *info, pch_error *err);
+    int (*put)(pch_store *st, const char *key, const void *data, size_t len, unsigned flags,
+               pch_error *err);
+    int (*put_file)(pch_store *st, const char *key, const char *path, unsigned flags,
+                    pch_error *err);
+    int (*del)(pch_store *st, const char *key, pch_error *err);
+    int (*list)(pch_store *st, const char *prefix,
+                int (*cb)(void *arg, const pch_object_info *info), void *arg, pch_error *err);
+    void (*close)(pch_store *st);
+} pch_store_ops;
+
+struct pch_store {
+    pch_ctx *ctx;
+    const pch_store_ops *ops;
+    pch_store_options opt;
+    pch_store_stats stats;
+    char *uri;
+    char *root;      /* local: the directory; s3: the key prefix ("" or "prefix/") */
+    char *bucket;    /* s3 */
+    void *impl;      /* backend state */
+};
+
+int pch_store_local_init(pch_store *st, pch_error *err);
+int pch_store_s3_init(pch_store *st, pch_error *err);
+
+/* The key prefix joined with key (s3), or the path (local); checks the key. */
+int pch_store_key_check(const char *key, pch_error *err);
+
+#endif
