@@ -9,15 +9,30 @@ cd "$(dirname "$0")/.."
 passed=0; failed=0; failures=()
 run() {  # run NAME CMD...
     local name=$1; shift
-    local log="$BUILD/test-logs/$name.log"
+    local log="$BUILD/test-logs/$name.log" t0=$SECONDS
     mkdir -p "$(dirname "$log")"
     if "$@" >"$log" 2>&1; then
-        passed=$((passed + 1)); printf 'ok    %s  (%s)\n' "$name" "$(tail -n 1 "$log")"
+        passed=$((passed + 1)); printf 'ok    %s  (%s)  %ds\n' "$name" "$(tail -n 1 "$log")" $((SECONDS - t0))
     else
         failed=$((failed + 1)); failures+=("$name")
-        printf 'FAIL  %s\n' "$name"; tail -n 40 "$log" | sed 's/^/      /'
+        printf 'FAIL  %s  %ds\n' "$name" $((SECONDS - t0)); tail -n 40 "$log" | sed 's/^/      /'
     fi
 }
+# The S3 test server (tests/s3/rgw.sh): one radosgw for the whole run, on 127.0.0.1, stopped
+# by its PIDs when the run ends; the S3 suites (tests/cli/s3_*.sh) find it through
+# PCH_RGW_ENV. If it does not start, that is a failure, and each S3 suite then tries to start
+# one of its own and fails loudly too: they never skip.
+rgw_dir=$(mktemp -d "${TMPDIR:-/tmp}/pch-rgw.XXXXXX")
+trap 'tests/s3/rgw.sh stop "$rgw_dir" >/dev/null 2>&1' EXIT
+mkdir -p "$BUILD/test-logs"
+t0=$SECONDS
+if tests/s3/rgw.sh start "$rgw_dir" >"$BUILD/test-logs/rgw.log" 2>&1; then
+    export PCH_RGW_ENV=$rgw_dir/env
+    passed=$((passed + 1)); printf 'ok    s3/radosgw  (%s)  %ds\n' "$(tail -n 1 "$BUILD/test-logs/rgw.log")" $((SECONDS - t0))
+else
+    failed=$((failed + 1)); failures+=("s3/radosgw")
+    printf 'FAIL  s3/radosgw\n'; tail -n 40 "$BUILD/test-logs/rgw.log" | sed 's/^/      /'
+fi
 export PCH_BUILD="$BUILD" PCH_CLI="$PWD/$BUILD/pchronicle"
 for t in "$BUILD"/tests/*_test; do
     [ -x "$t" ] || continue
@@ -77,16 +92,19 @@ WRAP
             done
             while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
             log="$BUILD/test-logs/valgrind/$n.log"; mkdir -p "$(dirname "$log")"
-            ( if vg_check "$s" "$d" >"$log" 2>&1; then echo ok >"$d/status"; else echo fail >"$d/status"; fi ) &
+            ( t0=$SECONDS
+              if vg_check "$s" "$d" >"$log" 2>&1; then echo ok >"$d/status"; else echo fail >"$d/status"; fi
+              echo $((SECONDS - t0)) >"$d/seconds" ) &
         done
         wait
         for s in "${suites[@]}"; do
             n=$(basename "$s" .sh); log="$BUILD/test-logs/valgrind/$n.log"
+            secs=$(cat "$vg/$n/seconds" 2>/dev/null)
             if [ "$(cat "$vg/$n/status" 2>/dev/null)" = ok ]; then
-                passed=$((passed + 1)); printf 'ok    %s  (%s)\n' "valgrind/$n" "$(tail -n 1 "$log")"
+                passed=$((passed + 1)); printf 'ok    %s  (%s)  %ss\n' "valgrind/$n" "$(tail -n 1 "$log")" "$secs"
             else
                 failed=$((failed + 1)); failures+=("valgrind/$n")
-                printf 'FAIL  %s\n' "valgrind/$n"; tail -n 40 "$log" | sed 's/^/      /'
+                printf 'FAIL  %s  %ss\n' "valgrind/$n" "$secs"; tail -n 40 "$log" | sed 's/^/      /'
             fi
         done
     fi

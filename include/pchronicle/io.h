@@ -124,6 +124,10 @@ PCH_API int pch_store_check_commit(pch_store *st, pch_error *err);
 
 PCH_API void pch_store_get_stats(const pch_store *st, pch_store_stats *out);
 
+/* The counters of every store the process's readers of files by path have used (the
+** projection and Vortex readers on s3:// roots): what `--stats` reports for a process. */
+PCH_API void pch_store_process_stats(pch_store_stats *out);
+
 /* "s3://bucket/prefix" or the local directory, as opened. */
 PCH_API const char *pch_store_uri(const pch_store *st);
 

@@ -96,6 +96,9 @@ struct pch_store {
 int pch_store_local_init(pch_store *st, pch_error *err);
 int pch_store_s3_init(pch_store *st, pch_error *err);
 
+int pch_store_s3_get_range(pch_store *st, const char *key, uint64_t off, uint64_t len, bool suffix, pch_buf *out,
+                           uint64_t *first, uint64_t *total, pch_error *err);
+
 /* The key prefix joined with key (s3), or the path (local); checks the key. */
 int pch_store_key_check(const char *key, pch_error *err);
 

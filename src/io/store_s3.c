@@ -845,3 +845,32 @@ int pch_store_s3_init(pch_store *st, pch_error *err)
         return pch_error_set(err, PCH_ENOMEM, "out of memory");
     return PCH_OK;
 }
+
+/* One ranged GET for pch_rfile (rfile.c): bytes [off, off+len), or with suffix the last len
+** bytes (which also tells the object's size). *first and *total come from Content-Range. */
+int pch_store_s3_get_range(pch_store *st, const char *key, uint64_t off, uint64_t len, bool suffix, pch_buf *out,
+                           uint64_t *first, uint64_t *total, pch_error *err)
+{
+    s3_req r;
+    req_init(st, &r, "GET", key);
+    if (len == 0) return pch_error_set(err, PCH_EINVAL, "GET %s: an empty range", key);
+    if (suffix) snprintf(r.range, sizeof r.range, "bytes=-%llu", (unsigned long long)len);
+    else snprintf(r.range, sizeof r.range, "bytes=%llu-%llu", (unsigned long long)off, (unsigned long long)(off + len - 1));
+    r.max = len;
+    int rc = run_one(st, &r, err);
+    unsigned long long a = 0, b = 0, t = 0;
+    if (rc == PCH_OK) {
+        st->stats.bytes_requested += r.resp.len;
+        if (r.status != 206 || sscanf(r.content_range, "bytes %llu-%llu/%llu", &a, &b, &t) != 3 || b < a || b >= t ||
+            b - a + 1 != r.resp.len || (!suffix && (a != off || r.resp.len != len)) || (suffix && b + 1 != t))
+            rc = pch_error_set(err, PCH_ECORRUPT, "GET %s %s: HTTP %ld, Content-Range '%s' with %zu bytes", key, r.range,
+                               r.status, r.content_range, r.resp.len);
+    }
+    if (rc == PCH_OK) {
+        *first = a;
+        *total = t;
+        pch_buf_move(&r.resp, out);
+    }
+    req_dispose(&r);
+    return rc;
+}

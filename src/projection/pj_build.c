@@ -95,6 +95,8 @@ struct pch_vxp_builder {
     double t0, last_progress;
     bool committed;
     bool created_root;            /* ROOT did not exist: removed again if nothing is published */
+    pj_remote *remote;            /* ROOT is on object storage: root is a local staging root,
+                                  ** removed when the builder is freed (pj_remote.c) */
     bool sync_ready;              /* mu/cv initialised */
     /* clusters are encoded on a flusher thread while the next one is built (§11.5: at most
     ** one cluster queued and one being encoded); placement is known only once written */
@@ -162,15 +164,28 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
     pch_buf_init(&b->cur_raw, ctx);
     pch_buf_init(&p, ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto fail; } while (0)
-    if (!(b->root = strdup(root))) { rc = nomem(err); goto fail; }
-    {
-        struct stat sb;
-        b->created_root = stat(root, &sb) != 0;
+    if (pch_rfile_is_remote(root)) {
+        /* an object-storage root: the snapshot is built in a local root and uploaded */
+        const char *tmp = getenv("TMPDIR");
+        pch_buf_printf(&p, "%s/pch-vxp-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (p.oom) { rc = nomem(err); goto fail; }
+        if (!mkdtemp((char *)p.data)) { rc = pch_error_set_sys(err, PCH_EIO, errno, "mkdtemp %s", (const char *)p.data); goto fail; }
+        if (!(b->root = strdup((const char *)p.data))) { rmdir((const char *)p.data); rc = nomem(err); goto fail; }
+        pch_buf_clear(&p);
+        b->created_root = true;
+        CK(pj_remote_open(ctx, root, &b->remote, &b->cur, &b->cur_raw, &b->had_current, err));
+        root = b->root;
+    } else {
+        if (!(b->root = strdup(root))) { rc = nomem(err); goto fail; }
+        {
+            struct stat sb;
+            b->created_root = stat(root, &sb) != 0;
+        }
+        CK(pch_mkdirs(root, err));
+        rc = pj_current_read(ctx, root, &b->cur, &b->cur_raw, err);
+        if (rc == PCH_OK) b->had_current = true;
+        else if (rc != PCH_ENOTFOUND) goto fail;
     }
-    CK(pch_mkdirs(root, err));
-    rc = pj_current_read(ctx, root, &b->cur, &b->cur_raw, err);
-    if (rc == PCH_OK) b->had_current = true;
-    else if (rc != PCH_ENOTFOUND) goto fail;
     CK(pj_random_id(b->writer_id, 16, err));
     /* snapshot ids sort by creation time: 12 hex digits of ms, then 8 random hex */
     snprintf(b->snapshot_id, sizeof b->snapshot_id, "%012" PRIx64 "-", (uint64_t)pch_time_now_ms());
@@ -239,7 +254,13 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     /* unpublished work only; a failed first build leaves no empty root behind (rmdir
     ** fails on anything else) */
     if (b->root) pj_stage_close(b->ctx, b->root, b->stage, b->stage_fd, !b->committed && !b->had_current);
-    if (!b->committed && b->root && b->created_root) rmdir(b->root);
+    if (b->remote) {   /* the local staging root of an object-storage root goes whole */
+        pch_error e;
+        if (b->root) (void)pch_remove_tree(b->root, &e);
+        pj_remote_free(b->remote);
+    } else if (!b->committed && b->root && b->created_root) {
+        rmdir(b->root);
+    }
     for (size_t i = 0; i < b->n_d; i++) {
         dentry *e = &b->d[i];
         free(e->source_id); free(e->run_key); free(e->traj_key); free(e->session_id);
@@ -426,11 +447,11 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
     rc = pj_file_digest((const char *)p.data, f->digest, &f->bytes, err);
     if (rc == PCH_OK) {
-        int fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
+        pch_rfile *fd = NULL;
+        rc = pch_rfile_open(b->ctx, (const char *)p.data, &fd, err);
         f->tail_off = f->clusters ? f->coff[f->clusters - 1] + f->clen[f->clusters - 1] : 4;
         if (rc == PCH_OK) rc = pj_range_digest(fd, f->tail_off, f->bytes - f->tail_off, f->tail_dig, err);
-        if (fd >= 0) close(fd);
+        pch_rfile_close(fd);
     }
     if (rc == PCH_OK) {             /* one digest per segment: a read checks what it decodes */
         pch_buf t;
@@ -783,6 +804,10 @@ static int publish_file(pch_vxp_builder *b, const char *rel, pch_error *err)
     pch_buf_printf(&from, "%s/%s", b->stage, rel);
     pch_buf_printf(&to, "%s/%s", b->root, rel);
     if (from.oom || to.oom) { rc = nomem(err); goto done; }
+    if (b->remote) {   /* uploaded whole under its unique name (pj_remote.c) */
+        rc = pj_remote_put(b->remote, (const char *)from.data, rel, err);
+        goto done;
+    }
     slash = strrchr((char *)to.data, '/');
     *slash = 0;
     if ((rc = pch_mkdirs((const char *)to.data, err)) < 0) goto done;
@@ -1130,7 +1155,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     CK(publish_file(b, rel, err));
 
     /* CURRENT: under a lock, only if it is still what this writer read (§10.2, §11.4) */
-    CK(pj_current_swap(b->ctx, b->root, b->had_current ? &b->cur_raw : NULL, b->cur.snapshot_id, b->snapshot_id, mdigest, err));
+    if (b->remote) CK(pj_remote_commit(b->remote, b->snapshot_id, mdigest, err));
+    else CK(pj_current_swap(b->ctx, b->root, b->had_current ? &b->cur_raw : NULL, b->cur.snapshot_id, b->snapshot_id, mdigest, err));
     b->committed = true;
     b->st.seconds = pch_time_mono() - b->t0;
     if (b->o.progress) fputc('\n', stderr);

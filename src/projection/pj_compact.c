@@ -56,6 +56,7 @@ static bool triggers(const pch_json_value *m, const pch_vxp_compact_options *o, 
 int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *o, bool *due, char *why, size_t cap,
                         pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "compaction", err));
     static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
     pj_current cur;
     pch_json_parser *mp = NULL;
@@ -79,6 +80,7 @@ int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_op
 int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, pch_vxp_compact_stats *st,
                     pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "compaction", err));
     static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
     pch_vxp_build_options bo;
     pch_vxp_snapshot *ps = NULL;

@@ -180,7 +180,7 @@ int pj_docs_load(pch_ctx *ctx, const char *root, const pch_json_value *m, pj_doc
     pch_buf_init(&raw, ctx);
     pch_buf_printf(&p, "%s/%s", root, rel);
     if (p.oom) return nomem(err);
-    rc = pch_file_read_all(&raw, (const char *)p.data, (size_t)1 << 31, err);
+    rc = pch_rfile_read_all(ctx, &raw, (const char *)p.data, (size_t)1 << 31, err);
     if (rc == PCH_OK) {
         pj_bytes_digest(got, raw.data, raw.len);
         if (strcmp(got, dig) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, dig);

@@ -8,6 +8,7 @@
 #define PCH_PJ_INT_H
 
 #include "core/core.h"
+#include "io/rfile.h"
 #include "json/json.h"
 #include "pchronicle/atif.h"
 #include "pchronicle-vortex/vortex.h"
@@ -286,11 +287,11 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
 /* "blake3:<hex>" of bytes in memory. */
 void pj_bytes_digest(char out[80], const void *p, size_t n);
 /* "blake3:<hex>" of the byte range [off, off+len) of an open file. */
-int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
+int pj_range_digest(pch_rfile *fd, uint64_t off, uint64_t len, char out[80], pch_error *err);
 /* Exactly len bytes of fd at off into dst (PCH_ECORRUPT when the file ends first). */
-int pj_pread(int fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err);
+int pj_pread(pch_rfile *fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err);
 /* The same as the 32 raw bytes of the BLAKE3. */
-int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32], pch_error *err);
+int pj_range_hash(pch_rfile *fd, uint64_t off, uint64_t len, uint8_t out[32], pch_error *err);
 /* Segment digest tables (pj_segs.c): one BLAKE3 per segment of a data file and per block of
 ** its long segments (partial reads), in pages read on first use. */
 typedef struct pj_segtab pj_segtab;
@@ -331,6 +332,18 @@ void pj_segtab_io_stats(const pj_segtab *t, pj_segtab_io *out);
 int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err);
 /* Random lowercase hex id of 2*n chars. */
 int pj_random_id(char *out, size_t n, pch_error *err);
+
+/* A root on object storage (pj_remote.c): open reads its CURRENT and follows its commits
+** (cur/cur_raw/had_current as pj_current_read gives them), put uploads a staged file, commit
+** creates the next commit object (stale commit: PCH_EEXISTS) and then CURRENT. */
+typedef struct pj_remote pj_remote;
+int pj_remote_open(pch_ctx *ctx, const char *uri, pj_remote **out, pj_current *cur, pch_buf *cur_raw,
+                   bool *had_current, pch_error *err);
+int pj_remote_put(pj_remote *r, const char *local_path, const char *rel, pch_error *err);
+int pj_remote_commit(pj_remote *r, const char *snapshot_id, const char *digest, pch_error *err);
+void pj_remote_free(pj_remote *r);
+/* PCH_EUNSUPPORTED for an object-storage root: what does not run there yet says so. */
+int pj_local_only(const char *root, const char *what, pch_error *err);
 /* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur,
                      pch_json_parser **parser, pch_buf *text, const pch_json_value **m,

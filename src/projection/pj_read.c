@@ -55,7 +55,7 @@ typedef struct dataf {
     const char **cdig;
     uint64_t tail_off, tail_len;
     char tail_dig[80];
-    int fd;                    /* for the digest checks; -1 until opened */
+    pch_rfile *fd;             /* for the digest checks; NULL until opened */
     /* its segment digest table (manifest "segments"; absent in roots built before it): every
     ** segment read is checked against it, and no whole-cluster digest is needed */
     char seg_path[160];
@@ -167,7 +167,7 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
         pch_free(s->ctx, s->files[i].clen);
         pch_free(s->ctx, s->files[i].cdig);
         pj_segtab_free(s->files[i].segs);
-        if (s->files[i].fd > 0) close(s->files[i].fd);
+        pch_rfile_close(s->files[i].fd);
         pj_psums_free(s->ctx, s->files[i].psum, s->files[i].n_clusters);
     }
     pch_vx_array_free(s->c_arr);
@@ -295,13 +295,13 @@ static int cluster_ranges(pch_vxp_snapshot *s, const pch_json_value *df, pch_err
 static int data_fd(pch_vxp_snapshot *s, dataf *d, pch_error *err)
 {
     pch_buf p;
-    if (d->fd > 0) return PCH_OK;
+    if (d->fd) return PCH_OK;
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
     if (p.oom) return nomem(err);
-    d->fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
+    int rc = pch_rfile_open(s->ctx, (const char *)p.data, &d->fd, err);
     pch_buf_dispose(&p);
-    if (d->fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "%s", d->path);
+    if (rc < 0) return pch_error_prefix(err, "%s", d->path);
     return PCH_OK;
 }
 
@@ -550,7 +550,7 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     if (path.oom) return nomem(err);
     /* one read: the shard's bytes are checked against the manifest, then decoded from memory */
     pch_buf_init(&raw, s->ctx);
-    rc = pch_file_read_all(&raw, (const char *)path.data, (size_t)1 << 30, err);
+    rc = pch_rfile_read_all(s->ctx, &raw, (const char *)path.data, (size_t)1 << 30, err);
     if (rc == PCH_OK) {
         s->st.directory.reads++;
         s->st.directory.bytes += raw.len;
@@ -593,6 +593,7 @@ int pj_snapshot_load_all(pch_vxp_snapshot *s, pch_error *err)
 static int lease_take(pch_vxp_snapshot *s, pch_error *err)
 {
     pch_buf p;
+    if (pch_rfile_is_remote(s->root)) return PCH_OK;   /* no leases on object storage (docs/object-storage.md) */
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, s->cur.manifest);
     if (p.oom) return nomem(err);

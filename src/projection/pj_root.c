@@ -76,18 +76,18 @@ void pj_bytes_digest(char out[80], const void *p, size_t n)
 
 int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err)
 {
-    struct stat st;
-    int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
-    if (fstat(fd, &st) != 0) { int e = errno; close(fd); return pch_error_set_sys(err, PCH_EIO, e, "stat %s", path); }
-    rc = pj_range_digest(fd, 0, (uint64_t)st.st_size, out, err);
-    close(fd);
+    pch_rfile *f;
+    uint64_t size = 0;
+    int rc = pch_rfile_open(NULL, path, &f, err);
+    if (rc < 0) return rc;
+    if ((rc = pch_rfile_size(f, &size, err)) == PCH_OK) rc = pj_range_digest(f, 0, size, out, err);
+    pch_rfile_close(f);
     if (rc < 0) return pch_error_prefix(err, "%s", path);
-    if (bytes_out) *bytes_out = (uint64_t)st.st_size;
+    if (bytes_out) *bytes_out = size;
     return PCH_OK;
 }
 
-int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error *err)
+int pj_range_digest(pch_rfile *fd, uint64_t off, uint64_t len, char out[80], pch_error *err)
 {
     uint8_t d[32];
     PCH_TRY(pj_range_hash(fd, off, len, d, err));
@@ -95,21 +95,14 @@ int pj_range_digest(int fd, uint64_t off, uint64_t len, char out[80], pch_error 
     return PCH_OK;
 }
 
-int pj_pread(int fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err)
+int pj_pread(pch_rfile *fd, uint64_t off, size_t len, uint8_t *dst, pch_error *err)
 {
-    while (len) {
-        ssize_t r = pread(fd, dst, len, (off_t)off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return pch_error_set_sys(err, PCH_EIO, errno, "read");
-        if (r == 0) return pch_error_set(err, PCH_ECORRUPT, "file shorter than its recorded ranges");
-        dst += r;
-        off += (uint64_t)r;
-        len -= (size_t)r;
-    }
-    return PCH_OK;
+    int rc = pch_rfile_pread(fd, dst, len, off, err);
+    if (rc == PCH_ECORRUPT) return pch_error_set(err, PCH_ECORRUPT, "file shorter than its recorded ranges");
+    return rc;
 }
 
-int pj_range_hash(int fd, uint64_t off, uint64_t len, uint8_t d[32], pch_error *err)
+int pj_range_hash(pch_rfile *fd, uint64_t off, uint64_t len, uint8_t d[32], pch_error *err)
 {
     pch_blake3 h;
     uint8_t *buf;
@@ -182,23 +175,23 @@ done:
     return rc;
 }
 
+static int is_manifest(void *arg, const char *name)
+{
+    size_t l = strlen(name);
+    if (l > 5 && strcmp(name + l - 5, ".json") == 0) { *(bool *)arg = true; return 1; }
+    return 0;
+}
+
 /* Whether root/manifests/ holds a snapshot's manifest. */
 static bool has_manifests(pch_ctx *ctx, const char *root)
 {
     pch_buf p;
-    DIR *d;
-    struct dirent *de;
+    pch_error e;
     bool any = false;
     pch_buf_init(&p, ctx);
     pch_buf_printf(&p, "%s/manifests", root);
-    d = p.oom ? NULL : opendir((const char *)p.data);
+    if (!p.oom) (void)pch_rfile_list(ctx, (const char *)p.data, is_manifest, &any, &e);
     pch_buf_dispose(&p);
-    if (!d) return false;
-    while (!any && (de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        any = l > 5 && strcmp(de->d_name + l - 5, ".json") == 0;
-    }
-    closedir(d);
     return any;
 }
 
@@ -211,15 +204,16 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
     pch_buf_init(&text, ctx);
     pch_buf_printf(&path, "%s/CURRENT", root);
     if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    if (access((const char *)path.data, F_OK) != 0 && errno == ENOENT) {
+    rc = pch_rfile_read_all(ctx, &text, (const char *)path.data, 64 * 1024, err);
+    if (rc == PCH_ENOTFOUND) {
         pch_buf_dispose(&path);
+        pch_buf_dispose(&text);
         if (has_manifests(ctx, root))      /* published once: CURRENT was lost (§15) */
             return pch_error_set(err, PCH_ENOTFOUND, "source unavailable: no CURRENT, though manifests/ holds snapshots; "
                                  "name one with `pchronicle-vortex repair %s --manifest ID` (see `pchronicle-vortex snapshots %s`)",
                                  root, root);
         return pch_error_set(err, PCH_ENOTFOUND, "no CURRENT (not a pchronicle-vortex dataset root, or never published)");
     }
-    rc = pch_file_read_all(&text, (const char *)path.data, 64 * 1024, err);
     pch_buf_dispose(&path);
     if (rc < 0) { pch_buf_dispose(&text); return pch_error_prefix(err, "CURRENT"); }
     rc = pj_current_parse(ctx, (const char *)text.data, text.len, cur, err);
@@ -334,7 +328,7 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     pch_buf_init(&path, ctx);
     pch_buf_printf(&path, "%s/%s", root, cur->manifest);
     if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    rc = pch_file_read_all(text, (const char *)path.data, 256u << 20, err);
+    rc = pch_rfile_read_all(ctx, text, (const char *)path.data, 256u << 20, err);
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", cur->manifest);
     pj_bytes_digest(digest, text->data, text->len);

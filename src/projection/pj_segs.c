@@ -69,7 +69,7 @@ struct pj_segtab {
     uint32_t tail_blocks;
     const uint8_t *tail_dig;        /* in raw, after the page table */
     uint8_t **page;                 /* pages read and checked (NULL: not yet) */
-    int fd;                         /* the table file (-1: pages come from raw) */
+    pch_rfile *fd;                  /* the table file (NULL: pages come from raw) */
     pch_vx_file *f;                 /* the data file whose segment map pages must list */
     char name[256];                 /* the table's path in the root, for messages */
     pj_segtab_io io;
@@ -81,7 +81,7 @@ static uint32_t blocks_of(uint64_t len, uint32_t B) { return len > 2 * (uint64_t
 
 
 /* Bytes [off, off + len) of fd into *buf, grown to *cap as needed (a segment at a time). */
-static int read_grow(int fd, uint64_t off, uint64_t len, uint8_t **buf, size_t *cap, pch_error *err)
+static int read_grow(pch_rfile *fd, uint64_t off, uint64_t len, uint8_t **buf, size_t *cap, pch_error *err)
 {
     if (len > *cap) {
         uint8_t *nb = realloc(*buf, (size_t)len);
@@ -102,12 +102,12 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
     uint64_t size;
     uint32_t n, n_pages, tail_blocks;
     size_t head;
-    int fd = -1, rc;
+    pch_rfile *fd = NULL;
+    int rc;
     pch_buf_init(&t, ctx);
     pch_buf_init(&pg, ctx);
     if ((rc = pch_vx_file_open(&f, ctx, data_path, err)) < 0) goto done;
-    if ((fd = open(data_path, O_RDONLY | O_CLOEXEC)) < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "open %s", data_path); goto done; }
-    size = (uint64_t)lseek(fd, 0, SEEK_END);
+    if ((rc = pch_rfile_open(ctx, data_path, &fd, err)) < 0 || (rc = pch_rfile_size(fd, &size, err)) < 0) goto done;
     if (tail_off < 4 || tail_off > size) { rc = pch_error_set(err, PCH_EINVAL, "%s: tail at %" PRIu64 " of %" PRIu64 " bytes", data_path, tail_off, size); goto done; }
     n = pch_vx_file_n_segments(f);
     n_pages = (n + SEG_PAGE_SEGS - 1) / SEG_PAGE_SEGS;
@@ -174,7 +174,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
         *bytes = t.len;
     }
 done:
-    if (fd >= 0) close(fd);
+    pch_rfile_close(fd);
     free(seg);
     pch_vx_file_free(f);
     pch_buf_dispose(&t);
@@ -187,7 +187,7 @@ static pj_segtab *segtab_new(pch_ctx *ctx, const char *name)
     pj_segtab *t = pch_calloc(ctx, 1, sizeof *t);
     if (t) {
         t->ctx = ctx;
-        t->fd = -1;
+        t->fd = NULL;
         snprintf(t->name, sizeof t->name, "%s", name);
     }
     return t;
@@ -303,18 +303,18 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
     pj_segtab *t = NULL;
     uint8_t magic[SEG_HEAD2];
     char got[80];
-    off_t end;
-    int fd, rc;
+    uint64_t end;
+    pch_rfile *fd = NULL;
+    int rc;
     *out = NULL;
     pch_buf_init(&p, ctx);
     pch_buf_printf(&p, "%s/%s", root, rel);
     if (p.oom) return nomem(err);
-    fd = open((const char *)p.data, O_RDONLY | O_CLOEXEC);
+    rc = pch_rfile_open(ctx, (const char *)p.data, &fd, err);
     pch_buf_dispose(&p);
-    if (fd < 0) return pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "open");
+    if (rc < 0) return rc;
     /* the manifest's size, then the digest of what it covers, before anything is parsed */
-    end = lseek(fd, 0, SEEK_END);
-    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "seek"); goto fail; }
+    if ((rc = pch_rfile_size(fd, &end, err)) < 0) goto fail;
     if ((uint64_t)end != want_bytes) {
         rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " bytes, the manifest says %" PRIu64, (uint64_t)end, want_bytes);
         goto fail;
@@ -344,18 +344,18 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
     if (memcmp(t->raw, SEG_MAGIC2, 8) == 0 || memcmp(t->raw, SEG_MAGIC3, 8) == 0) {
         if ((rc = parse_v2_head(t, t->raw, t->raw_len, want_bytes, data_rel, err)) < 0) goto fail;
         t->fd = fd;
-        fd = -1;
+        fd = NULL;
     } else if (memcmp(t->raw, SEG_MAGIC1, 8) == 0) {
         if ((rc = parse_v1(t, t->raw, t->raw_len, data_rel, err)) < 0) goto fail;
     } else {
         rc = pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
         goto fail;
     }
-    if (fd >= 0) close(fd);
+    pch_rfile_close(fd);
     *out = t;
     return PCH_OK;
 fail:
-    if (fd >= 0) close(fd);
+    pch_rfile_close(fd);
     pj_segtab_free(t);
     return rc;
 }
@@ -365,7 +365,7 @@ void pj_segtab_free(pj_segtab *t)
     if (!t) return;
     for (uint32_t p = 0; t->page && p < t->n_pages; p++) pch_free(t->ctx, t->page[p]);
     pch_free(t->ctx, t->page);
-    if (t->fd >= 0) close(t->fd);
+    pch_rfile_close(t->fd);
     pch_free(t->ctx, t->raw);
     pch_free(t->ctx, t);
 }
@@ -407,7 +407,7 @@ static int load_page(pj_segtab *t, uint32_t p, const uint8_t **out, pch_error *e
     int rc = PCH_OK;
     if (t->page[p]) { *out = t->page[p]; return PCH_OK; }
     if (!(pg = pch_malloc(t->ctx, pl ? pl : 1))) return nomem(err);
-    if (t->fd >= 0) {
+    if (t->fd) {
         rc = pj_pread(t->fd, po, pl, pg, err);
         t->io.reads++;
         t->io.bytes_read += pl;
@@ -540,8 +540,9 @@ int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err)
 {
     uint8_t *buf = NULL;
     size_t cap = 0;
-    int rc = PCH_OK, fd = open(full_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open");
+    pch_rfile *fd;
+    int rc = pch_rfile_open(t->ctx, full_path, &fd, err);
+    if (rc < 0) return rc;
     if (t->tail_dig && (rc = read_grow(fd, t->tail_off, t->file_bytes - t->tail_off, &buf, &cap, err)) == PCH_OK)
         for (uint32_t k = 0; k < t->tail_blocks && rc == PCH_OK; k++) {
             uint64_t at = (uint64_t)k * t->block, left = t->file_bytes - t->tail_off - at;
@@ -562,6 +563,6 @@ int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err)
         }
     }
     free(buf);
-    close(fd);
+    pch_rfile_close(fd);
     return rc;
 }

@@ -27,10 +27,9 @@ int pj_current_at(pch_ctx *ctx, const char *root, const char *id, pj_current *cu
     pch_buf_init(&p, ctx);
     pch_buf_printf(&p, "%s/%s", root, cur->manifest);
     if (p.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    if (access((const char *)p.data, F_OK) != 0 && errno == ENOENT)
+    rc = pj_file_digest((const char *)p.data, cur->digest, NULL, err);
+    if (rc == PCH_ENOTFOUND)
         rc = pch_error_set(err, PCH_ENOTFOUND, "no snapshot %s in %s (see `pchronicle-vortex snapshots %s`)", id, root, root);
-    else
-        rc = pj_file_digest((const char *)p.data, cur->digest, NULL, err);
     pch_buf_dispose(&p);
     return rc;
 }
@@ -68,6 +67,7 @@ static void describe(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info *in)
 
 int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **out, size_t *n_out, pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "listing the snapshots", err));
     pch_vxp_snapshot_info *v = NULL;
     pj_pin *pins = NULL;
     size_t n = 0, cap = 0, n_pins = 0;
@@ -133,6 +133,7 @@ void pch_vxp_snapshots_free(pch_ctx *ctx, pch_vxp_snapshot_info *v)
 int pch_vxp_repair(pch_ctx *ctx, const char *root, const char *snapshot_id, pch_vxp_finding_cb cb, void *payload,
                    size_t *n_findings, pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "repair", err));
     pj_current cur, at;
     pch_buf raw;
     pch_error e;
@@ -252,6 +253,7 @@ int pj_pins_load(pch_ctx *ctx, const char *root, pj_pin **out, size_t *n_out, pc
 
 int pch_vxp_pin(pch_ctx *ctx, const char *root, const char *name, const char *snapshot_id, pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "pinning", err));
     pj_current at;
     pch_buf p, body;
     int lock = -1, rc;

@@ -354,6 +354,7 @@ static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o
 int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vxp_sync_options *opts,
                  pch_atif_finding_cb findings, void *payload, pch_vxp_sync_stats *st, pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "sync", err));
     static const pch_vxp_sync_options defaults = PCH_VXP_SYNC_OPTIONS_INIT;
     pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_vxp_build_options bo;

@@ -148,6 +148,7 @@ static int cmp_snap(const void *a, const void *b)
 int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options *opts, pch_vxp_vacuum_cb cb,
                    void *payload, pch_vxp_vacuum_stats *stats, pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "vacuum", err));
     static const pch_vxp_vacuum_options defaults = PCH_VXP_VACUUM_OPTIONS_INIT;
     pch_vxp_vacuum_stats local;
     pch_vxp_snapshot_info *info = NULL;
@@ -266,6 +267,7 @@ static int tally_file(void *payload, const char *rel, const char *abs, const str
 
 int pch_vxp_footprint(pch_ctx *ctx, const char *root, pch_vxp_footprint_stats *fp, pch_error *err)
 {
+    PCH_TRY(pj_local_only(root, "the footprint", err));
     pch_vxp_snapshot_info *info = NULL;
     pj_pin *pins = NULL;
     size_t n = 0, n_pins = 0;

@@ -9,6 +9,7 @@
 ** extracted after decoding), row range ∩ selection, zone-map pruning for one comparison,
 ** exact filtering, a segment cache and reads coalesced into few large ranges. */
 #include "vortex/vortex_int.h"
+#include "io/rfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +49,7 @@ struct lnode {
 
 struct pch_vx_file {
     pch_ctx *ctx;
-    int fd;
+    pch_rfile *rf;             /* the file (a local file or an object: io/rfile.h), or NULL: mem */
     const uint8_t *mem;
     uint64_t size;
     uint64_t data_end;
@@ -118,14 +119,7 @@ static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_er
         memcpy(dst, f->mem + off, len);
         return PCH_OK;
     }
-    while (len) {
-        ssize_t n = pread(f->fd, dst, len, (off_t)off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return pch_error_set_sys(err, PCH_EIO, n < 0 ? errno : EIO, "vortex: read at %" PRIu64, off);
-        dst += n;
-        off += (uint64_t)n;
-        len -= (size_t)n;
-    }
+    if (pch_rfile_pread(f->rf, dst, len, off, err) < 0) return pch_error_prefix(err, "vortex: read at %" PRIu64, off);
     return PCH_OK;
 }
 
@@ -743,7 +737,6 @@ static int file_new(pch_vx_file **out, pch_ctx *ctx, pch_error *err)
     *out = NULL;
     if (!f) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
     f->ctx = ctx;
-    f->fd = -1;
     f->cache_budget = (size_t)4 << 20;     /* vortex.h: pch_vx_file_set_cache_bytes */
     f->gap = COALESCE_GAP;
     *out = f;
@@ -771,19 +764,15 @@ int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, con
                           size_t tail_len, pch_error *err)
 {
     pch_vx_file *f;
-    off_t end;
     int rc;
     PCH_TRY(file_new(&f, ctx, err));
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0) {
-        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "vortex: open '%s'", path);
+    if ((rc = pch_rfile_open(ctx, path, &f->rf, err)) < 0) {
+        pch_error_prefix(err, "vortex");
         pch_vx_file_free(f);
         *out = NULL;
         return rc;
     }
-    end = lseek(f->fd, 0, SEEK_END);
-    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
-    f->size = (uint64_t)end;
+    if ((rc = pch_rfile_size(f->rf, &f->size, err)) < 0) { pch_error_prefix(err, "vortex: '%s'", path); goto fail; }
     if (tail && (tail_off > f->size || tail_len != f->size - tail_off)) {
         rc = pch_error_set(err, PCH_EINVAL, "vortex: '%s' is %" PRIu64 " bytes, not %" PRIu64 " + %zu", path, f->size, tail_off, tail_len);
         goto fail;
@@ -806,7 +795,6 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
                            pch_error *err)
 {
     pch_vx_file *f;
-    off_t end;
     uint64_t nb;
     int rc;
     *out = NULL;
@@ -818,14 +806,8 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
         if (i ? o->chunk_starts[i] < o->chunk_starts[i - 1] : o->chunk_starts[0] != 0)
             return pch_error_set(err, PCH_EINVAL, "vortex: paged open with chunk starts that do not rise from 0 (chunk %u)", i);
     PCH_TRY(file_new(&f, ctx, err));
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0) {
-        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "vortex: open '%s'", path);
-        goto fail;
-    }
-    end = lseek(f->fd, 0, SEEK_END);
-    if (end < 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "vortex: seek '%s'", path); goto fail; }
-    f->size = (uint64_t)end;
+    if ((rc = pch_rfile_open(ctx, path, &f->rf, err)) < 0) { pch_error_prefix(err, "vortex"); goto fail; }
+    if ((rc = pch_rfile_size(f->rf, &f->size, err)) < 0) { pch_error_prefix(err, "vortex: '%s'", path); goto fail; }
     if (o->tail_off > f->size || f->size - o->tail_off < PCH_VX_EOF_SIZE || f->size - o->tail_off > ((uint64_t)1 << 31)) {
         rc = pch_error_set(err, PCH_ECORRUPT, "vortex: '%s' is %" PRIu64 " bytes, its tail cannot start at %" PRIu64, path, f->size, o->tail_off);
         goto fail;
@@ -878,7 +860,7 @@ int pch_vx_file_read_tail(pch_vx_file *f, pch_vx_tail_whole_fn whole, void *payl
 void pch_vx_file_free(pch_vx_file *f)
 {
     if (!f) return;
-    if (f->fd >= 0) close(f->fd);
+    pch_rfile_close(f->rf);
     if (f->cache) cache_clear(f);
     pch_free(f->ctx, f->cache);
     pch_free(f->ctx, f->pbits);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A fault-injecting HTTP proxy for the S3 tests (issue 20 item 5; docs/object-storage.md).
 
-    faultproxy.py UPSTREAM_PORT PORT_FILE SCHEDULE_FILE LOG_FILE
+    faultproxy.py UPSTREAM_PORT PORT_FILE SCHEDULE_FILE LOG_FILE [HOLD_FILE]
 
 Listens on 127.0.0.1 (a free port, written to PORT_FILE) and forwards every request to
 127.0.0.1:UPSTREAM_PORT unchanged (the Host header too, so SigV4 signatures stay valid). Before
@@ -13,7 +13,13 @@ each request it reads SCHEDULE_FILE: one fault per line, applied to the next req
     fwd-reset          forward the request, then close without an answer (a lost answer)
     truncate           forward, answer with the full Content-Length but half the body, close
     stall              wait 3 s before forwarding (the client's timeout should fire first)
+    ok200              answer 200 with an ETag and store nothing (a server that ignores
+                       If-None-Match and says yes to every write, as s3rver does)
     pass               forward normally
+
+HOLD_FILE, when it exists and holds a number N, makes every request whose path has
+"/commits/" wait until N such requests have arrived, then lets them all go at once: N writers
+that commit to one root race on the same key at the server (tests/cli/s3_vortex.sh).
 
 Each request is logged to LOG_FILE as "METHOD PATH -> what happened".
 """
@@ -27,7 +33,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 UP = int(sys.argv[1])
 PORT_FILE, SCHED, LOG = sys.argv[2], sys.argv[3], sys.argv[4]
+HOLD = sys.argv[5] if len(sys.argv) > 5 else None
 lock = threading.Lock()
+held = threading.Condition()
+arrived = [0]
+
+
+def hold_commits(path):
+    if not HOLD or "/commits/" not in path:
+        return
+    try:
+        n = int(open(HOLD).read().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        return
+    with held:
+        arrived[0] += 1
+        held.notify_all()
+        held.wait_for(lambda: arrived[0] >= n, timeout=60)
 
 
 def next_fault():
@@ -91,11 +113,14 @@ class Handler(BaseHTTPRequestHandler):
     def _handle(self):
         fault = next_fault()
         body = self._body()
+        hold_commits(self.path)
         what = fault
         if fault in ("500", "503", "429"):
             doc = ("<?xml version=\"1.0\"?><Error><Code>Injected%s</Code><Message>fault proxy</Message></Error>"
                    % fault).encode()
             self._reply(int(fault), [("Content-Type", "application/xml")], doc)
+        elif fault == "ok200":
+            self._reply(200, [("ETag", '"00000000000000000000000000000000"')], b"")
         elif fault == "reset":
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)

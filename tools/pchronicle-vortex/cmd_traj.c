@@ -11,6 +11,7 @@
 #include "pchronicle/compact_jsonl.h"
 #include "pchronicle/storyline.h"
 #include "pchronicle-vortex/projection.h"
+#include "pchronicle/io.h"
 #include "vx_cli.h"
 
 int vx_parse_size(const char *s, uint64_t *out)
@@ -51,6 +52,13 @@ static void print_stats(pch_vxp_snapshot *s)
             q.current.reads, q.current.bytes, q.manifest.reads, q.manifest.bytes, q.directory.reads, q.directory.bytes,
             q.footer.reads, q.footer.bytes, q.segment_tables.reads, q.segment_tables.bytes, q.lanes.reads, q.lanes.bytes,
             q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked);
+    /* object storage (§20.2): the process's requests, whatever stage made them */
+    pch_store_stats o;
+    pch_store_process_stats(&o);
+    if (o.requests)
+        fprintf(stderr, "stats: s3 gets=%" PRIu64 " ranges=%" PRIu64 " bytes_requested=%" PRIu64 " bytes_useful=%" PRIu64
+                        " requests=%" PRIu64 " retries=%" PRIu64 "\n",
+                o.gets, o.ranges, o.bytes_requested, o.bytes_useful, o.requests, o.retries);
 }
 
 /* ------------------------------------------------------------------ build */
@@ -662,6 +670,10 @@ int vx_cmd_vacuum(pch_ctx *ctx, int argc, char **argv)
 bool vx_is_projection_root(const char *path)
 {
     struct stat sb;
+    if (pch_store_is_s3(path)) {   /* an object store: a root unless it names a Vortex file */
+        size_t n = strlen(path);
+        return !(n > 7 && strcmp(path + n - 7, ".vortex") == 0);
+    }
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);   /* a directory: a dataset root */
 }
 

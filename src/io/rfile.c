@@ -1,0 +1,317 @@
+/* Files for reading by path: local files and S3 objects (rfile.h).
+**
+** Objects are read through stores kept in a process-wide pool, one store per bucket in use
+** at a time: a file takes a store when it opens and gives it back when it closes, so no two
+** threads share a store (the projection's read-ahead workers each open their own files), and
+** a store's connections are reused by the next file. The counters of every store are summed
+** for pch_store_process_stats. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io_int.h"
+#include "io/rfile.h"
+
+#define N_SPANS 16
+
+typedef struct span {
+    uint64_t off;
+    pch_buf data;
+    uint64_t used;    /* LRU clock */
+} span;
+
+struct pch_rfile {
+    pch_ctx *ctx;
+    int fd;                 /* local; -1 for an object */
+    pch_store *st;          /* an object: the store taken from the pool */
+    char *key;
+    uint64_t size;
+    bool have_size;
+    span spans[N_SPANS];
+    uint64_t clock;
+};
+
+/* ---- the pool ---- */
+
+typedef struct pooled {
+    pch_store *st;
+    char *bucket;           /* "s3://bucket" */
+    bool busy;
+} pooled;
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pooled *pool;
+static size_t pool_n, pool_cap;
+static pch_store_stats done_stats;   /* stores closed so far (none are, today) */
+
+static void stats_add(pch_store_stats *d, const pch_store_stats *a)
+{
+    d->requests += a->requests; d->gets += a->gets; d->ranges += a->ranges; d->puts += a->puts;
+    d->heads += a->heads; d->lists += a->lists; d->deletes += a->deletes; d->retries += a->retries;
+    d->bytes_requested += a->bytes_requested; d->bytes_useful += a->bytes_useful;
+    d->bytes_written += a->bytes_written;
+}
+
+void pch_store_process_stats(pch_store_stats *out)
+{
+    pthread_mutex_lock(&pool_mu);
+    *out = done_stats;
+    for (size_t i = 0; i < pool_n; i++) stats_add(out, &pool[i].st->stats);
+    pthread_mutex_unlock(&pool_mu);
+}
+
+/* A store for "s3://bucket" that no one else uses now. The pool's stores are made with the
+** process's own context (NULL: malloc), as they outlive any caller's. */
+static int pool_take(const char *bucket, size_t bl, pch_store **out, pch_error *err)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (size_t i = 0; i < pool_n; i++)
+        if (!pool[i].busy && strlen(pool[i].bucket) == bl && memcmp(pool[i].bucket, bucket, bl) == 0) {
+            pool[i].busy = true;
+            *out = pool[i].st;
+            pthread_mutex_unlock(&pool_mu);
+            return PCH_OK;
+        }
+    int rc = PCH_OK;
+    char *name = strndup(bucket, bl);
+    pch_store *st = NULL;
+    if (!name) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto out; }
+    if ((rc = pch_store_open(NULL, name, NULL, &st, err)) < 0) goto out;
+    if (pool_n == pool_cap) {
+        size_t cap = pool_cap ? 2 * pool_cap : 8;
+        pooled *np = realloc(pool, cap * sizeof *np);
+        if (!np) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto out; }
+        pool = np;
+        pool_cap = cap;
+    }
+    pool[pool_n++] = (pooled){ st, name, true };
+    *out = st;
+    st = NULL;
+    name = NULL;
+out:
+    pthread_mutex_unlock(&pool_mu);
+    pch_store_close(st);
+    free(name);
+    return rc;
+}
+
+static void pool_give(pch_store *st)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (size_t i = 0; i < pool_n; i++)
+        if (pool[i].st == st) pool[i].busy = false;
+    pthread_mutex_unlock(&pool_mu);
+}
+
+/* ---- files ---- */
+
+bool pch_rfile_is_remote(const char *path) { return pch_store_is_s3(path); }
+
+/* "s3://bucket/key" -> bucket span and key; false if there is no key. */
+static bool split_s3(const char *path, size_t *bucket_len, const char **key)
+{
+    const char *slash = strchr(path + 5, '/');
+    if (!slash || !slash[1]) return false;
+    *bucket_len = (size_t)(slash - path);
+    *key = slash + 1;
+    return true;
+}
+
+int pch_rfile_open(pch_ctx *ctx, const char *path, pch_rfile **out, pch_error *err)
+{
+    *out = NULL;
+    pch_rfile *f = pch_calloc(ctx, 1, sizeof *f);
+    if (!f) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    f->ctx = ctx;
+    f->fd = -1;
+    for (size_t i = 0; i < N_SPANS; i++) pch_buf_init(&f->spans[i].data, ctx);
+    int rc;
+    if (pch_rfile_is_remote(path)) {
+        size_t bl;
+        const char *key;
+        if (!split_s3(path, &bl, &key)) { rc = pch_error_set(err, PCH_EINVAL, "'%s' names no object", path); goto fail; }
+        if ((rc = pch_store_key_check(key, err)) < 0) goto fail;
+        if (!(f->key = pch_strndup(ctx, key, strlen(key)))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto fail; }
+        if ((rc = pool_take(path, bl, &f->st, err)) < 0) goto fail;
+    } else {
+        f->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (f->fd < 0) {
+            rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "open '%s'", path);
+            goto fail;
+        }
+    }
+    *out = f;
+    return PCH_OK;
+fail:
+    pch_rfile_close(f);
+    return rc;
+}
+
+void pch_rfile_close(pch_rfile *f)
+{
+    if (!f) return;
+    if (f->fd >= 0) close(f->fd);
+    if (f->st) pool_give(f->st);
+    for (size_t i = 0; i < N_SPANS; i++) pch_buf_dispose(&f->spans[i].data);
+    pch_free(f->ctx, f->key);
+    pch_free(f->ctx, f);
+}
+
+int pch_rfile_fd(const pch_rfile *f) { return f->fd; }
+
+static span *span_slot(pch_rfile *f)
+{
+    span *best = &f->spans[0];
+    for (size_t i = 0; i < N_SPANS; i++) {
+        if (f->spans[i].data.len == 0) return &f->spans[i];
+        if (f->spans[i].used < best->used) best = &f->spans[i];
+    }
+    return best;
+}
+
+/* Fetch [off, off+len) (suffix: the last len bytes) into a span. */
+static int fetch(pch_rfile *f, uint64_t off, uint64_t len, bool suffix, pch_error *err)
+{
+    span *s = span_slot(f);
+    pch_buf_clear(&s->data);
+    uint64_t first = 0, total = 0;
+    int rc = pch_store_s3_get_range(f->st, f->key, off, len, suffix, &s->data, &first, &total, err);
+    if (rc < 0) { pch_buf_clear(&s->data); return rc; }
+    if (f->have_size && total != f->size) {
+        pch_buf_clear(&s->data);
+        return pch_error_set(err, PCH_ECORRUPT, "%s changed size while open (%llu, now %llu bytes)", f->key,
+                             (unsigned long long)f->size, (unsigned long long)total);
+    }
+    f->size = total;
+    f->have_size = true;
+    s->off = first;
+    s->used = ++f->clock;
+    return PCH_OK;
+}
+
+int pch_rfile_size(pch_rfile *f, uint64_t *size, pch_error *err)
+{
+    if (f->fd >= 0) {
+        struct stat sb;
+        if (fstat(f->fd, &sb) != 0) return pch_error_set_sys(err, PCH_EIO, errno, "stat");
+        *size = (uint64_t)sb.st_size;
+        return PCH_OK;
+    }
+    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_SPAN, true, err));
+    *size = f->size;
+    return PCH_OK;
+}
+
+int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error *err)
+{
+    uint8_t *d = dst;
+    if (f->fd >= 0) {
+        while (len) {
+            ssize_t r = pread(f->fd, d, len, (off_t)off);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) return pch_error_set_sys(err, PCH_EIO, errno, "read at %llu", (unsigned long long)off);
+            if (r == 0) return pch_error_set(err, PCH_ECORRUPT, "read at %llu: past the end", (unsigned long long)off);
+            d += r; len -= (size_t)r; off += (uint64_t)r;
+        }
+        return PCH_OK;
+    }
+    if (len == 0) return PCH_OK;
+    f->st->stats.ranges++;
+    f->st->stats.bytes_useful += len;
+    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_SPAN, true, err));
+    if (off > f->size || len > f->size - off)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: read of %zu bytes at %llu is past its end (%llu bytes)", f->key, len,
+                             (unsigned long long)off, (unsigned long long)f->size);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < N_SPANS; i++) {
+            span *s = &f->spans[i];
+            if (s->data.len && off >= s->off && off + len <= s->off + s->data.len) {
+                memcpy(d, s->data.data + (off - s->off), len);
+                s->used = ++f->clock;
+                return PCH_OK;
+            }
+        }
+        if (pass) break;
+        uint64_t want = len > PCH_RFILE_SPAN ? len : PCH_RFILE_SPAN;
+        if (want > f->size - off) want = f->size - off;
+        PCH_TRY(fetch(f, off, want, false, err));
+    }
+    return pch_error_set(err, PCH_ECORRUPT, "%s: the server answered another range than asked", f->key);
+}
+
+int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max, pch_error *err)
+{
+    if (!pch_rfile_is_remote(path)) return pch_file_read_all(out, path, max, err);
+    size_t bl;
+    const char *key;
+    if (!split_s3(path, &bl, &key)) return pch_error_set(err, PCH_EINVAL, "'%s' names no object", path);
+    pch_store *st;
+    PCH_TRY(pool_take(path, bl, &st, err));
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = pch_store_get(st, key, max, &data, &len, NULL, err);
+    if (rc == PCH_OK) {
+        st->stats.ranges++;
+        st->stats.bytes_useful += len;
+        if (pch_buf_append(out, data, len) || pch_buf_reserve(out, 1)) rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
+        else out->data[out->len] = 0;
+    }
+    pch_free(NULL, data);   /* the pool's stores allocate without a context */
+    pool_give(st);
+    (void)ctx;
+    return rc;
+}
+
+typedef struct list_arg {
+    int (*cb)(void *arg, const char *name);
+    void *arg;
+    size_t skip;            /* the prefix's length */
+    char last[512];         /* the previous name reported (keys come sorted) */
+} list_arg;
+
+static int on_key(void *arg, const pch_object_info *info)
+{
+    list_arg *a = arg;
+    const char *rest = info->key + a->skip;
+    size_t n = strcspn(rest, "/");
+    if (n == 0 || n >= sizeof a->last) return 0;
+    if (strlen(a->last) == n && memcmp(a->last, rest, n) == 0) return 0;
+    memcpy(a->last, rest, n);
+    a->last[n] = '\0';
+    return a->cb(a->arg, a->last);
+}
+
+int pch_rfile_list(pch_ctx *ctx, const char *dir, int (*cb)(void *arg, const char *name), void *arg, pch_error *err)
+{
+    if (!pch_rfile_is_remote(dir)) {
+        DIR *d = opendir(dir);
+        if (!d) return errno == ENOENT ? PCH_OK : pch_error_set_sys(err, PCH_EIO, errno, "opendir %s", dir);
+        struct dirent *e;
+        int rc = PCH_OK;
+        while (rc == PCH_OK && (e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) rc = cb(arg, e->d_name);
+        closedir(d);
+        return rc;
+    }
+    const char *slash = strchr(dir + 5, '/');
+    size_t bl = slash ? (size_t)(slash - dir) : strlen(dir);
+    pch_buf prefix;
+    pch_buf_init(&prefix, ctx);
+    if (slash && slash[1] && (pch_buf_append_str(&prefix, slash + 1) || pch_buf_putc(&prefix, '/')))
+        return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    while (prefix.len >= 2 && prefix.data[prefix.len - 2] == '/') { prefix.len--; prefix.data[prefix.len] = '\0'; }
+    pch_store *st;
+    int rc = pool_take(dir, bl, &st, err);
+    if (rc == PCH_OK) {
+        list_arg a = { cb, arg, prefix.len, "" };
+        rc = pch_store_list(st, prefix.len ? (const char *)prefix.data : "", on_key, &a, err);
+        pool_give(st);
+    }
+    pch_buf_dispose(&prefix);
+    return rc;
+}

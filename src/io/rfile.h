@@ -1,0 +1,42 @@
+/* Files for reading by path, where a path is a local file or an object `s3://bucket/key`
+** (docs/object-storage.md "Reading files by path"). The readers of the Vortex projection and
+** of Vortex files open, pread and list through these, so a root on S3 reads as a local one.
+** A local file is an fd and pread(2); an object is read with ranged GETs through a small
+** cache of fetched spans (a read that misses fetches at least PCH_RFILE_SPAN bytes, the
+** object's size comes with the first read of its tail). Depends on src/core and the store. */
+#ifndef PCH_IO_RFILE_H
+#define PCH_IO_RFILE_H
+
+#include "core/core.h"
+#include "pchronicle/io.h"
+
+typedef struct pch_rfile pch_rfile;
+
+#define PCH_RFILE_SPAN ((uint64_t)256 << 10)
+
+/* Open path for reading. PCH_ENOTFOUND if it does not exist. An object is not contacted
+** until its first read or size. */
+int pch_rfile_open(pch_ctx *ctx, const char *path, pch_rfile **out, pch_error *err);
+void pch_rfile_close(pch_rfile *f);
+
+/* The file's size (an object: read with its last PCH_RFILE_SPAN bytes, which are kept). */
+int pch_rfile_size(pch_rfile *f, uint64_t *size, pch_error *err);
+
+/* Exactly len bytes at off, or an error (PCH_ECORRUPT past the end). */
+int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error *err);
+
+/* The descriptor of a local file (for flock), -1 for an object. */
+int pch_rfile_fd(const pch_rfile *f);
+
+/* True for paths that name objects. */
+bool pch_rfile_is_remote(const char *path);
+
+/* A whole file into out (appended, NUL-terminated), at most max bytes (PCH_ELIMIT above). */
+int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max, pch_error *err);
+
+/* The names directly below directory dir (for an object prefix: the next path segment of
+** every key below dir/), unsorted; cb returns 0 to go on. A missing directory lists nothing. */
+int pch_rfile_list(pch_ctx *ctx, const char *dir, int (*cb)(void *arg, const char *name), void *arg,
+                   pch_error *err);
+
+#endif
