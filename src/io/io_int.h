@@ -96,6 +96,9 @@ struct pch_store {
 int pch_store_local_init(pch_store *st, pch_error *err);
 int pch_store_s3_init(pch_store *st, pch_error *err);
 
+int pch_s3_parse_list(pch_ctx *ctx, const char *xml, size_t len, size_t skip,
+                      int (*cb)(void *arg, const pch_object_info *info), void *arg, bool *more, pch_buf *token,
+                      pch_error *err);
 int pch_store_s3_get_range(pch_store *st, const char *key, uint64_t off, uint64_t len, bool suffix, pch_buf *out,
                            uint64_t *first, uint64_t *total, pch_error *err);
 

@@ -672,18 +672,88 @@ static int s_del(pch_store *st, const char *key, pch_error *err)
     return rc;
 }
 
+/* One ListObjectsV2 answer: each <Contents> entry to cb (its key without the first skip
+** bytes, which must be there), *more and *token from <IsTruncated> and
+** <NextContinuationToken>. Everything is checked: a malformed answer is PCH_ECORRUPT. */
+int pch_s3_parse_list(pch_ctx *ctx, const char *x, size_t xl, size_t skip,
+                      int (*cb)(void *arg, const pch_object_info *info), void *arg, bool *more, pch_buf *token,
+                      pch_error *err)
+{
+    pch_buf key;
+    pch_buf_init(&key, ctx);
+    size_t pos = 0, cl;
+    const char *c, *v;
+    size_t vl;
+    int rc = PCH_OK;
+    *more = false;
+    pch_buf_clear(token);
+    while (rc == PCH_OK && pch_xml_next(x, xl, &pos, "Contents", &c, &cl)) {
+        size_t p2 = 0;
+        pch_object_info info;
+        memset(&info, 0, sizeof info);
+        pch_buf_clear(&key);
+        if (!pch_xml_next(c, cl, &p2, "Key", &v, &vl) || pch_xml_unescape(&key, v, vl) || key.len < skip || key.len == skip ||
+            memchr(key.data, 0, key.len) || pch_buf_reserve(&key, 1)) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "an entry of a listing without a valid key");
+            break;
+        }
+        key.data[key.len] = '\0';
+        info.key = (const char *)key.data + skip;
+        p2 = 0;
+        if (pch_xml_next(c, cl, &p2, "Size", &v, &vl)) {
+            uint64_t n = 0;
+            for (size_t i = 0; i < vl; i++) {
+                if (v[i] < '0' || v[i] > '9' || n > (UINT64_MAX - 9) / 10) { rc = PCH_ECORRUPT; break; }
+                n = n * 10 + (uint64_t)(v[i] - '0');
+            }
+            if (rc || vl == 0) { rc = pch_error_set(err, PCH_ECORRUPT, "listing: bad <Size> of %s", info.key); break; }
+            info.size = n;
+        }
+        p2 = 0;
+        if (pch_xml_next(c, cl, &p2, "ETag", &v, &vl)) {
+            pch_buf e;
+            pch_buf_init(&e, ctx);
+            if (pch_xml_unescape(&e, v, vl) == 0 && e.len) {
+                const char *q = (const char *)e.data;
+                size_t n = e.len;
+                if (n >= 2 && q[0] == '"' && q[n - 1] == '"') { q++; n -= 2; }
+                snprintf(info.etag, sizeof info.etag, "%.*s", (int)(n < sizeof info.etag ? n : sizeof info.etag - 1), q);
+            }
+            pch_buf_dispose(&e);
+        }
+        p2 = 0;
+        if (pch_xml_next(c, cl, &p2, "LastModified", &v, &vl)) {
+            int64_t ms;
+            if (pch_time_parse_iso8601(&ms, v, vl, NULL) == 0) info.mtime_ms = ms;
+        }
+        rc = cb(arg, &info);
+    }
+    if (rc == PCH_OK) {
+        pos = 0;
+        *more = pch_xml_next(x, xl, &pos, "IsTruncated", &v, &vl) && vl == 4 && memcmp(v, "true", 4) == 0;
+        pos = 0;
+        if (*more && (!pch_xml_next(x, xl, &pos, "NextContinuationToken", &v, &vl) || pch_xml_unescape(token, v, vl) ||
+                      token->len == 0 || memchr(token->data, 0, token->len) || pch_buf_reserve(token, 1))) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "a truncated listing without a continuation token");
+            *more = false;
+        }
+        if (token->data) token->data[token->len] = '\0';
+    }
+    pch_buf_dispose(&key);
+    return rc;
+}
+
 static int s_list(pch_store *st, const char *prefix, int (*cb)(void *arg, const pch_object_info *info),
                   void *arg, pch_error *err)
 {
-    pch_buf full, token, key;
-    pch_buf_init(&full, st->ctx); pch_buf_init(&token, st->ctx); pch_buf_init(&key, st->ctx);
+    pch_buf full, token;
+    pch_buf_init(&full, st->ctx); pch_buf_init(&token, st->ctx);
     int rc = PCH_OK;
-    if (pch_buf_append_str(&full, st->root) || pch_buf_append_str(&full, prefix) || pch_buf_reserve(&token, 1)) {
+    if (pch_buf_append_str(&full, st->root) || pch_buf_append_str(&full, prefix)) {
         rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         goto out;
     }
-    size_t root_len = strlen(st->root);
-    for (;;) {
+    for (bool more = true; more && rc == PCH_OK;) {
         s3_req r;
         req_init(st, &r, "GET", NULL);
         req_query(&r, "list-type", "2");
@@ -691,65 +761,18 @@ static int s_list(pch_store *st, const char *prefix, int (*cb)(void *arg, const 
         if (token.len) req_query(&r, "continuation-token", (const char *)token.data);
         st->stats.lists++;
         rc = run_one(st, &r, err);
-        const char *x = (const char *)r.resp.data;
-        size_t xl = r.resp.len, pos = 0;
-        const char *c;
-        size_t cl;
-        while (rc == PCH_OK && x && pch_xml_next(x, xl, &pos, "Contents", &c, &cl)) {
-            const char *v;
-            size_t vl, p2 = 0;
-            pch_object_info info;
-            memset(&info, 0, sizeof info);
-            pch_buf_clear(&key);
-            if (!pch_xml_next(c, cl, &p2, "Key", &v, &vl) || pch_xml_unescape(&key, v, vl) ||
-                key.len < root_len || pch_buf_reserve(&key, 1)) {
-                rc = pch_error_set(err, PCH_ECORRUPT, "list of s3://%s/%s: an entry without a key", st->bucket,
-                                   (const char *)full.data);
-                break;
-            }
-            key.data[key.len] = '\0';
-            info.key = (const char *)key.data + root_len;
-            p2 = 0;
-            if (pch_xml_next(c, cl, &p2, "Size", &v, &vl)) info.size = strtoull(v, NULL, 10);
-            p2 = 0;
-            if (pch_xml_next(c, cl, &p2, "ETag", &v, &vl)) {
-                pch_buf e;
-                pch_buf_init(&e, st->ctx);
-                if (pch_xml_unescape(&e, v, vl) == 0 && e.len) {
-                    const char *s = (const char *)e.data;
-                    size_t n = e.len;
-                    if (n >= 2 && s[0] == '"' && s[n - 1] == '"') { s++; n -= 2; }
-                    snprintf(info.etag, sizeof info.etag, "%.*s", (int)n, s);
-                }
-                pch_buf_dispose(&e);
-            }
-            p2 = 0;
-            if (pch_xml_next(c, cl, &p2, "LastModified", &v, &vl)) {
-                int64_t ms;
-                if (pch_time_parse_iso8601(&ms, v, vl, NULL) == 0) info.mtime_ms = ms;
-            }
-            rc = cb(arg, &info);
-        }
-        bool more = false;
-        if (rc == PCH_OK && x) {
-            pos = 0;
-            const char *v;
-            size_t vl;
-            more = pch_xml_next(x, xl, &pos, "IsTruncated", &v, &vl) && vl == 4 && memcmp(v, "true", 4) == 0;
-            pch_buf_clear(&token);
-            pos = 0;
-            if (more && (!pch_xml_next(x, xl, &pos, "NextContinuationToken", &v, &vl) ||
-                         pch_xml_unescape(&token, v, vl) || token.len == 0 || pch_buf_reserve(&token, 1))) {
-                rc = pch_error_set(err, PCH_ECORRUPT, "list of s3://%s: truncated without a continuation token", st->bucket);
-                more = false;
-            }
-            if (token.data) token.data[token.len] = '\0';
+        if (rc == PCH_OK) {
+            pch_buf next;
+            pch_buf_init(&next, st->ctx);
+            rc = pch_s3_parse_list(st->ctx, r.resp.data ? (const char *)r.resp.data : "", r.resp.len, strlen(st->root), cb, arg,
+                                   &more, &next, err);
+            if (rc == PCH_ECORRUPT) pch_error_prefix(err, "list of s3://%s/%s", st->bucket, (const char *)full.data);
+            pch_buf_move(&next, &token);
         }
         req_dispose(&r);
-        if (rc || !more) break;
     }
 out:
-    pch_buf_dispose(&full); pch_buf_dispose(&token); pch_buf_dispose(&key);
+    pch_buf_dispose(&full); pch_buf_dispose(&token);
     return rc;
 }
 

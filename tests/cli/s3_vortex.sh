@@ -110,6 +110,15 @@ R4=s3://$B/$PRE/retried
 fault pass pass pass pass pass 503 pass 503
 AWS_ENDPOINT_URL=$PX run retried 0 "$VX" build --from "$IN" --to "$R4" --quiet
 run retried-verify 0 "$VX" verify "$R4"
+# the commit object's PUT fails on every try: the build fails, CURRENT and the commits stay
+before=$("$P" objects cat "$R4/CURRENT")
+fault 500@/commits/ 500@/commits/ 500@/commits/ 500@/commits/ 500@/commits/
+AWS_ENDPOINT_URL=$PX run commit-fails 1 "$VX" build --from "$IN" --to "$R4" --quiet
+has commit-fails "$T/commit-fails.err" 'HTTP 500 \(after 5 attempts\)'
+[ "$("$P" objects cat "$R4/CURRENT")" = "$before" ] && ok || bad "a failed commit changed CURRENT"
+"$P" objects ls "$R4/commits/" > "$T/r4-commits"
+[ "$(wc -l < "$T/r4-commits")" = 1 ] && ok || bad "a failed commit left: $(cat "$T/r4-commits")"
+run after-fail-verify 0 "$VX" verify "$R4"
 AWS_SECRET_ACCESS_KEY=wrong run denied 1 "$VX" build --from "$IN" --to "$R4" --quiet
 has denied "$T/denied.err" 'access denied \(HTTP 403'
 [ "$(wc -l < "$T/denied.err")" = 1 ] && ok || bad "wrong secret: $(wc -l < "$T/denied.err") lines"

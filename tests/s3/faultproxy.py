@@ -6,7 +6,8 @@
 Listens on 127.0.0.1 (a free port, written to PORT_FILE) and forwards every request to
 127.0.0.1:UPSTREAM_PORT unchanged (the Host header too, so SigV4 signatures stay valid). Before
 each request it reads SCHEDULE_FILE: one fault per line, applied to the next requests in turn
-(a line is used once; an empty file forwards everything):
+(a line is used once; an empty file forwards everything; FAULT@TEXT applies to the next
+request whose path contains TEXT, whatever its position):
 
     500 | 503 | 429    answer with that status and an S3 error document, forward nothing
     reset              read the request, then close the connection without an answer
@@ -52,16 +53,26 @@ def hold_commits(path):
         held.wait_for(lambda: arrived[0] >= n, timeout=60)
 
 
-def next_fault():
+def next_fault(path):
+    """The fault for this request: the first line "FAULT@SUBSTRING" whose substring is in the
+    path, else the first line without '@'; either is used up."""
     with lock:
         try:
             lines = open(SCHED).read().splitlines()
         except FileNotFoundError:
             return "pass"
-        if not lines:
+        pick = None
+        for i, l in enumerate(lines):
+            if "@" in l and l.split("@", 1)[1] in path:
+                pick = i
+                break
+        if pick is None:
+            pick = next((i for i, l in enumerate(lines) if "@" not in l), None)
+        if pick is None:
             return "pass"
-        open(SCHED, "w").write("".join(l + "\n" for l in lines[1:]))
-        return lines[0].strip() or "pass"
+        fault = lines[pick].split("@", 1)[0].strip() or "pass"
+        open(SCHED, "w").write("".join(l + "\n" for i, l in enumerate(lines) if i != pick))
+        return fault
 
 
 def log(line):
@@ -111,7 +122,7 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
     def _handle(self):
-        fault = next_fault()
+        fault = next_fault(self.path)
         body = self._body()
         hold_commits(self.path)
         what = fault

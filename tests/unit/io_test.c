@@ -9,6 +9,8 @@
 
 static pch_ctx *ctx;
 
+typedef struct listed { char keys[8][160]; size_t n; } listed;
+
 static void test_io__coalesce(void)
 {
     pch_store_range r[5] = {
@@ -75,6 +77,46 @@ static void test_io__xml(void)
     pch_buf_dispose(&b);
 }
 
+static int count_entry(void *arg, const pch_object_info *info)
+{
+    listed *l = arg;
+    if (l->n < 8) snprintf(l->keys[l->n++], sizeof l->keys[0], "%s:%llu:%s", info->key, (unsigned long long)info->size, info->etag);
+    return 0;
+}
+
+static void test_io__list_answer(void)
+{
+    const char *x =
+        "<ListBucketResult><IsTruncated>true</IsTruncated>"
+        "<Contents><Key>p/a&amp;b</Key><ETag>&quot;e1&quot;</ETag><Size>235</Size></Contents>"
+        "<Contents><Key>p/c/d</Key><Size>0</Size></Contents>"
+        "<NextContinuationToken>t&lt;1</NextContinuationToken></ListBucketResult>";
+    listed l = { .n = 0 };
+    bool more;
+    pch_buf tok;
+    pch_buf_init(&tok, ctx);
+    pch_error err;
+    PCH_CHECK_OK(pch_s3_parse_list(ctx, x, strlen(x), 2, count_entry, &l, &more, &tok, &err), &err);
+    PCH_CHECK(more && tok.len == 3 && memcmp(tok.data, "t<1", 3) == 0);
+    PCH_CHECK_EQ_INT(l.n, 2);
+    PCH_CHECK_EQ_STR(l.keys[0], "a&b:235:e1");
+    PCH_CHECK_EQ_STR(l.keys[1], "c/d:0:");
+    /* malformed: a truncated listing without a token, a key shorter than the prefix, a bad size */
+    const char *bad[] = {
+        "<IsTruncated>true</IsTruncated>",
+        "<Contents><Key>p</Key></Contents>",
+        "<Contents><Key>p/x</Key><Size>12a</Size></Contents>",
+        "<Contents><Key>p/x</Key><Size>99999999999999999999999</Size></Contents>",
+        "<Contents><Key>p/&#0;</Key></Contents>",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        l.n = 0;
+        PCH_CHECK_MSG(pch_s3_parse_list(ctx, bad[i], strlen(bad[i]), 2, count_entry, &l, &more, &tok, &err) == PCH_ECORRUPT,
+                      "answer %zu", i);
+    }
+    pch_buf_dispose(&tok);
+}
+
 static void test_io__keys(void)
 {
     const char *bad[] = { "", "/a", "a//b", "a/./b", "../a", "a/..", "a/" };
@@ -84,11 +126,10 @@ static void test_io__keys(void)
     PCH_CHECK(pch_store_is_s3("s3://b/x") && !pch_store_is_s3("/tmp/x"));
 }
 
-typedef struct listed { char keys[8][64]; size_t n; } listed;
 static int on_list(void *arg, const pch_object_info *info)
 {
     listed *l = arg;
-    if (l->n < 8) snprintf(l->keys[l->n++], 64, "%s:%llu", info->key, (unsigned long long)info->size);
+    if (l->n < 8) snprintf(l->keys[l->n++], sizeof l->keys[0], "%s:%llu", info->key, (unsigned long long)info->size);
     return 0;
 }
 
@@ -209,6 +250,7 @@ int main(int argc, char **argv)
     if (pch_ctx_new(&ctx, NULL, NULL, NULL)) return 1;
     PCH_RUN(test_io__coalesce);
     PCH_RUN(test_io__xml);
+    PCH_RUN(test_io__list_answer);
     PCH_RUN(test_io__keys);
     PCH_RUN(test_io__local_store);
     PCH_RUN(test_io__s3_settings);
