@@ -377,6 +377,10 @@ PCH_API int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, 
                                           void *payload, pch_error *err);
 /* Segment reads at most this many bytes apart are one read (default 64 KiB). */
 PCH_API void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes);
+
+/* Bytes [off, off + len) of the file will be read soon: a file on object storage fetches them
+** with one request now (so the reads that follow make none); a local file ignores it. */
+PCH_API int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err);
 /* Segment cache budget in bytes (default 4 MiB; 0 disables caching). Small on purpose: a
 ** lane scan reads each segment once, and a larger cache only grows the process (every new
 ** page a fault: 64 MiB made an RL read of `rl` 1.33x slower and 3.5x larger, measured). */

@@ -202,7 +202,7 @@ int pch_rfile_size(pch_rfile *f, uint64_t *size, pch_error *err)
         *size = (uint64_t)sb.st_size;
         return PCH_OK;
     }
-    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_SPAN, true, err));
+    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_PROBE, true, err));
     *size = f->size;
     return PCH_OK;
 }
@@ -223,7 +223,7 @@ int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error
     if (len == 0) return PCH_OK;
     f->st->stats.ranges++;
     f->st->stats.bytes_useful += len;
-    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_SPAN, true, err));
+    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_PROBE, true, err));
     if (off > f->size || len > f->size - off)
         return pch_error_set(err, PCH_ECORRUPT, "%s: read of %zu bytes at %llu is past its end (%llu bytes)", f->key, len,
                              (unsigned long long)off, (unsigned long long)f->size);
@@ -242,6 +242,18 @@ int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error
         PCH_TRY(fetch(f, off, want, false, err));
     }
     return pch_error_set(err, PCH_ECORRUPT, "%s: the server answered another range than asked", f->key);
+}
+
+int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
+{
+    if (f->fd >= 0 || len == 0) return PCH_OK;
+    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_PROBE, true, err));
+    if (off > f->size || len > f->size - off) return PCH_OK;
+    for (size_t i = 0; i < N_SPANS; i++) {
+        const span *s = &f->spans[i];
+        if (s->data.len && off >= s->off && off + len <= s->off + s->data.len) return PCH_OK;
+    }
+    return fetch(f, off, len, false, err);
 }
 
 int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max, pch_error *err)

@@ -13,6 +13,9 @@
 typedef struct pch_rfile pch_rfile;
 
 #define PCH_RFILE_SPAN ((uint64_t)256 << 10)
+/* The first read of an object asks for its last PCH_RFILE_PROBE bytes: the size, the tail of
+** a Vortex file, and all of a small file (a segment table, a directory shard) at once. */
+#define PCH_RFILE_PROBE ((uint64_t)1 << 20)
 
 /* Open path for reading. PCH_ENOTFOUND if it does not exist. An object is not contacted
 ** until its first read or size. */
@@ -24,6 +27,10 @@ int pch_rfile_size(pch_rfile *f, uint64_t *size, pch_error *err);
 
 /* Exactly len bytes at off, or an error (PCH_ECORRUPT past the end). */
 int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error *err);
+
+/* Fetch [off, off+len) of an object now, with one request, unless a kept span holds it; the
+** reads inside it that follow make no request. A local file: nothing. */
+int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err);
 
 /* The descriptor of a local file (for flock), -1 for an object. */
 int pch_rfile_fd(const pch_rfile *f);

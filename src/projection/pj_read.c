@@ -947,6 +947,10 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
     if (so.row_end <= so.row_begin || row < so.row_begin || row >= so.row_end)
         return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, cluster);
     if (!d->segs) PCH_TRY(check_range(s, d, d->coff[cluster], d->clen[cluster], d->cdig[cluster], "cluster", err));
+    /* on object storage a point read fetches its cluster with one request: its lanes' segments
+    ** then cost none (docs/object-storage.md "Vortex roots on S3") */
+    if (s->point && pch_rfile_is_remote(s->root) && pch_vx_file_prefetch(d->f, d->coff[cluster], d->clen[cluster], err) < 0)
+        return pch_error_prefix(err, "%s", d->path);
     if (s->point) { so.row_begin = row; so.row_end = row + 1; }
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));

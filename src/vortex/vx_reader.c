@@ -616,7 +616,11 @@ static int open_common(pch_vx_file *f, pch_error *err)
         rc = pch_error_set(err, PCH_ECORRUPT, "vortex: postscript length %u", f->ps_len);
         goto done;
     }
-    if (!f->tail && tail_off == 0) memcpy(head, tail, 4);
+    /* the leading magic: read unless this is a paged open of an object on object storage whose
+    ** tail blocks are checked against digests (the projection's point reads): there it
+    ** would cost a request of its own, and every byte the reader uses is digest-checked */
+    if (f->tail && f->tcheck && f->rf && pch_rfile_fd(f->rf) < 0) memcpy(head, PCH_VX_MAGIC, 4);
+    else if (!f->tail && tail_off == 0) memcpy(head, tail, 4);
     else if ((rc = f_read(f, 0, 4, head, err))) goto done;
     if (memcmp(head, PCH_VX_MAGIC, 4) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "vortex: bad leading magic"); goto done; }
     f->data_end = f->size - PCH_VX_EOF_SIZE - f->ps_len;
@@ -884,6 +888,12 @@ const pch_vx_dtype *pch_vx_file_dtype(const pch_vx_file *f) { return f->dt; }
 uint64_t pch_vx_file_row_count(const pch_vx_file *f) { return f->root.rows; }
 void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out) { *out = f->st; }
 void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes) { f->gap = bytes; }
+
+int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err)
+{
+    if (!f->rf || off > f->size || len > f->size - off) return PCH_OK;
+    return pch_rfile_prefetch(f->rf, off, len, err);
+}
 uint32_t pch_vx_file_n_segments(const pch_vx_file *f) { return f->n_segs; }
 int pch_vx_file_segment(pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len, pch_error *err)
 {

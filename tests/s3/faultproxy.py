@@ -146,7 +146,8 @@ class Handler(BaseHTTPRequestHandler):
             st, hdrs, data = self._forward(body)
             what = "%s (upstream %d)" % (fault, st)
             self._reply(st, hdrs, data, cut=(fault == "truncate" and len(data) > 1))
-        log("%s %s -> %s" % (self.command, self.path, what))
+        rng = self.headers.get("Range")
+        log("%s %s%s -> %s" % (self.command, self.path, " " + rng if rng else "", what))
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
