@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/rfile.h"
 #include "lance/lance_read_int.h"
 
 #define FOOTER_LEN 40
@@ -43,7 +44,7 @@ typedef struct lcolumn {
 
 struct pch_lance_file {
     pch_ctx *ctx;
-    int fd;
+    pch_rfile *fd;          /* a local file or an object (io/rfile.h) */
     uint64_t size;
     bool v21;
     uint64_t n_rows;
@@ -61,28 +62,19 @@ static _Atomic uint64_t g_bytes_read;
 
 uint64_t pch_lance_bytes_read(void) { return g_bytes_read; }
 
-static int pread_all(int fd, uint8_t *p, size_t n, uint64_t off, const char *path, pch_error *err)
+static int pread_all(pch_rfile *fd, uint8_t *p, size_t n, uint64_t off, const char *path, pch_error *err)
 {
     g_bytes_read += n;
-    while (n) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return pch_error_set_sys(err, PCH_EIO, errno, "lance: read %s", path);
-        }
-        if (r == 0) return pch_error_set(err, PCH_ECORRUPT, "lance: %s: unexpected end of file", path);
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return PCH_OK;
+    int rc = pch_rfile_pread(fd, p, n, off, err);
+    if (rc == PCH_ECORRUPT) return pch_error_set(err, PCH_ECORRUPT, "lance: %s: unexpected end of file", path);
+    return rc < 0 ? pch_error_prefix(err, "lance: read %s", path) : PCH_OK;
 }
 
 void pch_lance__file_free(pch_lance_file *f)
 {
     size_t c, p;
     if (!f) return;
-    if (f->fd >= 0) close(f->fd);
+    pch_rfile_close(f->fd);
     if (f->cols) {
         for (c = 0; c < f->n_columns; c++) {
             for (p = 0; p < f->cols[c].n_pages; p++) {
@@ -252,7 +244,6 @@ int pch_lance__file_open(pch_lance_file **out, pch_ctx *ctx, const char *path,
                          uint64_t expected_size, pch_error *err)
 {
     pch_lance_file *f;
-    struct stat st;
     uint8_t foot[FOOTER_LEN];
     uint64_t cms, cmo, gbo, end, gb0_off, gb0_len, region;
     uint32_t n_gb, n_cols;
@@ -266,16 +257,14 @@ int pch_lance__file_open(pch_lance_file **out, pch_ctx *ctx, const char *path,
     if (!f) return pch_error_set(err, PCH_ENOMEM, "lance: out of memory");
     f->ctx = ctx;
     snprintf(f->path, sizeof f->path, "%s", path);
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0) {
-        rc = pch_error_set_sys(err, errno == ENOENT ? PCH_ENOTFOUND : PCH_EIO, errno, "lance: open %s", path);
+    if ((rc = pch_rfile_open(ctx, path, &f->fd, err)) < 0) {
+        pch_error_prefix(err, "lance");
         goto fail;
     }
-    if (fstat(f->fd, &st) != 0) {
-        rc = pch_error_set_sys(err, PCH_EIO, errno, "lance: stat %s", path);
+    if ((rc = pch_rfile_size(f->fd, &f->size, err)) < 0) {
+        pch_error_prefix(err, "lance: stat %s", path);
         goto fail;
     }
-    f->size = (uint64_t)st.st_size;
     if (expected_size && expected_size != f->size) {
         rc = pch_error_set(err, PCH_ECORRUPT, "lance: %s: size %llu, manifest says %llu", f->path,
                            (unsigned long long)f->size, (unsigned long long)expected_size);

@@ -5,10 +5,11 @@
 ** "LANC"; pos points at len_m and the message ends exactly 16 bytes before EOF. We write
 ** no transaction (pos = 0, transaction_section absent). Decoding is strict: magic, pos,
 ** length and every protobuf length are checked; fragments keep their stored order. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include "io/rfile.h"
 #include "lance/table.h"
 
 /* ---- object ---- */
@@ -461,15 +462,46 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+typedef struct vlist {
+    pch_ctx *ctx;
+    const char *dataset;
+    uint64_t *arr;
+    size_t n, cap;
+    int naming;
+    size_t seen;            /* names listed, manifests or not */
+    pch_error *err;
+} vlist;
+
+static int on_version(void *arg, const char *name)
+{
+    vlist *l = arg;
+    uint64_t v;
+    l->seen++;
+    int k = pch_lance__manifest_parse_name(name, &v, l->err);
+    if (k <= 0) return k;
+    if (l->naming && l->naming != k)
+        return pch_error_set(l->err, PCH_ECORRUPT, "%s: V1 and V2 manifest names mixed in _versions/", l->dataset);
+    l->naming = k;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16, bytes;
+        uint64_t *na;
+        if (!pch_mul_size(&bytes, nc, sizeof *na) || !(na = pch_realloc(l->ctx, l->arr, bytes)))
+            return pch_error_set(l->err, PCH_ENOMEM, "out of memory");
+        l->arr = na;
+        l->cap = nc;
+    }
+    l->arr[l->n++] = v;
+    return PCH_OK;
+}
+
+/* The committed versions of dataset: the names in _versions/ (a directory, or the keys below
+** DATASET/_versions/ of a dataset on object storage: io/rfile.h). */
 int pch_lance__list_versions(pch_ctx *ctx, const char *dataset, uint64_t **out, size_t *n_out,
                              int *naming_out, pch_error *err)
 {
     pch_buf dir;
-    DIR *d = NULL;
-    struct dirent *e;
-    uint64_t *arr = NULL;
-    size_t n = 0, cap = 0;
-    int naming = 0, rc = PCH_OK;
+    vlist l = { ctx, dataset, NULL, 0, 0, 0, 0, err };
+    int rc = PCH_OK;
     *out = NULL;
     *n_out = 0;
     *naming_out = 0;
@@ -478,54 +510,40 @@ int pch_lance__list_versions(pch_ctx *ctx, const char *dataset, uint64_t **out, 
         rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         goto done;
     }
-    if (!(d = opendir((const char *)dir.data))) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            rc = pch_error_set(err, PCH_ENOTFOUND, "%s: not a Lance dataset (no _versions/)", dataset);
-        else
+    if (!pch_rfile_is_remote(dataset)) {
+        struct stat sb;
+        int st = stat((const char *)dir.data, &sb);
+        if (st != 0 && errno != ENOENT && errno != ENOTDIR) {
             rc = pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)dir.data);
-        goto done;
-    }
-    while ((e = readdir(d)) != NULL) {
-        uint64_t v;
-        int k = pch_lance__manifest_parse_name(e->d_name, &v, err);
-        if (k < 0) { rc = k; goto done; }
-        if (k == 0) continue;
-        if (naming && naming != k) {
-            rc = pch_error_set(err, PCH_ECORRUPT, "%s: V1 and V2 manifest names mixed in _versions/",
-                               dataset);
             goto done;
         }
-        naming = k;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16, bytes;
-            uint64_t *na;
-            if (!pch_mul_size(&bytes, nc, sizeof *arr) || !(na = pch_realloc(ctx, arr, bytes))) {
-                rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
-                goto done;
-            }
-            arr = na;
-            cap = nc;
+        if (st != 0 || !S_ISDIR(sb.st_mode)) {
+            rc = pch_error_set(err, PCH_ENOTFOUND, "%s: not a Lance dataset (no _versions/)", dataset);
+            goto done;
         }
-        arr[n++] = v;
     }
-    if (n == 0) {
+    if ((rc = pch_rfile_list(ctx, (const char *)dir.data, on_version, &l, err)) < 0) goto done;
+    if (l.seen == 0 && pch_rfile_is_remote(dataset)) {
+        rc = pch_error_set(err, PCH_ENOTFOUND, "%s: not a Lance dataset (no _versions/)", dataset);
+        goto done;
+    }
+    if (l.n == 0) {
         rc = pch_error_set(err, PCH_ENOTFOUND, "%s: no committed version", dataset);
         goto done;
     }
-    qsort(arr, n, sizeof *arr, cmp_u64);
-    for (size_t i = 1; i < n; i++)
-        if (arr[i] == arr[i - 1]) {
+    qsort(l.arr, l.n, sizeof *l.arr, cmp_u64);
+    for (size_t i = 1; i < l.n; i++)
+        if (l.arr[i] == l.arr[i - 1]) {
             rc = pch_error_set(err, PCH_ECORRUPT, "%s: version %llu listed twice", dataset,
-                               (unsigned long long)arr[i]);
+                               (unsigned long long)l.arr[i]);
             goto done;
         }
-    *out = arr;
-    *n_out = n;
-    *naming_out = naming;
-    arr = NULL;
+    *out = l.arr;
+    *n_out = l.n;
+    *naming_out = l.naming;
+    l.arr = NULL;
 done:
-    if (d) closedir(d);
-    pch_free(ctx, arr);
+    pch_free(ctx, l.arr);
     pch_buf_dispose(&dir);
     return rc;
 }
@@ -558,8 +576,8 @@ int pch_lance__load_manifest(pch_lance_manifest **out, pch_ctx *ctx, const char 
         rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = pch_file_read_all(&bytes, (const char *)path.data, PCH_LANCE_MANIFEST_MAX_BYTES,
-                                err)) < 0)
+    if ((rc = pch_rfile_read_all(ctx, &bytes, (const char *)path.data, PCH_LANCE_MANIFEST_MAX_BYTES,
+                                 err)) < 0)
         goto done;
     if ((rc = pch_lance__manifest_decode_file(out, ctx, bytes.data, bytes.len, err)) < 0) {
         pch_error_prefix(err, "%s", (const char *)path.data);
