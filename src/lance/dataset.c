@@ -10,13 +10,20 @@
 ** (a hint only: readers list _versions/). A writer that is freed uncommitted removes every
 ** data file it wrote, so nothing of a failed writer is ever referenced.
 **
+** A dataset on object storage (s3://...; docs/object-storage.md "Lance datasets on S3"):
+** data files are written to a local staging directory and uploaded whole at commit, the
+** manifest is published with a create-if-absent PUT of _versions/<name> (the same rule:
+** one writer wins version v), after the store has proved it refuses a second one.
+**
 ** Reading fails closed on what we do not implement: deletion files, base paths, unknown
 ** reader feature flags, data formats other than 2.0/2.1, nested or unknown types. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "io/rfile.h"
 #include "lance/table.h"
+#include "pchronicle/io.h"
 
 #define COMMIT_RETRIES 20
 #define DEFAULT_MAX_ROWS_PER_FILE ((uint64_t)1 << 20)
@@ -47,7 +54,13 @@ struct pch_lance_writer {
     pch_lance_column *slice;        /* scratch: n_fields columns */
     bool committed;
     bool failed;                    /* a write failed midway: commit refuses */
+    pch_store *remote;              /* the dataset is on object storage (path is its URI) */
+    char *local;                    /* ... and its data files are staged here first */
+    size_t uploaded;                /* files[0..uploaded) are on the store */
 };
+
+/* Where the writer puts its data files: the dataset, or the local staging directory. */
+static const char *data_root(const pch_lance_writer *w) { return w->local ? w->local : w->path; }
 
 static int data_path(pch_buf *out, const char *dataset, const char *name)
 {
@@ -113,6 +126,15 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
     w->max_rows = opts->max_rows_per_file ? opts->max_rows_per_file : DEFAULT_MAX_ROWS_PER_FILE;
     pch_buf_init(&dir, ctx);
     if (!(w->path = pch_strndup(ctx, path, strlen(path)))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
+    if (pch_store_is_s3(path)) {
+        const char *tmp = getenv("TMPDIR");
+        if ((rc = pch_store_open(ctx, path, NULL, &w->remote, err)) < 0) goto done;
+        if ((rc = pch_store_check_commit(w->remote, err)) < 0) goto done;
+        if ((rc = pch_buf_printf(&dir, "%s/pch-lance-XXXXXX", tmp && *tmp ? tmp : "/tmp")) < 0) goto done;
+        if (!mkdtemp((char *)dir.data)) { rc = pch_error_set_sys(err, PCH_EIO, errno, "mkdtemp %s", (const char *)dir.data); goto done; }
+        if (!(w->local = pch_strndup(ctx, (const char *)dir.data, dir.len))) { rmdir((const char *)dir.data); rc = PCH_ENOMEM; goto done; }
+        pch_buf_clear(&dir);
+    }
 
     if (opts->mode == PCH_LANCE_APPEND) {
         if ((rc = pch_lance__load_manifest(&base, ctx, path, 0, NULL, err)) < 0) goto done;
@@ -146,12 +168,12 @@ int pch_lance_writer_open(pch_lance_writer **out, pch_ctx *ctx, const char *path
         rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = pch_buf_printf(&dir, "%s/data", path)) < 0 ||
+    if ((rc = pch_buf_printf(&dir, "%s/data", data_root(w))) < 0 ||
         (rc = pch_mkdirs((const char *)dir.data, err)) < 0)
         goto done;
     pch_buf_clear(&dir);
-    if ((rc = pch_buf_printf(&dir, "%s/_versions", path)) < 0 ||
-        (rc = pch_mkdirs((const char *)dir.data, err)) < 0)
+    if (!w->remote && ((rc = pch_buf_printf(&dir, "%s/_versions", path)) < 0 ||
+                       (rc = pch_mkdirs((const char *)dir.data, err)) < 0))
         goto done;
     *out = w;
     w = NULL;
@@ -174,7 +196,7 @@ static int open_data_file(pch_lance_writer *w, pch_error *err)
     memcpy(name + 32, ".lance", 7);
     if (!(w->cur_name = pch_strndup(w->ctx, name, strlen(name)))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     pch_buf_init(&p, w->ctx);
-    if (data_path(&p, w->path, name) < 0) {
+    if (data_path(&p, data_root(w), name) < 0) {
         pch_buf_dispose(&p);
         return pch_error_set(err, PCH_ENOMEM, "out of memory");
     }
@@ -397,6 +419,18 @@ int pch_lance_writer_commit(pch_lance_writer *w, uint64_t *version_out, pch_erro
     }
     pch_buf_init(&bytes, w->ctx);
     pch_buf_init(&path, w->ctx);
+    /* a dataset on object storage: every data file is uploaded before its manifest */
+    for (; w->remote && w->uploaded < w->n_files; w->uploaded++) {
+        pch_buf_clear(&path);
+        if (data_path(&path, data_root(w), w->files[w->uploaded].name) < 0 ||
+            pch_buf_printf(&bytes, "data/%s", w->files[w->uploaded].name) < 0) {
+            rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
+            goto done;
+        }
+        rc = pch_store_put_file(w->remote, (const char *)bytes.data, (const char *)path.data, 0, err);
+        pch_buf_clear(&bytes);
+        if (rc < 0) { w->failed = true; goto done; }
+    }
     for (int attempt = 0;; attempt++) {
         int naming = 2;
         char name[32];
@@ -411,7 +445,13 @@ int pch_lance_writer_commit(pch_lance_writer *w, uint64_t *version_out, pch_erro
             rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
             goto done;
         }
-        rc = pch_file_publish_new((const char *)path.data, bytes.data, bytes.len, err);
+        if (w->remote) {
+            pch_buf_clear(&path);
+            if (pch_buf_printf(&path, "_versions/%s", name) < 0) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
+            rc = pch_store_put(w->remote, (const char *)path.data, bytes.data, bytes.len, PCH_PUT_IF_ABSENT, err);
+        } else {
+            rc = pch_file_publish_new((const char *)path.data, bytes.data, bytes.len, err);
+        }
         if (rc == PCH_OK) break;
         if (rc != PCH_EEXISTS) goto done;
         if (w->opts.mode == PCH_LANCE_CREATE) {
@@ -432,9 +472,13 @@ int pch_lance_writer_commit(pch_lance_writer *w, uint64_t *version_out, pch_erro
     /* latest_version_hint.json: a hint only (§1.2); a failure here does not undo the commit */
     pch_buf_clear(&bytes);
     pch_buf_clear(&path);
-    if (pch_buf_printf(&bytes, "{\"version\":%llu}", (unsigned long long)m->version) >= 0 &&
-        pch_buf_printf(&path, "%s/_versions/latest_version_hint.json", w->path) >= 0)
+    if (w->remote) {
+        if (pch_buf_printf(&bytes, "{\"version\":%llu}", (unsigned long long)m->version) >= 0)
+            (void)pch_store_put(w->remote, "_versions/latest_version_hint.json", bytes.data, bytes.len, 0, NULL);
+    } else if (pch_buf_printf(&bytes, "{\"version\":%llu}", (unsigned long long)m->version) >= 0 &&
+               pch_buf_printf(&path, "%s/_versions/latest_version_hint.json", w->path) >= 0) {
         pch_file_publish((const char *)path.data, bytes.data, bytes.len, NULL);
+    }
 done:
     pch_lance__manifest_free(m);
     pch_buf_dispose(&bytes);
@@ -448,14 +492,25 @@ void pch_lance_writer_free(pch_lance_writer *w)
     pch_buf p;
     pch_buf_init(&p, w->ctx);
     pch_lance__file_writer_free(w->cur);     /* unlinks an unfinished file */
-    if (!w->committed && w->cur_name && data_path(&p, w->path, w->cur_name) >= 0)
+    if (!w->committed && w->cur_name && data_path(&p, data_root(w), w->cur_name) >= 0)
         unlink((const char *)p.data);
     pch_free(w->ctx, w->cur_name);
     for (size_t i = 0; i < w->n_files; i++) {
-        if (!w->committed && data_path(&p, w->path, w->files[i].name) >= 0)
+        if (!w->committed && data_path(&p, data_root(w), w->files[i].name) >= 0)
             unlink((const char *)p.data);
+        if (!w->committed && i < w->uploaded) {   /* uploaded, never referenced: removed */
+            pch_error e;
+            pch_buf_clear(&p);
+            if (pch_buf_printf(&p, "data/%s", w->files[i].name) >= 0) (void)pch_store_delete(w->remote, (const char *)p.data, &e);
+        }
         pch_free(w->ctx, w->files[i].name);
     }
+    if (w->local) {   /* the staging directory of a dataset on object storage goes whole */
+        pch_error e;
+        (void)pch_remove_tree(w->local, &e);
+        pch_free(w->ctx, w->local);
+    }
+    pch_store_close(w->remote);
     pch_buf_dispose(&p);
     pch_free(w->ctx, w->files);
     pch_free(w->ctx, w->slice);

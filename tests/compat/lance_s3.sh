@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Lance datasets on S3 (issue 20 item 4; docs/object-storage.md "Lance datasets on S3"),
+# against the run's radosgw (tests/s3/lib.sh) and official Lance 8.0 (npm @lancedb/lancedb
+# 0.31.0, the oracle of scripts/bootstrap.sh, which takes s3:// URIs with the endpoint and keys
+# as storage options):
+#   - official Lance writes datasets of tests/compat/specs (2.0 and 2.1) straight to S3;
+#     `pchronicle lance dump s3://...` prints the rows its own dump prints;
+#   - `pchronicle lance write s3://...` creates and appends (tests/golden/cli/lance); official
+#     Lance reads both versions from S3 as we do;
+#   - 8 writers create one dataset at once: exactly one wins (the manifest's create-if-absent);
+#   - a dataset that exists is not created again; a missing one is "not a Lance dataset".
+# Fails loudly, never skips.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${PCH_BUILD:-build}
+P=${PCH_CLI:-$PWD/$BUILD/pchronicle}
+ORACLE=${PCH_CACHE:-$PWD/.cache}/lance-oracle/oracle.js
+die() { echo "lance_s3: FAIL: $*" >&2; exit 1; }
+command -v node >/dev/null || die "node is not installed (run scripts/bootstrap.sh)"
+[ -f "$ORACLE" ] || die "the Lance oracle is missing at $ORACLE (run scripts/bootstrap.sh)"
+[ -x "$P" ] || die "$P is not built"
+T=$(mktemp -d "${TMPDIR:-/tmp}/pch-lance-s3.XXXXXX") || die "mktemp"
+. tests/s3/lib.sh
+trap 's3_cleanup; rm -rf "$T"' EXIT
+s3_server
+U=s3://$B/$PRE
+cmp_dumps() {  # NAME WANT GOT
+    local out
+    if out=$(python3 tests/compat/lance_reader_cmp.py "$2" "$3"); then ok; else bad "$1: $out"; fi
+}
+
+# --- official Lance writes to S3, we read
+python3 tests/compat/specs/gen_specs.py "$T" || die "spec generator failed"
+for spec in varied-2.1 varied-2.0; do
+    run "o-write-$spec" 0 node "$ORACLE" write "$U/o-$spec.lance" "$T/$spec.json" || continue
+    run "o-dump-$spec" 0 node "$ORACLE" dump "$U/o-$spec.lance"
+    run "dump-$spec" 0 "$P" lance dump "$U/o-$spec.lance"
+    cmp_dumps "$spec" "$T/o-dump-$spec.out" "$T/dump-$spec.out"
+done
+
+# --- we write to S3 (create, then append), official Lance reads
+G=tests/golden/cli/lance
+"$P" lance write "$U/ours.lance" --schema "$G/schema.json" < "$G/rows.jsonl" > "$T/w1.out" 2>&1 && ok || bad "create: $(cat "$T/w1.out")"
+"$P" lance write "$U/ours.lance" --append < "$G/rows.jsonl" > "$T/w2.out" 2>&1 && ok || bad "append: $(cat "$T/w2.out")"
+run o-ours 0 node "$ORACLE" dump "$U/ours.lance"
+run ours 0 "$P" lance dump "$U/ours.lance"
+cmp_dumps "our dataset, version 2" "$T/o-ours.out" "$T/ours.out"
+run ours-v1 0 "$P" lance dump "$U/ours.lance" --version 1
+rows_of() { head -1 "$1" | python3 -c 'import json,sys; h=json.load(sys.stdin); print(h["version"], h["num_rows"])'; }
+read -r v1 n1 < <(rows_of "$T/ours-v1.out"); read -r v2 n2 < <(rows_of "$T/ours.out")
+[ "$v1" = 1 ] && [ "$v2" = 2 ] && [ "$n2" = $((2 * n1)) ] && [ "$n1" -gt 0 ] && ok || bad "versions: v$v1 $n1 rows, v$v2 $n2 rows"
+"$P" lance write "$U/ours.lance" --schema "$G/schema.json" < "$G/rows.jsonl" > "$T/again.out" 2>&1 && bad "created twice" || ok
+has again "$T/again.out" 'already exists'
+run missing 1 "$P" lance dump "$U/none.lance"
+has missing "$T/missing.err" 'not a Lance dataset'
+
+# --- 8 writers create one dataset at once: one wins
+pids=""
+for w in $(seq 1 8); do
+    ( "$P" lance write "$U/race.lance" --schema "$G/schema.json" < "$G/rows.jsonl" >"$T/r$w.out" 2>&1; echo $? > "$T/r$w.rc" ) &
+    pids="$pids $!"
+done
+wait $pids
+wins=0; for w in $(seq 1 8); do [ "$(cat "$T/r$w.rc")" = 0 ] && wins=$((wins + 1)); done
+[ $wins = 1 ] && ok || bad "create race: $wins winners of 8"
+run race-dump 0 "$P" lance dump "$U/race.lance"
+has race-dump "$T/race-dump.out" '^\{"version":1,'
+
+"$P" objects ls "$U/" 2>/dev/null | while read -r key; do "$P" objects rm "s3://$B/$key" >/dev/null 2>&1; done
+echo "lance_s3: $n checks, $fail failed"
+[ $fail = 0 ]
