@@ -130,7 +130,7 @@ int pch_sigv4_sign(pch_ctx *ctx, const pch_sigv4_input *in, pch_buf *creq_out, p
         if (pch_sigv4_encode(&tmp, p->value ? p->value : "", p->value ? p->value_len : 0, false)) goto oom;
         if (!(q[nq].value = buf_str(ctx, &tmp))) goto oom;
     }
-    qsort(q, nq, sizeof *q, query_cmp);
+    if (nq > 1) qsort(q, nq, sizeof *q, query_cmp);
     if (in->n_headers && !(h = pch_calloc(ctx, in->n_headers, sizeof *h))) goto oom;
     for (; nh < in->n_headers; nh++) {
         const pch_sigv4_pair *p = &in->headers[nh];
@@ -143,7 +143,7 @@ int pch_sigv4_sign(pch_ctx *ctx, const pch_sigv4_input *in, pch_buf *creq_out, p
         if (!(h[nh].value = buf_str(ctx, &tmp))) goto oom;
         h[nh].index = nh;
     }
-    qsort(h, nh, sizeof *h, pair_cmp);
+    if (nh > 1) qsort(h, nh, sizeof *h, pair_cmp);
 
     /* the canonical request */
     if (pch_buf_printf(&creq, "%s\n", in->method)) goto oom;

@@ -137,7 +137,7 @@ size_t pch_io_coalesce(const pch_store_range *ranges, size_t n, uint64_t gap, ui
                        size_t *order, pch_io_span *spans)
 {
     for (size_t i = 0; i < n; i++) order[i] = i;
-    qsort_r(order, n, sizeof *order, by_off, (void *)(uintptr_t)ranges);
+    if (n > 1) qsort_r(order, n, sizeof *order, by_off, (void *)(uintptr_t)ranges);
     size_t ns = 0;
     for (size_t i = 0; i < n; i++) {
         const pch_store_range *r = &ranges[order[i]];

@@ -240,7 +240,7 @@ static int l_list(pch_store *st, const char *prefix, int (*cb)(void *arg, const 
     st->stats.requests++;
     st->stats.lists++;
     if (rc == PCH_OK) rc = walk(st, &dir, dir.len + 1, prefix, &k, err);
-    if (rc == PCH_OK) qsort(k.keys, k.n, sizeof *k.keys, strp_cmp);
+    if (rc == PCH_OK && k.n > 1) qsort(k.keys, k.n, sizeof *k.keys, strp_cmp);
     for (size_t i = 0; rc == PCH_OK && i < k.n; i++) {
         pch_object_info info = { .key = k.keys[i] };
         pch_buf_clear(&dir);
