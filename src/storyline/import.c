@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "io/rfile.h"
 #include "storyline/storyline.h"
+#include "pchronicle/io.h"
 #include "atif/atif.h"
 #include "json/json.h"
 #include "pchronicle/compact_jsonl.h"
@@ -758,14 +760,34 @@ static int write_current(imp *m, const uint64_t ver[PCH_STORYLINE_N_TABLES], con
                    m->opts->assets == PCH_STORYLINE_ASSETS_REFERENCE ? "reference" : "embed",
                    m->self_contained ? "true" : "false", m->threshold);
     if (c.oom || pch_path_join(&p, m->root, "CURRENT") < 0) { rc = oom(m); goto done; }
-    rc = pch_file_publish((const char *)p.data, c.data, c.len, m->err);
+    if (pch_store_is_s3(m->root)) {   /* on object storage: one PUT, as a rename locally */
+        pch_store *st = NULL;
+        if ((rc = pch_store_open(m->ctx, m->root, NULL, &st, m->err)) == PCH_OK)
+            rc = pch_store_put(st, "CURRENT", c.data, c.len, 0, m->err);
+        pch_store_close(st);
+    } else {
+        rc = pch_file_publish((const char *)p.data, c.data, c.len, m->err);
+    }
 done:
     pch_buf_dispose(&c);
     pch_buf_dispose(&p);
     return rc;
 }
 
-static bool is_dir(const char *p) { struct stat st; return stat(p, &st) == 0 && S_ISDIR(st.st_mode); }
+static int any_name(void *arg, const char *name) { (void)name; *(bool *)arg = true; return 1; }
+
+/* Whether the directory p exists (on object storage: whether any key lies below it). */
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    if (pch_rfile_is_remote(p)) {
+        bool any = false;
+        pch_error e;
+        (void)pch_rfile_list(NULL, p, any_name, &any, &e);
+        return any;
+    }
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 int pch_storyline_import(pch_ctx *ctx, const char *from, const char *root,
                          const pch_storyline_import_options *opts, pch_storyline_stats *stats,
@@ -810,8 +832,7 @@ int pch_storyline_import(pch_ctx *ctx, const char *from, const char *root,
     }
     rc = pch_json_parser_new(&m.jp, ctx, NULL, err);
     if (rc < 0) goto done;
-    rc = pch_mkdirs(root, err);
-    if (rc < 0) goto done;
+    if (!pch_rfile_is_remote(root) && (rc = pch_mkdirs(root, err)) < 0) goto done;
     for (int t = 0; t < PCH_STORYLINE_N_TABLES && rc == PCH_OK; t++) {
         pch_lance_schema *s = NULL;
         pch_lance_write_options wo = PCH_LANCE_WRITE_OPTIONS_INIT;

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "io/rfile.h"
 #include "storyline/storyline.h"
+#include "pchronicle/io.h"
 #include "json/json.h"
 
 typedef struct obj_ent {
@@ -30,6 +32,15 @@ bool pch_storyline_is_root(const char *path)
     char buf[4096];
     struct stat st;
     if (!path || snprintf(buf, sizeof buf, "%s/CURRENT", path) >= (int)sizeof buf) return false;
+    if (pch_rfile_is_remote(path)) {   /* a root on object storage: one GET of its CURRENT */
+        pch_buf cur;
+        pch_error e;
+        pch_buf_init(&cur, NULL);
+        bool yes = pch_rfile_read_all(NULL, &cur, buf, (size_t)1 << 20, &e) == PCH_OK &&
+                   strstr((const char *)cur.data, "\"" PCH_SL_FORMAT "\"") != NULL;
+        pch_buf_dispose(&cur);
+        return yes;
+    }
     if (stat(buf, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     FILE *f = fopen(buf, "rb");
     if (!f) return false;
@@ -45,7 +56,7 @@ int pch_sl__read_current(pch_buf *out, const char *root, pch_error *err)
     int rc;
     pch_buf_init(&p, out->ctx);
     rc = pch_path_join(&p, root, "CURRENT");
-    if (rc == PCH_OK) rc = pch_file_read_all(out, (const char *)p.data, (size_t)1 << 20, err);
+    if (rc == PCH_OK) rc = pch_rfile_read_all(out->ctx, out, (const char *)p.data, (size_t)1 << 20, err);
     else rc = pch_error_set(err, rc, "storyline: out of memory");
     pch_buf_dispose(&p);
     return rc;

@@ -8,7 +8,10 @@
 #   - `pchronicle lance write s3://...` creates and appends (tests/golden/cli/lance); official
 #     Lance reads both versions from S3 as we do;
 #   - 8 writers create one dataset at once: exactly one wins (the manifest's create-if-absent);
-#   - a dataset that exists is not created again; a missing one is "not a Lance dataset".
+#   - a dataset that exists is not created again; a missing one is "not a Lance dataset";
+#   - a Storyline root imported to S3 (`pchronicle import --to s3://...`) exports, answers SQL
+#     and prints trajectories as the same import to a local root does, and official Lance
+#     reads its tables from S3 as we do; a second import overwrites it (version 2).
 # Fails loudly, never skips.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -53,6 +56,30 @@ read -r v1 n1 < <(rows_of "$T/ours-v1.out"); read -r v2 n2 < <(rows_of "$T/ours.
 has again "$T/again.out" 'already exists'
 run missing 1 "$P" lance dump "$U/none.lance"
 has missing "$T/missing.err" 'not a Lance dataset'
+
+# --- a Storyline root on S3
+SL=$U/storyline
+run sl-import 0 "$P" import --from tests/data/atif --to "$SL" --input-format atif --output-format storyline --quiet
+run sl-import-local 0 "$P" import --from tests/data/atif --to "$T/sl" --input-format atif --output-format storyline --quiet
+run sl-export 0 "$P" export --from "$SL" --to "$T/sl-exp"
+run sl-export-local 0 "$P" export --from "$T/sl" --to "$T/sl-exp-local"
+diff -r "$T/sl-exp" "$T/sl-exp-local" >/dev/null && ok || bad "storyline export from S3 differs from the local root's"
+q="select source, count(*), sum(length(message)) from steps group by source order by 1"
+run sl-sql 0 "$P" sql "$SL" "$q" --format csv
+run sl-sql-local 0 "$P" sql "$T/sl" "$q" --format csv
+same sl-sql "$T/sl-sql.out" "$T/sl-sql-local.out"
+key=$("$P" sql "$T/sl" "select trajectory_key from runs order by 1 limit 1" --format csv | tail -1)
+run sl-get 0 "$P" get "$SL" "$key" --compact
+run sl-get-local 0 "$P" get "$T/sl" "$key" --compact
+same sl-get "$T/sl-get.out" "$T/sl-get-local.out"
+for t in runs steps tool_calls; do
+    run "o-sl-$t" 0 node "$ORACLE" dump "$SL/$t.lance"
+    run "sl-$t" 0 "$P" lance dump "$SL/$t.lance"
+    cmp_dumps "storyline $t" "$T/o-sl-$t.out" "$T/sl-$t.out"
+done
+run sl-reimport 0 "$P" import --from tests/data/atif --to "$SL" --input-format atif --output-format storyline --quiet
+run sl-inspect 0 "$P" inspect "$SL"
+has sl-inspect "$T/sl-inspect.out" '^table steps +version 2 rows 51'
 
 # --- 8 writers create one dataset at once: one wins
 pids=""
