@@ -269,11 +269,24 @@ int pch_storyline_object(pch_storyline_root *r, const char *object_id, char **ou
     return PCH_OK;
 }
 
+static int add_size(void *arg, const pch_object_info *info)
+{
+    if (strncmp(info->key, "data/", 5) == 0 || strncmp(info->key, "_versions/", 10) == 0) *(uint64_t *)arg += info->size;
+    return 0;
+}
+
 static uint64_t dir_bytes(const char *path)
 {
     /* Bytes of the data files and manifests of one table (all versions on disk). */
     char cmdless[4096];
     uint64_t total = 0;
+    if (pch_store_is_s3(path)) {   /* on object storage: the sizes the listing gives */
+        pch_store *st = NULL;
+        pch_error e;
+        if (pch_store_open(NULL, path, NULL, &st, &e) == PCH_OK) (void)pch_store_list(st, "", add_size, &total, &e);
+        pch_store_close(st);
+        return total;
+    }
     const char *subs[] = { "data", "_versions" };
     for (int i = 0; i < 2; i++) {
         DIR *d;

@@ -79,7 +79,7 @@ for t in runs steps tool_calls; do
 done
 run sl-reimport 0 "$P" import --from tests/data/atif --to "$SL" --input-format atif --output-format storyline --quiet
 run sl-inspect 0 "$P" inspect "$SL"
-has sl-inspect "$T/sl-inspect.out" '^table steps +version 2 rows 51'
+has sl-inspect "$T/sl-inspect.out" '^table steps +version 2 rows 51 files-bytes [1-9]'
 
 # --- 8 writers create one dataset at once: one wins
 pids=""
