@@ -102,6 +102,10 @@ int pch_s3_parse_list(pch_ctx *ctx, const char *xml, size_t len, size_t skip,
 int pch_store_s3_get_range(pch_store *st, const char *key, uint64_t off, uint64_t len, bool suffix, pch_buf *out,
                            uint64_t *first, uint64_t *total, pch_error *err);
 
+/* A local file mapped for reading whole (*map NULL for an empty file); pch_io_unmap undoes it. */
+int pch_io_map_file(const char *path, void **map, size_t *len, pch_error *err);
+void pch_io_unmap(void *map, size_t len);
+
 /* The key prefix joined with key (s3), or the path (local); checks the key. */
 int pch_store_key_check(const char *key, pch_error *err);
 

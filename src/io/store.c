@@ -1,8 +1,13 @@
 /* The object-store interface (include/pchronicle/io.h): opening a root, checking keys,
 ** coalescing ranged reads, the commit probe of RFC-0006 §10.2, and the small XML scanner the
 ** S3 backend reads its answers with. The backends are store_local.c and store_s3.c. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/io_int.h"
 
@@ -121,6 +126,32 @@ int pch_store_list(pch_store *st, const char *prefix, int (*cb)(void *arg, const
                    void *arg, pch_error *err)
 {
     return st->ops->list(st, prefix ? prefix : "", cb, arg, err);
+}
+
+int pch_io_map_file(const char *path, void **map, size_t *len, pch_error *err)
+{
+    *map = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return pch_error_set(err, PCH_EINVAL, "%s is not a regular file", path);
+    }
+    size_t n = (size_t)sb.st_size;
+    void *m = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    int e = errno;
+    close(fd);
+    if (n && m == MAP_FAILED) return pch_error_set_sys(err, PCH_EIO, e, "mmap %s", path);
+    *map = m;
+    *len = n;
+    return PCH_OK;
+}
+
+void pch_io_unmap(void *map, size_t len)
+{
+    if (map && len) munmap(map, len);
 }
 
 /* ---- coalescing ---- */

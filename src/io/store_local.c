@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,19 +143,11 @@ static int l_put(pch_store *st, const char *key, const void *data, size_t len, u
 
 static int l_put_file(pch_store *st, const char *key, const char *path, unsigned flags, pch_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return pch_error_set(err, PCH_EINVAL, "%s is not a regular file", path);
-    }
-    size_t n = (size_t)sb.st_size;
-    void *map = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (n && map == MAP_FAILED) return pch_error_set_sys(err, PCH_EIO, errno, "mmap %s", path);
+    void *map;
+    size_t n;
+    PCH_TRY(pch_io_map_file(path, &map, &n, err));
     int rc = l_put(st, key, n ? map : "", n, flags, err);
-    if (n) munmap(map, n);
+    pch_io_unmap(map, n);
     return rc;
 }
 

@@ -8,13 +8,9 @@
 ** was lost sees 412 on the next try: it then reads the object back and counts as won only if
 ** the bytes are its own. */
 #include <curl/curl.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -638,26 +634,19 @@ done:
 
 static int s_put_file(pch_store *st, const char *key, const char *path, unsigned flags, pch_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pch_error_set_sys(err, PCH_EIO, errno, "open %s", path);
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return pch_error_set(err, PCH_EINVAL, "%s is not a regular file", path);
-    }
-    uint64_t size = (uint64_t)sb.st_size;
-    if (size > st->opt.multipart_threshold && (flags & PCH_PUT_IF_ABSENT)) {
-        close(fd);
-        return pch_error_set(err, PCH_EUNSUPPORTED, "%s: a create-if-absent upload above the multipart "
-                             "threshold (%llu bytes) is not atomic on every S3 server", key,
-                             (unsigned long long)st->opt.multipart_threshold);
-    }
-    void *map = size ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-    close(fd);
-    if (size && map == MAP_FAILED) return pch_error_set_sys(err, PCH_EIO, errno, "mmap %s", path);
-    int rc = size > st->opt.multipart_threshold ? multipart(st, key, map, size, err)
-                                                : s_put(st, key, size ? map : "", (size_t)size, flags, err);
-    if (size) munmap(map, (size_t)size);
+    void *map;
+    size_t size;
+    PCH_TRY(pch_io_map_file(path, &map, &size, err));
+    int rc;
+    if (size > st->opt.multipart_threshold && (flags & PCH_PUT_IF_ABSENT))
+        rc = pch_error_set(err, PCH_EUNSUPPORTED, "%s: a create-if-absent upload above the multipart "
+                           "threshold (%llu bytes) is not atomic on every S3 server", key,
+                           (unsigned long long)st->opt.multipart_threshold);
+    else if (size > st->opt.multipart_threshold)
+        rc = multipart(st, key, map, size, err);
+    else
+        rc = s_put(st, key, size ? map : "", size, flags, err);
+    pch_io_unmap(map, size);
     return rc;
 }
 
