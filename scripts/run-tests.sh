@@ -24,6 +24,7 @@ run() {  # run NAME CMD...
 # one of its own and fails loudly too: they never skip.
 rgw_dir=$(mktemp -d "${TMPDIR:-/tmp}/pch-rgw.XXXXXX")
 trap 'tests/s3/rgw.sh stop "$rgw_dir" >/dev/null 2>&1' EXIT
+trap 'exit 143' INT TERM    # so that the EXIT trap stops the server when the run is killed
 mkdir -p "$BUILD/test-logs"
 t0=$SECONDS
 if tests/s3/rgw.sh start "$rgw_dir" >"$BUILD/test-logs/rgw.log" 2>&1; then
