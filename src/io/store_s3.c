@@ -3,7 +3,7 @@
 ** Requests run in batches on one curl multi handle, at most max_in_flight at once, each on
 ** an easy handle of a pool that keeps its connection alive between requests. A request that
 ** fails with a 5xx, a 429, a timeout, a reset or a short body is sent again after a delay of
-** backoff_ms * 2^attempt, with full jitter, up to max_attempts; no other 4xx is retried
+** a random delay in [d/2, d], d = backoff_ms * 2^(round-1), up to max_attempts; no other 4xx is retried
 ** (docs/object-storage.md "Retries"). A create-if-absent PUT that wins on a try whose answer
 ** was lost sees 412 on the next try: it then reads the object back and counts as won only if
 ** the bytes are its own. */
@@ -360,7 +360,7 @@ static int run_batch(pch_store *st, s3_req **reqs, size_t n, pch_error *err)
     for (size_t i = 0; i < n; i++) { pending[i] = i; reqs[i]->rc = 1; reqs[i]->attempt = 0; reqs[i]->idx = i; }
     unsigned round = 0;
     while (np) {
-        if (round) {   /* backoff with full jitter before a round of retries */
+        if (round) {   /* backoff with jitter (half fixed, half random) before a round of retries */
             uint64_t cap = (uint64_t)st->opt.backoff_ms << (round - 1 < 10 ? round - 1 : 10);
             uint32_t rnd = 0;
             pch_random_bytes(&rnd, sizeof rnd, NULL);
