@@ -2,9 +2,9 @@
 **
 ** Requests run in batches on one curl multi handle, at most max_in_flight at once, each on
 ** an easy handle of a pool that keeps its connection alive between requests. A request that
-** fails with a 5xx, a 429, a timeout, a reset or a short body is sent again after a delay of
-** a random delay in [d/2, d], d = backoff_ms * 2^(round-1), up to max_attempts; no other 4xx is retried
-** (docs/object-storage.md "Retries"). A create-if-absent PUT that wins on a try whose answer
+** fails with a 5xx, a 429, a timeout, a reset or a short body is sent again after a random
+** delay in [d/2, d], d = backoff_ms * 2^(round-1), up to max_attempts; no other 4xx is
+** retried (docs/object-storage.md "S3"). A create-if-absent PUT that wins on a try whose answer
 ** was lost sees 412 on the next try: it then reads the object back and counts as won only if
 ** the bytes are its own. */
 #include <curl/curl.h>
