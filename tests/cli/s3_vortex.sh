@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (PCH_VALGRIND_LONG: the valgrind pass of scripts/run-tests.sh starts this suite first.)
 # A Vortex projection root on S3 (issue 20 items 2, 3; docs/object-storage.md "Vortex roots on
 # S3"), against the run's radosgw (tests/s3/lib.sh):
 #   - `build --to s3://...` of tests/data/atif: export, every get, the relations through sql,
@@ -27,25 +28,28 @@ R=s3://$B/$PRE/root
 L=$T/local
 IN=tests/data/atif
 stat_of() { grep -o "$2=[0-9]*" "$T/$1.err" | tail -1 | cut -d= -f2; }
+# the local root is the reference: under valgrind it is built and read unwrapped (the local
+# paths run under valgrind in the vortex_* suites)
+VXL=$VX; [ "$VG" = 1 ] && VXL=$PWD/$BUILD/pchronicle-vortex
 seq_of() { "$P" objects cat "$1/CURRENT" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("sequence"))'; }
 
 # --- build on S3 and locally; every read gives the same
 run build 0 "$VX" build --from "$IN" --to "$R" --quiet
-run build-local 0 "$VX" build --from "$IN" --to "$L" --quiet
+run build-local 0 "$VXL" build --from "$IN" --to "$L" --quiet
 [ "$(seq_of "$R")" = 1 ] && ok || bad "first build: sequence $(seq_of "$R"), expected 1"
 run verify 0 "$VX" verify "$R"
 has verify "$T/verify.err" 'healthy'
 run export 0 "$VX" export --from "$R" --output-format atif --to "$T/exp-s3"
-run export-local 0 "$VX" export --from "$L" --output-format atif --to "$T/exp-local"
+run export-local 0 "$VXL" export --from "$L" --output-format atif --to "$T/exp-local"
 diff -r "$T/exp-s3" "$T/exp-local" >/dev/null && ok || bad "export from S3 differs from the local root's"
-"$VX" sql "$L" "select trajectory_key from runs order by trajectory_key" --format csv | tail -n +2 > "$T/keys"
+"$VXL" sql "$L" "select trajectory_key from runs order by trajectory_key" --format csv | tail -n +2 > "$T/keys"
 [ "$(wc -l < "$T/keys")" -ge 10 ] && ok || bad "keys: $(wc -l < "$T/keys")"
 maxgets=0; k=0
 [ "$VG" = 1 ] && { head -3 "$T/keys" > "$T/keys3"; mv "$T/keys3" "$T/keys"; }   # valgrind: 3 keys
 while read -r key; do
     k=$((k + 1))
     run "get$k" 0 "$VX" get "$R" --trajectory-key "$key" --compact --stats
-    "$VX" get "$L" --trajectory-key "$key" --compact > "$T/getl$k.out" 2>/dev/null
+    "$VXL" get "$L" --trajectory-key "$key" --compact > "$T/getl$k.out" 2>/dev/null
     same "get $key" "$T/get$k.out" "$T/getl$k.out"
     g=$(stat_of "get$k" gets); [ "${g:-99}" -gt "$maxgets" ] && maxgets=${g:-99}
 done < "$T/keys"
@@ -56,12 +60,12 @@ for q in "select source, count(*) from steps group by source order by 1" \
          "select count(*), sum(length(message)) from steps"; do
     k=$((k + 1))
     run "sql$k" 0 "$VX" sql "$R" "$q" --format csv
-    "$VX" sql "$L" "$q" --format csv > "$T/sqll$k.out" 2>/dev/null
+    "$VXL" sql "$L" "$q" --format csv > "$T/sqll$k.out" 2>/dev/null
     same "sql: $q" "$T/sql$k.out" "$T/sqll$k.out"
 done
 for v in rl sft; do
     run "$v" 0 "$VX" $v "$R" --format count
-    "$VX" $v "$L" --format count > "$T/$v-local.out" 2>/dev/null
+    "$VXL" $v "$L" --format count > "$T/$v-local.out" 2>/dev/null
     same "$v" "$T/$v.out" "$T/$v-local.out"
 done
 run inspect 0 "$VX" inspect "$R"

@@ -92,12 +92,15 @@ PY
 
 build_pair() {  # build_pair NAME INPUT ASSETS [BUILD OPTIONS]
     local name=$1 input=$2 assets=$3; shift 3
-    "$CLI" import --input-format atif --output-format storyline --from "$input" --to "$tmp/$name.sl" \
+    "$REF_CLI" import --input-format atif --output-format storyline --from "$input" --to "$tmp/$name.sl" \
         --assets "$assets" --source-id src >/dev/null 2>"$tmp/$name.err" || { echo "FAIL storyline import $name"; cat "$tmp/$name.err"; exit 1; }
     "$VX" build --from "$input" --to "$tmp/$name.vx" --assets "$assets" --source-id src --quiet "$@" 2>>"$tmp/$name.err" \
         || { echo "FAIL vortex build $name"; cat "$tmp/$name.err"; exit 1; }
 }
 VG=${PCH_VALGRIND:-0}
+# The Storyline side is the reference: under valgrind it is imported and queried unwrapped (the
+# Storyline import and SQL run under valgrind in storyline.sh and sql_lance.sh).
+REF_CLI=$CLI; [ "$VG" = 1 ] && REF_CLI=$PWD/${PCH_BUILD:-build}/pchronicle
 pairs="corpus gen"
 [ "$VG" = 1 ] && pairs=gen
 [ "$VG" = 1 ] || build_pair corpus "$CORPUS" reference
@@ -109,7 +112,7 @@ build_pair win "$W" reference --cluster-bytes 8K
 
 same() {  # same PAIR SQL: both projections, and both execution paths, answer byte-identically (JSON lines)
     local a b c
-    a=$("$CLI" sql "$tmp/$1.sl" "$2" --format jsonl 2>&1) || { echo "FAIL storyline sql ($1): $2"; echo "$a" | head -5; fail=1; return; }
+    a=$("$REF_CLI" sql "$tmp/$1.sl" "$2" --format jsonl 2>&1) || { echo "FAIL storyline sql ($1): $2"; echo "$a" | head -5; fail=1; return; }
     b=$("$VX" sql "$tmp/$1.vx" "$2" --format jsonl 2>&1) || { echo "FAIL vortex sql ($1): $2"; echo "$b" | head -5; fail=1; return; }
     # both execution paths (docs/sql.md "Execution paths"): the row-at-a-time one too
     c=$("$VX" sql "$tmp/$1.vx" "$2" --format jsonl --engine sqlite 2>&1) || { echo "FAIL vortex sql --engine sqlite ($1): $2"; echo "$c" | head -5; fail=1; return; }
