@@ -174,6 +174,16 @@ static span *span_slot(pch_rfile *f)
     return best;
 }
 
+/* The kept span that holds all of [off, off+len), or NULL. */
+static span *span_holding(pch_rfile *f, uint64_t off, uint64_t len)
+{
+    for (size_t i = 0; i < N_SPANS; i++) {
+        span *s = &f->spans[i];
+        if (s->data.len && off >= s->off && off + len <= s->off + s->data.len) return s;
+    }
+    return NULL;
+}
+
 /* Fetch [off, off+len) (suffix: the last len bytes) into a span. */
 static int fetch(pch_rfile *f, uint64_t off, uint64_t len, bool suffix, pch_error *err)
 {
@@ -227,32 +237,24 @@ int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error
     if (off > f->size || len > f->size - off)
         return pch_error_set(err, PCH_ECORRUPT, "%s: read of %zu bytes at %llu is past its end (%llu bytes)", f->key, len,
                              (unsigned long long)off, (unsigned long long)f->size);
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < N_SPANS; i++) {
-            span *s = &f->spans[i];
-            if (s->data.len && off >= s->off && off + len <= s->off + s->data.len) {
-                memcpy(d, s->data.data + (off - s->off), len);
-                s->used = ++f->clock;
-                return PCH_OK;
-            }
-        }
-        if (pass) break;
+    span *s = span_holding(f, off, len);
+    if (!s) {
         uint64_t want = len > PCH_RFILE_SPAN ? len : PCH_RFILE_SPAN;
         if (want > f->size - off) want = f->size - off;
         PCH_TRY(fetch(f, off, want, false, err));
+        if (!(s = span_holding(f, off, len)))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: the server answered another range than asked", f->key);
     }
-    return pch_error_set(err, PCH_ECORRUPT, "%s: the server answered another range than asked", f->key);
+    memcpy(d, s->data.data + (off - s->off), len);
+    s->used = ++f->clock;
+    return PCH_OK;
 }
 
 int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
 {
     if (f->fd >= 0 || len == 0) return PCH_OK;
     if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_PROBE, true, err));
-    if (off > f->size || len > f->size - off) return PCH_OK;
-    for (size_t i = 0; i < N_SPANS; i++) {
-        const span *s = &f->spans[i];
-        if (s->data.len && off >= s->off && off + len <= s->off + s->data.len) return PCH_OK;
-    }
+    if (off > f->size || len > f->size - off || span_holding(f, off, len)) return PCH_OK;
     return fetch(f, off, len, false, err);
 }
 
