@@ -56,7 +56,6 @@ static bool triggers(const pch_json_value *m, const pch_vxp_compact_options *o, 
 int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *o, bool *due, char *why, size_t cap,
                         pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "compaction", err));
     static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
     pj_current cur;
     pch_json_parser *mp = NULL;
@@ -67,7 +66,7 @@ int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_op
     *due = false;
     if (cap) *why = 0;
     pch_buf_init(&text, ctx);
-    if ((rc = pj_current_read(ctx, root, &cur, NULL, err)) == PCH_OK && (rc = pj_manifest_load(ctx, root, &cur, &mp, &text, &m, err)) == PCH_OK) {
+    if ((rc = pj_head_read(ctx, root, &cur, NULL, err)) == PCH_OK && (rc = pj_manifest_load(ctx, root, &cur, &mp, &text, &m, err)) == PCH_OK) {
         char w[256];
         *due = triggers(m, o, w, sizeof w);
         if (cap) snprintf(why, cap, "%s", w);
@@ -80,7 +79,6 @@ int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_op
 int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, pch_vxp_compact_stats *st,
                     pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "compaction", err));
     static const pch_vxp_compact_options defaults = PCH_VXP_COMPACT_OPTIONS_INIT;
     pch_vxp_build_options bo;
     pch_vxp_snapshot *ps = NULL;
@@ -104,7 +102,7 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
     memset(st, 0, sizeof *st);
     memset(&d, 0, sizeof d);
 #define CK(e) do { if ((rc = (e)) < 0) goto done; } while (0)
-    CK(pj_current_read(ctx, root, &cur, NULL, err));
+    CK(pj_head_read(ctx, root, &cur, NULL, err));
     CK(pj_snapshot_open_cur(&ps, ctx, root, &cur, err));
     m = pj_snapshot_manifest(ps);
     if (opts->if_needed && !triggers(m, opts, st->why, sizeof st->why)) {

@@ -342,6 +342,9 @@ int pj_remote_open(pch_ctx *ctx, const char *uri, pj_remote **out, pj_current *c
 int pj_remote_put(pj_remote *r, const char *local_path, const char *rel, pch_error *err);
 int pj_remote_commit(pj_remote *r, const char *snapshot_id, const char *digest, pch_error *err);
 void pj_remote_free(pj_remote *r);
+/* The snapshot a writer builds on: pj_current_read for a local root; for one on object
+** storage, CURRENT and then every commit past it (a CURRENT that lags is not the head). */
+int pj_head_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err);
 /* PCH_EUNSUPPORTED for an object-storage root: what does not run there yet says so. */
 int pj_local_only(const char *root, const char *what, pch_error *err);
 /* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */

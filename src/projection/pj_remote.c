@@ -48,13 +48,57 @@ static void commit_key(char out[64], uint64_t seq)
     snprintf(out, 64, "commits/%020llu.json", (unsigned long long)seq);
 }
 
+/* The newest commit of the root at uri: CURRENT, then commits/<n+1>, <n+2>, ... until one is
+** missing (*seq: its sequence, 0 when the root has no snapshot; *had: whether it has one). */
+static int latest(pch_ctx *ctx, pch_store *st, const char *uri, pj_current *cur, pch_buf *cur_raw, uint64_t *seq,
+                  bool *had, pch_error *err)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    int rc = pch_store_get(st, "CURRENT", 64 * 1024, &data, &len, NULL, err);
+    *had = false;
+    *seq = 0;
+    if (rc == PCH_ENOTFOUND) {
+        rc = PCH_OK;
+    } else if (rc == PCH_OK) {
+        pch_buf_clear(cur_raw);
+        if (pch_buf_append(cur_raw, data, len)) { rc = nomem(err); goto done; }
+        if ((rc = pj_current_parse(ctx, (const char *)data, len, cur, err)) < 0) { pch_error_prefix(err, "%s/CURRENT", uri); goto done; }
+        if ((rc = record_seq(ctx, cur_raw, seq, err)) < 0) goto done;
+        *had = true;
+    } else {
+        goto done;
+    }
+    /* follow the commits past what CURRENT says */
+    for (;;) {
+        char key[64];
+        uint64_t s;
+        commit_key(key, *seq + 1);
+        pch_free(ctx, data);
+        data = NULL;
+        rc = pch_store_get(st, key, 64 * 1024, &data, &len, NULL, err);
+        if (rc == PCH_ENOTFOUND) { rc = PCH_OK; break; }
+        if (rc < 0) goto done;
+        pch_buf_clear(cur_raw);
+        if (pch_buf_append(cur_raw, data, len)) { rc = nomem(err); goto done; }
+        if ((rc = pj_current_parse(ctx, (const char *)data, len, cur, err)) < 0 || (rc = record_seq(ctx, cur_raw, &s, err)) < 0) {
+            pch_error_prefix(err, "%s/%s", uri, key);
+            goto done;
+        }
+        if (s != *seq + 1) { rc = pch_error_set(err, PCH_ECORRUPT, "%s/%s records sequence %llu", uri, key, (unsigned long long)s); goto done; }
+        *seq = s;
+        *had = true;
+    }
+done:
+    pch_free(ctx, data);
+    return rc;
+}
+
 int pj_remote_open(pch_ctx *ctx, const char *uri, pj_remote **out, pj_current *cur, pch_buf *cur_raw,
                    bool *had_current, pch_error *err)
 {
     pj_remote *r = pch_calloc(ctx, 1, sizeof *r);
     int rc;
-    uint8_t *data = NULL;
-    size_t len = 0;
     *out = NULL;
     *had_current = false;
     if (!r) return nomem(err);
@@ -62,45 +106,29 @@ int pj_remote_open(pch_ctx *ctx, const char *uri, pj_remote **out, pj_current *c
     if (!(r->uri = pch_strndup(ctx, uri, strlen(uri)))) { rc = nomem(err); goto fail; }
     if ((rc = pch_store_open(ctx, uri, NULL, &r->st, err)) < 0) goto fail;
     if ((rc = pch_store_check_commit(r->st, err)) < 0) goto fail;
-    rc = pch_store_get(r->st, "CURRENT", 64 * 1024, &data, &len, NULL, err);
-    if (rc == PCH_ENOTFOUND) {
-        rc = PCH_OK;
-        r->seq = 0;
-    } else if (rc == PCH_OK) {
-        pch_buf_clear(cur_raw);
-        if (pch_buf_append(cur_raw, data, len)) { rc = nomem(err); goto fail; }
-        if ((rc = pj_current_parse(ctx, (const char *)data, len, cur, err)) < 0) { pch_error_prefix(err, "%s/CURRENT", uri); goto fail; }
-        if ((rc = record_seq(ctx, cur_raw, &r->seq, err)) < 0) goto fail;
-        *had_current = true;
-    } else {
-        goto fail;
-    }
-    /* follow the commits past what CURRENT says */
-    for (;;) {
-        char key[64];
-        commit_key(key, r->seq + 1);
-        pch_free(ctx, data);
-        data = NULL;
-        rc = pch_store_get(r->st, key, 64 * 1024, &data, &len, NULL, err);
-        if (rc == PCH_ENOTFOUND) { rc = PCH_OK; break; }
-        if (rc < 0) goto fail;
-        pch_buf_clear(cur_raw);
-        if (pch_buf_append(cur_raw, data, len)) { rc = nomem(err); goto fail; }
-        uint64_t s;
-        if ((rc = pj_current_parse(ctx, (const char *)data, len, cur, err)) < 0 || (rc = record_seq(ctx, cur_raw, &s, err)) < 0) {
-            pch_error_prefix(err, "%s/%s", uri, key);
-            goto fail;
-        }
-        if (s != r->seq + 1) { rc = pch_error_set(err, PCH_ECORRUPT, "%s/%s records sequence %llu", uri, key, (unsigned long long)s); goto fail; }
-        r->seq = s;
-        *had_current = true;
-    }
-    pch_free(ctx, data);
+    if ((rc = latest(ctx, r->st, uri, cur, cur_raw, &r->seq, had_current, err)) < 0) goto fail;
     *out = r;
     return PCH_OK;
 fail:
-    pch_free(ctx, data);
     pj_remote_free(r);
+    return rc;
+}
+
+int pj_head_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err)
+{
+    pch_store *st = NULL;
+    pch_buf own;
+    uint64_t seq;
+    bool had;
+    int rc;
+    if (!pch_rfile_is_remote(root)) return pj_current_read(ctx, root, cur, raw, err);
+    memset(cur, 0, sizeof *cur);
+    pch_buf_init(&own, ctx);
+    if ((rc = pch_store_open(ctx, root, NULL, &st, err)) == PCH_OK &&
+        (rc = latest(ctx, st, root, cur, raw ? raw : &own, &seq, &had, err)) == PCH_OK && !had)
+        rc = pch_error_set(err, PCH_ENOTFOUND, "no CURRENT and no commit (not a pchronicle-vortex dataset root, or never published)");
+    pch_store_close(st);
+    pch_buf_dispose(&own);
     return rc;
 }
 
@@ -137,7 +165,7 @@ int pj_remote_commit(pj_remote *r, const char *snapshot_id, const char *digest, 
 int pj_local_only(const char *root, const char *what, pch_error *err)
 {
     if (!pch_rfile_is_remote(root)) return PCH_OK;
-    return pch_error_set(err, PCH_EUNSUPPORTED, "%s of a root on object storage (%s) is not supported yet: build, "
+    return pch_error_set(err, PCH_EUNSUPPORTED, "%s of a root on object storage (%s) is not supported yet: build, sync, compact, "
                          "get, export, sql, rl, sft, verify and inspect are (docs/object-storage.md)", what, root);
 }
 

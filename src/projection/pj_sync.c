@@ -354,7 +354,6 @@ static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o
 int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vxp_sync_options *opts,
                  pch_atif_finding_cb findings, void *payload, pch_vxp_sync_stats *st, pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "sync", err));
     static const pch_vxp_sync_options defaults = PCH_VXP_SYNC_OPTIONS_INIT;
     pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_vxp_build_options bo;
@@ -380,7 +379,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     pch_buf_init(&cur_raw, ctx);
 #define CK(e) do { if ((rc = (e)) < 0) goto done; } while (0)
     /* the parent: CURRENT now, held by a lease until the sync ends */
-    rc = pj_current_read(ctx, root, &cur, &cur_raw, err);
+    rc = pj_head_read(ctx, root, &cur, &cur_raw, err);
     if (rc == PCH_ENOTFOUND) { rc = pch_error_set(err, PCH_ENOTFOUND, "%s has no snapshot to sync: build it first", root); goto done; }
     CK(rc);
     CK(pj_snapshot_open_cur(&ps, ctx, root, &cur, err));

@@ -12,7 +12,10 @@
 #     exactly one wins, 15 fail with "stale commit", the root verifies;
 #   - a server that lets a second create-if-absent through is refused for writing, nothing
 #     uploaded; wrong credentials give one 403 line; a 503 during the upload is retried;
-#   - sync, compact, vacuum and snapshots say they are not supported there yet.
+#   - sync (nothing changed, an edit and a removal, after a lagging CURRENT) and compaction
+#     commit the next sequence and give what they give on a local root; two syncs from one
+#     parent: one commits, the other fails with "stale commit";
+#   - vacuum and snapshots say they are not supported there yet.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${PCH_BUILD:-build}
@@ -83,6 +86,44 @@ run build3 0 "$VX" build --from "$IN" --to "$R" --quiet
 "$P" objects ls "$R/commits/" > "$T/commits"
 [ "$(wc -l < "$T/commits")" = 3 ] && ok || bad "commits: $(cat "$T/commits")"
 
+# --- sync and compaction on S3 give the snapshots they give on a local root
+R5=s3://$B/$PRE/sync
+LS=$T/local-sync
+IN2=$T/in2
+cp -r "$IN" "$IN2"
+edit() { python3 -c 'import json,sys; p=sys.argv[1]; d=json.load(open(p)); d.setdefault("extra",{})["edit"]=sys.argv[2]; json.dump(d,open(p,"w"))' "$@"; }
+run sync-build 0 "$VX" build --from "$IN2" --to "$R5" --quiet
+run sync-build-local 0 "$VXL" build --from "$IN2" --to "$LS" --quiet
+run sync-none 0 "$VX" sync --from "$IN2" --to "$R5"
+has sync-none "$T/sync-none.err" 'nothing changed'
+[ "$(seq_of "$R5")" = 1 ] && ok || bad "a sync with nothing changed committed: sequence $(seq_of "$R5")"
+edit "$IN2/exmp02_atif.json" one
+rm "$IN2/tool-calls.input.json"
+run sync1 0 "$VX" sync --from "$IN2" --to "$R5"
+has sync1 "$T/sync1.err" '1 changed, 1 removed'
+"$VXL" sync --from "$IN2" --to "$LS" --quiet
+[ "$(seq_of "$R5")" = 2 ] && ok || bad "sync: sequence $(seq_of "$R5"), expected 2"
+# a CURRENT that lags: the sync builds on the newest commit, not on CURRENT
+printf '%s' "$("$P" objects cat "$R5/commits/00000000000000000001.json")" > "$T/old-current5"
+run lag5 0 "$P" objects put "$T/old-current5" "$R5/CURRENT"
+edit "$IN2/harbor_multiagent_v1_7.json" two
+run sync2 0 "$VX" sync --from "$IN2" --to "$R5"
+has sync2 "$T/sync2.err" '1 changed, 0 removed'
+"$VXL" sync --from "$IN2" --to "$LS" --quiet
+[ "$(seq_of "$R5")" = 3 ] && ok || bad "sync after a lagging CURRENT: sequence $(seq_of "$R5"), expected 3"
+run compact5 0 "$VX" compact "$R5"
+"$VXL" compact "$LS" >/dev/null 2>&1
+[ "$(seq_of "$R5")" = 4 ] && ok || bad "compact: sequence $(seq_of "$R5"), expected 4"
+run sync-verify 0 "$VX" verify "$R5"
+run sync-export 0 "$VX" export --from "$R5" --output-format atif --to "$T/exp-sync"
+run sync-export-local 0 "$VXL" export --from "$LS" --output-format atif --to "$T/exp-sync-local"
+diff -r "$T/exp-sync" "$T/exp-sync-local" >/dev/null && ok || bad "export after sync and compaction on S3 differs from the local root's"
+for q in "select trajectory_key, n_steps, extra from runs order by 1" "select source, count(*) from steps group by 1 order by 1"; do
+    k=$((k + 1))
+    run "sql$k" 0 "$VX" sql "$R5" "$q" --format csv
+    "$VXL" sql "$LS" "$q" --format csv > "$T/sqll$k.out" 2>/dev/null
+    same "after sync, sql: $q" "$T/sql$k.out" "$T/sqll$k.out"
+done
 # --- 16 writers race on one root: all reach the commit before any is let through
 s3_proxy 16
 R2=s3://$B/$PRE/race
@@ -101,6 +142,18 @@ done
 if [ $wins = 1 ] && [ $stale = $((writers - 1)) ]; then ok; else bad "race: $wins winners, $stale stale commits of $writers"; head -3 "$T/w1.out"; fi
 [ "$(seq_of "$R2")" = 1 ] && ok || bad "race: sequence $(seq_of "$R2")"
 run race-verify 0 "$VX" verify "$R2"
+# two syncs from one parent: one commits, the other is stale and publishes nothing
+edit "$IN2/exmp02_atif.json" three
+echo 2 > "$T/hold"
+for w in 1 2; do
+    ( AWS_ENDPOINT_URL=$PX "$VX" sync --from "$IN2" --to "$R5" --quiet >"$T/s$w.out" 2>&1; echo $? > "$T/s$w.rc" ) &
+    pids="$pids $!"
+done
+wait $pids
+rcs="$(cat "$T/s1.rc") $(cat "$T/s2.rc")"
+{ [ "$rcs" = "0 1" ] || [ "$rcs" = "1 0" ]; } && cat "$T/s1.out" "$T/s2.out" | grep -q "stale commit" && ok || bad "two syncs: exit $rcs; $(cat "$T/s1.out" "$T/s2.out" | head -2)"
+[ "$(seq_of "$R5")" = 5 ] && ok || bad "two syncs: sequence $(seq_of "$R5"), expected 5"
+run sync-race-verify 0 "$VX" verify "$R5"
 rm -f "$T/hold"
 
 # --- a server that ignores If-None-Match is refused for writing; faults; credentials
@@ -132,11 +185,9 @@ run missing 1 "$VX" get "s3://$B/$PRE/nothing" x
 has missing "$T/missing.err" 'no CURRENT'
 
 # --- not there yet: each says so
-run sync 1 "$VX" sync --from "$IN" --to "$R" --quiet
-run compact 1 "$VX" compact "$R"
 run vacuum 1 "$VX" vacuum "$R"
 run snapshots 1 "$VX" snapshots "$R"
-for v in sync compact vacuum snapshots; do has "$v" "$T/$v.err" 'not supported yet'; done
+for v in vacuum snapshots; do has "$v" "$T/$v.err" 'not supported yet'; done
 
 "$P" objects ls "s3://$B/$PRE/" 2>/dev/null | while read -r key; do "$P" objects rm "s3://$B/$key" >/dev/null 2>&1; done
 echo "s3_vortex: $n checks, $fail failed"
