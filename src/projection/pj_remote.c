@@ -165,8 +165,8 @@ int pj_remote_commit(pj_remote *r, const char *snapshot_id, const char *digest, 
 int pj_local_only(const char *root, const char *what, pch_error *err)
 {
     if (!pch_rfile_is_remote(root)) return PCH_OK;
-    return pch_error_set(err, PCH_EUNSUPPORTED, "%s of a root on object storage (%s) is not supported yet: build, sync, compact, "
-                         "get, export, sql, rl, sft, verify and inspect are (docs/object-storage.md)", what, root);
+    return pch_error_set(err, PCH_EUNSUPPORTED, "%s of a root on object storage (%s) is not supported yet: every other verb "
+                         "runs there (docs/object-storage.md)", what, root);
 }
 
 void pj_remote_free(pj_remote *r)

@@ -65,63 +65,75 @@ static void describe(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info *in)
     pch_buf_dispose(&text);
 }
 
+/* The manifest ids of root/manifests/ (a local directory or an S3 prefix). */
+typedef struct idlist { pch_ctx *ctx; char (*v)[64]; size_t n, cap; } idlist;
+
+static int on_manifest(void *arg, const char *name)
+{
+    idlist *l = arg;
+    size_t len = strlen(name);
+    if (len <= 5 || len - 5 >= sizeof l->v[0] || strcmp(name + len - 5, ".json") != 0) return 0;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        char (*nv)[64] = pch_realloc(l->ctx, l->v, nc * sizeof *nv);
+        if (!nv) return PCH_ENOMEM;
+        l->v = nv;
+        l->cap = nc;
+    }
+    memcpy(l->v[l->n], name, len - 5);
+    l->v[l->n][len - 5] = 0;
+    if (pj_snapshot_id_ok(l->v[l->n])) l->n++;            /* else not a manifest's name */
+    return 0;
+}
+
 int pch_vxp_snapshots(pch_ctx *ctx, const char *root, pch_vxp_snapshot_info **out, size_t *n_out, pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "listing the snapshots", err));
     pch_vxp_snapshot_info *v = NULL;
     pj_pin *pins = NULL;
-    size_t n = 0, cap = 0, n_pins = 0;
+    size_t n_pins = 0;
+    idlist ids = { ctx, NULL, 0, 0 };
     pj_current cur;
     pch_error e;
     bool have_cur;
     pch_buf p;
-    DIR *d;
-    struct dirent *de;
     int rc = PCH_OK;
     *out = NULL;
     *n_out = 0;
     pch_buf_init(&p, ctx);
     pch_buf_printf(&p, "%s/manifests", root);
     if (p.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    d = opendir((const char *)p.data);
-    if (!d) {
-        rc = errno == ENOENT ? pch_error_set(err, PCH_ENOTFOUND, "%s: no manifests/ (not a pchronicle-vortex dataset root)", root)
-                             : pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
-        pch_buf_dispose(&p);
-        return rc;
+    if (!pch_rfile_is_remote(root)) {
+        DIR *d = opendir((const char *)p.data);
+        if (!d) {
+            rc = errno == ENOENT ? pch_error_set(err, PCH_ENOTFOUND, "%s: no manifests/ (not a pchronicle-vortex dataset root)", root)
+                                 : pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
+            pch_buf_dispose(&p);
+            return rc;
+        }
+        closedir(d);
     }
+    rc = pch_rfile_list(ctx, (const char *)p.data, on_manifest, &ids, err);
     pch_buf_dispose(&p);
+    if (rc == PCH_ENOMEM) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    if (rc == PCH_OK && !ids.n && pch_rfile_is_remote(root))   /* a prefix exists only through its objects */
+        rc = pch_error_set(err, PCH_ENOTFOUND, "%s: no manifests/ (not a pchronicle-vortex dataset root)", root);
+    if (rc == PCH_OK && !(v = pch_calloc(ctx, ids.n ? ids.n : 1, sizeof *v))) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    if (rc < 0) { pch_free(ctx, ids.v); return rc; }
     have_cur = pj_current_read(ctx, root, &cur, NULL, &e) == PCH_OK;
     if (pj_pins_load(ctx, root, &pins, &n_pins, &e) < 0) n_pins = 0;    /* listed without their pins */
-    while ((de = readdir(d)) && rc == PCH_OK) {
-        size_t l = strlen(de->d_name);
-        char id[64];
-        if (l <= 5 || l - 5 >= sizeof id || strcmp(de->d_name + l - 5, ".json") != 0) continue;
-        memcpy(id, de->d_name, l - 5);
-        id[l - 5] = 0;
-        if (!pj_snapshot_id_ok(id)) continue;            /* not a manifest's name */
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            pch_vxp_snapshot_info *nv = pch_realloc(ctx, v, nc * sizeof *nv);
-            if (!nv) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); break; }
-            v = nv;
-            cap = nc;
-        }
-        memset(&v[n], 0, sizeof v[n]);
-        snprintf(v[n].snapshot_id, sizeof v[n].snapshot_id, "%s", id);
-        v[n].current = have_cur && strcmp(cur.snapshot_id, id) == 0;
+    for (size_t i = 0; i < ids.n; i++) {
+        snprintf(v[i].snapshot_id, sizeof v[i].snapshot_id, "%s", ids.v[i]);
+        v[i].current = have_cur && strcmp(cur.snapshot_id, ids.v[i]) == 0;
         for (size_t k = 0; k < n_pins; k++)
-            if (strcmp(pins[k].snapshot_id, id) == 0 && strlen(v[n].pins) + strlen(pins[k].name) + 2 < sizeof v[n].pins)
-                snprintf(v[n].pins + strlen(v[n].pins), sizeof v[n].pins - strlen(v[n].pins), "%s%s", v[n].pins[0] ? "," : "", pins[k].name);
-        describe(ctx, root, &v[n]);
-        n++;
+            if (strcmp(pins[k].snapshot_id, ids.v[i]) == 0 && strlen(v[i].pins) + strlen(pins[k].name) + 2 < sizeof v[i].pins)
+                snprintf(v[i].pins + strlen(v[i].pins), sizeof v[i].pins - strlen(v[i].pins), "%s%s", v[i].pins[0] ? "," : "", pins[k].name);
+        describe(ctx, root, &v[i]);
     }
-    closedir(d);
     pch_free(ctx, pins);
-    if (rc < 0) { pch_free(ctx, v); return rc; }
-    if (n > 1) qsort(v, n, sizeof *v, cmp_info);          /* ids sort by creation time */
+    if (ids.n > 1) qsort(v, ids.n, sizeof *v, cmp_info);          /* ids sort by creation time */
     *out = v;
-    *n_out = n;
+    *n_out = ids.n;
+    pch_free(ctx, ids.v);
     return PCH_OK;
 }
 
@@ -190,59 +202,70 @@ static bool pin_name_ok(const char *s)
     return true;
 }
 
+/* The names of root/pins/ (a local directory or an S3 prefix), "." files left out. */
+typedef struct namelist { pch_ctx *ctx; char **v; size_t n, cap; } namelist;
+
+static int on_pin(void *arg, const char *name)
+{
+    namelist *l = arg;
+    if (name[0] == '.') return 0;                    /* a publish's temporary file */
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 8;
+        char **nv = pch_realloc(l->ctx, l->v, nc * sizeof *nv);
+        if (!nv) return PCH_ENOMEM;
+        l->v = nv;
+        l->cap = nc;
+    }
+    if (!(l->v[l->n] = pch_strndup(l->ctx, name, strlen(name)))) return PCH_ENOMEM;
+    l->n++;
+    return 0;
+}
+
 int pj_pins_load(pch_ctx *ctx, const char *root, pj_pin **out, size_t *n_out, pch_error *err)
 {
     pj_pin *v = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0;
+    namelist names = { ctx, NULL, 0, 0 };
     pch_buf p, text;
-    DIR *d;
-    struct dirent *de;
-    int rc = PCH_OK;
+    int rc;
     *out = NULL;
     *n_out = 0;
     pch_buf_init(&p, ctx);
     pch_buf_init(&text, ctx);
     pch_buf_printf(&p, "%s/pins", root);
     if (p.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    if (!(d = opendir((const char *)p.data))) {
-        rc = errno == ENOENT ? PCH_OK : pch_error_set_sys(err, PCH_EIO, errno, "open %s", (const char *)p.data);
-        pch_buf_dispose(&p);
-        return rc;
-    }
-    while (rc == PCH_OK && (de = readdir(d))) {
-        size_t l = strlen(de->d_name);
+    rc = pch_rfile_list(ctx, (const char *)p.data, on_pin, &names, err);   /* no pins/: no pins */
+    if (rc == PCH_ENOMEM) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    if (rc == PCH_OK && names.n && !(v = pch_calloc(ctx, names.n, sizeof *v))) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    for (size_t i = 0; rc == PCH_OK && i < names.n; i++) {
+        const char *fn = names.v[i];
+        size_t l = strlen(fn);
         pch_json_parser *jp = NULL;
         const pch_json_value *v0;
         char name[72], fmt[64];
-        if (de->d_name[0] == '.') continue;
-        if (l <= 5 || l - 5 >= sizeof name || strcmp(de->d_name + l - 5, ".json") != 0) {
-            rc = pch_error_set(err, PCH_ECORRUPT, "pins/%s: not a pin (pins/<name>.json)", de->d_name);
+        if (l <= 5 || l - 5 >= sizeof name || strcmp(fn + l - 5, ".json") != 0) {
+            rc = pch_error_set(err, PCH_ECORRUPT, "pins/%s: not a pin (pins/<name>.json)", fn);
             break;
         }
-        memcpy(name, de->d_name, l - 5);
+        memcpy(name, fn, l - 5);
         name[l - 5] = 0;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 8;
-            pj_pin *nv = pch_realloc(ctx, v, nc * sizeof *nv);
-            if (!nv) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); break; }
-            v = nv;
-            cap = nc;
-        }
         pch_buf_clear(&p);
         pch_buf_clear(&text);
-        pch_buf_printf(&p, "%s/pins/%s", root, de->d_name);
-        if (p.oom || (rc = pch_file_read_all(&text, (const char *)p.data, 4096, err)) < 0) { if (p.oom) rc = PCH_ENOMEM; break; }
+        pch_buf_printf(&p, "%s/pins/%s", root, fn);
+        if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); break; }
+        if ((rc = pch_rfile_read_all(ctx, &text, (const char *)p.data, 4096, err)) < 0) break;
         rc = pch_json_parser_new(&jp, ctx, NULL, err);
         if (rc == PCH_OK && (pch_json_parser_parse(jp, text.data ? (const char *)text.data : "", text.len, &v0, NULL) < 0 ||
                              v0->kind != PCH_JSON_OBJECT || !pj_json_str(v0, "format", fmt, sizeof fmt) ||
                              strcmp(fmt, PJ_PIN_FORMAT) != 0 ||
                              !pj_json_str(v0, "snapshot_id", v[n].snapshot_id, sizeof v[n].snapshot_id) ||
                              !pj_snapshot_id_ok(v[n].snapshot_id) || !pin_name_ok(name)))
-            rc = pch_error_set(err, PCH_ECORRUPT, "pins/%s: not a %s pin naming a snapshot id", de->d_name, PJ_PIN_FORMAT);
+            rc = pch_error_set(err, PCH_ECORRUPT, "pins/%s: not a %s pin naming a snapshot id", fn, PJ_PIN_FORMAT);
         pch_json_parser_free(jp);
         if (rc == PCH_OK) snprintf(v[n++].name, sizeof v[n].name, "%s", name);
     }
-    closedir(d);
+    for (size_t i = 0; i < names.n; i++) pch_free(ctx, names.v[i]);
+    pch_free(ctx, names.v);
     pch_buf_dispose(&p);
     pch_buf_dispose(&text);
     if (rc < 0) { pch_free(ctx, v); return rc; }
@@ -251,15 +274,43 @@ int pj_pins_load(pch_ctx *ctx, const char *root, pj_pin **out, size_t *n_out, pc
     return PCH_OK;
 }
 
+/* A pin on object storage: one object, written whole or removed (no commit lock there: a
+** vacuum that is deciding as the pin is made may not see it; docs/object-storage.md). */
+static int pin_remote(pch_ctx *ctx, const char *root, const char *name, const pj_current *at, pch_error *err)
+{
+    pch_store *st = NULL;
+    pch_buf key, body;
+    int rc;
+    pch_buf_init(&key, ctx);
+    pch_buf_init(&body, ctx);
+    pch_buf_printf(&key, "pins/%s.json", name);
+    if (at) pch_buf_printf(&body, "{\"format\":\"%s\",\"snapshot_id\":\"%s\"}\n", PJ_PIN_FORMAT, at->snapshot_id);
+    if (key.oom || body.oom) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    else if ((rc = pch_store_open(ctx, root, NULL, &st, err)) == PCH_OK) {
+        if (at) {
+            rc = pch_store_put(st, (const char *)key.data, body.data, body.len, 0, err);
+        } else {
+            pch_object_info info;
+            rc = pch_store_head(st, (const char *)key.data, &info, err);
+            if (rc == PCH_ENOTFOUND) rc = pch_error_set(err, PCH_ENOTFOUND, "no pin '%s' in %s", name, root);
+            else if (rc == PCH_OK) rc = pch_store_delete(st, (const char *)key.data, err);
+        }
+    }
+    pch_store_close(st);
+    pch_buf_dispose(&key);
+    pch_buf_dispose(&body);
+    return rc;
+}
+
 int pch_vxp_pin(pch_ctx *ctx, const char *root, const char *name, const char *snapshot_id, pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "pinning", err));
     pj_current at;
     pch_buf p, body;
     int lock = -1, rc;
     if (!name || !pin_name_ok(name))
         return pch_error_set(err, PCH_EINVAL, "pin name '%s': 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'", name ? name : "");
     if (snapshot_id) PCH_TRY(pj_current_at(ctx, root, snapshot_id, &at, err));
+    if (pch_rfile_is_remote(root)) return pin_remote(ctx, root, name, snapshot_id ? &at : NULL, err);
     pch_buf_init(&p, ctx);
     pch_buf_init(&body, ctx);
     /* under the commit lock: vacuum decides under it, so a pin is either seen or not yet made */

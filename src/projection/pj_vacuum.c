@@ -105,7 +105,63 @@ static int each_dataset_file(pch_ctx *ctx, const char *root, file_fn fn, void *p
     return rc;
 }
 
+/* The objects of a root on object storage, listed once (key order), and each_dataset_file
+** over them: fn sees a stat with only the size and the time set, and no local path. */
+typedef struct robj { char *key; uint64_t size; int64_t mtime_ms; bool gone; } robj;
+typedef struct robjs { pch_ctx *ctx; robj *v; size_t n, cap; } robjs;
+
+static int on_object(void *arg, const pch_object_info *in)
+{
+    robjs *o = arg;
+    if (o->n == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 256;
+        robj *nv = pch_realloc(o->ctx, o->v, nc * sizeof *nv);
+        if (!nv) return PCH_ENOMEM;
+        o->v = nv;
+        o->cap = nc;
+    }
+    o->v[o->n].gone = false;
+    o->v[o->n].size = in->size;
+    o->v[o->n].mtime_ms = in->mtime_ms;
+    if (!(o->v[o->n].key = pch_strndup(o->ctx, in->key, strlen(in->key)))) return PCH_ENOMEM;
+    o->n++;
+    return 0;
+}
+
+static void robjs_dispose(robjs *o)
+{
+    for (size_t i = 0; i < o->n; i++) pch_free(o->ctx, o->v[i].key);
+    pch_free(o->ctx, o->v);
+    o->v = NULL;
+    o->n = o->cap = 0;
+}
+
+static const robj *robjs_find(const robjs *o, const char *key)
+{
+    for (size_t i = 0; i < o->n; i++) if (strcmp(o->v[i].key, key) == 0) return &o->v[i];
+    return NULL;
+}
+
+static int each_remote_file(const robjs *o, file_fn fn, void *payload)
+{
+    static const char *const dirs[] = { "manifests/", "data/", "blobs/", "directories/", "inventories/" };
+    int rc = PCH_OK;
+    for (size_t i = 0; i < o->n && rc == PCH_OK; i++) {
+        struct stat sb;
+        bool in = false;
+        for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) in |= strncmp(o->v[i].key, dirs[d], strlen(dirs[d])) == 0;
+        if (!in || o->v[i].gone) continue;
+        memset(&sb, 0, sizeof sb);
+        sb.st_size = (off_t)o->v[i].size;
+        sb.st_mtim.tv_sec = o->v[i].mtime_ms / 1000;
+        sb.st_mtim.tv_nsec = (o->v[i].mtime_ms % 1000) * 1000000;
+        rc = fn(payload, o->v[i].key, NULL, &sb);
+    }
+    return rc;
+}
+
 typedef struct sweep_files {
+    pch_store *remote;            /* the root is on object storage: delete there */
     const pch_strset *reached;
     const pch_vxp_vacuum_options *o;
     pch_vxp_vacuum_cb cb;
@@ -126,7 +182,7 @@ static int sweep_file(void *payload, const char *rel, const char *abs, const str
         return PCH_OK;
     }
     if (w->cb) w->cb(w->o->dry_run ? "would remove" : "remove", rel, "reached by no retained snapshot", (uint64_t)sb->st_size, w->payload);
-    if (w->o->dry_run || (!pch_fault("unlink") && unlink(abs) == 0)) {
+    if (w->o->dry_run || (w->remote ? pch_store_delete(w->remote, rel, NULL) == PCH_OK : !pch_fault("unlink") && unlink(abs) == 0)) {
         w->st->files_removed++;
         w->st->bytes_removed += (uint64_t)sb->st_size;
     }
@@ -148,7 +204,6 @@ static int cmp_snap(const void *a, const void *b)
 int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options *opts, pch_vxp_vacuum_cb cb,
                    void *payload, pch_vxp_vacuum_stats *stats, pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "vacuum", err));
     static const pch_vxp_vacuum_options defaults = PCH_VXP_VACUUM_OPTIONS_INIT;
     pch_vxp_vacuum_stats local;
     pch_vxp_snapshot_info *info = NULL;
@@ -156,7 +211,9 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
     pj_pin *pins = NULL;
     size_t n = 0, n_pins = 0;
     pch_strset reached = { NULL, 0, 0 };
-    pj_current cur;
+    pj_current cur, head;
+    pch_store *remote = NULL;
+    robjs objs = { ctx, NULL, 0, 0 };
     pch_buf p;
     struct timespec ts;
     int64_t now_ms;
@@ -169,9 +226,21 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
     clock_gettime(CLOCK_REALTIME, &ts);
     now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     pch_buf_init(&p, ctx);
-    /* CURRENT cannot move while vacuum decides (the build's commit takes this lock) */
-    if ((rc = lock = pj_commit_lock(ctx, root, err)) < 0) goto done;
+    if (pch_rfile_is_remote(root)) {
+        /* object storage has no lock: a writer commits only on the newest commit (kept here
+        ** with CURRENT), and its own files are younger than the grace period */
+        if ((rc = pch_store_open(ctx, root, NULL, &remote, err)) < 0) goto done;
+        if ((rc = pj_head_read(ctx, root, &head, NULL, err)) < 0) { pch_error_prefix(err, "vacuum refused"); goto done; }
+        if ((rc = pch_store_list(remote, "", on_object, &objs, err)) < 0) {
+            if (rc == PCH_ENOMEM) rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+            goto done;
+        }
+    } else {
+        /* CURRENT cannot move while vacuum decides (the build's commit takes this lock) */
+        if ((rc = lock = pj_commit_lock(ctx, root, err)) < 0) goto done;
+    }
     if ((rc = pj_current_read(ctx, root, &cur, NULL, err)) < 0) { pch_error_prefix(err, "vacuum refused"); goto done; }
+    if (!remote) head = cur;
     if ((rc = pj_pins_load(ctx, root, &pins, &n_pins, err)) < 0) { pch_error_prefix(err, "vacuum refused"); goto done; }
     if ((rc = pch_vxp_snapshots(ctx, root, &info, &n, err)) < 0) goto done;
     if (!(sv = pch_calloc(ctx, n ? n : 1, sizeof *sv))) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
@@ -193,12 +262,19 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
         pch_buf_clear(&p);
         pch_buf_printf(&p, "%s/manifests/%s.json", root, x->id);
         if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+        if (remote) {    /* the listing's time; there are no reader leases on object storage */
+            const robj *o = robjs_find(&objs, (const char *)p.data + strlen(root) + 1);
+            memset(&sb, 0, sizeof sb);
+            if (o) sb.st_mtim.tv_sec = o->mtime_ms / 1000, sb.st_mtim.tv_nsec = (o->mtime_ms % 1000) * 1000000;
+        }
         if (strcmp(x->id, cur.snapshot_id) == 0) x->why = "CURRENT";
+        else if (strcmp(x->id, head.snapshot_id) == 0) x->why = "the newest commit";
         else if (i + opts->keep_last >= n) x->why = "one of the newest";
-        else if (stat((const char *)p.data, &sb) == 0 &&
+        else if ((remote || stat((const char *)p.data, &sb) == 0) &&
                  now_ms - ((int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000) < (int64_t)opts->min_age_ms)
             x->why = "younger than the minimum age";
         else if (pins_name(pins, n_pins, x->id)) { x->why = "pinned"; snprintf(x->pin, sizeof x->pin, "%s", pins_name(pins, n_pins, x->id)); }
+        else if (remote) ;
         else if ((x->lock = open((const char *)p.data, O_RDONLY | O_CLOEXEC)) < 0 || flock(x->lock, LOCK_EX | LOCK_NB) != 0)
             x->why = "held by an open reader";
         if (x->why && x->lock >= 0) { close(x->lock); x->lock = -1; }
@@ -222,15 +298,23 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
     for (size_t i = 0; i < n; i++) {
         if (sv[i].why || opts->dry_run) continue;
         pch_buf_clear(&p);
+        if (remote) {
+            pch_buf_printf(&p, "manifests/%s.json", sv[i].id);
+            if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+            if ((rc = pch_store_delete(remote, (const char *)p.data, err)) < 0) { pch_error_prefix(err, "remove manifests/%s.json", sv[i].id); goto done; }
+            for (size_t k = 0; k < objs.n; k++) if (strcmp(objs.v[k].key, (const char *)p.data) == 0) objs.v[k].gone = true;
+            continue;
+        }
         pch_buf_printf(&p, "%s/manifests/%s.json", root, sv[i].id);
         if (p.oom || pch_fault("unlink") || unlink((const char *)p.data) != 0) { rc = pch_error_set_sys(err, PCH_EIO, errno, "remove manifests/%s.json", sv[i].id); goto done; }
     }
     {
-        sweep_files w = { &reached, opts, cb, payload, stats, now_ms };
-        if ((rc = each_dataset_file(ctx, root, sweep_file, &w)) < 0) { rc = pch_error_set(err, rc, "vacuum: walking %s failed", root); goto done; }
+        sweep_files w = { remote, &reached, opts, cb, payload, stats, now_ms };
+        if ((rc = remote ? each_remote_file(&objs, sweep_file, &w) : each_dataset_file(ctx, root, sweep_file, &w)) < 0) { rc = pch_error_set(err, rc, "vacuum: walking %s failed", root); goto done; }
     }
-    /* and the staging directories no live writer holds */
-    if (!opts->dry_run) {
+    /* and the staging directories no live writer holds (object storage has none: a writer
+    ** stages in a local directory of its own) */
+    if (!opts->dry_run && !remote) {
         pj_stage_stats ss;
         if ((rc = pj_stage_sweep(ctx, root, &ss, err)) < 0) goto done;
         stats->staging_removed = ss.removed;
@@ -246,6 +330,8 @@ done:
     pch_free(ctx, pins);
     pch_vxp_snapshots_free(ctx, info);
     pch_strset_dispose(ctx, &reached);
+    robjs_dispose(&objs);
+    pch_store_close(remote);
     if (lock >= 0) close(lock);
     pch_buf_dispose(&p);
     return rc;
@@ -267,8 +353,9 @@ static int tally_file(void *payload, const char *rel, const char *abs, const str
 
 int pch_vxp_footprint(pch_ctx *ctx, const char *root, pch_vxp_footprint_stats *fp, pch_error *err)
 {
-    PCH_TRY(pj_local_only(root, "the footprint", err));
     pch_vxp_snapshot_info *info = NULL;
+    pch_store *remote = NULL;
+    robjs objs = { ctx, NULL, 0, 0 };
     pj_pin *pins = NULL;
     size_t n = 0, n_pins = 0;
     pch_strset cur = { NULL, 0, 0 }, any = { NULL, 0, 0 };
@@ -293,11 +380,17 @@ int pch_vxp_footprint(pch_ctx *ctx, const char *root, pch_vxp_footprint_stats *f
         pch_json_parser_free(x.mp);
         pch_buf_dispose(&x.text);
     }
-    if (rc == PCH_OK) {
+    if (rc == PCH_OK && pch_rfile_is_remote(root)) {
+        if ((rc = pch_store_open(ctx, root, NULL, &remote, err)) == PCH_OK) rc = pch_store_list(remote, "", on_object, &objs, err);
+        if (rc == PCH_OK) {
+            tally t = { &cur, &any, fp };
+            rc = each_remote_file(&objs, tally_file, &t);
+        }
+    } else if (rc == PCH_OK) {
         tally t = { &cur, &any, fp };
         rc = each_dataset_file(ctx, root, tally_file, &t);
     }
-    if (rc == PCH_OK) {
+    if (rc == PCH_OK && !remote) {
         pj_stage_stats ss;
         rc = pj_stage_count(ctx, root, &ss);
         fp->staging_abandoned = ss.removed;
@@ -307,5 +400,7 @@ int pch_vxp_footprint(pch_ctx *ctx, const char *root, pch_vxp_footprint_stats *f
     pch_free(ctx, pins);
     pch_strset_dispose(ctx, &cur);
     pch_strset_dispose(ctx, &any);
+    robjs_dispose(&objs);
+    pch_store_close(remote);
     return rc < 0 ? pch_error_set(err, rc, "footprint of %s failed", root) : PCH_OK;
 }

@@ -418,7 +418,7 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
         }
         fprintf(out, "  total  %" PRIu64 "  %" PRIu64 "  %.2f\n", tl, ts, ts ? (double)tl / (double)ts : 0.0);
     }
-    if (!pch_rfile_is_remote(root)) {   /* the footprint walks a local root (not yet on S3) */
+    {
         pch_vxp_footprint_stats fp;
         if ((rc = pch_vxp_footprint(ctx, root, &fp, err)) < 0) goto done;
         fprintf(out, "footprint: %" PRIu64 " snapshots (%" PRIu64 " unreadable, %" PRIu64 " pins); current %" PRIu64
