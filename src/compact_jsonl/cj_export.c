@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compact_jsonl/cj_int.h"
+#include "io/rfile.h"
 #include "json/json.h"
 #include "pchronicle/lance.h"
 
@@ -167,7 +168,7 @@ static int read_offload(pch_ctx *ctx, const char *dataset, pch_json_parser *dp, 
     pch_buf_clear(objpath);
     if (pch_buf_printf(objpath, "%s/%s/%s", dataset, (const char *)rel->data, key) < 0) return oom(err);
     pch_buf_clear(obj);
-    rc = pch_file_read_all(obj, (const char *)objpath->data, pch_ctx_limits(ctx)->max_alloc, err);
+    rc = pch_rfile_read_all(ctx, obj, (const char *)objpath->data, pch_ctx_limits(ctx)->max_alloc, err);
     if (rc == PCH_ENOTFOUND)
         return pch_error_set(err, PCH_ECORRUPT, "row %llu: offload object %s/%s is missing", (unsigned long long)row, (const char *)rel->data, key);
     if (rc < 0) return rc;
@@ -519,6 +520,27 @@ static int du(const char *path, uint64_t *bytes, uint64_t *files)
     return rc;
 }
 
+/* du over a dataset on object storage: one listing. */
+static int on_object(void *arg, const pch_object_info *in)
+{
+    pch_cj_info *out = arg;
+    out->total_bytes += in->size;
+    if (strncmp(in->key, "data/", 5) == 0) out->data_bytes += in->size;
+    if (strncmp(in->key, PCH_CJ_OFFLOAD_DIR "/", sizeof PCH_CJ_OFFLOAD_DIR) == 0) {
+        out->offload_bytes += in->size;
+        out->offload_objects++;
+    }
+    return 0;
+}
+
+static void du_remote(pch_ctx *ctx, const char *dataset, pch_cj_info *out)
+{
+    pch_store *st = NULL;
+    pch_error e;
+    if (pch_store_open(ctx, dataset, NULL, &st, &e) == PCH_OK) (void)pch_store_list(st, "", on_object, out, &e);
+    pch_store_close(st);
+}
+
 int pch_cj_inspect(pch_ctx *ctx, const char *dataset, pch_cj_info *out, pch_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -579,6 +601,10 @@ int pch_cj_inspect(pch_ctx *ctx, const char *dataset, pch_cj_info *out, pch_erro
         out->rows += b->n_rows;
     }
     out->files += out->empty_files;
+    if (pch_store_is_s3(dataset)) {
+        du_remote(ctx, dataset, out);
+        goto done;
+    }
     pch_buf p;
     pch_buf_init(&p, ctx);
     if (pch_path_join(&p, dataset, "data") == 0) du((const char *)p.data, &out->data_bytes, NULL);

@@ -542,11 +542,12 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
         if ((rc = pch_mkdirs((const char *)m.objpath.data, err)) < 0) goto done;
     }
     pch_lance_write_options wo = PCH_LANCE_WRITE_OPTIONS_INIT;
-    wo.mode = PCH_LANCE_CREATE;
+    wo.mode = m.stage.remote && m.o->mode != PCH_CJ_CREATE ? PCH_LANCE_OVERWRITE : PCH_LANCE_CREATE;
     /* every column is read by scans (export, filters), never by row: compress whole pages */
     wo.page_dictionary = true;
     wo.zstd_level = m.zstd_level;
-    if ((rc = pch_lance_writer_open(&m.w, ctx, (const char *)m.stage.staging.data, m.schema, &wo, err)) < 0) goto done;
+    if ((rc = pch_lance_writer_open(&m.w, ctx, (const char *)(m.stage.remote ? m.stage.target.data : m.stage.staging.data),
+                                    m.schema, &wo, err)) < 0) goto done;
     for (size_t i = 0; i < m.files.n; i++) {
         if (cancelled(&m)) { rc = pch_error_set(err, PCH_ECANCELED, "interrupted"); goto done; }
         if ((rc = import_file(&m, (uint32_t)i, &fbuf, err)) < 0) goto done;
@@ -561,6 +562,8 @@ int pch_cj_import(pch_ctx *ctx, const char *root, const char *target,
         if ((rc = pch_cj__ids_finish(m.ids, &dup, err)) < 0) goto done;
         if (rc == 1) { rc = dup_error(&m, &dup, err); goto done; }
     }
+    /* on object storage the offloaded records go up before the commit that refers to them */
+    if ((rc = pch_cj__stage_upload(&m.stage, PCH_CJ_OFFLOAD_DIR, err)) < 0) goto done;
     if ((rc = pch_lance_writer_commit(m.w, &m.st.version, err)) < 0) goto done;
     if (cancelled(&m)) { rc = pch_error_set(err, PCH_ECANCELED, "interrupted"); goto done; }
     if ((rc = pch_cj__stage_publish(&m.stage, err)) < 0) goto done;

@@ -119,7 +119,9 @@ typedef struct pch_cj_stage {
     pch_buf target;        /* target path as given */
     pch_buf parent;        /* its parent directory */
     pch_buf base;          /* its last component */
-    pch_buf staging;       /* "<parent>/.<base>.staging-<hex>" */
+    pch_buf staging;       /* "<parent>/.<base>.staging-<hex>"; for an s3:// target a local
+                           ** "$TMPDIR/pch-cj-<random>" (the Lance writer commits there itself) */
+    bool remote;           /* the target is on object storage */
     int lock_fd;           /* parent directory, flock'ed; -1 when none */
     bool target_exists;
     dev_t target_dev;
@@ -135,8 +137,12 @@ typedef struct pch_cj_stage {
 int pch_cj__stage_begin(pch_cj_stage *st, pch_ctx *ctx, const char *target,
                         pch_cj_publish_mode mode, pch_error *err);
 /* fsync the staging tree, then rename it to the target (create: RENAME_NOREPLACE;
-** replace: RENAME_EXCHANGE then remove the old tree), fsync the parent. */
+** replace: RENAME_EXCHANGE then remove the old tree), fsync the parent. For an s3://
+** target: upload the staged offload objects (before the Lance commit names rows that
+** refer to them; the commit itself is the Lance writer's create-if-absent manifest). */
 int pch_cj__stage_publish(pch_cj_stage *st, pch_error *err);
+/* For an s3:// target: upload staging/<dir>/... to <target>/<dir>/... (no-op locally). */
+int pch_cj__stage_upload(pch_cj_stage *st, const char *dir, pch_error *err);
 /* Remove the staging tree if still present, unlock; safe after publish or on error. */
 void pch_cj__stage_end(pch_cj_stage *st);
 /* Remove ".<base>.staging-*" entries of parent (stale after a crash). */

@@ -4,16 +4,20 @@
 ** replace (the old tree then sits under the hidden staging name and is removed). A crash
 ** at any moment leaves either the old or the new complete tree at the target; stale
 ** hidden staging trees are removed by the next writer. Writers of one parent directory
-** are serialised with flock() on that directory. Depends on src/core only. */
+** are serialised with flock() on that directory. An s3:// target (docs/object-storage.md)
+** stages in a local temporary directory and is published by the Lance writer's commit;
+** the offload objects are uploaded before it. Depends on src/core and src/io. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "compact_jsonl/cj_int.h"
+#include "pchronicle/io.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -81,6 +85,18 @@ int pch_cj__stage_begin(pch_cj_stage *st, pch_ctx *ctx, const char *target,
     while (n > 1 && target[n - 1] == '/') n--;
     if (n == 0) return pch_error_set(err, PCH_EINVAL, "empty target path");
     if (pch_buf_append(&st->target, target, n) < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    if (pch_store_is_s3(target)) {
+        /* object storage: no rename publishes a tree there; the Lance writer commits a new
+        ** version by create-if-absent (a replacement is Lance's overwrite: a version with
+        ** only the new fragments, readers of the old version keep reading it) */
+        const char *tmp = getenv("TMPDIR");
+        st->remote = true;
+        if (pch_buf_printf(&st->staging, "%s/pch-cj-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+            return pch_error_set(err, PCH_ENOMEM, "out of memory");
+        if (!mkdtemp((char *)st->staging.data))
+            return pch_error_set_sys(err, PCH_EIO, errno, "create staging directory %s", (const char *)st->staging.data);
+        return PCH_OK;
+    }
     const char *t = (const char *)st->target.data;
     const char *slash = strrchr(t, '/');
     int rc;
@@ -125,9 +141,62 @@ int pch_cj__stage_begin(pch_cj_stage *st, pch_ctx *ctx, const char *target,
     return PCH_OK;
 }
 
+/* Upload every file under staging/<rel> as <rel>/... of the target, whole. */
+static int upload_tree(pch_cj_stage *st, pch_store *to, pch_buf *rel, pch_error *err)
+{
+    pch_buf abs;
+    DIR *d;
+    struct dirent *de;
+    size_t base = rel->len;
+    int rc = PCH_OK;
+    pch_buf_init(&abs, st->ctx);
+    if (pch_path_join(&abs, (const char *)st->staging.data, (const char *)rel->data) < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    d = opendir((const char *)abs.data);
+    if (!d) {
+        rc = errno == ENOENT ? PCH_OK : pch_error_set_sys(err, PCH_EIO, errno, "open directory %s", (const char *)abs.data);
+        pch_buf_dispose(&abs);
+        return rc;
+    }
+    while (rc == PCH_OK && (de = readdir(d)) != NULL) {
+        struct stat sb;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        rel->len = base;
+        pch_buf_clear(&abs);
+        if (pch_buf_printf(rel, "/%s", de->d_name) < 0 ||
+            pch_path_join(&abs, (const char *)st->staging.data, (const char *)rel->data) < 0) {
+            rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
+            break;
+        }
+        if (lstat((const char *)abs.data, &sb) != 0) rc = pch_error_set_sys(err, PCH_EIO, errno, "stat %s", (const char *)abs.data);
+        else if (S_ISDIR(sb.st_mode)) rc = upload_tree(st, to, rel, err);
+        else if ((rc = pch_store_put_file(to, (const char *)rel->data, (const char *)abs.data, 0, err)) < 0)
+            pch_error_prefix(err, "upload %s", (const char *)rel->data);
+    }
+    rel->len = base;
+    if (rel->data) rel->data[base] = 0;
+    closedir(d);
+    pch_buf_dispose(&abs);
+    return rc;
+}
+
+int pch_cj__stage_upload(pch_cj_stage *st, const char *dir, pch_error *err)
+{
+    pch_store *to = NULL;
+    pch_buf rel;
+    int rc;
+    if (!st->remote) return PCH_OK;
+    pch_buf_init(&rel, st->ctx);
+    if (pch_buf_append_str(&rel, dir) < 0) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    if ((rc = pch_store_open(st->ctx, (const char *)st->target.data, NULL, &to, err)) == PCH_OK) rc = upload_tree(st, to, &rel, err);
+    pch_store_close(to);
+    pch_buf_dispose(&rel);
+    return rc;
+}
+
 int pch_cj__stage_publish(pch_cj_stage *st, pch_error *err)
 {
     const char *stg = (const char *)st->staging.data, *t = (const char *)st->target.data;
+    if (st->remote) return PCH_OK;    /* the Lance writer's commit published it */
     PCH_TRY(pch_cj__sync_tree(stg, err));
     struct stat sb;
     bool exists = lstat(t, &sb) == 0;
@@ -153,7 +222,7 @@ void pch_cj__stage_end(pch_cj_stage *st)
     if (!st || !st->ctx) return;
     if (st->staging.len) {
         pch_remove_tree((const char *)st->staging.data, NULL);
-        pch_fsync_dir((const char *)st->parent.data, NULL);
+        if (!st->remote) pch_fsync_dir((const char *)st->parent.data, NULL);
     }
     if (st->lock_fd >= 0) close(st->lock_fd);
     st->lock_fd = -1;

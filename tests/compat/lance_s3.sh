@@ -11,7 +11,12 @@
 #   - a dataset that exists is not created again; a missing one is "not a Lance dataset";
 #   - a Storyline root imported to S3 (`pchronicle import --to s3://...`) exports, answers SQL
 #     and prints trajectories as the same import to a local root does, and official Lance
-#     reads its tables from S3 as we do; a second import overwrites it (version 2).
+#     reads its tables from S3 as we do; a second import overwrites it (version 2);
+#   - a Compact JSONL dataset imported to S3 (offloaded records included) exports its input
+#     byte for byte, inspects and answers SQL as the same import to a local directory, and
+#     official Lance reads it; it is not created twice; --yes and `sync --mirror` replace it
+#     as Lance's overwrite (versions 2 and 3, exported whole); an offload upload that fails on
+#     every try commits nothing.
 # Fails loudly, never skips.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -80,6 +85,54 @@ done
 run sl-reimport 0 "$P" import --from tests/data/atif --to "$SL" --input-format atif --output-format storyline --quiet
 run sl-inspect 0 "$P" inspect "$SL"
 has sl-inspect "$T/sl-inspect.out" '^table steps +version 2 rows 51 files-bytes [1-9]'
+
+# --- a Compact JSONL dataset on S3: the same dataset as locally, offloaded records included
+CJIN=$T/cjin
+mkdir -p "$CJIN/sub"
+cp tests/data/json/lance_events.jsonl tests/data/json/gemini_cli_trajectory.json "$CJIN/"
+python3 -c 'import json
+for i in range(40): print(json.dumps({"id": "big%d" % i, "blob": "x" * (3000 + 250 * i)}))' > "$CJIN/sub/big.jsonl"
+: > "$CJIN/sub/empty.ndjson"
+CJ=$U/cj.lance
+run cj-import 0 "$P" import --from "$CJIN" --to "$CJ" --output-format compact-jsonl --offload-threshold 4096 --quiet
+run cj-import-local 0 "$P" import --from "$CJIN" --to "$T/cj.lance" --output-format compact-jsonl --offload-threshold 4096 --quiet
+run cj-export 0 "$P" export --from "$CJ" --to "$T/cj-out" --quiet
+diff -r "$CJIN" "$T/cj-out" >/dev/null && ok || bad "compact-jsonl export from S3 differs from its input"
+run cj-inspect 0 "$P" inspect "$CJ"
+run cj-inspect-local 0 "$P" inspect "$T/cj.lance"
+grep -E '^(rows|files|offloaded rows|offload objects|data file bytes):' "$T/cj-inspect.out" > "$T/cj-i1"
+grep -E '^(rows|files|offloaded rows|offload objects|data file bytes):' "$T/cj-inspect-local.out" > "$T/cj-i2"
+[ "$(wc -l < "$T/cj-i1")" = 5 ] && grep -q '^offload objects: [1-9]' "$T/cj-i1" && ok || bad "cj inspect: $(cat "$T/cj-i1")"
+same cj-inspect "$T/cj-i1" "$T/cj-i2"
+q="select count(*), count(distinct id), sum(length(record)), count(_offload_) from records"
+run cj-sql 0 "$P" sql "$CJ" "$q" --format csv
+run cj-sql-local 0 "$P" sql "$T/cj.lance" "$q" --format csv
+same cj-sql "$T/cj-sql.out" "$T/cj-sql-local.out"
+run o-cj 0 node "$ORACLE" dump "$CJ"
+run cj-dump-local 0 "$P" lance dump "$T/cj.lance"
+cmp_dumps "compact-jsonl on S3" "$T/o-cj.out" "$T/cj-dump-local.out"
+run cj-again 1 "$P" import --from "$CJIN" --to "$CJ" --output-format compact-jsonl --quiet
+has cj-again "$T/cj-again.err" 'already exists'
+# --yes and sync --mirror replace it by Lance's overwrite: a new version of the new records only
+echo '{"id":"added1"}' > "$CJIN/added.jsonl"
+run cj-replace 0 "$P" import --from "$CJIN" --to "$CJ" --output-format compact-jsonl --offload-threshold 4096 --yes --quiet
+rm "$CJIN/sub/empty.ndjson"; echo '{"id":"added2"}' >> "$CJIN/added.jsonl"
+run cj-sync 0 "$P" sync --from "$CJIN" --mirror "$CJ" --offload-threshold 4096 --quiet
+run cj-sync-inspect 0 "$P" inspect "$CJ"
+has cj-sync-inspect "$T/cj-sync-inspect.out" '^lance version: 3$'
+run cj-sync-export 0 "$P" export --from "$CJ" --to "$T/cj-out3" --quiet
+diff -r "$CJIN" "$T/cj-out3" >/dev/null && ok || bad "compact-jsonl export after --yes and sync on S3 differs from its input"
+run o-cj3 0 node "$ORACLE" dump "$CJ"
+has o-cj3 "$T/o-cj3.out" '"added2"'
+# an offloaded record's upload fails on every try: nothing is committed
+s3_proxy
+fault 500@/objects/ 500@/objects/ 500@/objects/ 500@/objects/ 500@/objects/
+AWS_ENDPOINT_URL=$PX run cj-fail 1 "$P" import --from "$CJIN" --to "$U/cj-fail.lance" --output-format compact-jsonl --offload-threshold 4096 --quiet
+has cj-fail "$T/cj-fail.err" 'HTTP 500'
+"$P" objects ls "$U/cj-fail.lance/" > "$T/cj-fail-left"
+grep -q -e '_versions/' -e 'data/' "$T/cj-fail-left" && bad "a failed import left: $(head -3 "$T/cj-fail-left")" || ok
+run cj-fail-read 1 "$P" export --from "$U/cj-fail.lance" --to "$T/cj-fail-out" --quiet
+has cj-fail-read "$T/cj-fail-read.err" 'not a Lance dataset'
 
 # --- 8 writers create one dataset at once: one wins
 pids=""
