@@ -40,7 +40,7 @@ jget() { python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readli
 # the input: the shared corpus (under valgrind: the small test corpus), as a directory whose
 # base name is the source id of both projections
 # (under valgrind: one round, and each comparison reads each relation once, one engine)
-if [ "$VG" = 1 ]; then CORPUS=tests/data/atif; ROUNDS=1; ENGINES=auto; else CORPUS=../shared/corpus/atif; ROUNDS=4; ENGINES="auto sqlite"; fi
+if [ "$VG" = 1 ]; then CORPUS=tests/data/atif; ROUNDS=1; ENGINES=auto; else CORPUS=../shared/corpus/atif; ROUNDS=2; ENGINES="auto sqlite"; fi
 [ -d "$CORPUS" ] || { echo "FAIL: $CORPUS is missing (../shared beside the repository)"; exit 1; }
 IN=$T/src/in
 mkdir -p "$T/src" && cp -r "$CORPUS" "$IN"
