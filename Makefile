@@ -53,7 +53,7 @@ WERROR := -Werror
 endif
 
 CFLAGS_ALL := $(BASE_CFLAGS) $(OPT) $(WERROR) $(CFLAGS)
-LIBS := -lzstd -lm -lsqlite3 -lcurl -lcrypto -pthread
+LIBS := -lzstd -lm -lsqlite3 -pthread
 TEST_LIBS := $(LIBS) -ljansson
 
 # The Vortex side (src/vortex, src/projection) is a separate library and program: the

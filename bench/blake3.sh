@@ -17,7 +17,7 @@ mkdir -p "$BUILD/bench"
 make --no-print-directory BUILD="$BUILD" "$BUILD/libpchronicle.a" >"$BUILD/bench/blake3-build.log" 2>&1 ||
     { tail -30 "$BUILD/bench/blake3-build.log" >&2; exit 1; }
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -O2 -o "$BUILD/bench/blake3_bench" \
-    bench/blake3_bench.c "$BUILD/libpchronicle.a" -lzstd -lm -lcurl -lcrypto -pthread
+    bench/blake3_bench.c "$BUILD/libpchronicle.a" -lzstd -lm -pthread
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pch-blake3-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -16,7 +16,7 @@ mkdir -p "$BENCH_DIR"
 
 make --no-print-directory BUILD="$BUILD" "$BUILD/libpchronicle.a" >/dev/null
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -Iinclude -Isrc -Wall -Wextra -o "$BENCH_DIR/json_bench" \
-    bench/json_bench.c "$BUILD/libpchronicle.a" -lcjson -ljson-c -lzstd -lm -lcurl -lcrypto -pthread
+    bench/json_bench.c "$BUILD/libpchronicle.a" -lcjson -ljson-c -lzstd -lm -pthread
 
 corpus=../shared/corpus/jsonl
 if [ -d "$corpus" ]; then

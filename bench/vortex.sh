@@ -33,7 +33,7 @@ IN=$W/steps.jsonl
 IN_BYTES=$(stat -c %s "$IN")
 IN_ROWS=$(wc -l <"$IN")
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -o "$W/vortex_bench" bench/vortex_bench.c \
-    "$BUILD/libpchronicle-vortex.a" "$BUILD/libpchronicle.a" -lzstd -lm -lcurl -lcrypto -pthread
+    "$BUILD/libpchronicle-vortex.a" "$BUILD/libpchronicle.a" -lzstd -lm -pthread
 timed() {  # timed LABEL CMD... -> T seconds, RSS MiB
     local label=$1; shift
     /usr/bin/time -f '%e %M' -o "$W/time.$label" "$@" >"$W/log.$label" 2>&1 || { echo "bench: $label failed:"; tail -5 "$W/log.$label"; return 1; }

@@ -57,6 +57,7 @@ typedef struct pch_store_stats {
     uint64_t bytes_requested;  /* bytes the GETs fetched (after coalescing) */
     uint64_t bytes_useful;     /* bytes the callers asked for */
     uint64_t bytes_written;    /* bytes uploaded */
+    uint64_t cache_hits;       /* object tails served by the local tail cache, no GET */
 } pch_store_stats;
 
 typedef struct pch_object_info {

@@ -6,7 +6,38 @@
 #include "core/core.h"
 #include "pchronicle/io.h"
 
-/* ---- SHA-256 and HMAC-SHA-256 (libcrypto) ---- */
+/* ---- libcurl and libcrypto, loaded at the first S3 use (dl.c) ---- */
+#include <curl/curl.h>
+#include <openssl/evp.h>
+
+typedef struct pch_io_libs {
+    CURLcode (*global_init)(long flags);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *h);
+    void (*easy_reset)(CURL *h);
+    CURLcode (*easy_setopt)(CURL *h, CURLoption opt, ...);
+    CURLcode (*easy_getinfo)(CURL *h, CURLINFO info, ...);
+    const char *(*easy_strerror)(CURLcode code);
+    struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+    void (*slist_free_all)(struct curl_slist *l);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *m);
+    CURLMcode (*multi_add_handle)(CURLM *m, CURL *h);
+    CURLMcode (*multi_remove_handle)(CURLM *m, CURL *h);
+    CURLMcode (*multi_perform)(CURLM *m, int *running);
+    CURLMcode (*multi_poll)(CURLM *m, struct curl_waitfd *fds, unsigned n, int timeout_ms, int *numfds);
+    CURLMsg *(*multi_info_read)(CURLM *m, int *left);
+    int (*evp_digest)(const void *data, size_t n, unsigned char *md, unsigned int *size, const EVP_MD *type, ENGINE *impl);
+    const EVP_MD *(*evp_sha256)(void);
+    unsigned char *(*hmac)(const EVP_MD *md, const void *key, int key_len, const unsigned char *d, size_t n,
+                           unsigned char *out, unsigned int *out_len);
+} pch_io_libs;
+extern pch_io_libs pch_io;
+/* Load them once per process (later calls return the first answer): PCH_EUNSUPPORTED with
+** what is missing. Every S3 store opens through it; pch_io's pointers are valid after it. */
+int pch_io_load_libs(pch_error *err);
+
+/* ---- SHA-256 and HMAC-SHA-256 (libcrypto; pch_io_load_libs first) ---- */
 #define PCH_SHA256_LEN 32
 void pch_sha256(const void *data, size_t len, uint8_t out[PCH_SHA256_LEN]);
 void pch_sha256_hex(const void *data, size_t len, char out[2 * PCH_SHA256_LEN + 1]);
@@ -64,6 +95,12 @@ bool pch_xml_next(const char *xml, size_t len, size_t *pos, const char *tag,
                   const char **content, size_t *content_len);
 /* Append content with the five entities and &#N; / &#xN; decoded. */
 int pch_xml_unescape(pch_buf *out, const char *s, size_t n);
+
+/* An entry of the tail cache (rfile.c): "PCHTAIL1", the object's size, the tail's offset and
+** length (u64 LE), the BLAKE3 of the tail, the tail. True with the parts when it checks:
+** lengths consistent, the tail at most PCH_RFILE_PROBE bytes and ending the object, the digest
+** matching. */
+bool pch_io_tail_parse(const uint8_t *b, size_t n, uint64_t *size, uint64_t *off, const uint8_t **tail, size_t *len);
 
 /* ---- backends ---- */
 typedef struct pch_store_ops {

@@ -30,6 +30,7 @@ struct pch_rfile {
     int fd;                 /* local; -1 for an object */
     pch_store *st;          /* an object: the store taken from the pool */
     char *key;
+    char id[72];            /* the content digest a manifest gives it ("": none; tail cache) */
     uint64_t size;
     bool have_size;
     span spans[N_SPANS];
@@ -55,6 +56,7 @@ static void stats_add(pch_store_stats *d, const pch_store_stats *a)
     d->heads += a->heads; d->lists += a->lists; d->deletes += a->deletes; d->retries += a->retries;
     d->bytes_requested += a->bytes_requested; d->bytes_useful += a->bytes_useful;
     d->bytes_written += a->bytes_written;
+    d->cache_hits += a->cache_hits;
 }
 
 void pch_store_process_stats(pch_store_stats *out)
@@ -108,6 +110,152 @@ static void pool_give(pch_store *st)
     pthread_mutex_unlock(&pool_mu);
 }
 
+/* ---- the tail cache (docs/object-storage.md "The tail cache") ----
+**
+** The first read of an object is its last PCH_RFILE_PROBE bytes: a Vortex file's footer and
+** layout, or all of a segment table or directory shard. The objects a manifest names are
+** immutable and the manifest gives each its BLAKE3 digest, so that tail can be kept on local
+** disk under the digest and serve the next process without a request: a digest names one
+** content, so an entry is never stale, and the readers check every byte they use against the
+** segment tables or the manifest as before. (An ETag would need a HEAD per object to learn;
+** the digest comes with the manifest.) An entry is "PCHTAIL1", the object's size, the tail's
+** offset and length (little-endian u64), the BLAKE3 of the tail, then the tail; one that
+** does not check is ignored. Written to a temporary name and renamed; a failure to write is
+** not an error. The directory is PCH_OBJECT_CACHE ("off": no cache), else
+** $XDG_CACHE_HOME/pchronicle/objects, else ~/.cache/pchronicle/objects. */
+
+typedef struct known_id { char *path; char id[72]; } known_id;
+static pthread_mutex_t ids_mu = PTHREAD_MUTEX_INITIALIZER;
+static known_id *ids;
+static size_t ids_n, ids_cap;
+
+static bool id_ok(const char *id)
+{
+    if (strncmp(id, "blake3:", 7) != 0 || strlen(id) != 7 + 64) return false;
+    for (const char *c = id + 7; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'))) return false;
+    return true;
+}
+
+int pch_rfile_note_identity(const char *path, const char *id)
+{
+    int rc = PCH_OK;
+    if (!pch_rfile_is_remote(path) || !id_ok(id)) return PCH_OK;
+    pthread_mutex_lock(&ids_mu);
+    for (size_t i = 0; i < ids_n; i++)
+        if (strcmp(ids[i].path, path) == 0) { snprintf(ids[i].id, sizeof ids[i].id, "%s", id); goto out; }
+    if (ids_n == ids_cap) {
+        size_t cap = ids_cap ? 2 * ids_cap : 64;
+        known_id *n = realloc(ids, cap * sizeof *n);
+        if (!n) { rc = PCH_ENOMEM; goto out; }
+        ids = n;
+        ids_cap = cap;
+    }
+    if (!(ids[ids_n].path = strdup(path))) { rc = PCH_ENOMEM; goto out; }
+    snprintf(ids[ids_n].id, sizeof ids[ids_n].id, "%s", id);
+    ids_n++;
+out:
+    pthread_mutex_unlock(&ids_mu);
+    return rc;
+}
+
+static void identity_of(const char *path, char id[72])
+{
+    id[0] = 0;
+    pthread_mutex_lock(&ids_mu);
+    for (size_t i = ids_n; i-- > 0;)
+        if (strcmp(ids[i].path, path) == 0) { memcpy(id, ids[i].id, 72); break; }
+    pthread_mutex_unlock(&ids_mu);
+}
+
+/* The entry's path for id, or false when the cache is off. */
+static bool cache_path(const char *id, char *out, size_t cap)
+{
+    const char *e = getenv("PCH_OBJECT_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    int n;
+    if (e && strcmp(e, "off") == 0) return false;
+    if (e && *e) n = snprintf(out, cap, "%s/%s.tail", e, id + 7);
+    else if (x && *x) n = snprintf(out, cap, "%s/pchronicle/objects/%s.tail", x, id + 7);
+    else if (h && *h) n = snprintf(out, cap, "%s/.cache/pchronicle/objects/%s.tail", h, id + 7);
+    else return false;
+    return n > 0 && (size_t)n < cap;
+}
+
+#define TAIL_MAGIC "PCHTAIL1"
+#define TAIL_HEAD (8 + 3 * 8 + 32)
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+bool pch_io_tail_parse(const uint8_t *b, size_t n, uint64_t *size, uint64_t *off, const uint8_t **tail, size_t *len)
+{
+    uint8_t d[32];
+    if (!b || n < TAIL_HEAD || memcmp(b, TAIL_MAGIC, 8) != 0) return false;
+    uint64_t sz = get_u64(b + 8), o = get_u64(b + 16), l = get_u64(b + 24);
+    if (l != n - TAIL_HEAD || l > PCH_RFILE_PROBE || o > sz || sz - o != l) return false;
+    pch_blake3_hash(d, b + TAIL_HEAD, (size_t)l);
+    if (memcmp(d, b + 32, 32) != 0) return false;
+    *size = sz;
+    *off = o;
+    *tail = b + TAIL_HEAD;
+    *len = (size_t)l;
+    return true;
+}
+
+/* The cached tail of the object with digest id: its bytes into tail, their offset and the
+** object's size; false on a miss or an entry that does not check. */
+static bool cache_read(pch_ctx *ctx, const char *id, pch_buf *tail, uint64_t *off_out, uint64_t *size_out)
+{
+    char path[4096];
+    pch_buf b;
+    pch_error e;
+    bool hit = false;
+    if (!cache_path(id, path, sizeof path)) return false;
+    const uint8_t *t;
+    size_t len;
+    pch_buf_init(&b, ctx);
+    if (pch_file_read_all(&b, path, TAIL_HEAD + PCH_RFILE_PROBE, &e) == PCH_OK &&
+        pch_io_tail_parse(b.data, b.len, size_out, off_out, &t, &len)) {
+        pch_buf_clear(tail);
+        hit = pch_buf_append(tail, t, len) == 0;
+    }
+    pch_buf_dispose(&b);
+    return hit;
+}
+
+/* Keep bytes [off, size) of the object with digest id; best effort. */
+static void cache_write(const char *id, uint64_t size, uint64_t off, const uint8_t *data, size_t len)
+{
+    char path[4096], tmp[4200], *slash;
+    uint8_t head[TAIL_HEAD], rnd[8];
+    pch_error e;
+    int fd;
+    if (!cache_path(id, path, sizeof path) || !(slash = strrchr(path, '/'))) return;
+    *slash = 0;
+    if (pch_mkdirs(path, &e) < 0 || pch_random_bytes(rnd, sizeof rnd, &e) < 0) return;
+    *slash = '/';
+    snprintf(tmp, sizeof tmp, "%.*s/.%02x%02x%02x%02x%02x%02x%02x%02x.tmp", (int)(slash - path), path, rnd[0], rnd[1], rnd[2],
+             rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+    memcpy(head, TAIL_MAGIC, 8);
+    put_u64(head + 8, size);
+    put_u64(head + 16, off);
+    put_u64(head + 24, len);
+    pch_blake3_hash(head + 32, data, len);
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) return;
+    bool ok = pch_write_all(fd, head, sizeof head) == 0 && pch_write_all(fd, data, len) == 0;
+    if (close(fd) != 0) ok = false;
+    if (!ok || rename(tmp, path) != 0) unlink(tmp);
+}
+
 /* ---- files ---- */
 
 bool pch_rfile_is_remote(const char *path) { return pch_store_is_s3(path); }
@@ -138,6 +286,12 @@ int pch_rfile_open(pch_ctx *ctx, const char *path, pch_rfile **out, pch_error *e
         if ((rc = pch_store_key_check(key, err)) < 0) goto fail;
         if (!(f->key = pch_strndup(ctx, key, strlen(key)))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto fail; }
         if ((rc = pool_take(path, bl, &f->st, err)) < 0) goto fail;
+        identity_of(path, f->id);
+        if (f->id[0] && cache_read(ctx, f->id, &f->spans[0].data, &f->spans[0].off, &f->size)) {
+            f->have_size = true;
+            f->spans[0].used = ++f->clock;
+            f->st->stats.cache_hits++;
+        }
     } else {
         f->fd = open(path, O_RDONLY | O_CLOEXEC);
         if (f->fd < 0) {
@@ -201,6 +355,7 @@ static int fetch(pch_rfile *f, uint64_t off, uint64_t len, bool suffix, pch_erro
     f->have_size = true;
     s->off = first;
     s->used = ++f->clock;
+    if (suffix && f->id[0] && first + s->data.len == total) cache_write(f->id, total, first, s->data.data, s->data.len);
     return PCH_OK;
 }
 
@@ -268,16 +423,33 @@ int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max,
     PCH_TRY(pool_take(path, bl, &st, err));
     uint8_t *data = NULL;
     size_t len = 0;
-    int rc = pch_store_get(st, key, max, &data, &len, NULL, err);
+    char id[72];
+    int rc;
+    pch_buf cached;
+    uint64_t coff = 0, csize = 0;
+    pch_buf_init(&cached, ctx);
+    identity_of(path, id);
+    if (id[0] && cache_read(ctx, id, &cached, &coff, &csize) && coff == 0 && csize <= max) {
+        st->stats.cache_hits++;      /* a small object the tail cache holds whole */
+        st->stats.ranges++;
+        st->stats.bytes_useful += csize;
+        rc = pch_buf_append(out, cached.data, cached.len) || pch_buf_reserve(out, 1) ? pch_error_set(err, PCH_ENOMEM, "out of memory") : PCH_OK;
+        if (rc == PCH_OK) out->data[out->len] = 0;
+        pch_buf_dispose(&cached);
+        pool_give(st);
+        return rc;
+    }
+    pch_buf_dispose(&cached);
+    rc = pch_store_get(st, key, max, &data, &len, NULL, err);
     if (rc == PCH_OK) {
         st->stats.ranges++;
         st->stats.bytes_useful += len;
+        if (id[0] && len <= PCH_RFILE_PROBE) cache_write(id, len, 0, data, len);
         if (pch_buf_append(out, data, len) || pch_buf_reserve(out, 1)) rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         else out->data[out->len] = 0;
     }
     pch_free(NULL, data);   /* the pool's stores allocate without a context */
     pool_give(st);
-    (void)ctx;
     return rc;
 }
 

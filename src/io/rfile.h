@@ -35,6 +35,11 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
 /* The descriptor of a local file (for flock), -1 for an object. */
 int pch_rfile_fd(const pch_rfile *f);
 
+/* Say that the object at path (s3://...) holds the content with digest id ("blake3:<64
+** hex>", as a manifest gives it): its tail may then be read from, and is kept in, the local
+** tail cache (rfile.c). Local paths and other ids are ignored. PCH_ENOMEM or PCH_OK. */
+int pch_rfile_note_identity(const char *path, const char *id);
+
 /* True for paths that name objects. */
 bool pch_rfile_is_remote(const char *path);
 

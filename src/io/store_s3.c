@@ -7,7 +7,6 @@
 ** retried (docs/object-storage.md "S3"). A create-if-absent PUT that wins on a try whose answer
 ** was lost sees 412 on the next try: it then reads the object back and counts as won only if
 ** the bytes are its own. */
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +61,6 @@ typedef struct s3_req {
     pch_error err;
 } s3_req;
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 static const char *env(const char *name)
 {
@@ -86,7 +82,7 @@ static void req_init(pch_store *st, s3_req *r, const char *method, const char *k
 static void req_dispose(s3_req *r)
 {
     pch_buf_dispose(&r->resp);
-    if (r->hdrs) curl_slist_free_all(r->hdrs);
+    if (r->hdrs) pch_io.slist_free_all(r->hdrs);
     r->hdrs = NULL;
 }
 
@@ -100,7 +96,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *arg)
     s3_req *r = arg;
     size_t len = size * n;
     long code = 0;
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    pch_io.easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     if (r->dst && code >= 200 && code < 300) {
         if (len > r->dst_cap - r->dst_len) { r->overflow = true; return 0; }
         memcpy(r->dst + r->dst_len, p, len);
@@ -199,7 +195,7 @@ static int req_prepare(pch_store *st, s3_req *r, CURL *easy)
     r->etag[0] = r->last_modified[0] = r->content_range[0] = '\0';
     r->have_len = false;
     pch_buf_clear(&r->resp);
-    if (r->hdrs) { curl_slist_free_all(r->hdrs); r->hdrs = NULL; }
+    if (r->hdrs) { pch_io.slist_free_all(r->hdrs); r->hdrs = NULL; }
     if (!r->body_hash[0]) pch_sha256_hex(r->body ? r->body : (const uint8_t *)"", r->body_len, r->body_hash);
 
     pch_sigv4_pair h[8];
@@ -232,45 +228,45 @@ static int req_prepare(pch_store *st, s3_req *r, CURL *easy)
     for (size_t i = 1; i < nh; i++) {   /* curl sends Host itself */
         pch_buf_clear(&hv);
         if (pch_buf_printf(&hv, "%.*s: %.*s", (int)h[i].name_len, h[i].name, (int)h[i].value_len, h[i].value)) goto out;
-        struct curl_slist *l = curl_slist_append(r->hdrs, (const char *)hv.data);
+        struct curl_slist *l = pch_io.slist_append(r->hdrs, (const char *)hv.data);
         if (!l) goto out;
         r->hdrs = l;
     }
     pch_buf_clear(&hv);
     if (pch_buf_printf(&hv, "Authorization: %.*s", (int)authz.len, (const char *)authz.data)) goto out;
-    struct curl_slist *l = curl_slist_append(r->hdrs, (const char *)hv.data);
-    if (!l || !(l = curl_slist_append(l, "Expect:"))) goto out;
+    struct curl_slist *l = pch_io.slist_append(r->hdrs, (const char *)hv.data);
+    if (!l || !(l = pch_io.slist_append(l, "Expect:"))) goto out;
     r->hdrs = l;
-    if (r->body && !(l = curl_slist_append(l, "Content-Type: application/octet-stream"))) goto out;
+    if (r->body && !(l = pch_io.slist_append(l, "Content-Type: application/octet-stream"))) goto out;
     r->hdrs = l;
 
-    curl_easy_reset(easy);
-    curl_easy_setopt(easy, CURLOPT_URL, (const char *)url.data);
-    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, r->hdrs);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, r->curl_err);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)st->opt.timeout_ms);
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)st->opt.connect_timeout_ms);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, r);
+    pch_io.easy_reset(easy);
+    pch_io.easy_setopt(easy, CURLOPT_URL, (const char *)url.data);
+    pch_io.easy_setopt(easy, CURLOPT_HTTPHEADER, r->hdrs);
+    pch_io.easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_write);
+    pch_io.easy_setopt(easy, CURLOPT_WRITEDATA, r);
+    pch_io.easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    pch_io.easy_setopt(easy, CURLOPT_HEADERDATA, r);
+    pch_io.easy_setopt(easy, CURLOPT_ERRORBUFFER, r->curl_err);
+    pch_io.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    pch_io.easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)st->opt.timeout_ms);
+    pch_io.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long)st->opt.connect_timeout_ms);
+    pch_io.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+    pch_io.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+    pch_io.easy_setopt(easy, CURLOPT_PRIVATE, r);
     if (strcmp(r->method, "HEAD") == 0) {
-        curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+        pch_io.easy_setopt(easy, CURLOPT_NOBODY, 1L);
     } else if (strcmp(r->method, "PUT") == 0) {
-        curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(easy, CURLOPT_READFUNCTION, on_read);
-        curl_easy_setopt(easy, CURLOPT_READDATA, r);
-        curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+        pch_io.easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+        pch_io.easy_setopt(easy, CURLOPT_READFUNCTION, on_read);
+        pch_io.easy_setopt(easy, CURLOPT_READDATA, r);
+        pch_io.easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
     } else if (strcmp(r->method, "POST") == 0) {
-        curl_easy_setopt(easy, CURLOPT_POST, 1L);
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, r->body ? (const char *)r->body : "");
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+        pch_io.easy_setopt(easy, CURLOPT_POST, 1L);
+        pch_io.easy_setopt(easy, CURLOPT_POSTFIELDS, r->body ? (const char *)r->body : "");
+        pch_io.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
     } else if (strcmp(r->method, "GET") != 0) {
-        curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r->method);
+        pch_io.easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r->method);
     }
     st->stats.requests++;
     if (strcmp(r->method, "GET") == 0) st->stats.gets++;
@@ -312,7 +308,7 @@ static int req_outcome(pch_store *st, s3_req *r)
     if (r->cc != CURLE_OK) {
         if (retryable_curl(r->cc)) return 1;
         return pch_error_set(&r->err, PCH_EIO, "%s %s: %s", r->method, name,
-                             r->curl_err[0] ? r->curl_err : curl_easy_strerror(r->cc));
+                             r->curl_err[0] ? r->curl_err : pch_io.easy_strerror(r->cc));
     }
     long s = r->status;
     if (s >= 200 && s < 300) return 0;
@@ -338,7 +334,7 @@ static int req_outcome(pch_store *st, s3_req *r)
 
 static int easy_get(s3_impl *s3, size_t i, CURL **out)
 {
-    if (!s3->easy[i] && !(s3->easy[i] = curl_easy_init())) return PCH_ENOMEM;
+    if (!s3->easy[i] && !(s3->easy[i] = pch_io.easy_init())) return PCH_ENOMEM;
     *out = s3->easy[i];
     return PCH_OK;
 }
@@ -385,20 +381,20 @@ static int run_batch(pch_store *st, s3_req **reqs, size_t n, pch_error *err)
                 if (r->attempt) st->stats.retries++;
                 r->attempt++;
                 busy[slot] = true;
-                curl_multi_add_handle(s3->multi, easy);
+                pch_io.multi_add_handle(s3->multi, easy);
                 running++; next++;
             }
             int still = 0;
-            curl_multi_perform(s3->multi, &still);
+            pch_io.multi_perform(s3->multi, &still);
             CURLMsg *m;
             int q;
-            while ((m = curl_multi_info_read(s3->multi, &q))) {
+            while ((m = pch_io.multi_info_read(s3->multi, &q))) {
                 if (m->msg != CURLMSG_DONE) continue;
                 s3_req *r = NULL;
-                curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+                pch_io.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
                 r->cc = m->data.result;
-                curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &r->status);
-                curl_multi_remove_handle(s3->multi, m->easy_handle);
+                pch_io.easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &r->status);
+                pch_io.multi_remove_handle(s3->multi, m->easy_handle);
                 for (size_t k = 0; k < nslots; k++)
                     if (s3->easy[k] == m->easy_handle) busy[k] = false;
                 running--;
@@ -410,7 +406,7 @@ static int run_batch(pch_store *st, s3_req **reqs, size_t n, pch_error *err)
                     obj_name(st, r, name, sizeof name);
                     if (r->cc != CURLE_OK)
                         r->rc = pch_error_set(&r->err, PCH_EIO, "%s %s: %s (after %u attempts)", r->method, name,
-                                              r->curl_err[0] ? r->curl_err : curl_easy_strerror(r->cc), r->attempt);
+                                              r->curl_err[0] ? r->curl_err : pch_io.easy_strerror(r->cc), r->attempt);
                     else
                         r->rc = pch_error_set(&r->err, PCH_EIO, "%s %s: HTTP %ld (after %u attempts)", r->method,
                                               name, r->status, r->attempt);
@@ -418,7 +414,7 @@ static int run_batch(pch_store *st, s3_req **reqs, size_t n, pch_error *err)
                     r->rc = o;
                 }
             }
-            if (running) curl_multi_poll(s3->multi, NULL, 0, 100, NULL);
+            if (running) pch_io.multi_poll(s3->multi, NULL, 0, 100, NULL);
         }
         pch_free(st->ctx, busy);
         np = nretry;
@@ -769,9 +765,9 @@ static void s_close(pch_store *st)
 {
     s3_impl *s3 = st->impl;
     if (!s3) return;
-    for (size_t i = 0; i < s3->n_easy; i++) if (s3->easy[i]) curl_easy_cleanup(s3->easy[i]);
+    for (size_t i = 0; i < s3->n_easy; i++) if (s3->easy[i]) pch_io.easy_cleanup(s3->easy[i]);
     pch_free(st->ctx, s3->easy);
-    if (s3->multi) curl_multi_cleanup(s3->multi);
+    if (s3->multi) pch_io.multi_cleanup(s3->multi);
     pch_free(st->ctx, s3->endpoint); pch_free(st->ctx, s3->host);
     pch_free(st->ctx, s3->ak); pch_free(st->ctx, s3->sk); pch_free(st->ctx, s3->token);
     pch_free(st->ctx, s3);
@@ -784,8 +780,7 @@ static const pch_store_ops s3_ops = {
 
 int pch_store_s3_init(pch_store *st, pch_error *err)
 {
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != CURLE_OK) return pch_error_set(err, PCH_EIO, "libcurl: %s", curl_easy_strerror(curl_init_rc));
+    PCH_TRY(pch_io_load_libs(err));
     const char *u = st->uri + 5, *slash = strchr(u, '/');
     size_t bl = slash ? (size_t)(slash - u) : strlen(u);
     if (bl < 3 || bl > 63) return pch_error_set(err, PCH_EINVAL, "%s: the bucket name must be 3 to 63 characters", st->uri);
@@ -853,7 +848,7 @@ int pch_store_s3_init(pch_store *st, pch_error *err)
     if (tok && !(s3->token = sdup(st->ctx, tok))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     s3->n_easy = st->opt.max_in_flight;
     if (!s3->endpoint || !s3->host || !s3->ak || !s3->sk ||
-        !(s3->easy = pch_calloc(st->ctx, s3->n_easy, sizeof *s3->easy)) || !(s3->multi = curl_multi_init()))
+        !(s3->easy = pch_calloc(st->ctx, s3->n_easy, sizeof *s3->easy)) || !(s3->multi = pch_io.multi_init()))
         return pch_error_set(err, PCH_ENOMEM, "out of memory");
     return PCH_OK;
 }

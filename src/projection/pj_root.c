@@ -317,6 +317,26 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
     return PCH_OK;
 }
 
+/* Tell the object layer the digest of every file manifest m names under an object-storage
+** root, so that their tails can come from the local tail cache (rfile.c). */
+static int note_identities(const char *root, const pch_json_value *m, pch_error *err)
+{
+    static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
+                                         "directory_runs", "documents" };
+    char rel[256], digest[80], full[4096];
+    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
+        const pch_json_value *a = pj_json_member(m, lists[l], PCH_JSON_ARRAY);
+        for (uint32_t i = 0; a && i < a->n; i++) {
+            const pch_json_value *it[2] = { &a->u.items[i], pj_json_member(&a->u.items[i], "segments", PCH_JSON_OBJECT) };
+            for (int k = 0; k < 2; k++)
+                if (it[k] && pj_json_str(it[k], "path", rel, sizeof rel) && pj_json_str(it[k], "digest", digest, sizeof digest) &&
+                    snprintf(full, sizeof full, "%s/%s", root, rel) < (int)sizeof full && pch_rfile_note_identity(full, digest) < 0)
+                    return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+        }
+    }
+    return PCH_OK;
+}
+
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_json_parser **parser,
                      pch_buf *text, const pch_json_value **m, pch_error *err)
 {
@@ -328,13 +348,19 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     pch_buf_init(&path, ctx);
     pch_buf_printf(&path, "%s/%s", root, cur->manifest);
     if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    /* CURRENT gives the manifest's digest: a small one can come from the tail cache too */
+    if (pch_rfile_note_identity((const char *)path.data, cur->digest) < 0) {
+        pch_buf_dispose(&path);
+        return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    }
     rc = pch_rfile_read_all(ctx, text, (const char *)path.data, 256u << 20, err);
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", cur->manifest);
     pj_bytes_digest(digest, text->data, text->len);
     if (strcmp(digest, cur->digest) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: digest %s does not match CURRENT's %s", cur->manifest, digest, cur->digest);
-    return pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err);
+    PCH_TRY(pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err));
+    return pch_rfile_is_remote(root) ? note_identities(root, *m, err) : PCH_OK;
 }
 
 int pj_commit_lock(pch_ctx *ctx, const char *root, pch_error *err)

@@ -24,7 +24,7 @@ checks=0
 san=
 case "$B" in *asan*) san="-fsanitize=address,undefined" ;; *ubsan*) san="-fsanitize=undefined" ;; esac
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $san -Iinclude tests/arrow/duckdb_consumer.c "$B/libpchronicle-vortex.a" \
-   "$B/libpchronicle.a" -L"$DUCKLIB" -lduckdb -Wl,-rpath,"$DUCKLIB" -lzstd -lm -lsqlite3 -lcurl -lcrypto -pthread -o "$tmp/consumer" \
+   "$B/libpchronicle.a" -L"$DUCKLIB" -lduckdb -Wl,-rpath,"$DUCKLIB" -lzstd -lm -lsqlite3 -pthread -o "$tmp/consumer" \
    2>"$tmp/cc.err" || { echo "FAIL building the consumer"; cat "$tmp/cc.err"; exit 1; }
 
 roots=gen

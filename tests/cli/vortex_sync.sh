@@ -65,7 +65,9 @@ same() {
              "SELECT source, count(*), sum(completion_tokens) FROM steps GROUP BY source ORDER BY source" \
              "SELECT function_name, count(*) FROM tool_calls GROUP BY function_name ORDER BY 2 DESC, 1"; do
         [ "$VG" = 1 ] && [ $k -ge 4 ] && break
-        for eng in $ENGINES; do
+        # both engines once (round 1); the later comparisons with the default engine
+        local engines=auto; [ "$tag" = round1 ] && engines=$ENGINES
+        for eng in $engines; do
             k=$((k + 1))
             "$VX" sql "$R" "$q" --format jsonl --engine $eng >"$T/qa" 2>"$T/qa.err" && "$VX" sql "$F" "$q" --format jsonl --engine $eng >"$T/qb" 2>&1 &&
                 cmp -s "$T/qa" "$T/qb" && ok || { bad "$tag: relation query $k ($eng) differs: $q"; diff "$T/qa" "$T/qb" | head -4; head -2 "$T/qa.err"; }

@@ -35,6 +35,7 @@ s3_server() {
     . "$PCH_RGW_ENV"
     B=$PCH_S3_BUCKET
     PRE=$(basename "$0" .sh)-$$-$RANDOM
+    export PCH_OBJECT_CACHE=$T/object-cache   # the suite's own tail cache, not the user's
 }
 s3_proxy() {
     [ -n "${1:-}" ] && echo "$1" > "$T/hold"

@@ -57,8 +57,8 @@ static void print_stats(pch_vxp_snapshot *s)
     pch_store_process_stats(&o);
     if (o.requests)
         fprintf(stderr, "stats: s3 gets=%" PRIu64 " ranges=%" PRIu64 " bytes_requested=%" PRIu64 " bytes_useful=%" PRIu64
-                        " requests=%" PRIu64 " retries=%" PRIu64 "\n",
-                o.gets, o.ranges, o.bytes_requested, o.bytes_useful, o.requests, o.retries);
+                        " requests=%" PRIu64 " retries=%" PRIu64 " cache_hits=%" PRIu64 "\n",
+                o.gets, o.ranges, o.bytes_requested, o.bytes_useful, o.requests, o.retries, o.cache_hits);
 }
 
 /* ------------------------------------------------------------------ build */

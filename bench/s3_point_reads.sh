@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# GETs and bytes of a point read from a Vortex projection on S3 (issue 20 "Performance";
+# RFC-0006 §20.2, §22.2; docs/object-storage.md "Point reads on S3").
+#
+#   bench/s3_point_reads.sh CORPUS_DIR [KEYS]
+#
+# Builds CORPUS_DIR (ATIF documents) to a fresh prefix of the S3 server the AWS_* variables
+# name (tests/s3/rgw.sh starts one: `. DIR/env`), then runs `pchronicle-vortex get ROOT
+# --trajectory-key K --compact --stats` as one process per key for KEYS keys (default 20)
+# spread evenly over the corpus, three ways:
+#   cold      no tail cache (PCH_OBJECT_CACHE=off): every object read from the server
+#   first     an empty tail cache per key: what a first reader pays (and fills)
+#   warm      the cache the "first" pass filled for that key: a second process on one machine
+# and prints, per way, GETs per process (mean / max), bytes requested and bytes the reader
+# used (means), and tail-cache hits. A process's GETs include CURRENT and the manifest (2);
+# the issue's goal is at most 3 GETs after those (5 a process) cold and at most 2 warm.
+# Prints the commands' versions and the load first. Removes the prefix at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CORPUS=${1:?usage: bench/s3_point_reads.sh CORPUS_DIR [KEYS]}
+KEYS=${2:-20}
+BUILD=${PCH_BUILD:-build}
+VX=$PWD/$BUILD/pchronicle-vortex
+P=$PWD/$BUILD/pchronicle
+: "${AWS_ENDPOINT_URL:?set the S3 variables (. DIR/env of tests/s3/rgw.sh)}"
+BUCKET=${PCH_S3_BUCKET:-pch-test}
+[ -x "$VX" ] || { echo "build first: make" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/pch-s3pr.XXXXXX")
+R=s3://$BUCKET/bench-point-$$
+cleanup() {
+    "$P" objects ls "$R/" 2>/dev/null | while read -r k; do "$P" objects rm "s3://$BUCKET/$k" >/dev/null 2>&1; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+echo "# $(date -u +%FT%TZ) $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# corpus $CORPUS: $(find "$CORPUS" -name '*.json' | wc -l) documents, $(du -sh "$CORPUS" | cut -f1)"
+t0=$(date +%s.%N)
+PCH_OBJECT_CACHE=off "$VX" build --from "$CORPUS" --to "$R" --quiet
+echo "# build --to $R: $(python3 -c "print('%.2f' % ($(date +%s.%N) - $t0))") s"
+PCH_OBJECT_CACHE=off "$VX" sql "$R" "select trajectory_key from runs order by trajectory_key" --format csv | tail -n +2 > "$T/all"
+n=$(wc -l < "$T/all")
+python3 - "$T/all" "$KEYS" > "$T/keys" <<'PY'
+import sys
+keys = open(sys.argv[1]).read().split("\n")[:-1]
+k = min(int(sys.argv[2]), len(keys))
+for i in range(k): print(keys[i * len(keys) // k])
+PY
+echo "# $n trajectories, $(wc -l < "$T/keys") keys"
+run_way() {   # WAY: one line per key: gets bytes_requested bytes_useful cache_hits
+    local way=$1 i=0
+    while read -r key; do
+        i=$((i + 1))
+        case $way in
+            cold) c=off ;;
+            first) c=$T/cache-$i; rm -rf "$c" ;;
+            warm) c=$T/cache-$i ;;
+        esac
+        PCH_OBJECT_CACHE=$c "$VX" get "$R" --trajectory-key "$key" --compact --stats 2>"$T/err" >/dev/null
+        grep -o 'stats: s3 .*' "$T/err" | sed 's/[a-z_]*=//g; s/stats: s3 //' | awk '{print $1, $3, $4, $7}'
+    done < "$T/keys"
+}
+printf '| way | GETs per process (mean / max) | bytes requested (mean) | bytes used (mean) | tail-cache hits (mean) |\n'
+printf '| --- | --- | --- | --- | --- |\n'
+for way in cold first warm; do
+    run_way $way | awk -v w=$way '{g+=$1; if ($1>m) m=$1; b+=$2; u+=$3; h+=$4; n++}
+        END {printf "| %s | %.1f / %d | %.0f | %.0f | %.1f |\n", w, g/n, m, b/n, u/n, h/n}'
+done
