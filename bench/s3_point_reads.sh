@@ -6,8 +6,9 @@
 #
 # Builds CORPUS_DIR (ATIF documents) to a fresh prefix of the S3 server the AWS_* variables
 # name (tests/s3/rgw.sh starts one: `. DIR/env`), then runs `pchronicle-vortex get ROOT
-# --trajectory-key K --compact --stats` as one process per key for KEYS keys (default 20)
-# spread evenly over the corpus, three ways:
+# --run-id R --trajectory-key K --compact --stats` as one process per key for KEYS keys (default 20)
+# spread evenly over the corpus (the exact key: --run-id R --trajectory-key K, which names one
+# directory shard), three ways:
 #   cold      no tail cache (PCH_OBJECT_CACHE=off): every object read from the server
 #   first     an empty tail cache per key: what a first reader pays (and fills)
 #   warm      the cache the "first" pass filled for that key: a second process on one machine
@@ -37,25 +38,28 @@ echo "# corpus $CORPUS: $(find "$CORPUS" -name '*.json' | wc -l) documents, $(du
 t0=$(date +%s.%N)
 PCH_OBJECT_CACHE=off "$VX" build --from "$CORPUS" --to "$R" --quiet
 echo "# build --to $R: $(python3 -c "print('%.2f' % ($(date +%s.%N) - $t0))") s"
-PCH_OBJECT_CACHE=off "$VX" sql "$R" "select trajectory_key from runs order by trajectory_key" --format csv | tail -n +2 > "$T/all"
+PCH_OBJECT_CACHE=off "$VX" sql "$R" "select run_id, trajectory_key from runs order by run_id, trajectory_key" --format jsonl > "$T/all"
 n=$(wc -l < "$T/all")
 python3 - "$T/all" "$KEYS" > "$T/keys" <<'PY'
 import sys
 keys = open(sys.argv[1]).read().split("\n")[:-1]
 k = min(int(sys.argv[2]), len(keys))
-for i in range(k): print(keys[i * len(keys) // k])
+import json
+for i in range(k):
+    r = json.loads(keys[i * len(keys) // k])
+    print("%s\t%s" % (r["run_id"], r["trajectory_key"]))
 PY
 echo "# $n trajectories, $(wc -l < "$T/keys") keys"
 run_way() {   # WAY: one line per key: gets bytes_requested bytes_useful cache_hits
     local way=$1 i=0
-    while read -r key; do
+    while IFS=$'\t' read -r run key; do
         i=$((i + 1))
         case $way in
             cold) c=off ;;
             first) c=$T/cache-$i; rm -rf "$c" ;;
             warm) c=$T/cache-$i ;;
         esac
-        PCH_OBJECT_CACHE=$c "$VX" get "$R" --trajectory-key "$key" --compact --stats 2>"$T/err" >/dev/null
+        PCH_OBJECT_CACHE=$c "$VX" get "$R" --run-id "$run" --trajectory-key "$key" --compact --stats 2>"$T/err" >/dev/null
         grep -o 'stats: s3 .*' "$T/err" | sed 's/[a-z_]*=//g; s/stats: s3 //' | awk '{print $1, $3, $4, $7}'
     done < "$T/keys"
 }

@@ -254,6 +254,12 @@ typedef enum pch_vxp_key_kind {
 } pch_vxp_key_kind;
 PCH_API int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key, uint64_t *idx,
                               size_t cap, size_t *n_out, pch_error *err);
+/* The trajectories of run `run` whose trajectory key is `traj` (get --run-id R
+** --trajectory-key K): only the directory shards whose fence keys can hold run R are read
+** (the directory is sorted by source, run, trajectory; §10.3). Fills idx as pch_vxp_lookup
+** does; PCH_ENOTFOUND if none. */
+PCH_API int pch_vxp_lookup_in_run(pch_vxp_snapshot *s, const char *run, const char *traj, uint64_t *idx,
+                                  size_t cap, size_t *n_out, pch_error *err);
 /* The ATIF document of directory row idx, subagents re-nested (§5.3). *out allocated with
 ** the ctx allocator (pch_free), NUL-terminated; pretty = 2-space indentation. */
 PCH_API int pch_vxp_get(pch_vxp_snapshot *s, uint64_t idx, pch_vxp_hydration mode,

@@ -775,6 +775,26 @@ int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key,
     return PCH_OK;
 }
 
+int pch_vxp_lookup_in_run(pch_vxp_snapshot *s, const char *run, const char *traj, uint64_t *idx, size_t cap,
+                          size_t *n_out, pch_error *err)
+{
+    size_t n = 0;
+    *n_out = 0;
+    for (size_t i = 0; i < s->n_shards; i++) {
+        const shardm *m = &s->sh[i];
+        if (!shard_may_hold_run(m, run)) continue;
+        PCH_TRY(load_shard(s, i, err));
+        for (uint64_t r = m->base; r < m->base + m->rows; r++) {
+            if (s->e[r].dead || strcmp(s->e[r].r, run) != 0 || strcmp(s->e[r].t, traj) != 0) continue;   /* §12.2 */
+            if (n < cap) idx[n] = r;
+            n++;
+        }
+    }
+    *n_out = n;
+    if (!n) return pch_error_set(err, PCH_ENOTFOUND, "no trajectory '%s' in run '%s' in snapshot %s", traj, run, s->cur.snapshot_id);
+    return PCH_OK;
+}
+
 int pch_vxp_lookup(pch_vxp_snapshot *s, const char *key, uint64_t *idx, size_t cap, size_t *n_out, pch_error *err)
 {
     return pch_vxp_lookup_as(s, PCH_VXP_KEY_ANY, key, idx, cap, n_out, err);

@@ -363,11 +363,12 @@ int vx_cmd_get(pch_ctx *ctx, int argc, char **argv)
     }
     if (!root || !key) { fputs(get_usage, stderr); return VX_EXIT_USAGE; }
     if (pch_vxp_snapshot_open_at(&s, ctx, root, snap, &err) < 0) return vx_fail(root, &err);
-    if (pch_vxp_lookup_as(s, as, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
-    if (in_run && n > 64) {   /* run R's trajectory may be past the first 64 with that key: filter all */
-        if (!(idx = malloc(n * sizeof *idx))) { fputs("pchronicle-vortex get: out of memory\n", stderr); rc = VX_EXIT_FAIL; goto out; }
-        if (pch_vxp_lookup_as(s, as, key, idx, n, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
-    }
+    if (in_run) {   /* the exact key: only the shards whose fences hold the run are read */
+        rc = pch_vxp_lookup_in_run(s, in_run, key, idx, 64, &n, &err);
+        if (rc == PCH_ENOTFOUND) n = 0;
+        else if (rc < 0) { rc = vx_fail("get", &err); goto out; }
+        rc = VX_EXIT_OK;
+    } else if (pch_vxp_lookup_as(s, as, key, idx, 64, &n, &err) < 0) { rc = vx_fail("get", &err); goto out; }
     total = n;
     if (!in_run && n > 64) n = 64;
     for (size_t i = 0; i < n; i++) {
