@@ -15,7 +15,14 @@
 # and prints, per way, GETs per process (mean / max), bytes requested and bytes the reader
 # used (means), and tail-cache hits. A process's GETs include CURRENT and the manifest (2);
 # the issue's goal is at most 3 GETs after those (5 a process) cold and at most 2 warm.
-# Prints the commands' versions and the load first. Removes the prefix at the end.
+# With PEER=lance (and the oracle of scripts/bootstrap.sh installed), the same corpus is also
+# imported as a Storyline root to the same server and official Lance (npm @lancedb/lancedb, the
+# oracle) reads each key's rows of runs, steps and tool_calls (`dump TABLE --where "run_id = R
+# AND trajectory_key = K"`, a fresh process per table, as a cold reader) through
+# tests/s3/faultproxy.py, which counts its GETs. These tables have no scalar index (the
+# oracle writes none), so Lance scans the key columns: the column is Lance as we can drive it
+# on S3 here, not its best (a BTree index would cut its reads).
+# Prints the load first. Removes the prefixes at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CORPUS=${1:?usage: bench/s3_point_reads.sh CORPUS_DIR [KEYS]}
@@ -69,3 +76,28 @@ for way in cold first warm; do
     run_way $way | awk -v w=$way '{g+=$1; if ($1>m) m=$1; b+=$2; u+=$3; h+=$4; n++}
         END {printf "| %s | %.1f / %d | %.0f | %.0f | %.1f |\n", w, g/n, m, b/n, u/n, h/n}'
 done
+
+[ "${PEER:-}" = lance ] || exit 0
+ORACLE=${PCH_CACHE:-$PWD/.cache}/lance-oracle/oracle.js
+[ -f "$ORACLE" ] || { echo "PEER=lance: the oracle is missing at $ORACLE (scripts/bootstrap.sh)" >&2; exit 1; }
+SL=s3://$BUCKET/bench-point-sl-$$
+cleanup_sl() {
+    [ -n "${px:-}" ] && kill "$px" 2>/dev/null
+    "$P" objects ls "$SL/" 2>/dev/null | while read -r k; do "$P" objects rm "s3://$BUCKET/$k" >/dev/null 2>&1; done
+    cleanup
+}
+trap cleanup_sl EXIT
+"$P" import --from "$CORPUS" --to "$SL" --input-format atif --output-format storyline --quiet 2>/dev/null ||
+    { echo "storyline import to $SL failed" >&2; exit 1; }
+: > "$T/sched"
+python3 tests/s3/faultproxy.py "${AWS_ENDPOINT_URL##*:}" "$T/px.port" "$T/sched" "$T/px.log" & px=$!
+for _ in $(seq 1 100); do [ -s "$T/px.port" ] && break; sleep 0.05; done
+PX=http://127.0.0.1:$(cat "$T/px.port")
+while IFS=$'\t' read -r run key; do
+    : > "$T/px.log"
+    for t in runs steps tool_calls; do
+        AWS_ENDPOINT_URL=$PX node "$ORACLE" dump "$SL/$t.lance" --where "run_id = '$run' AND trajectory_key = '$key'" > "$T/o.out" 2>&1 ||
+            { echo "oracle dump of $t failed: $(tail -2 "$T/o.out")" >&2; exit 1; }
+    done
+    echo "$(grep -c '^GET ' "$T/px.log")"
+done < "$T/keys" | awk '{g+=$1; if ($1>m) m=$1; n++} END {printf "| official Lance, cold, 3 tables | %.1f / %d | | | |\n", g/n, m}'
