@@ -22,7 +22,8 @@ HOLD_FILE, when it exists and holds a number N, makes every request whose path h
 "/commits/" wait until N such requests have arrived, then lets them all go at once: N writers
 that commit to one root race on the same key at the server (tests/cli/s3_vortex.sh).
 
-Each request is logged to LOG_FILE as "METHOD PATH -> what happened".
+Each request is logged to LOG_FILE as "METHOD PATH [RANGE] -> what happened", with the bytes
+of the answer's body when it was forwarded ("pass (upstream 206) 4096 B").
 """
 import http.client
 import os
@@ -144,7 +145,7 @@ class Handler(BaseHTTPRequestHandler):
             if fault == "stall":
                 time.sleep(3)
             st, hdrs, data = self._forward(body)
-            what = "%s (upstream %d)" % (fault, st)
+            what = "%s (upstream %d) %d B" % (fault, st, len(data))
             self._reply(st, hdrs, data, cut=(fault == "truncate" and len(data) > 1))
         rng = self.headers.get("Range")
         log("%s %s%s -> %s" % (self.command, self.path, " " + rng if rng else "", what))

@@ -116,6 +116,7 @@ int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv)
                         "blobs_hydrated=%llu seconds=%.3f\n",
                 (unsigned long long)docs, (unsigned long long)clusters, (unsigned long long)bread,
                 (unsigned long long)bcheck, (unsigned long long)blobs, vx_now_s() - t0);
+        vx_print_s3_stats();
     }
     return rc < 0 ? vx_fail("sql", &err) : VX_EXIT_OK;
 }

@@ -52,13 +52,7 @@ static void print_stats(pch_vxp_snapshot *s)
             q.current.reads, q.current.bytes, q.manifest.reads, q.manifest.bytes, q.directory.reads, q.directory.bytes,
             q.footer.reads, q.footer.bytes, q.segment_tables.reads, q.segment_tables.bytes, q.lanes.reads, q.lanes.bytes,
             q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked);
-    /* object storage (§20.2): the process's requests, whatever stage made them */
-    pch_store_stats o;
-    pch_store_process_stats(&o);
-    if (o.requests)
-        fprintf(stderr, "stats: s3 gets=%" PRIu64 " ranges=%" PRIu64 " bytes_requested=%" PRIu64 " bytes_useful=%" PRIu64
-                        " requests=%" PRIu64 " retries=%" PRIu64 " cache_hits=%" PRIu64 "\n",
-                o.gets, o.ranges, o.bytes_requested, o.bytes_useful, o.requests, o.retries, o.cache_hits);
+    vx_print_s3_stats();
 }
 
 /* ------------------------------------------------------------------ build */

@@ -2,12 +2,14 @@
 ** Vortex code). Subcommands: convert, dump, inspect, check (Vortex files); build, get,
 ** export, verify, inspect, sql, rl, sft, bench-get, bench-sql (the projection). Exit codes: 0 success,
 ** 1 failure (message on stderr), 2 usage error. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 
+#include "pchronicle/io.h"
 #include "vx_cli.h"
 
 static const char usage_text[] =
@@ -50,6 +52,16 @@ double vx_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void vx_print_s3_stats(void)
+{
+    pch_store_stats o;
+    pch_store_process_stats(&o);
+    if (o.requests)
+        fprintf(stderr, "stats: s3 gets=%" PRIu64 " ranges=%" PRIu64 " bytes_requested=%" PRIu64 " bytes_useful=%" PRIu64
+                        " requests=%" PRIu64 " retries=%" PRIu64 " cache_hits=%" PRIu64 "\n",
+                o.gets, o.ranges, o.bytes_requested, o.bytes_useful, o.requests, o.retries, o.cache_hits);
 }
 
 int vx_usage(const char *msg)

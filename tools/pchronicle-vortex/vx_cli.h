@@ -59,6 +59,10 @@ void vx_put_json_string(FILE *out, const char *s);
 int vx_parse_size(const char *s, uint64_t *out);
 /* Seconds on the monotonic clock (for --stats and the benchmarks). */
 double vx_now_s(void);
+/* --stats on object storage (RFC-0006 §20.2): the process's requests, whatever stage made
+** them, as "stats: s3 gets=N ranges=N bytes_requested=N bytes_useful=N requests=N retries=N
+** cache_hits=N" on stderr; nothing when the process made no request. */
+void vx_print_s3_stats(void);
 
 /* Append a JSON value (parsed from src) to a builder of any dtype: null → null, numbers by
 ** column type, strings, {"base64":...} for binary, objects → structs (missing = null),
