@@ -347,6 +347,11 @@ void pj_remote_free(pj_remote *r);
 int pj_head_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err);
 /* PCH_EUNSUPPORTED for an object-storage root: what does not run there yet says so. */
 int pj_local_only(const char *root, const char *what, pch_error *err);
+/* fn(payload, path, digest) for every file manifest m lists (§10.3: data files and their
+** segment tables, blob packs, directory shards and runs, document lists), digest "" when the
+** entry has none; a negative fn result stops the walk and is returned. */
+int pj_manifest_each_file(const pch_json_value *m, int (*fn)(void *payload, const char *path, const char *digest),
+                          void *payload);
 /* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur,
                      pch_json_parser **parser, pch_buf *text, const pch_json_value **m,

@@ -317,24 +317,34 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
     return PCH_OK;
 }
 
-/* Tell the object layer the digest of every file manifest m names under an object-storage
-** root, so that their tails can come from the local tail cache (rfile.c). */
-static int note_identities(const char *root, const pch_json_value *m, pch_error *err)
+int pj_manifest_each_file(const pch_json_value *m, int (*fn)(void *payload, const char *path, const char *digest),
+                          void *payload)
 {
     static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
                                          "directory_runs", "documents" };
-    char rel[256], digest[80], full[4096];
+    char path[256], digest[80];
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         const pch_json_value *a = pj_json_member(m, lists[l], PCH_JSON_ARRAY);
         for (uint32_t i = 0; a && i < a->n; i++) {
             const pch_json_value *it[2] = { &a->u.items[i], pj_json_member(&a->u.items[i], "segments", PCH_JSON_OBJECT) };
-            for (int k = 0; k < 2; k++)
-                if (it[k] && pj_json_str(it[k], "path", rel, sizeof rel) && pj_json_str(it[k], "digest", digest, sizeof digest) &&
-                    snprintf(full, sizeof full, "%s/%s", root, rel) < (int)sizeof full && pch_rfile_note_identity(full, digest) < 0)
-                    return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+            for (int k = 0; k < 2; k++) {
+                if (!it[k] || !pj_json_str(it[k], "path", path, sizeof path)) continue;
+                if (!pj_json_str(it[k], "digest", digest, sizeof digest)) digest[0] = 0;
+                PCH_TRY(fn(payload, path, digest));
+            }
         }
     }
     return PCH_OK;
+}
+
+/* Tell the object layer the digest of every file a manifest names under an object-storage
+** root, so that their tails can come from the local tail cache (rfile.c). */
+static int note_identity(void *payload, const char *rel, const char *digest)
+{
+    const char *root = *(const char **)payload;
+    char full[4096];
+    if (!digest[0] || snprintf(full, sizeof full, "%s/%s", root, rel) >= (int)sizeof full) return PCH_OK;
+    return pch_rfile_note_identity(full, digest);
 }
 
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_json_parser **parser,
@@ -360,7 +370,9 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     if (strcmp(digest, cur->digest) != 0)
         return pch_error_set(err, PCH_ECORRUPT, "%s: digest %s does not match CURRENT's %s", cur->manifest, digest, cur->digest);
     PCH_TRY(pj_manifest_parse(ctx, cur, (const char *)text->data, text->len, parser, m, err));
-    return pch_rfile_is_remote(root) ? note_identities(root, *m, err) : PCH_OK;
+    if (pch_rfile_is_remote(root) && pj_manifest_each_file(*m, note_identity, &root) < 0)
+        return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    return PCH_OK;
 }
 
 int pj_commit_lock(pch_ctx *ctx, const char *root, pch_error *err)

@@ -37,22 +37,22 @@ typedef struct snap {
 } snap;
 
 /* Every path manifest m lists (§10.3), and the manifest itself. */
+typedef struct reach_st { pch_ctx *ctx; pch_strset *r; } reach_st;
+
+static int reach_file(void *payload, const char *path, const char *digest)
+{
+    const reach_st *x = payload;
+    (void)digest;
+    return pch_strset_add(x->ctx, x->r, path);
+}
+
 static int reach(pch_ctx *ctx, pch_strset *r, const snap *x)
 {
-    static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
-                                         "directory_runs", "documents" };
+    reach_st st = { ctx, r };
     char path[256];
     snprintf(path, sizeof path, "manifests/%s.json", x->id);
     PCH_TRY(pch_strset_add(ctx, r, path));
-    for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
-        const pch_json_value *a = pj_json_member(x->m, lists[l], PCH_JSON_ARRAY);
-        for (uint32_t i = 0; a && i < a->n; i++) {
-            const pch_json_value *seg = pj_json_member(&a->u.items[i], "segments", PCH_JSON_OBJECT);
-            if (pj_json_str(&a->u.items[i], "path", path, sizeof path)) PCH_TRY(pch_strset_add(ctx, r, path));
-            if (seg && pj_json_str(seg, "path", path, sizeof path)) PCH_TRY(pch_strset_add(ctx, r, path));
-        }
-    }
-    return PCH_OK;
+    return pj_manifest_each_file(x->m, reach_file, &st);
 }
 
 /* Call fn for every file under root/<rel> (recursively; rel is "<dir>" on entry and each
@@ -136,7 +136,7 @@ static void robjs_dispose(robjs *o)
     o->n = o->cap = 0;
 }
 
-static const robj *robjs_find(const robjs *o, const char *key)
+static robj *robjs_find(const robjs *o, const char *key)
 {
     for (size_t i = 0; i < o->n; i++) if (strcmp(o->v[i].key, key) == 0) return &o->v[i];
     return NULL;
@@ -302,7 +302,8 @@ int pch_vxp_vacuum(pch_ctx *ctx, const char *root, const pch_vxp_vacuum_options 
             pch_buf_printf(&p, "manifests/%s.json", sv[i].id);
             if (p.oom) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
             if ((rc = pch_store_delete(remote, (const char *)p.data, err)) < 0) { pch_error_prefix(err, "remove manifests/%s.json", sv[i].id); goto done; }
-            for (size_t k = 0; k < objs.n; k++) if (strcmp(objs.v[k].key, (const char *)p.data) == 0) objs.v[k].gone = true;
+            robj *o = robjs_find(&objs, (const char *)p.data);
+            if (o) o->gone = true;
             continue;
         }
         pch_buf_printf(&p, "%s/manifests/%s.json", root, sv[i].id);
