@@ -333,6 +333,10 @@ PCH_API int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *
 ** present. A file opened otherwise: nothing to do. */
 typedef int (*pch_vx_tail_whole_fn)(void *payload, const uint8_t *bytes, uint64_t len, pch_error *err);
 PCH_API int pch_vx_file_read_tail(pch_vx_file *f, pch_vx_tail_whole_fn whole, void *payload, pch_error *err);
+/* A paged file whose every tail block has been read and checked: on object storage, keep the
+** tail in the local tail cache (docs/object-storage.md "The tail cache"), so that the next
+** process opens the file without a request. Anything else: nothing. */
+PCH_API void pch_vx_file_keep_tail(pch_vx_file *f);
 /* Same over bytes in memory (borrowed; must outlive the handle). */
 PCH_API int pch_vx_file_open_mem(pch_vx_file **out, pch_ctx *ctx, const void *data, size_t len,
                                  pch_error *err);
@@ -381,6 +385,15 @@ PCH_API void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes);
 /* Bytes [off, off + len) of the file will be read soon: a file on object storage fetches them
 ** with one request now (so the reads that follow make none); a local file ignores it. */
 PCH_API int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err);
+/* Read bytes [off, off + len) of the file with one request, pass them to check (may be NULL)
+** and keep them: reads inside the range then come from these bytes, with no request (a
+** segment check set on the file still runs). For a caller that checks a whole range against
+** a digest of its own before any of it is decoded, and wants every later read of it to be the
+** bytes it checked (RFC-0006 §9.5). One range is held at a time: a new call replaces it, len 0
+** drops it. A failed read or check holds nothing. */
+typedef int (*pch_vx_range_check_fn)(void *payload, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err);
+PCH_API int pch_vx_file_hold(pch_vx_file *f, uint64_t off, uint64_t len, pch_vx_range_check_fn check, void *payload,
+                             pch_error *err);
 /* Segment cache budget in bytes (default 4 MiB; 0 disables caching). Small on purpose: a
 ** lane scan reads each segment once, and a larger cache only grows the process (every new
 ** page a fault: 64 MiB made an RL read of `rl` 1.33x slower and 3.5x larger, measured). */

@@ -116,8 +116,10 @@ static void pool_give(pch_store *st)
 ** layout, or all of a segment table or directory shard. The objects a manifest names are
 ** immutable and the manifest gives each its BLAKE3 digest, so that tail can be kept on local
 ** disk under the digest and serve the next process without a request: a digest names one
-** content, so an entry is never stale, and the readers check every byte they use against the
-** segment tables or the manifest as before. (An ETag would need a HEAD per object to learn;
+** content, so an entry is never stale. Only checked bytes are kept: a small object read whole
+** when it hashes to its digest, a data file's tail when its reader has checked it against the
+** manifest (pch_rfile_keep_tail), so a damaged answer is never kept; the readers check every
+** byte they use as before. (An ETag would need a HEAD per object to learn;
 ** the digest comes with the manifest.) An entry is "PCHTAIL1", the object's size, the tail's
 ** offset and length (little-endian u64), the BLAKE3 of the tail, then the tail; one that
 ** does not check is ignored. Written to a temporary name and renamed; a failure to write is
@@ -230,6 +232,18 @@ static bool cache_read(pch_ctx *ctx, const char *id, pch_buf *tail, uint64_t *of
     }
     pch_buf_dispose(&b);
     return hit;
+}
+
+/* Do len bytes hash to id ("blake3:<hex>")? An entry is written only for bytes that are
+** checked: a whole object against its identity here, a tail by its reader (keep_tail), so
+** that a damaged answer from the server is never kept for the next process. */
+static bool id_matches(const char *id, const uint8_t *data, size_t len)
+{
+    uint8_t d[32];
+    char hex[65];
+    pch_blake3_hash(d, data, len);
+    pch_hex_encode(hex, d, 32);
+    return strcmp(hex, id + 7) == 0;
 }
 
 /* Keep bytes [off, size) of the object with digest id; best effort. */
@@ -355,7 +369,10 @@ static int fetch(pch_rfile *f, uint64_t off, uint64_t len, bool suffix, pch_erro
     f->have_size = true;
     s->off = first;
     s->used = ++f->clock;
-    if (suffix && f->id[0] && first + s->data.len == total) cache_write(f->id, total, first, s->data.data, s->data.len);
+    /* all of a small object: checked against its identity and kept (a longer one's tail is
+    ** kept by the reader that checks it, pch_rfile_keep_tail) */
+    if (suffix && f->id[0] && first == 0 && s->data.len == total && id_matches(f->id, s->data.data, s->data.len))
+        cache_write(f->id, total, 0, s->data.data, s->data.len);
     return PCH_OK;
 }
 
@@ -413,6 +430,12 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
     return fetch(f, off, len, false, err);
 }
 
+void pch_rfile_keep_tail(pch_rfile *f, uint64_t off, const void *bytes, uint64_t len)
+{
+    if (f && f->fd < 0 && f->id[0] && f->have_size && off <= f->size && len == f->size - off && len <= PCH_RFILE_PROBE)
+        cache_write(f->id, f->size, off, bytes, (size_t)len);
+}
+
 int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max, pch_error *err)
 {
     if (!pch_rfile_is_remote(path)) return pch_file_read_all(out, path, max, err);
@@ -444,7 +467,7 @@ int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max,
     if (rc == PCH_OK) {
         st->stats.ranges++;
         st->stats.bytes_useful += len;
-        if (id[0] && len <= PCH_RFILE_PROBE) cache_write(id, len, 0, data, len);
+        if (id[0] && len <= PCH_RFILE_PROBE && id_matches(id, data, len)) cache_write(id, len, 0, data, len);
         if (pch_buf_append(out, data, len) || pch_buf_reserve(out, 1)) rc = pch_error_set(err, PCH_ENOMEM, "out of memory");
         else out->data[out->len] = 0;
     }

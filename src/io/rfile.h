@@ -32,6 +32,12 @@ int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error
 ** reads inside it that follow make no request. A local file: nothing. */
 int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err);
 
+/* The caller checked bytes [off, size) of object f against a digest of its own (a data
+** file's tail against the manifest): keep them in the tail cache under f's identity, if it
+** has one (pch_rfile_note_identity) and they are at most PCH_RFILE_PROBE bytes. Best effort;
+** a local file: nothing. */
+void pch_rfile_keep_tail(pch_rfile *f, uint64_t off, const void *bytes, uint64_t len);
+
 /* The descriptor of a local file (for flock), -1 for an object. */
 int pch_rfile_fd(const pch_rfile *f);
 

@@ -40,8 +40,10 @@ typedef struct dentry {
 typedef struct dfile {
     char id[33];
     uint64_t *crows;              /* rows of each cluster (manifest "cluster_rows") */
-    uint64_t *coff, *clen;        /* byte range of each cluster's segments (no digest: the
-                                  ** segment table checks what a read reads) */
+    uint64_t *coff, *clen;        /* byte range of each cluster's segments */
+    char (*cdig)[80];             /* and their BLAKE3: a point read from object storage checks
+                                  ** the one range it fetched against it instead of fetching
+                                  ** the segment table too (docs/object-storage.md) */
     uint64_t tail_off;            /* dict values, zone tables, footer: checked on open */
     char tail_dig[80];
     uint64_t rows;
@@ -274,7 +276,7 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     free(b->lanes);
     pch_free(b->ctx, b->d);
     for (size_t i = 0; i < b->n_files; i++) {
-        free(b->files[i].crows); free(b->files[i].coff); free(b->files[i].clen);
+        free(b->files[i].crows); free(b->files[i].coff); free(b->files[i].clen); free(b->files[i].cdig);
     }
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
@@ -445,13 +447,26 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     pch_buf_init(&p, b->ctx);
     pch_buf_printf(&p, "%s/data/%s/%s.vortex", b->stage, b->o.partition, f->id);
     if (p.oom) { pch_buf_dispose(&p); return nomem(err); }
-    rc = pj_file_digest((const char *)p.data, f->digest, &f->bytes, err);
-    if (rc == PCH_OK) {
-        pch_rfile *fd = NULL;
-        rc = pch_rfile_open(b->ctx, (const char *)p.data, &fd, err);
-        f->tail_off = f->clusters ? f->coff[f->clusters - 1] + f->clen[f->clusters - 1] : 4;
-        if (rc == PCH_OK) rc = pj_range_digest(fd, f->tail_off, f->bytes - f->tail_off, f->tail_dig, err);
-        pch_rfile_close(fd);
+    /* the file's digest, each cluster's and the tail's, in one read: the parts are the
+    ** clusters' ranges and the tail after them */
+    f->tail_off = f->clusters ? f->coff[f->clusters - 1] + f->clen[f->clusters - 1] : 4;
+    {
+        uint64_t *cuts = malloc(((size_t)f->clusters + 1) * sizeof *cuts);
+        char (*dig)[80] = malloc(((size_t)f->clusters + 1) * sizeof *dig);
+        if (!cuts || !dig) rc = nomem(err);
+        else {
+            for (uint32_t c = 0; c < f->clusters; c++) cuts[c] = f->coff[c];
+            cuts[f->clusters] = f->tail_off;
+            rc = pj_file_digest_parts((const char *)p.data, f->digest, &f->bytes, cuts, (size_t)f->clusters + 1, dig, err);
+        }
+        if (rc == PCH_OK) {
+            memcpy(f->tail_dig, dig[f->clusters], sizeof f->tail_dig);
+            free(f->cdig);
+            f->cdig = dig;
+            dig = NULL;
+        }
+        free(cuts);
+        free(dig);
     }
     if (rc == PCH_OK) {             /* one digest per segment: a read checks what it decodes */
         pch_buf t;
@@ -980,7 +995,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
             for (uint32_t c = 0; c < f->clusters; c++) pch_buf_printf(&df, "%s%" PRIu64, c ? "," : "", f->crows[c]);
             pch_buf_append_str(&df, "],\"clusters_at\":[");
             for (uint32_t c = 0; c < f->clusters; c++)
-                pch_buf_printf(&df, "%s[%" PRIu64 ",%" PRIu64 "]", c ? "," : "", f->coff[c], f->clen[c]);
+                pch_buf_printf(&df, "%s[%" PRIu64 ",%" PRIu64 ",\"%s\"]", c ? "," : "", f->coff[c], f->clen[c], f->cdig[c]);
             pch_buf_printf(&df, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"],\"segments\":{\"path\":\"data/%s/%s.segments\",\"bytes\":%"
                                PRIu64 ",\"digest\":\"%s\"}}", f->tail_off, f->bytes - f->tail_off, f->tail_dig, b->o.partition, f->id,
                            f->seg_bytes, f->seg_dig);

@@ -284,6 +284,11 @@ int pj_current_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *ra
 int pj_path_check(const char *path, size_t len, pch_error *err);
 /* "blake3:<hex>" of a whole file; bytes_out = its size. */
 int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err);
+/* The same, and in the same read, "blake3:<hex>" of each part of the file: part i is the
+** bytes [cuts[i], cuts[i + 1]), the last one [cuts[n - 1], size) (cuts rising, within the file;
+** a data file's clusters and tail, whose digests the manifest lists). */
+int pj_file_digest_parts(const char *path, char out[80], uint64_t *bytes_out, const uint64_t *cuts, size_t n,
+                         char (*parts)[80], pch_error *err);
 /* "blake3:<hex>" of bytes in memory. */
 void pj_bytes_digest(char out[80], const void *p, size_t n);
 /* "blake3:<hex>" of the byte range [off, off+len) of an open file. */

@@ -56,6 +56,9 @@ typedef struct dataf {
     uint64_t tail_off, tail_len;
     char tail_dig[80];
     pch_rfile *fd;             /* for the digest checks; NULL until opened */
+    pch_vxp_snapshot *snap;    /* the snapshot (the checks' payloads are files) */
+    char tail_msg[PCH_ERROR_MSG_LEN];   /* a failed check of a tail read whole (tail_block_check),
+                                        ** reported as it is, not under the reader's prefixes */
     /* its segment digest table (manifest "segments"; absent in roots built before it): every
     ** segment read is checked against it, and no whole-cluster digest is needed */
     char seg_path[160];
@@ -473,6 +476,7 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
     s->n_files = df->n;
     for (uint32_t i = 0; i < df->n; i++) {
         dataf *f = &s->files[i];
+        f->snap = s;
         if (!pj_json_str(&df->u.items[i], "file_id", f->id, sizeof f->id) || strlen(f->id) != 32 ||
             !pj_json_str(&df->u.items[i], "path", f->path, sizeof f->path) || !pj_json_u64(&df->u.items[i], "rows", &f->rows))
             return pch_error_set(err, PCH_ECORRUPT, "%s: data_files[%u] lacks file_id, path or rows", s->cur.manifest, i);
@@ -857,7 +861,40 @@ static int read_tail(pch_vxp_snapshot *s, dataf *d, pch_error *err)
 {
     tail_whole t = { s, d };
     if (pch_vx_file_read_tail(d->f, tail_whole_check, &t, err) < 0) return pch_error_prefix(err, "%s", d->path);
+    pch_vx_file_keep_tail(d->f);
     return PCH_OK;
+}
+
+/* A pch_vx_tail_check_fn over a tail read as one block: the manifest's digest of it. */
+static int tail_block_check(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    const dataf *d = payload;
+    tail_whole t = { d->snap, d };
+    int rc = block != 0 ? pch_error_set(err, PCH_ECORRUPT, "%s: tail block %u of a tail read whole", d->path, block)
+                        : tail_whole_check(&t, bytes, len, err);
+    if (rc < 0) snprintf(((dataf *)payload)->tail_msg, sizeof d->tail_msg, "%s", err ? err->msg : "");
+    return rc;
+}
+
+/* A pch_vx_range_check_fn: a cluster's bytes against the manifest's digest of them. */
+typedef struct cluster_check { dataf *d; uint32_t cluster; bool failed; } cluster_check;
+static int cluster_check_fn(void *payload, uint64_t off, const uint8_t *bytes, uint64_t len, pch_error *err)
+{
+    cluster_check *c = payload;
+    char got[80];
+    pj_bytes_digest(got, bytes, (size_t)len);
+    c->failed = true;               /* the message names the file */
+    PCH_TRY(digest_is(c->d->snap, c->d, off, len, got, c->d->cdig[c->cluster], "cluster", err));
+    c->failed = false;
+    return PCH_OK;
+}
+
+/* Does the manifest give every cluster of d a digest? */
+static bool has_cluster_digests(const dataf *d)
+{
+    for (uint32_t c = 0; c < d->n_clusters; c++)
+        if (!d->cdig[c]) return false;
+    return true;
 }
 
 /* Drop what open_file made of data file d after a failure (rc, returned). */
@@ -888,7 +925,13 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
         s->st.footer_cache_hits++;
         return whole ? read_tail(s, d, err) : PCH_OK;
     }
-    if (d->seg_path[0]) {
+    /* a point read from object storage whose manifest lists each cluster's digest reads no
+    ** segment table (an object, so a request of its own): it reads the tail and its cluster,
+    ** each in one request and checked whole against the manifest — the directory shard, the
+    ** footer and the cluster, issue 20's three requests after open (docs/object-storage.md) */
+    const bool whole_checks = !whole && pch_rfile_is_remote(s->root) && d->tail_len >= 64 && d->tail_len <= ((uint64_t)1 << 31) &&
+                              has_cluster_digests(d);
+    if (d->seg_path[0] && !whole_checks) {
         rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, err);
         if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->seg_path));
         if (pj_segtab_tail_off(d->segs) && pj_segtab_tail_off(d->segs) != d->tail_off)
@@ -898,7 +941,19 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
     if (p.oom) return open_fail(d, nomem(err));
-    if (!whole && pj_segtab_tail_off(d->segs)) {
+    if (whole_checks) {
+        /* paged with one block, the whole tail: the object's first read (its last MiB) holds
+        ** it, so opening makes that one request (rfile.c) */
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, (uint32_t)d->tail_len, tail_block_check, d,
+                                 d->cluster_begin, d->n_clusters };
+        d->tail_msg[0] = 0;
+        rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
+        if (rc < 0 && d->tail_msg[0]) {
+            pch_buf_dispose(&p);
+            return open_fail(d, pch_error_set(err, rc, "%s", d->tail_msg));
+        }
+        if (rc == PCH_OK) pch_vx_file_keep_tail(d->f);   /* checked whole: the next process's */
+    } else if (!whole && pj_segtab_tail_off(d->segs)) {
         /* every lane is chunked by cluster: the chunks start where the manifest's clusters do */
         pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, pj_segtab_block_bytes(d->segs), pj_segtab_check_tail, d->segs,
                                  d->cluster_begin, d->n_clusters };
@@ -912,6 +967,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
         }
         s->st.footer.reads++;
         s->st.footer.bytes += d->tail_len;
+        pch_rfile_keep_tail(d->fd, d->tail_off, tail, d->tail_len);   /* checked: the next process's */
         rc = pch_vx_file_open_tail(&d->f, s->ctx, (const char *)p.data, tail, d->tail_off, (size_t)d->tail_len, err);
         pch_free(s->ctx, tail);
     }
@@ -966,11 +1022,18 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
     so.row_end = d->cluster_begin[cluster + 1];
     if (so.row_end <= so.row_begin || row < so.row_begin || row >= so.row_end)
         return pch_error_set(err, PCH_ECORRUPT, "%s: cluster %u row range is inconsistent", d->path, cluster);
-    if (!d->segs) PCH_TRY(check_range(s, d, d->coff[cluster], d->clen[cluster], d->cdig[cluster], "cluster", err));
-    /* on object storage a point read fetches its cluster with one request: its lanes' segments
-    ** then cost none (docs/object-storage.md "Vortex roots on S3") */
-    if (s->point && pch_rfile_is_remote(s->root) && pch_vx_file_prefetch(d->f, d->coff[cluster], d->clen[cluster], err) < 0)
+    if (!d->segs) {
+        /* no segment table checks its reads (a point read from object storage, or a root built
+        ** before the tables): the cluster is read once, checked whole against the manifest's
+        ** digest and held, so every lane read of it is of the bytes checked (§9.5) */
+        cluster_check cc = { d, cluster, false };
+        int rc = pch_vx_file_hold(d->f, d->coff[cluster], d->clen[cluster], cluster_check_fn, &cc, err);
+        if (rc < 0) return cc.failed ? rc : pch_error_prefix(err, "%s", d->path);
+    } else if (s->point && pch_rfile_is_remote(s->root) && pch_vx_file_prefetch(d->f, d->coff[cluster], d->clen[cluster], err) < 0) {
+        /* on object storage a point read fetches its cluster with one request: its lanes'
+        ** segments then cost none (docs/object-storage.md "Vortex roots on S3") */
         return pch_error_prefix(err, "%s", d->path);
+    }
     if (s->point) { so.row_begin = row; so.row_end = row + 1; }
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));

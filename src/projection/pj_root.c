@@ -87,6 +87,57 @@ int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_erro
     return PCH_OK;
 }
 
+int pj_file_digest_parts(const char *path, char out[80], uint64_t *bytes_out, const uint64_t *cuts, size_t n,
+                         char (*parts)[80], pch_error *err)
+{
+    pch_rfile *f;
+    pch_blake3 whole, part;
+    uint64_t size = 0, at = 0;
+    size_t k = 0;                           /* the part being hashed, once at >= cuts[0] */
+    uint8_t *buf = NULL, d[32];
+    int rc = pch_rfile_open(NULL, path, &f, err);
+    if (rc < 0) return rc;
+    if ((rc = pch_rfile_size(f, &size, err)) < 0) goto done;
+    for (size_t i = 0; i < n; i++)
+        if (cuts[i] > size || (i && cuts[i] < cuts[i - 1])) {
+            rc = pch_error_set(err, PCH_EINVAL, "part %zu starts at %" PRIu64 ", before the previous part or past the file's %" PRIu64
+                               " bytes", i, cuts[i], size);
+            goto done;
+        }
+    if (!(buf = malloc(1 << 20))) { rc = pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); goto done; }
+    pch_blake3_init(&whole);
+    pch_blake3_init(&part);
+    while (at < size) {
+        size_t want = size - at < (1u << 20) ? (size_t)(size - at) : (1u << 20);
+        if ((rc = pj_pread(f, at, want, buf, err)) < 0) goto done;
+        pch_blake3_update(&whole, buf, want);
+        for (uint64_t pos = at, end = at + want; n && pos < end;) {
+            if (pos < cuts[0]) { pos = cuts[0] < end ? cuts[0] : end; continue; }   /* before every part */
+            while (k + 1 < n && pos == cuts[k + 1]) {     /* part k ends here */
+                pch_blake3_final(&part, d, 32);
+                digest_text(parts[k++], d);
+                pch_blake3_init(&part);
+            }
+            uint64_t stop = k + 1 < n && cuts[k + 1] < end ? cuts[k + 1] : end;
+            pch_blake3_update(&part, buf + (pos - at), (size_t)(stop - pos));
+            pos = stop;
+        }
+        at += want;
+    }
+    for (; k < n; k++) {                    /* the last part ends with the file; empty ones too */
+        pch_blake3_final(&part, d, 32);
+        digest_text(parts[k], d);
+        pch_blake3_init(&part);
+    }
+    pch_blake3_final(&whole, d, 32);
+    digest_text(out, d);
+    if (bytes_out) *bytes_out = size;
+done:
+    free(buf);
+    pch_rfile_close(f);
+    return rc < 0 ? pch_error_prefix(err, "%s", path) : PCH_OK;
+}
+
 int pj_range_digest(pch_rfile *fd, uint64_t off, uint64_t len, char out[80], pch_error *err)
 {
     uint8_t d[32];

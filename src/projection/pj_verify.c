@@ -88,6 +88,48 @@ static void check_segments(vctx *v, const pch_json_value *item, const char *rel,
     pj_segtab_free(t);
 }
 
+/* The digests the manifest lists for parts of a data file: each cluster's ("clusters_at",
+** [offset, length, digest]; roots built with segment tables before 2026-12-05 list none) and
+** the tail's. A point read from object storage checks what it reads against them alone. */
+static void check_parts(vctx *v, const pch_json_value *item, const char *rel)
+{
+    const pch_json_value *ca = pj_json_member(item, "clusters_at", PCH_JSON_ARRAY);
+    const pch_json_value *tl = pj_json_member(item, "tail", PCH_JSON_ARRAY);
+    uint64_t *cuts = NULL;
+    char (*got)[80] = NULL, full[1024], whole[80];
+    pch_error e;
+    if (!ca || !tl) { finding(v, rel, "manifest: it lacks clusters_at or tail"); return; }
+    pch_error_clear(&e);
+    cuts = malloc(((size_t)ca->n + 1) * sizeof *cuts);
+    got = malloc(((size_t)ca->n + 1) * sizeof *got);
+    if (!cuts || !got) { finding(v, rel, "out of memory"); goto done; }
+    for (uint32_t c = 0; c <= ca->n; c++) {
+        const pch_json_value *it = c < ca->n ? &ca->u.items[c] : tl;
+        if (it->kind != PCH_JSON_ARRAY || it->n < 2 || it->u.items[0].kind != PCH_JSON_NUMBER ||
+            !(it->u.items[0].num_flags & PCH_JSON_NUM_U64) || (c && it->u.items[0].u.num.u < cuts[c - 1])) {
+            finding(v, rel, "manifest: clusters_at / tail entry %u is malformed", c);
+            goto done;
+        }
+        cuts[c] = it->u.items[0].u.num.u;
+    }
+    snprintf(full, sizeof full, "%s/%s", v->root, rel);
+    if (pj_file_digest_parts(full, whole, NULL, cuts, (size_t)ca->n + 1, got, &e) < 0) { finding(v, rel, "%s", e.msg); goto done; }
+    for (uint32_t c = 0; c <= ca->n; c++) {
+        const pch_json_value *it = c < ca->n ? &ca->u.items[c] : tl;
+        if (it->n < 3) continue;                 /* a cluster listed without a digest */
+        const pch_json_value *g = &it->u.items[2];
+        if (g->kind != PCH_JSON_STRING || g->u.str.len != strlen(got[c]) || memcmp(g->u.str.ptr, got[c], g->u.str.len) != 0) {
+            if (c < ca->n) finding(v, rel, "cluster %u (bytes from %" PRIu64 ") has digest %s, the manifest says %.*s", c, cuts[c], got[c],
+                                   g->kind == PCH_JSON_STRING ? (int)g->u.str.len : 0, g->kind == PCH_JSON_STRING ? g->u.str.ptr : "");
+            else finding(v, rel, "its tail (bytes from %" PRIu64 ") has digest %s, the manifest says %.*s", cuts[c], got[c],
+                         g->kind == PCH_JSON_STRING ? (int)g->u.str.len : 0, g->kind == PCH_JSON_STRING ? g->u.str.ptr : "");
+        }
+    }
+done:
+    free(cuts);
+    free(got);
+}
+
 static int skip_child(pch_buf *out, const char *r, size_t rn, const char *t, size_t tn, void *payload, pch_error *err)
 {
     (void)r; (void)rn; (void)t; (void)tn; (void)payload; (void)err;
@@ -277,6 +319,7 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
             pch_vx_file *f = check_file(&v, &lst->u.items[i], "data_files", rel, sizeof rel, false);
             if (!f) continue;
             check_segments(&v, &lst->u.items[i], rel, f);
+            check_parts(&v, &lst->u.items[i], rel);
             char msg[600];
             memset(&v.seq, 0, sizeof v.seq);
             check_data(&v, f, rel, pch_json_get(&lst->u.items[i], "deleted_rows", 12), blobs, &steps, &calls, &rows_total, &page0_rows);

@@ -101,6 +101,9 @@ struct pch_vx_file {
     uint8_t *seg_loaded;       /* NULL: every spec was read at open */
     uint64_t *hint;            /* chunk starts every chunked layout shares (a copy), or NULL */
     uint32_t hint_n;
+    bool tail_kept;            /* pch_vx_file_keep_tail done (once per file) */
+    uint8_t *held;             /* pch_vx_file_hold: the checked bytes [held_off, held_off + held_len) */
+    uint64_t held_off, held_len;
 };
 
 typedef struct segvec { uint32_t *v; size_t n, cap; } segvec;
@@ -112,6 +115,20 @@ static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_er
     if (f->pre && off >= f->pre_off && len <= f->pre_len && off - f->pre_off <= f->pre_len - len) {
         memcpy(dst, f->pre + (off - f->pre_off), len);   /* the caller's copy of the tail */
         return PCH_OK;
+    }
+    if (f->held && off >= f->held_off && len <= f->held_len && off - f->held_off <= f->held_len - len) {
+        memcpy(dst, f->held + (off - f->held_off), len);  /* bytes the caller checked whole */
+        return PCH_OK;
+    }
+    if (f->tail && len && off >= f->tail_off && off <= f->size && len <= f->size - off) {
+        /* a paged tail's blocks already read were checked: a segment there (a shared
+        ** dictionary, a zone table) is read from them, not fetched again unchecked */
+        uint64_t k = (off - f->tail_off) / f->tblock, k1 = (off + len - 1 - f->tail_off) / f->tblock;
+        while (k <= k1 && pch_vx__bit(f->tail_bits, k)) k++;
+        if (k > k1) {
+            memcpy(dst, f->tail + (off - f->tail_off), len);
+            return PCH_OK;
+        }
     }
     f->st.requests++;
     f->st.bytes_read += len;
@@ -861,6 +878,18 @@ int pch_vx_file_read_tail(pch_vx_file *f, pch_vx_tail_whole_fn whole, void *payl
     return PCH_OK;
 }
 
+void pch_vx_file_keep_tail(pch_vx_file *f)
+{
+    uint64_t T, nb;
+    if (!f->tail || !f->rf || f->tail_kept) return;
+    T = f->size - f->tail_off;
+    nb = (T + f->tblock - 1) / f->tblock;
+    for (uint64_t k = 0; k < nb; k++)
+        if (!pch_vx__bit(f->tail_bits, k)) return;
+    pch_rfile_keep_tail(f->rf, f->tail_off, f->tail, T);
+    f->tail_kept = true;
+}
+
 void pch_vx_file_free(pch_vx_file *f)
 {
     if (!f) return;
@@ -881,6 +910,7 @@ void pch_vx_file_free(pch_vx_file *f)
     pch_free(f->ctx, f->tail);
     pch_free(f->ctx, f->tail_bits);
     pch_free(f->ctx, f->hint);
+    pch_free(f->ctx, f->held);
     pch_free(f->ctx, f);
 }
 
@@ -894,6 +924,28 @@ int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *
     if (!f->rf || off > f->size || len > f->size - off) return PCH_OK;
     return pch_rfile_prefetch(f->rf, off, len, err);
 }
+int pch_vx_file_hold(pch_vx_file *f, uint64_t off, uint64_t len, pch_vx_range_check_fn check, void *payload,
+                     pch_error *err)
+{
+    uint8_t *b;
+    int rc;
+    pch_free(f->ctx, f->held);
+    f->held = NULL;
+    f->held_off = f->held_len = 0;
+    if (len == 0) return PCH_OK;
+    if (off > f->size || len > f->size - off || len > SIZE_MAX - 1)
+        return pch_error_set(err, PCH_EINVAL, "vortex: hold of %" PRIu64 " bytes at %" PRIu64 " is past the file's %" PRIu64,
+                             len, off, f->size);
+    if (!(b = pch_malloc(f->ctx, (size_t)len))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    rc = f_read(f, off, (size_t)len, b, err);
+    if (rc == PCH_OK && check) rc = check(payload, off, b, len, err);
+    if (rc < 0) { pch_free(f->ctx, b); return rc; }
+    f->held = b;
+    f->held_off = off;
+    f->held_len = len;
+    return PCH_OK;
+}
+
 uint32_t pch_vx_file_n_segments(const pch_vx_file *f) { return f->n_segs; }
 int pch_vx_file_segment(pch_vx_file *f, uint32_t i, uint64_t *off, uint64_t *len, pch_error *err)
 {

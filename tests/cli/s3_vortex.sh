@@ -4,8 +4,10 @@
 # S3"), against the run's radosgw (tests/s3/lib.sh):
 #   - `build --to s3://...` of tests/data/atif: export, every get, the relations through sql,
 #     rl, sft and verify give what the same build on a local root gives, byte for byte;
-#   - a cold get reads with at most 5 GETs (CURRENT, manifest, directory shard, segment table,
-#     the data file's tail and lanes), printed by --stats;
+#   - a cold get reads with at most 5 GETs (CURRENT, manifest, directory shard, the data
+#     file's tail, its cluster; no segment table), printed by --stats; a flipped byte in the
+#     data object's cluster or tail fails the read with the digest's message and no output,
+#     and is not kept in the tail cache (the repaired object then reads through it);
 #   - a second build commits sequence 2 with the first as its parent; a CURRENT that lags
 #     behind the commits (a writer that died after committing) is followed, not forked;
 #   - 16 builds that race on one root (held at the server until all 16 commit at once):
@@ -63,6 +65,33 @@ while read -r key; do
     g=$(stat_of "get$k" gets); [ "${g:-99}" -gt "$maxgets" ] && maxgets=${g:-99}
 done < "$T/keys"
 [ "$maxgets" -le 5 ] && ok || bad "a cold get made $maxgets GETs (at most 5)"
+# no segment table on this path: the tail and the cluster are each checked whole against the
+# manifest's digests (docs/object-storage.md)
+has "a cold get reads no segment table" "$T/get1.err" 'segment_tables=0/0 '
+
+# --- a damaged data object: a flipped byte in the cluster, then in the tail, fails the read
+# with the digest's message, never a wrong answer (a root of its own)
+RD=s3://$B/$PRE/damaged
+run dmg-build 0 "$VXL" build --from "$IN" --to "$RD" --quiet
+dobj=s3://$B/$("$P" objects ls "$RD" | grep '/data/.*\.vortex$' | head -1)
+"$P" objects cat "$dobj" > "$T/dmg.vortex" 2>/dev/null || bad "could not fetch $dobj"
+tail_at=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["data_files"][0]["tail"][0])' \
+    <("$P" objects cat "$RD/$("$P" objects cat "$RD/CURRENT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["manifest"])')"))
+flip() { python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(sys.argv[3], "wb").write(b)' "$T/dmg.vortex" "$1" "$T/dmg-put.vortex"; }
+flip 100; "$P" objects put "$T/dmg-put.vortex" "$dobj" >/dev/null 2>&1 || bad "could not put the damaged object"
+PCH_OBJECT_CACHE=$T/dmg-cache run dmg-cluster 1 "$VX" get "$RD" --trajectory-key "$(head -1 "$T/keys")" --compact
+has "a damaged cluster on S3 fails the point read" "$T/dmg-cluster.err" 'cluster \(bytes 4\.\.[0-9]+\) has digest'
+[ ! -s "$T/dmg-cluster.out" ] && ok || bad "a damaged cluster still wrote $(head -c 200 "$T/dmg-cluster.out")"
+flip $((tail_at + 8)); "$P" objects put "$T/dmg-put.vortex" "$dobj" >/dev/null 2>&1 || bad "could not put the damaged object"
+PCH_OBJECT_CACHE=$T/dmg-cache2 run dmg-tail 1 "$VX" get "$RD" --trajectory-key "$(head -1 "$T/keys")" --compact
+has "a damaged footer on S3 fails the point read" "$T/dmg-tail.err" 'footer and dictionaries \(bytes [0-9]+\.\.[0-9]+\) has digest'
+# nothing damaged was kept in the tail caches (the first one kept the tail it checked, a
+# second one saw the damaged tail): with the object repaired they answer
+"$P" objects put "$T/dmg.vortex" "$dobj" >/dev/null 2>&1 || bad "could not put the repaired object"
+PCH_OBJECT_CACHE=$T/dmg-cache2 run dmg-fixed 0 "$VX" get "$RD" --trajectory-key "$(head -1 "$T/keys")" --compact
+same "a repaired object reads through the same tail cache" "$T/dmg-fixed.out" "$T/get1.out"
+PCH_OBJECT_CACHE=$T/dmg-cache run dmg-fixed1 0 "$VX" get "$RD" --trajectory-key "$(head -1 "$T/keys")" --compact
+same "a repaired object reads through the first tail cache" "$T/dmg-fixed1.out" "$T/get1.out"
 
 # --- the tail cache: a second process on this machine reads the manifest, directory shard,
 # segment table and data tail from local disk, and gives the same answer
