@@ -381,6 +381,10 @@ PCH_API int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, 
                                           void *payload, pch_error *err);
 /* Segment reads at most this many bytes apart are one read (default 64 KiB). */
 PCH_API void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes);
+/* On object storage, a read that misses what was fetched before fetches at least this many
+** bytes (default 256 KiB: a point read's small neighbouring reads cost one request); 0:
+** exactly the coalesced segment reads (a scan's, planned per cluster). A local file: nothing. */
+PCH_API void pch_vx_file_set_min_fetch(pch_vx_file *f, uint64_t bytes);
 
 /* Bytes [off, off + len) of the file will be read soon: a file on object storage fetches them
 ** with one request now (so the reads that follow make none); a local file ignores it. */

@@ -33,6 +33,8 @@ struct pch_rfile {
     char id[72];            /* the content digest a manifest gives it ("": none; tail cache) */
     uint64_t size;
     bool have_size;
+    uint64_t min_span;      /* a read that misses fetches at least this (pch_rfile_set_min_span) */
+    bool size_noted;        /* size is the manifest's, not yet confirmed by an answer */
     span spans[N_SPANS];
     uint64_t clock;
 };
@@ -126,7 +128,7 @@ static void pool_give(pch_store *st)
 ** not an error. The directory is PCH_OBJECT_CACHE ("off": no cache), else
 ** $XDG_CACHE_HOME/pchronicle/objects, else ~/.cache/pchronicle/objects. */
 
-typedef struct known_id { char *path; char id[72]; } known_id;
+typedef struct known_id { char *path; char id[72]; uint64_t size; } known_id;
 static pthread_mutex_t ids_mu = PTHREAD_MUTEX_INITIALIZER;
 static known_id *ids;
 static size_t ids_n, ids_cap;
@@ -139,13 +141,13 @@ static bool id_ok(const char *id)
     return true;
 }
 
-int pch_rfile_note_identity(const char *path, const char *id)
+int pch_rfile_note_identity(const char *path, const char *id, uint64_t size)
 {
     int rc = PCH_OK;
     if (!pch_rfile_is_remote(path) || !id_ok(id)) return PCH_OK;
     pthread_mutex_lock(&ids_mu);
     for (size_t i = 0; i < ids_n; i++)
-        if (strcmp(ids[i].path, path) == 0) { snprintf(ids[i].id, sizeof ids[i].id, "%s", id); goto out; }
+        if (strcmp(ids[i].path, path) == 0) { snprintf(ids[i].id, sizeof ids[i].id, "%s", id); ids[i].size = size; goto out; }
     if (ids_n == ids_cap) {
         size_t cap = ids_cap ? 2 * ids_cap : 64;
         known_id *n = realloc(ids, cap * sizeof *n);
@@ -155,18 +157,24 @@ int pch_rfile_note_identity(const char *path, const char *id)
     }
     if (!(ids[ids_n].path = strdup(path))) { rc = PCH_ENOMEM; goto out; }
     snprintf(ids[ids_n].id, sizeof ids[ids_n].id, "%s", id);
+    ids[ids_n].size = size;
     ids_n++;
 out:
     pthread_mutex_unlock(&ids_mu);
     return rc;
 }
 
-static void identity_of(const char *path, char id[72])
+static void identity_of(const char *path, char id[72], uint64_t *size)
 {
     id[0] = 0;
+    if (size) *size = UINT64_MAX;
     pthread_mutex_lock(&ids_mu);
     for (size_t i = ids_n; i-- > 0;)
-        if (strcmp(ids[i].path, path) == 0) { memcpy(id, ids[i].id, 72); break; }
+        if (strcmp(ids[i].path, path) == 0) {
+            memcpy(id, ids[i].id, 72);
+            if (size) *size = ids[i].size;
+            break;
+        }
     pthread_mutex_unlock(&ids_mu);
 }
 
@@ -291,6 +299,7 @@ int pch_rfile_open(pch_ctx *ctx, const char *path, pch_rfile **out, pch_error *e
     if (!f) return pch_error_set(err, PCH_ENOMEM, "out of memory");
     f->ctx = ctx;
     f->fd = -1;
+    f->min_span = PCH_RFILE_SPAN;
     for (size_t i = 0; i < N_SPANS; i++) pch_buf_init(&f->spans[i].data, ctx);
     int rc;
     if (pch_rfile_is_remote(path)) {
@@ -300,11 +309,17 @@ int pch_rfile_open(pch_ctx *ctx, const char *path, pch_rfile **out, pch_error *e
         if ((rc = pch_store_key_check(key, err)) < 0) goto fail;
         if (!(f->key = pch_strndup(ctx, key, strlen(key)))) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto fail; }
         if ((rc = pool_take(path, bl, &f->st, err)) < 0) goto fail;
-        identity_of(path, f->id);
+        uint64_t noted;
+        identity_of(path, f->id, &noted);
         if (f->id[0] && cache_read(ctx, f->id, &f->spans[0].data, &f->spans[0].off, &f->size)) {
             f->have_size = true;
             f->spans[0].used = ++f->clock;
             f->st->stats.cache_hits++;
+        } else if (f->id[0] && noted != UINT64_MAX) {
+            /* the manifest gives its size: the first read is of the bytes wanted, not a probe
+            ** of the last MiB (a size the server contradicts fails that read) */
+            f->size = noted;
+            f->have_size = f->size_noted = true;
         }
     } else {
         f->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -331,6 +346,7 @@ void pch_rfile_close(pch_rfile *f)
 }
 
 int pch_rfile_fd(const pch_rfile *f) { return f->fd; }
+void pch_rfile_set_min_span(pch_rfile *f, uint64_t bytes) { f->min_span = bytes; }
 
 static span *span_slot(pch_rfile *f)
 {
@@ -362,16 +378,20 @@ static int fetch(pch_rfile *f, uint64_t off, uint64_t len, bool suffix, pch_erro
     if (rc < 0) { pch_buf_clear(&s->data); return rc; }
     if (f->have_size && total != f->size) {
         pch_buf_clear(&s->data);
+        if (f->size_noted)
+            return pch_error_set(err, PCH_ECORRUPT, "%s is %llu bytes, its manifest says %llu", f->key, (unsigned long long)total,
+                                 (unsigned long long)f->size);
         return pch_error_set(err, PCH_ECORRUPT, "%s changed size while open (%llu, now %llu bytes)", f->key,
                              (unsigned long long)f->size, (unsigned long long)total);
     }
+    f->size_noted = false;
     f->size = total;
     f->have_size = true;
     s->off = first;
     s->used = ++f->clock;
     /* all of a small object: checked against its identity and kept (a longer one's tail is
     ** kept by the reader that checks it, pch_rfile_keep_tail) */
-    if (suffix && f->id[0] && first == 0 && s->data.len == total && id_matches(f->id, s->data.data, s->data.len))
+    if (f->id[0] && first == 0 && s->data.len == total && total <= PCH_RFILE_PROBE && id_matches(f->id, s->data.data, s->data.len))
         cache_write(f->id, total, 0, s->data.data, s->data.len);
     return PCH_OK;
 }
@@ -411,7 +431,7 @@ int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error
                              (unsigned long long)off, (unsigned long long)f->size);
     span *s = span_holding(f, off, len);
     if (!s) {
-        uint64_t want = len > PCH_RFILE_SPAN ? len : PCH_RFILE_SPAN;
+        uint64_t want = len > f->min_span ? len : f->min_span;
         if (want > f->size - off) want = f->size - off;
         PCH_TRY(fetch(f, off, want, false, err));
         if (!(s = span_holding(f, off, len)))
@@ -451,7 +471,7 @@ int pch_rfile_read_all(pch_ctx *ctx, pch_buf *out, const char *path, size_t max,
     pch_buf cached;
     uint64_t coff = 0, csize = 0;
     pch_buf_init(&cached, ctx);
-    identity_of(path, id);
+    identity_of(path, id, NULL);
     if (id[0] && cache_read(ctx, id, &cached, &coff, &csize) && coff == 0 && csize <= max) {
         st->stats.cache_hits++;      /* a small object the tail cache holds whole */
         st->stats.ranges++;

@@ -38,13 +38,19 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
 ** a local file: nothing. */
 void pch_rfile_keep_tail(pch_rfile *f, uint64_t off, const void *bytes, uint64_t len);
 
+/* An object's read that misses the kept spans fetches at least bytes (default PCH_RFILE_SPAN,
+** for a reader's small neighbouring reads; 0: exactly what is asked, for a reader whose reads
+** are planned and coalesced already). A local file: nothing. */
+void pch_rfile_set_min_span(pch_rfile *f, uint64_t bytes);
+
 /* The descriptor of a local file (for flock), -1 for an object. */
 int pch_rfile_fd(const pch_rfile *f);
 
 /* Say that the object at path (s3://...) holds the content with digest id ("blake3:<64
-** hex>", as a manifest gives it): its tail may then be read from, and is kept in, the local
-** tail cache (rfile.c). Local paths and other ids are ignored. PCH_ENOMEM or PCH_OK. */
-int pch_rfile_note_identity(const char *path, const char *id);
+** hex>", as a manifest gives it) and is size bytes (UINT64_MAX: not known): its tail may then
+** be read from, and is kept in, the local tail cache (rfile.c), and a known size saves the
+** first read's probe for it. Local paths and other ids are ignored. PCH_ENOMEM or PCH_OK. */
+int pch_rfile_note_identity(const char *path, const char *id, uint64_t size);
 
 /* True for paths that name objects. */
 bool pch_rfile_is_remote(const char *path);

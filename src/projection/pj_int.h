@@ -352,12 +352,16 @@ void pj_remote_free(pj_remote *r);
 int pj_head_read(pch_ctx *ctx, const char *root, pj_current *cur, pch_buf *raw, pch_error *err);
 /* PCH_EUNSUPPORTED for an object-storage root: what does not run there yet says so. */
 int pj_local_only(const char *root, const char *what, pch_error *err);
-/* fn(payload, path, digest) for every file manifest m lists (§10.3: data files and their
-** segment tables, blob packs, directory shards and runs, document lists), digest "" when the
-** entry has none; a negative fn result stops the walk and is returned. */
-int pj_manifest_each_file(const pch_json_value *m, int (*fn)(void *payload, const char *path, const char *digest),
-                          void *payload);
+/* fn(payload, path, digest, bytes) for every file manifest m lists (§10.3: data files and
+** their segment tables, blob packs, directory shards and runs, document lists), digest ""
+** when the entry has none, bytes UINT64_MAX when it lists no size; a negative fn result stops
+** the walk and is returned. */
+int pj_manifest_each_file(const pch_json_value *m,
+                          int (*fn)(void *payload, const char *path, const char *digest, uint64_t bytes), void *payload);
 /* Load and validate a manifest (digest against CURRENT's). *text owned by the caller. */
+/* The whole manifest object at path (s3://...) appended to out, NUL-terminated, at most 256
+** MiB: from the process's memo of manifests, or fetched and kept there (pj_root.c). */
+int pj_manifest_text(pch_ctx *ctx, pch_buf *out, const char *path, pch_error *err);
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur,
                      pch_json_parser **parser, pch_buf *text, const pch_json_value **m,
                      pch_error *err);

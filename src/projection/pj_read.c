@@ -923,14 +923,17 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
     int rc;
     if (d->f) {
         s->st.footer_cache_hits++;
+        if (whole) pch_vx_file_set_min_fetch(d->f, 0);
         return whole ? read_tail(s, d, err) : PCH_OK;
     }
-    /* a point read from object storage whose manifest lists each cluster's digest reads no
-    ** segment table (an object, so a request of its own): it reads the tail and its cluster,
-    ** each in one request and checked whole against the manifest — the directory shard, the
+    /* on object storage the tail is read as one block checked against the manifest: the
+    ** object's first read (its last MiB) holds it, so opening makes that one request. A point
+    ** read whose manifest lists each cluster's digest then reads no segment table (an object,
+    ** so a request of its own): it checks its cluster whole too — the directory shard, the
     ** footer and the cluster, issue 20's three requests after open (docs/object-storage.md) */
-    const bool whole_checks = !whole && pch_rfile_is_remote(s->root) && d->tail_len >= 64 && d->tail_len <= ((uint64_t)1 << 31) &&
-                              has_cluster_digests(d);
+    const bool remote = pch_rfile_is_remote(s->root);
+    const bool one_block = remote && d->tail_len >= 64 && d->tail_len <= ((uint64_t)1 << 31);
+    const bool whole_checks = one_block && !whole && has_cluster_digests(d);
     if (d->seg_path[0] && !whole_checks) {
         rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, err);
         if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->seg_path));
@@ -941,9 +944,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
     pch_buf_init(&p, s->ctx);
     pch_buf_printf(&p, "%s/%s", s->root, d->path);
     if (p.oom) return open_fail(d, nomem(err));
-    if (whole_checks) {
-        /* paged with one block, the whole tail: the object's first read (its last MiB) holds
-        ** it, so opening makes that one request (rfile.c) */
+    if (one_block) {
         pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, (uint32_t)d->tail_len, tail_block_check, d,
                                  d->cluster_begin, d->n_clusters };
         d->tail_msg[0] = 0;
@@ -994,6 +995,9 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
         ** 19 % fewer lane bytes for 5 more reads; scans read whole lanes, gaps do not matter) */
         if (pj_segtab_block_bytes(d->segs)) pch_vx_file_set_coalesce_gap(d->f, pj_segtab_block_bytes(d->segs));
     }
+    /* a scan's reads on object storage are its lanes' segments, coalesced per cluster: fetch
+    ** those bytes only, not a point read's 256 KiB around each (docs/object-storage.md) */
+    if (whole && remote) pch_vx_file_set_min_fetch(d->f, 0);
     s->st.files_opened++;
     return PCH_OK;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -368,8 +369,8 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
     return PCH_OK;
 }
 
-int pj_manifest_each_file(const pch_json_value *m, int (*fn)(void *payload, const char *path, const char *digest),
-                          void *payload)
+int pj_manifest_each_file(const pch_json_value *m,
+                          int (*fn)(void *payload, const char *path, const char *digest, uint64_t bytes), void *payload)
 {
     static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
                                          "directory_runs", "documents" };
@@ -380,22 +381,69 @@ int pj_manifest_each_file(const pch_json_value *m, int (*fn)(void *payload, cons
             const pch_json_value *it[2] = { &a->u.items[i], pj_json_member(&a->u.items[i], "segments", PCH_JSON_OBJECT) };
             for (int k = 0; k < 2; k++) {
                 if (!it[k] || !pj_json_str(it[k], "path", path, sizeof path)) continue;
+                uint64_t bytes;
                 if (!pj_json_str(it[k], "digest", digest, sizeof digest)) digest[0] = 0;
-                PCH_TRY(fn(payload, path, digest));
+                if (!pj_json_u64(it[k], "bytes", &bytes)) bytes = UINT64_MAX;
+                PCH_TRY(fn(payload, path, digest, bytes));
             }
         }
     }
     return PCH_OK;
 }
 
-/* Tell the object layer the digest of every file a manifest names under an object-storage
-** root, so that their tails can come from the local tail cache (rfile.c). */
-static int note_identity(void *payload, const char *rel, const char *digest)
+/* Tell the object layer the digest and size of every file a manifest names under an
+** object-storage root: their tails can come from the local tail cache, and their first read
+** needs no probe for the size (rfile.c). */
+static int note_identity(void *payload, const char *rel, const char *digest, uint64_t bytes)
 {
     const char *root = *(const char **)payload;
     char full[4096];
     if (!digest[0] || snprintf(full, sizeof full, "%s/%s", root, rel) >= (int)sizeof full) return PCH_OK;
-    return pch_rfile_note_identity(full, digest);
+    return pch_rfile_note_identity(full, digest, bytes);
+}
+
+/* Manifests read from object storage, kept for the process. A manifest is never rewritten
+** (its name is its snapshot's id), and one process opens a snapshot several times: the SQL
+** module once per relation it serves, pinned to the first one's id (pj_current_at hashes the
+** manifest, pj_manifest_load reads it), readers their twins. Each of those was a GET of the
+** same object (measured: 11 of a narrow scan's 17 GETs on `real`). Every load still checks
+** the digest of the text it gets. At most MEMO_N manifests of MEMO_MAX bytes each. */
+#define MEMO_N 8
+#define MEMO_MAX ((size_t)8 << 20)
+static struct { char *path; uint8_t *text; size_t len; } memo[MEMO_N];
+static unsigned memo_next;
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int pj_manifest_text(pch_ctx *ctx, pch_buf *out, const char *path, pch_error *err)
+{
+    const size_t max = (size_t)256 << 20;
+    size_t at = out->len;
+    int rc;
+    pthread_mutex_lock(&memo_mu);
+    for (unsigned i = 0; i < MEMO_N; i++)
+        if (memo[i].path && strcmp(memo[i].path, path) == 0) {
+            rc = memo[i].len > max ? pch_error_set(err, PCH_ELIMIT, "%s: larger than %zu bytes", path, max)
+                 : pch_buf_append(out, memo[i].text, memo[i].len) || pch_buf_reserve(out, 1) ? pch_error_set(err, PCH_ENOMEM, "out of memory")
+                 : PCH_OK;
+            if (rc == PCH_OK) out->data[out->len] = 0;
+            pthread_mutex_unlock(&memo_mu);
+            return rc;
+        }
+    pthread_mutex_unlock(&memo_mu);
+    if ((rc = pch_rfile_read_all(ctx, out, path, max, err)) < 0 || out->len - at > MEMO_MAX) return rc;
+    char *p = strdup(path);
+    uint8_t *t = malloc(out->len - at + 1);
+    if (!p || !t) { free(p); free(t); return PCH_OK; }     /* the memo is best effort */
+    memcpy(t, out->data + at, out->len - at);
+    pthread_mutex_lock(&memo_mu);
+    unsigned k = memo_next++ % MEMO_N;
+    free(memo[k].path);
+    free(memo[k].text);
+    memo[k].path = p;
+    memo[k].text = t;
+    memo[k].len = out->len - at;
+    pthread_mutex_unlock(&memo_mu);
+    return PCH_OK;
 }
 
 int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_json_parser **parser,
@@ -410,11 +458,12 @@ int pj_manifest_load(pch_ctx *ctx, const char *root, const pj_current *cur, pch_
     pch_buf_printf(&path, "%s/%s", root, cur->manifest);
     if (path.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     /* CURRENT gives the manifest's digest: a small one can come from the tail cache too */
-    if (pch_rfile_note_identity((const char *)path.data, cur->digest) < 0) {
+    if (pch_rfile_note_identity((const char *)path.data, cur->digest, UINT64_MAX) < 0) {
         pch_buf_dispose(&path);
         return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
     }
-    rc = pch_rfile_read_all(ctx, text, (const char *)path.data, 256u << 20, err);
+    rc = pch_rfile_is_remote(root) ? pj_manifest_text(ctx, text, (const char *)path.data, err)
+                                   : pch_rfile_read_all(ctx, text, (const char *)path.data, 256u << 20, err);
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", cur->manifest);
     pj_bytes_digest(digest, text->data, text->len);

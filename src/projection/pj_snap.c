@@ -27,7 +27,16 @@ int pj_current_at(pch_ctx *ctx, const char *root, const char *id, pj_current *cu
     pch_buf_init(&p, ctx);
     pch_buf_printf(&p, "%s/%s", root, cur->manifest);
     if (p.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
-    rc = pj_file_digest((const char *)p.data, cur->digest, NULL, err);
+    if (pch_rfile_is_remote(root)) {
+        /* the text through the process's memo of manifests (pj_root.c), so that the load
+        ** that follows makes no second request */
+        pch_buf t;
+        pch_buf_init(&t, ctx);
+        if ((rc = pj_manifest_text(ctx, &t, (const char *)p.data, err)) == PCH_OK) pj_bytes_digest(cur->digest, t.data, t.len);
+        pch_buf_dispose(&t);
+    } else {
+        rc = pj_file_digest((const char *)p.data, cur->digest, NULL, err);
+    }
     if (rc == PCH_ENOTFOUND)
         rc = pch_error_set(err, PCH_ENOTFOUND, "no snapshot %s in %s (see `pchronicle-vortex snapshots %s`)", id, root, root);
     pch_buf_dispose(&p);

@@ -39,10 +39,11 @@ typedef struct snap {
 /* Every path manifest m lists (§10.3), and the manifest itself. */
 typedef struct reach_st { pch_ctx *ctx; pch_strset *r; } reach_st;
 
-static int reach_file(void *payload, const char *path, const char *digest)
+static int reach_file(void *payload, const char *path, const char *digest, uint64_t bytes)
 {
     const reach_st *x = payload;
     (void)digest;
+    (void)bytes;
     return pch_strset_add(x->ctx, x->r, path);
 }
 

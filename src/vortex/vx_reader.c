@@ -116,20 +116,30 @@ static int f_read(pch_vx_file *f, uint64_t off, size_t len, uint8_t *dst, pch_er
         memcpy(dst, f->pre + (off - f->pre_off), len);   /* the caller's copy of the tail */
         return PCH_OK;
     }
-    if (f->held && off >= f->held_off && len <= f->held_len && off - f->held_off <= f->held_len - len) {
-        memcpy(dst, f->held + (off - f->held_off), len);  /* bytes the caller checked whole */
-        return PCH_OK;
-    }
-    if (f->tail && len && off >= f->tail_off && off <= f->size && len <= f->size - off) {
-        /* a paged tail's blocks already read were checked: a segment there (a shared
-        ** dictionary, a zone table) is read from them, not fetched again unchecked */
-        uint64_t k = (off - f->tail_off) / f->tblock, k1 = (off + len - 1 - f->tail_off) / f->tblock;
-        while (k <= k1 && pch_vx__bit(f->tail_bits, k)) k++;
-        if (k > k1) {
-            memcpy(dst, f->tail + (off - f->tail_off), len);
-            return PCH_OK;
+    /* bytes already checked serve the read, in pieces: those a caller held (a cluster checked
+    ** whole, pch_vx_file_hold), then the paged tail's blocks read so far (a shared dictionary
+    ** or zone table after the cluster, which a coalesced segment read may reach into) */
+    while (len && (f->held || f->tail)) {
+        size_t n = 0;
+        if (f->held && off >= f->held_off && off - f->held_off < f->held_len) {
+            n = (size_t)(f->held_len - (off - f->held_off)) < len ? (size_t)(f->held_len - (off - f->held_off)) : len;
+            memcpy(dst, f->held + (off - f->held_off), n);
+        } else if (f->tail && off >= f->tail_off && off < f->size) {
+            uint64_t k = (off - f->tail_off) / f->tblock, end = off;
+            while (end < f->size && end - off < len && pch_vx__bit(f->tail_bits, k)) {
+                end = f->tail_off + (k + 1) * (uint64_t)f->tblock;
+                if (end > f->size) end = f->size;
+                k++;
+            }
+            n = end - off < len ? (size_t)(end - off) : len;
+            if (n) memcpy(dst, f->tail + (off - f->tail_off), n);
         }
+        if (!n) break;
+        off += n;
+        dst += n;
+        len -= n;
     }
+    if (!len) return PCH_OK;
     f->st.requests++;
     f->st.bytes_read += len;
     if (f->mem) {
@@ -918,6 +928,7 @@ const pch_vx_dtype *pch_vx_file_dtype(const pch_vx_file *f) { return f->dt; }
 uint64_t pch_vx_file_row_count(const pch_vx_file *f) { return f->root.rows; }
 void pch_vx_file_io_stats(const pch_vx_file *f, pch_vx_io_stats *out) { *out = f->st; }
 void pch_vx_file_set_coalesce_gap(pch_vx_file *f, uint64_t bytes) { f->gap = bytes; }
+void pch_vx_file_set_min_fetch(pch_vx_file *f, uint64_t bytes) { if (f->rf) pch_rfile_set_min_span(f->rf, bytes); }
 
 int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err)
 {
