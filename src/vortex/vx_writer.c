@@ -752,19 +752,53 @@ int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *
         for (uint32_t t = 0; t < nt; t++) pthread_join(th[t], NULL);
         pthread_mutex_destroy(&pool.mu);
     }
-    /* phase 2: segments in lane order */
-    for (size_t li = 0; li < w->n_lanes && rc == PCH_OK; li++) {
-        lane_job *j = &jobs[li];
-        lane *l = j->l;
-        uint32_t id;
-        double t0 = pch_time_mono();
-        if (j->rc) { rc = j->rc; if (err) *err = j->err; break; }
-        rc = emit_encoded(w, l, j->root, &id, err);
-        if (!rc && (l->dict ? push_ref(w, &l->codes, &l->n_codes, &l->cap_codes, j->a->len, id)
-                            : push_ref(w, &l->chunks, &l->n_chunks, &l->cap_chunks, j->a->len, id)))
-            rc = OOM();
-        l->rows += j->a->len;
-        l->seconds += j->seconds + (pch_time_mono() - t0);
+    /* phase 2: each lane's chunk serialized (encodings numbered in lane order), then the
+    ** segments written smallest first. The small lanes a narrow scan reads — counts, codes,
+    ** names, times — then sit together at the start of the chunk's bytes, where one coalesced
+    ** read gets them on object storage (docs/object-storage.md), and the large text and token
+    ** lanes follow. Any order is standard Vortex: layouts name segments by id and the footer
+    ** gives each one's offset; ties keep lane order, so a file's bytes stay deterministic. */
+    {
+        pch_buf *segs = pch_calloc(w->ctx, w->n_lanes ? w->n_lanes : 1, sizeof *segs);
+        uint8_t *aes = pch_calloc(w->ctx, w->n_lanes ? w->n_lanes : 1, 1);
+        size_t *order = pch_calloc(w->ctx, w->n_lanes ? w->n_lanes : 1, sizeof *order);
+        if (!segs || !aes || !order) rc = OOM();
+        for (size_t li = 0; li < w->n_lanes && rc == PCH_OK; li++) {
+            lane_job *j = &jobs[li];
+            double t0 = pch_time_mono();
+            pch_buf_init(&segs[li], w->ctx);
+            if (j->rc) { rc = j->rc; if (err) *err = j->err; break; }
+            assign_encs(w, j->root);
+            if (note_encoding(w, j->l, j->root)) rc = OOM();
+            else rc = pch_vx__serialize(&segs[li], j->root, w->enc_map, w->enc_used, &aes[li], err);
+            j->seconds += pch_time_mono() - t0;
+            order[li] = li;
+        }
+        for (size_t i = 1; i < w->n_lanes && rc == PCH_OK; i++)      /* stable insertion sort by size */
+            for (size_t k = i; k > 0 && segs[order[k]].len < segs[order[k - 1]].len; k--) {
+                size_t t = order[k]; order[k] = order[k - 1]; order[k - 1] = t;
+            }
+        for (size_t i = 0; i < w->n_lanes && rc == PCH_OK; i++) {
+            lane_job *j = &jobs[order[i]];
+            lane *l = j->l;
+            uint32_t id;
+            double t0 = pch_time_mono();
+            rc = write_segment(w, &segs[order[i]], aes[order[i]], &id, err);
+            l->stored += segs[order[i]].len;
+            if (!rc && (l->dict ? push_ref(w, &l->codes, &l->n_codes, &l->cap_codes, j->a->len, id)
+                                : push_ref(w, &l->chunks, &l->n_chunks, &l->cap_chunks, j->a->len, id)))
+                rc = OOM();
+            l->seconds += pch_time_mono() - t0;
+        }
+        for (size_t li = 0; li < w->n_lanes; li++) {
+            lane_job *j = &jobs[li];
+            j->l->rows += j->a->len;
+            j->l->seconds += j->seconds;
+            if (segs) pch_buf_dispose(&segs[li]);
+        }
+        pch_free(w->ctx, segs);
+        pch_free(w->ctx, aes);
+        pch_free(w->ctx, order);
     }
     for (size_t li = 0; li < w->n_lanes; li++) {
         pch_free(w->ctx, jobs[li].codes.data);
