@@ -379,8 +379,8 @@ static int fetch(pch_rfile *f, uint64_t off, uint64_t len, bool suffix, pch_erro
     if (f->have_size && total != f->size) {
         pch_buf_clear(&s->data);
         if (f->size_noted)
-            return pch_error_set(err, PCH_ECORRUPT, "%s is %llu bytes, its manifest says %llu", f->key, (unsigned long long)total,
-                                 (unsigned long long)f->size);
+            return pch_error_set(err, PCH_ECORRUPT, "object is %llu bytes, its manifest says %llu (%s)", (unsigned long long)total,
+                                 (unsigned long long)f->size, f->key);
         return pch_error_set(err, PCH_ECORRUPT, "%s changed size while open (%llu, now %llu bytes)", f->key,
                              (unsigned long long)f->size, (unsigned long long)total);
     }

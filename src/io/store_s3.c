@@ -854,7 +854,9 @@ int pch_store_s3_init(pch_store *st, pch_error *err)
 }
 
 /* One ranged GET for pch_rfile (rfile.c): bytes [off, off+len), or with suffix the last len
-** bytes (which also tells the object's size). *first and *total come from Content-Range. */
+** bytes (which also tells the object's size). *first and *total come from Content-Range. A
+** range that the object's end cuts short is answered as such (the caller compares *total with
+** the size it expected and says which). */
 int pch_store_s3_get_range(pch_store *st, const char *key, uint64_t off, uint64_t len, bool suffix, pch_buf *out,
                            uint64_t *first, uint64_t *total, pch_error *err)
 {
@@ -869,7 +871,7 @@ int pch_store_s3_get_range(pch_store *st, const char *key, uint64_t off, uint64_
     if (rc == PCH_OK) {
         st->stats.bytes_requested += r.resp.len;
         if (r.status != 206 || sscanf(r.content_range, "bytes %llu-%llu/%llu", &a, &b, &t) != 3 || b < a || b >= t ||
-            b - a + 1 != r.resp.len || (!suffix && (a != off || r.resp.len != len)) || (suffix && b + 1 != t))
+            b - a + 1 != r.resp.len || (!suffix && (a != off || (r.resp.len != len && b + 1 != t))) || (suffix && b + 1 != t))
             rc = pch_error_set(err, PCH_ECORRUPT, "GET %s %s: HTTP %ld, Content-Range '%s' with %zu bytes", key, r.range,
                                r.status, r.content_range, r.resp.len);
     }

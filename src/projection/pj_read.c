@@ -985,7 +985,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
         pch_free(s->ctx, tail);
     }
     pch_buf_dispose(&p);
-    if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->path));
+    if (rc < 0) return open_fail(d, rc);   /* the Vortex reader's message names the file */
     pch_vx_file_io_stats(d->f, &d->open_io);
     /* every reader (point reads, lane scans, pruning, training readers) reads lanes by their
     ** model types: a file of another schema fails here, before any lane of it is used */

@@ -7,7 +7,9 @@
 #   - a cold get reads with at most 5 GETs (CURRENT, manifest, directory shard, the data
 #     file's tail, its cluster; no segment table), printed by --stats; a flipped byte in the
 #     data object's cluster or tail fails the read with the digest's message and no output,
-#     and is not kept in the tail cache (the repaired object then reads through it);
+#     and is not kept in the tail cache (the repaired object then reads through it); an
+#     object shorter than its manifest says fails with both sizes; a cold narrow scan reads
+#     the manifest once and each cluster with one request;
 #   - a second build commits sequence 2 with the first as its parent; a CURRENT that lags
 #     behind the commits (a writer that died after committing) is followed, not forked;
 #   - 16 builds that race on one root (held at the server until all 16 commit at once):
@@ -69,6 +71,15 @@ done < "$T/keys"
 # manifest's digests (docs/object-storage.md)
 has "a cold get reads no segment table" "$T/get1.err" 'segment_tables=0/0 '
 
+# a narrow scan reads the manifest once (the SQL module opens the snapshot per relation),
+# each data file's segment table and exact tail once, and one coalesced read per cluster
+PCH_OBJECT_CACHE=off run scan-gets 0 "$VX" sql "$R" "select source, count(*) from steps group by source" --stats
+shape=$("$P" objects cat "$R/$("$P" objects cat "$R/CURRENT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["manifest"])')" |
+        python3 -c 'import json,sys; m = json.load(sys.stdin); print(len(m["data_files"]), sum(len(d["cluster_rows"]) for d in m["data_files"]))')
+want=$((2 + 2 * ${shape% *} + ${shape#* }))
+g=$(stat_of scan-gets gets)
+[ "${g:-99}" -le "$want" ] && ok || bad "a cold narrow scan made ${g:-?} GETs (files and clusters: $shape; at most $want)"
+
 # --- a damaged data object: a flipped byte in the cluster, then in the tail, fails the read
 # with the digest's message, never a wrong answer (a root of its own)
 RD=s3://$B/$PRE/damaged
@@ -85,6 +96,11 @@ has "a damaged cluster on S3 fails the point read" "$T/dmg-cluster.err" 'cluster
 flip $((tail_at + 8)); "$P" objects put "$T/dmg-put.vortex" "$dobj" >/dev/null 2>&1 || bad "could not put the damaged object"
 PCH_OBJECT_CACHE=$T/dmg-cache2 run dmg-tail 1 "$VX" get "$RD" --trajectory-key "$(head -1 "$T/keys")" --compact
 has "a damaged footer on S3 fails the point read" "$T/dmg-tail.err" 'footer and dictionaries \(bytes [0-9]+\.\.[0-9]+\) has digest'
+# an object of another size than the manifest says (truncated): one clear error
+head -c -1 "$T/dmg.vortex" > "$T/dmg-short.vortex"
+"$P" objects put "$T/dmg-short.vortex" "$dobj" >/dev/null 2>&1 || bad "could not put the truncated object"
+PCH_OBJECT_CACHE=off run dmg-short 1 "$VX" get "$RD" --trajectory-key "$(head -1 "$T/keys")" --compact
+has "a truncated data object fails with its size" "$T/dmg-short.err" 'is [0-9]+ bytes, its manifest says [0-9]+'
 # nothing damaged was kept in the tail caches (the first one kept the tail it checked, a
 # second one saw the damaged tail): with the object repaired they answer
 "$P" objects put "$T/dmg.vortex" "$dobj" >/dev/null 2>&1 || bad "could not put the repaired object"

@@ -731,6 +731,48 @@ static void test_projection__hostile_paths_and_pointers(void)
     }
 }
 
+/* pj_file_digest_parts: the whole file's digest and each part's in one read — parts that are
+** empty, that start at 0 or after the first byte, that cross the 1 MiB read buffer, and
+** cuts that fall or rise wrongly (refused). Each part against a digest of its bytes alone. */
+static void test_projection__file_digest_parts(void)
+{
+    const size_t n = (3u << 20) + 12345;
+    uint8_t *data = malloc(n);
+    char *path = tmp_path("parts.bin"), whole[80], want[80], got[5][80];
+    pch_error err;
+    uint64_t bytes = 0;
+    FILE *f;
+    PCH_CHECK(data != NULL);
+    if (!data) return;
+    for (size_t i = 0; i < n; i++) data[i] = (uint8_t)(i * 2654435761u >> 13);
+    f = fopen(path, "wb");
+    PCH_CHECK(f && fwrite(data, 1, n, f) == n);
+    if (f) fclose(f);
+    {
+        const uint64_t cuts[][5] = {
+            { 4, 4, (1u << 20) - 1, (1u << 20) + 7, (uint64_t)n },   /* an empty part, one across the buffer, an empty last */
+            { 0, 100, 2u << 20, (2u << 20) + 1, (uint64_t)n - 1 },
+        };
+        for (size_t c = 0; c < 2; c++) {
+            PCH_CHECK_OK(pj_file_digest_parts(path, whole, &bytes, cuts[c], 5, got, &err), &err);
+            PCH_CHECK(bytes == n);
+            pj_bytes_digest(want, data, n);
+            PCH_CHECK_MSG(strcmp(whole, want) == 0, "whole: %s, want %s", whole, want);
+            for (size_t k = 0; k < 5; k++) {
+                uint64_t e = k + 1 < 5 ? cuts[c][k + 1] : n;
+                pj_bytes_digest(want, data + cuts[c][k], (size_t)(e - cuts[c][k]));
+                PCH_CHECK_MSG(strcmp(got[k], want) == 0, "cuts %zu part %zu: %s, want %s", c, k, got[k], want);
+            }
+        }
+    }
+    {
+        const uint64_t falling[] = { 10, 5 }, past[] = { 10, (uint64_t)n + 1 };
+        PCH_CHECK(pj_file_digest_parts(path, whole, NULL, falling, 2, got, &err) == PCH_EINVAL);
+        PCH_CHECK(pj_file_digest_parts(path, whole, NULL, past, 2, got, &err) == PCH_EINVAL);
+    }
+    free(data);
+}
+
 int main(int argc, char **argv)
 {
     pch_test_init(argc, argv, "vortex_projection_test");
@@ -749,6 +791,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_projection__paged_trajectory);
     PCH_RUN(test_projection__sft_batches_share_the_prefix);
     PCH_RUN(test_projection__prompt_prefix_lanes);
+    PCH_RUN(test_projection__file_digest_parts);
     rmrf(g_tmp);
     pch_ctx_free(g_ctx);
     return pch_test_report();
