@@ -42,6 +42,13 @@ static void load(void)
 {
     static const char *const curl_names[] = { "libcurl.so.4", "libcurl.so", NULL };
     static const char *const crypto_names[] = { "libcrypto.so.3", "libcrypto.so", NULL };
+#ifdef PCH_FAULT_INJECTION
+    /* tests: a machine without libcurl (tests/cli/vortex_faults.sh; fault builds only) */
+    if (getenv("PCH_FAULT_NO_LIBCURL")) {
+        snprintf(why, sizeof why, "%s is not installed (Debian: libcurl4): hidden by PCH_FAULT_NO_LIBCURL", curl_names[0]);
+        return;
+    }
+#endif
     void *curl = open_first(curl_names, "libcurl4");
     void *crypto = why[0] ? NULL : open_first(crypto_names, "libssl3");
     if (why[0]) return;

@@ -10,7 +10,8 @@
 # vacuum is failed at each of its removals: the root stays healthy and a vacuum run again
 # leaves exactly the files of the kept snapshots. Then an incremental sync (edits, a key
 # change, a removal, an addition) and a compaction are failed at each of their operations in
-# turn, with the same checks; run again without a fault, both agree with a fresh build.
+# turn, with the same checks; run again without a fault, both agree with a fresh build. And
+# a machine without libcurl: S3 use fails with one line, local roots work.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${PCH_BUILD:-build}
@@ -32,6 +33,15 @@ cur() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["snapsh
 PCH_FAULT_AT=1 "$VXF" build --from tests/data/atif/multimodal --to "$T/probe" --quiet 2>"$T/probe.err" && bad "a fault at operation 1 did not fail the build" || ok
 grep -q "pch-fault: .*operation 1, fails with EIO" "$T/probe.err" && ok || bad "no fault report: $(head -2 "$T/probe.err")"
 [ ! -e "$T/probe/CURRENT" ] && ok || bad "a first build that failed published CURRENT"
+
+# a machine without libcurl (the library is loaded on the first S3 use, src/io/dl.c): an s3://
+# root fails with one line naming the package, before any request; local roots still work
+PCH_FAULT_NO_LIBCURL=1 AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s AWS_ENDPOINT_URL=http://127.0.0.1:9 \
+    "$VXF" get s3://no-bucket/root --trajectory-key k >"$T/nolib.out" 2>"$T/nolib.err" && bad "an S3 read without libcurl succeeded" || ok
+grep -q 'libcurl.so.4 is not installed (Debian: libcurl4)' "$T/nolib.err" && [ "$(wc -l < "$T/nolib.err")" = 1 ] && ok ||
+    bad "without libcurl: $(head -3 "$T/nolib.err")"
+PCH_FAULT_NO_LIBCURL=1 "$VXF" build --from tests/data/atif/multimodal --to "$T/nolib-local" --quiet &&
+    PCH_FAULT_NO_LIBCURL=1 "$VXF" verify "$T/nolib-local" >/dev/null 2>&1 && ok || bad "a local root without libcurl failed"
 
 # the root: one snapshot; the faulted build adds tests/data/atif with every tier (small hot and
 # cold thresholds: blob packs and the content directory) and several data files and shards
