@@ -114,8 +114,9 @@ static void pool_give(pch_store *st)
 
 /* ---- the tail cache (docs/object-storage.md "The tail cache") ----
 **
-** The first read of an object is its last PCH_RFILE_PROBE bytes: a Vortex file's footer and
-** layout, or all of a segment table or directory shard. The objects a manifest names are
+** The first read of an object is its tail: a Vortex file's footer and layout, or all of a
+** segment table or directory shard (its last PCH_RFILE_PROBE bytes when its size is not
+** known; the bytes its reader asks for when the manifest gave the size). The objects a manifest names are
 ** immutable and the manifest gives each its BLAKE3 digest, so that tail can be kept on local
 ** disk under the digest and serve the next process without a request: a digest names one
 ** content, so an entry is never stale. Only checked bytes are kept: a small object read whole

@@ -2,8 +2,9 @@
 ** (docs/object-storage.md "Reading files by path"). The readers of the Vortex projection and
 ** of Vortex files open, pread and list through these, so a root on S3 reads as a local one.
 ** A local file is an fd and pread(2); an object is read with ranged GETs through a small
-** cache of fetched spans (a read that misses fetches at least PCH_RFILE_SPAN bytes, the
-** object's size comes with the first read of its tail). Depends on src/core and the store. */
+** cache of fetched spans (a read that misses fetches at least PCH_RFILE_SPAN bytes, unless
+** set otherwise; the object's size is the manifest's, or comes with the first read of its
+** tail). Depends on src/core and the store. */
 #ifndef PCH_IO_RFILE_H
 #define PCH_IO_RFILE_H
 
@@ -13,8 +14,9 @@
 typedef struct pch_rfile pch_rfile;
 
 #define PCH_RFILE_SPAN ((uint64_t)256 << 10)
-/* The first read of an object asks for its last PCH_RFILE_PROBE bytes: the size, the tail of
-** a Vortex file, and all of a small file (a segment table, a directory shard) at once. */
+/* The first read of an object whose size is not known (pch_rfile_note_identity) asks for its
+** last PCH_RFILE_PROBE bytes: the size, the tail of a Vortex file, and all of a small file at
+** once. */
 #define PCH_RFILE_PROBE ((uint64_t)1 << 20)
 
 /* Open path for reading. PCH_ENOTFOUND if it does not exist. An object is not contacted

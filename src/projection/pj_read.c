@@ -938,8 +938,8 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
         if (whole && pch_rfile_is_remote(s->root)) scan_reads(d->f);
         return whole ? read_tail(s, d, err) : PCH_OK;
     }
-    /* on object storage the tail is read as one block checked against the manifest: the
-    ** object's first read (its last MiB) holds it, so opening makes that one request. A point
+    /* on object storage the tail is read as one block checked against the manifest, with one
+    ** request (the manifest gives the object's size: rfile.c reads just the tail). A point
     ** read whose manifest lists each cluster's digest then reads no segment table (an object,
     ** so a request of its own): it checks its cluster whole too — the directory shard, the
     ** footer and the cluster, issue 20's three requests after open (docs/object-storage.md) */
