@@ -35,6 +35,7 @@ struct pch_rfile {
     bool have_size;
     uint64_t min_span;      /* a read that misses fetches at least this (pch_rfile_set_min_span) */
     bool size_noted;        /* size is the manifest's, not yet confirmed by an answer */
+    bool tail_cached;       /* the tail came from the tail cache (keep_tail has nothing to add) */
     span spans[N_SPANS];
     uint64_t clock;
 };
@@ -313,7 +314,7 @@ int pch_rfile_open(pch_ctx *ctx, const char *path, pch_rfile **out, pch_error *e
         uint64_t noted;
         identity_of(path, f->id, &noted);
         if (f->id[0] && cache_read(ctx, f->id, &f->spans[0].data, &f->spans[0].off, &f->size)) {
-            f->have_size = true;
+            f->have_size = f->tail_cached = true;
             f->spans[0].used = ++f->clock;
             f->st->stats.cache_hits++;
         } else if (f->id[0] && noted != UINT64_MAX) {
@@ -453,7 +454,8 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
 
 void pch_rfile_keep_tail(pch_rfile *f, uint64_t off, const void *bytes, uint64_t len)
 {
-    if (f && f->fd < 0 && f->id[0] && f->have_size && off <= f->size && len == f->size - off && len <= PCH_RFILE_PROBE)
+    if (f && f->fd < 0 && f->id[0] && !f->tail_cached && f->have_size && off <= f->size && len == f->size - off &&
+        len <= PCH_RFILE_PROBE)
         cache_write(f->id, f->size, off, bytes, (size_t)len);
 }
 
