@@ -77,15 +77,7 @@ void pj_bytes_digest(char out[80], const void *p, size_t n)
 
 int pj_file_digest(const char *path, char out[80], uint64_t *bytes_out, pch_error *err)
 {
-    pch_rfile *f;
-    uint64_t size = 0;
-    int rc = pch_rfile_open(NULL, path, &f, err);
-    if (rc < 0) return rc;
-    if ((rc = pch_rfile_size(f, &size, err)) == PCH_OK) rc = pj_range_digest(f, 0, size, out, err);
-    pch_rfile_close(f);
-    if (rc < 0) return pch_error_prefix(err, "%s", path);
-    if (bytes_out) *bytes_out = size;
-    return PCH_OK;
+    return pj_file_digest_parts(path, out, bytes_out, NULL, 0, NULL, err);   /* no parts: the whole file */
 }
 
 int pj_file_digest_parts(const char *path, char out[80], uint64_t *bytes_out, const uint64_t *cuts, size_t n,
