@@ -168,9 +168,14 @@ typedef struct pch_vxp_compact_options {
     ** deleted rows and their live entries carried. full: rewrite every file */
     uint64_t rewrite_shadowed_pct;
     bool full;
+    /* how a rewritten file's live rows reach the new files: copied as they are (decoded and
+    ** encoded again, no document rebuilt; the default wherever the file has the layout the
+    ** compaction writes) or, with reproject, each document rebuilt from the projection and
+    ** projected again (as a build projects its input) */
+    bool reproject;
 } pch_vxp_compact_options;
-#define PCH_VXP_COMPACT_OPTIONS_VERSION 1
-#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0, 5, false }
+#define PCH_VXP_COMPACT_OPTIONS_VERSION 2
+#define PCH_VXP_COMPACT_OPTIONS_INIT { PCH_VXP_COMPACT_OPTIONS_VERSION, false, 8, 8, 20, 16, 0, NULL, 0, 5, false, false }
 
 typedef struct pch_vxp_compact_stats {
     bool ran;                      /* false: --if-needed and no trigger met */
@@ -178,7 +183,9 @@ typedef struct pch_vxp_compact_stats {
     char snapshot_id[40];          /* the new snapshot, or CURRENT's when it did not run */
     uint64_t documents;            /* live documents rewritten */
     uint64_t files_rewritten, files_kept;
-    uint64_t input_bytes;          /* their ATIF JSON as rebuilt from the projection */
+    uint64_t files_copied;         /* rewritten files whose rows were copied (the others re-projected) */
+    uint64_t input_bytes;          /* their documents' ATIF bytes (as the document list records
+                                   ** them; a re-projected one: its JSON as rebuilt) */
     double seconds;
     pch_vxp_build_stats build;
 } pch_vxp_compact_stats;

@@ -155,6 +155,11 @@ PCH_API int pch_vx_builder_append_u32s(pch_vx_builder *b, const uint32_t *v, siz
                                        pch_error *err);
 PCH_API int pch_vx_builder_append_doubles(pch_vx_builder *b, const double *v, size_t n,
                                           pch_error *err);
+/* Append rows [begin, end) of the decoded array a, whose dtype must equal the builder's, as
+** they are (values, nulls, nested lists and structs; a dictionary array's values). PCH_EINVAL
+** for another dtype or invalid UTF-8, PCH_ECORRUPT for offsets out of range. */
+PCH_API int pch_vx_builder_append_range(pch_vx_builder *b, const pch_vx_array *a, uint64_t begin, uint64_t end,
+                                        pch_error *err);
 PCH_API uint64_t pch_vx_builder_len(const pch_vx_builder *b);
 /* Move the built rows out (*out owned by the caller); the builder restarts empty. */
 PCH_API int pch_vx_builder_finish(pch_vx_builder *b, pch_vx_array **out, pch_error *err);

@@ -6,12 +6,14 @@
 ** strings must be valid UTF-8: the writer checks and refuses (fail closed).
 **
 ** Doubles: the shortest decimal that strtod reads back to the same double (found by
-** rounding to 1..17 significant digits with glibc's exact printf), laid out as Rust's ryu
+** rounding to 15..17, or 1..17, significant digits with glibc's exact printf), laid out as Rust's ryu
 ** crate does (used by serde_json and Databend jsonb): "1.0", "0.001", "1e-7", "1.5e300".
 ** printf and strtod run in the "C" locale (uselocale / strtod_l) so LC_NUMERIC never
 ** changes the output. */
+#include <float.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -52,34 +54,62 @@ static size_t fmt_i64(char *out, int64_t v)
 
 size_t pch_json__fmt_i64(char out[24], int64_t v) { return fmt_i64(out, v); }
 
-/* Digits (no leading zero) and decimal exponent of the shortest round-trip form of a
-** finite, positive d: d ~= 0.D * 10^(kk). Returns the number of digits. */
-static int shortest_digits(double d, char dig[20], int *kk_out)
+/* The "C" locale, made once (newlocale per number cost more than the printing). */
+static locale_t g_c_loc;
+static pthread_once_t g_c_once = PTHREAD_ONCE_INIT;
+static void c_loc_init(void) { g_c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+/* d rounded to prec significant digits (glibc's printf rounds the exact binary value):
+** the digits into dig (n returned), the decimal exponent of the first into *e; true when
+** strtod reads them back to d. */
+static bool round_trips(double d, int prec, char dig[20], int *n_out, int *e_out)
 {
     char tmp[48], chk[48];
-    int n = 0, e = 0;
-    locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    locale_t old = c_loc ? uselocale(c_loc) : (locale_t)0;
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
-        /* tmp = D[.DDD]e±XX */
-        const char *q = tmp;
-        n = 0;
-        while (*q && *q != 'e') {
-            if (*q >= '0' && *q <= '9') dig[n++] = *q;
-            q++;
-        }
-        e = *q == 'e' ? atoi(q + 1) : 0;
-        /* chk = "D.DDDe<e>" */
-        size_t c = 0;
-        chk[c++] = dig[0];
-        chk[c++] = '.';
-        for (int k = 1; k < n; k++) chk[c++] = dig[k];
-        snprintf(chk + c, sizeof chk - c, "e%d", e);
-        double back = c_loc ? strtod_l(chk, NULL, c_loc) : strtod(chk, NULL);
-        if (back == d) break;
+    int n = 0, e;
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+    /* tmp = D[.DDD]e±XX */
+    const char *q = tmp;
+    while (*q && *q != 'e') {
+        if (*q >= '0' && *q <= '9') dig[n++] = *q;
+        q++;
     }
-    if (c_loc) { uselocale(old); freelocale(c_loc); }
+    e = *q == 'e' ? atoi(q + 1) : 0;
+    /* chk = "D.DDDe<e>" */
+    size_t c = 0;
+    chk[c++] = dig[0];
+    chk[c++] = '.';
+    for (int k = 1; k < n; k++) chk[c++] = dig[k];
+    snprintf(chk + c, sizeof chk - c, "e%d", e);
+    *n_out = n;
+    *e_out = e;
+    return (g_c_loc ? strtod_l(chk, NULL, g_c_loc) : strtod(chk, NULL)) == d;
+}
+
+/* Digits (no leading zero) and decimal exponent of the shortest round-trip form of a
+** finite, positive d: d ~= 0.D * 10^(kk). Returns the number of digits.
+**
+** The shortest form is the least precision p in 1..17 whose rounding reads back to d. For
+** a normal double that is not a power of two this needs at most three roundings, not 17:
+** its rounding interval is symmetric, so a nearer rounding (more digits) reads back
+** whenever a coarser one does; and two 15-digit decimals never read back to the same
+** normal double (DBL_DIG), so when some p <= 15 reads back, the 15-digit rounding is that
+** p-digit form padded with zeros. Powers of two (whose interval is lopsided) and
+** subnormals (fewer than 15 digits of precision) take every precision in turn. */
+static int shortest_digits(double d, char dig[20], int *kk_out)
+{
+    int n = 0, e = 0;
+    locale_t old;
+    uint64_t bits;
+    pthread_once(&g_c_once, c_loc_init);
+    old = g_c_loc ? uselocale(g_c_loc) : (locale_t)0;
+    memcpy(&bits, &d, sizeof bits);
+    if (d >= DBL_MIN && (bits & ((UINT64_C(1) << 52) - 1)) != 0) {
+        if (!round_trips(d, 15, dig, &n, &e) && !round_trips(d, 16, dig, &n, &e)) round_trips(d, 17, dig, &n, &e);
+    } else {
+        for (int prec = 1; prec <= 17; prec++)
+            if (round_trips(d, prec, dig, &n, &e)) break;
+    }
+    if (g_c_loc) uselocale(old);
     while (n > 1 && dig[n - 1] == '0') n--;
     dig[n] = 0;
     *kk_out = e + 1;

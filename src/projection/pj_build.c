@@ -117,7 +117,8 @@ struct pch_vxp_builder {
     size_t cap_place;
     /* the document list (pj_docs.c): files noted by the caller's walk, documents added */
     pj_docrec *docs;
-    size_t n_docs, cap_docs, doc_cursor;
+    size_t n_docs, cap_docs;
+    pch_strset doc_index;         /* "path\0<size_t index>" of the first record of each path */
     pj_delta *delta;              /* an incremental commit (pj_sync.c), or NULL */
 };
 
@@ -281,6 +282,7 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
     pj_docs_free(b->docs, b->n_docs);
+    pch_strset_dispose(b->ctx, &b->doc_index);
     free(b->stage);
     free(b->root);
     pch_free(b->ctx, b);
@@ -310,6 +312,22 @@ static dentry *dentry_push(pch_vxp_builder *b)
     return e;
 }
 
+/* A directory entry with v's keys and totals (its place is set by the caller). */
+static int entry_from_view(dentry *e, const pj_entry_view *v)
+{
+    e->logical = v->logical;
+    e->steps = v->steps;
+    e->calls = v->calls;
+    e->has_ts = v->has_ts;
+    e->min_ts = v->min_ts;
+    e->max_ts = v->max_ts;
+    if (!(e->source_id = xstrdup(v->source_id)) || !(e->run_key = xstrdup(v->run_key)) || !(e->traj_key = xstrdup(v->traj_key)) ||
+        !(e->doc_path = xstrdup(v->doc_path)) || (v->session_id && !(e->session_id = xstrdup(v->session_id))) ||
+        (v->parent_run && !(e->parent_run = xstrdup(v->parent_run))) || (v->parent_traj && !(e->parent_traj = xstrdup(v->parent_traj))))
+        return PCH_ENOMEM;
+    return PCH_OK;
+}
+
 int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err)
 {
     dentry *e;
@@ -320,23 +338,16 @@ int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *fil
     memcpy(e->fid, file_id, 33);
     e->cluster = v->cluster;
     e->row = v->row;
-    e->logical = v->logical;
-    e->steps = v->steps;
-    e->calls = v->calls;
-    e->has_ts = v->has_ts;
-    e->min_ts = v->min_ts;
-    e->max_ts = v->max_ts;
-    if (!(e->source_id = xstrdup(v->source_id)) || !(e->run_key = xstrdup(v->run_key)) || !(e->traj_key = xstrdup(v->traj_key)) ||
-        !(e->doc_path = xstrdup(v->doc_path)) || (v->session_id && !(e->session_id = xstrdup(v->session_id))) ||
-        (v->parent_run && !(e->parent_run = xstrdup(v->parent_run))) || (v->parent_traj && !(e->parent_traj = xstrdup(v->parent_traj))))
-        return nomem(err);
-    return PCH_OK;
+    return entry_from_view(e, v) < 0 ? nomem(err) : PCH_OK;
 }
 
-/* A new record at the end of b's document list. */
+/* A new record at the end of b's document list, indexed by its path (the first record of a
+** path keeps the index entry). */
 static pj_docrec *doc_push(pch_vxp_builder *b, const char *path)
 {
     pj_docrec *r;
+    size_t n = strlen(path), idx = b->n_docs;
+    char *key;
     if (b->n_docs == b->cap_docs) {
         size_t nc = b->cap_docs ? b->cap_docs * 2 : 256;
         pj_docrec *nd = realloc(b->docs, nc * sizeof *nd);
@@ -344,6 +355,12 @@ static pj_docrec *doc_push(pch_vxp_builder *b, const char *path)
         b->docs = nd;
         b->cap_docs = nc;
     }
+    if (!(key = pch_malloc(b->ctx, n + 1 + sizeof idx))) return NULL;
+    memcpy(key, path, n + 1);
+    memcpy(key + n + 1, &idx, sizeof idx);
+    int added = pch_strset_take(b->ctx, &b->doc_index, key);
+    if (added != 1) pch_free(b->ctx, key);
+    if (added < 0) return NULL;
     r = &b->docs[b->n_docs];
     memset(r, 0, sizeof *r);
     if (!(r->path = strdup(path))) return NULL;
@@ -351,6 +368,16 @@ static pj_docrec *doc_push(pch_vxp_builder *b, const char *path)
     r->state = PJ_DOC_REJECTED;      /* until add_doc projects it */
     b->n_docs++;
     return r;
+}
+
+/* The first record of path in b's document list, or NULL. */
+static pj_docrec *doc_find(pch_vxp_builder *b, const char *path)
+{
+    const char *k = pch_strset_find(&b->doc_index, path);
+    size_t idx;
+    if (!k) return NULL;
+    memcpy(&idx, k + strlen(k) + 1, sizeof idx);
+    return &b->docs[idx];
 }
 
 int pch_vxp_builder_note_file(pch_vxp_builder *b, const char *rel, uint64_t bytes, int64_t mtime_ns, pch_error *err)
@@ -604,6 +631,22 @@ static int row_done(void *payload, const pj_traj_info *page, bool more, pch_erro
     return PCH_OK;
 }
 
+/* After each document: a document's tree stays in one cluster, which closes once it holds its
+** target size; progress once a second. */
+static int doc_done(pch_vxp_builder *b, pch_error *err)
+{
+    if (b->cluster_logical >= b->o.cluster_bytes) PCH_TRY(cluster_flush(b, false, err));
+    if (b->o.progress) {
+        double now = pch_time_mono();
+        if (now - b->last_progress >= 1.0) {
+            b->last_progress = now;
+            fprintf(stderr, "\rbuild: %" PRIu64 " documents, %" PRIu64 " trajectories, %.1f MiB in, %.1f s   ",
+                    b->st.documents, b->st.trajectories, (double)b->st.input_bytes / 1048576.0, now - b->t0);
+        }
+    }
+    return PCH_OK;
+}
+
 int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t input_bytes, pch_error *err)
 {
     size_t n = pch_atif_doc_count(doc);
@@ -660,12 +703,7 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
         const char *path = t0 && t0->doc_path ? t0->doc_path : "";
         pj_docrec *r = b->n_docs && strcmp(b->docs[b->n_docs - 1].path, path) == 0 ? &b->docs[b->n_docs - 1] : NULL;
         uint64_t nbytes = 0;
-        /* noted files come in walk order, documents in the same order: look from the last
-        ** match on (a path whose directory sorts apart from its name's prefix may be behind) */
-        for (size_t k = b->doc_cursor; k < b->n_docs && !r; k++)
-            if (strcmp(b->docs[k].path, path) == 0) { r = &b->docs[k]; b->doc_cursor = k + 1; }
-        for (size_t k = 0; k < b->doc_cursor && !r; k++)
-            if (strcmp(b->docs[k].path, path) == 0) r = &b->docs[k];
+        if (!r) r = doc_find(b, path);   /* a noted file's record, or a document seen before */
         if (!r && !(r = doc_push(b, path))) return nomem(err);
         r->state = PJ_DOC_PROJECTED;
         r->has_digest = pch_atif_doc_source(doc, r->digest, &nbytes);
@@ -677,17 +715,44 @@ int pch_vxp_builder_add_doc(pch_vxp_builder *b, const pch_atif_doc *doc, size_t 
         r->tokens = b->st.tokens - before.tokens;
         r->logical = b->st.logical_bytes - before.logical_bytes;
     }
-    /* a document's tree stays in one cluster; the cluster closes at its target size */
-    if (b->cluster_logical >= b->o.cluster_bytes) PCH_TRY(cluster_flush(b, false, err));
-    if (b->o.progress) {
-        double now = pch_time_mono();
-        if (now - b->last_progress >= 1.0) {
-            b->last_progress = now;
-            fprintf(stderr, "\rbuild: %" PRIu64 " documents, %" PRIu64 " trajectories, %.1f MiB in, %.1f s   ",
-                    b->st.documents, b->st.trajectories, (double)b->st.input_bytes / 1048576.0, now - b->t0);
-        }
+    return doc_done(b, err);
+}
+
+/* Compaction (§12.3): row `row` of a decoded cluster of the parent snapshot (root, lanes bound
+** in r; root's dtype must be the builder's) appended as it is, without rebuilding or parsing
+** its document: page 0 of trajectory v (a directory entry with v's keys and totals goes with
+** it), or with v NULL a continuation page of the trajectory copied last; more: further pages
+** of it follow (the cluster may close between pages, as a build closes it). */
+int pj_builder_copy_row(pch_vxp_builder *b, const pch_vx_array *root, const pj_rows *r, uint64_t row,
+                        const pj_entry_view *v, bool more, pch_error *err)
+{
+    pj_traj_info page;
+    if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    memset(&page, 0, sizeof page);
+    page.logical_bytes = pch_vx_row_uint(r->l[PJ_SUMMARY_LOGICAL_BYTES], row);
+    if (v) {
+        dentry *e;
+        if (!(e = dentry_push(b))) return nomem(err);
+        e->seq = b->seq;                 /* where the row lands */
+        e->row_in_cluster = b->cluster_rows;
+        if (entry_from_view(e, v) < 0) return nomem(err);
+        b->st.trajectories++;
+        b->st.steps += v->steps;
+        b->st.tool_calls += v->calls;
+        b->st.logical_bytes += v->logical;
     }
-    return PCH_OK;
+    PCH_TRY(pch_vx_builder_append_range(b->rows, root, row, row + 1, err));
+    return row_done(b, &page, more, err);
+}
+
+const pch_vx_dtype *pj_builder_row_dtype(const pch_vxp_builder *b) { return b->dt; }
+
+/* Compaction: the rows of one document were copied (input_bytes: its ATIF bytes). */
+int pj_builder_copied_doc(pch_vxp_builder *b, uint64_t input_bytes, pch_error *err)
+{
+    b->st.documents++;
+    b->st.input_bytes += input_bytes;
+    return doc_done(b, err);
 }
 
 static int cmp_key(const dentry *a, const dentry *b)

@@ -76,6 +76,99 @@ int pch_vxp_compact_due(pch_ctx *ctx, const char *root, const pch_vxp_compact_op
     return rc;
 }
 
+/* A directory entry placed in a rewritten file: its row, and its index in the snapshot. */
+typedef struct placed { uint32_t file; uint64_t row, idx; } placed;
+
+static int cmp_placed(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    if (x->file != y->file) return x->file < y->file ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int cmp_doc_path(const void *key, const void *rec) { return strcmp(key, ((const pj_docrec *)rec)->path); }
+
+/* A document's ATIF bytes as the document list recorded them (0: not recorded). */
+static uint64_t doc_bytes(const pj_docrec *docs, size_t n, const char *path)
+{
+    const pj_docrec *r = n ? bsearch(path, docs, n, sizeof *docs, cmp_doc_path) : NULL;
+    return r ? r->bytes : 0;
+}
+
+/* The live rows of rewritten data file f copied into b as they are (§12.3): each cluster is
+** decoded whole once, each row of a live trajectory (its page 0 and continuation pages)
+** appended, the rows of shadowed and deleted ones skipped; a document's rows go together
+** (rows of one document are adjacent in a file and its trajectories share its path). pl: the
+** entries placed in f, by row. *copied false (nothing read) when f's rows are not of the
+** builder's dtype (a root written by another layout): its documents are then re-projected. */
+static int copy_file(pch_vxp_snapshot *ps, pch_vxp_builder *b, size_t f, const placed *pl, size_t n_pl,
+                     const pj_docrec *docs, size_t n_docs, pch_vxp_compact_stats *st, bool *copied, pch_error *err)
+{
+    const char *doc = NULL;          /* path of the document being copied (NULL: none) */
+    uint64_t doc_in = 0, doc_logical = 0, next_page = 0, n_pages = 0;
+    bool live = false;
+    size_t k = 0;
+    *copied = false;
+    for (uint32_t c = 0, nc = pj_snapshot_n_clusters(ps, f); c < nc; c++) {
+        const pch_vx_array *root;
+        const pj_rows *r;
+        uint64_t begin, end;
+        PCH_TRY(pj_snapshot_cluster(ps, f, c, &root, &r, &begin, &end, err));
+        if (c == 0) {
+            if (!pch_vx_dtype_equal(root->dtype, pj_builder_row_dtype(b))) return PCH_OK;
+            *copied = true;
+        }
+        for (uint64_t row = begin; row < end; row++) {
+            uint64_t page, pages;
+            const char *key;
+            size_t key_len;
+            pj_entry_view v;
+            pj_model_page_info(r, row - begin, &page, &pages, &key, &key_len);
+            if (pages == 0) pages = 1;
+            if (page == 0) {
+                while (k < n_pl && pl[k].row < row) k++;
+                live = k < n_pl && pl[k].row == row;
+                if (live) {
+                    PCH_TRY(pj_snapshot_entry_view(ps, pl[k].idx, &v, err));
+                    live = !v.dead;
+                }
+                if (!live) continue;
+                if (doc && (strcmp(doc, v.doc_path) != 0 || (!*doc && !v.parent_run))) {
+                    PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
+                    st->documents++;
+                    st->input_bytes += doc_in ? doc_in : doc_logical;
+                    doc = NULL;
+                }
+                if (!doc) {
+                    doc = v.doc_path;
+                    doc_in = doc_bytes(docs, n_docs, doc);
+                    doc_logical = 0;
+                }
+                doc_logical += v.logical;
+                next_page = 1;
+                n_pages = pages;
+                PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, &v, pages > 1, err));
+            } else {
+                if (!live) continue;
+                if (page != next_page || pages != n_pages)
+                    return pch_error_set(err, PCH_ECORRUPT, "data file %zu row %" PRIu64 ": page %" PRIu64 " of %" PRIu64
+                                         " where page %" PRIu64 " of %" PRIu64 " was due", f, row, page, pages, next_page, n_pages);
+                next_page++;
+                PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, NULL, page + 1 < pages, err));
+            }
+        }
+    }
+    if (live && next_page != n_pages)
+        return pch_error_set(err, PCH_ECORRUPT, "data file %zu ends inside a paged trajectory (%" PRIu64 " of %" PRIu64 " pages)",
+                             f, next_page, n_pages);
+    if (doc) {
+        PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
+        st->documents++;
+        st->input_bytes += doc_in ? doc_in : doc_logical;
+    }
+    return PCH_OK;
+}
+
 int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, pch_vxp_compact_stats *st,
                     pch_error *err)
 {
@@ -87,6 +180,8 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
     size_t n_docs = 0;
     uint64_t *order = NULL, n_order = 0;
     uint8_t *rewrite = NULL;
+    placed *pl = NULL;
+    size_t n_pl = 0;
     size_t nf = 0;
     pj_current cur;
     pj_delta d;
@@ -169,21 +264,43 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         if (v.dead || v.file >= nf || rewrite[v.file]) continue;
         CK(pj_builder_carry(b, &v, pj_snapshot_file_id(ps, v.file), err));
     }
-    CK(pch_vxp_documents(ps, &order, &n_order, err));
-    for (uint64_t i = 0; i < n_order; i++) {
-        pch_vxp_doc raw;
-        pch_atif_doc *doc = NULL;
-        pj_entry_view v;
-        CK(pj_snapshot_entry_view(ps, order[i], &v, err));
-        if (v.file >= nf || !rewrite[v.file]) continue;
-        memset(&raw, 0, sizeof raw);
-        rc = pch_vxp_get_atif(ps, order[i], &raw, &doc, err);
-        if (rc == PCH_OK) rc = pch_vxp_builder_add_doc(b, doc, raw.len, err);
-        if (rc == PCH_OK) st->input_bytes += raw.len;
-        pch_atif_doc_free(doc);
-        pch_vxp_doc_dispose(ps, &raw);
-        CK(rc);
-        st->documents++;
+    /* the rewritten files' rows: copied as they are where the layout is the builder's (and the
+    ** snapshot has its document list to carry), else each document rebuilt and re-projected */
+    {
+        uint64_t n_ent = pj_snapshot_n_entries(ps);
+        if (!(pl = malloc((n_ent ? n_ent : 1) * sizeof *pl))) { rc = nomem(err); goto done; }
+        for (uint64_t i = 0; i < n_ent; i++) {
+            pj_entry_view v;
+            CK(pj_snapshot_entry_view(ps, i, &v, err));
+            if (!v.tomb && v.file < nf && rewrite[v.file]) pl[n_pl++] = (placed){ v.file, v.row, i };
+        }
+        qsort(pl, n_pl, sizeof *pl, cmp_placed);
+    }
+    for (size_t f = 0, k = 0; f < nf; f++) {
+        size_t k0;
+        bool copied = false;
+        while (k < n_pl && pl[k].file < f) k++;
+        k0 = k;
+        while (k < n_pl && pl[k].file == f) k++;
+        if (!rewrite[f]) continue;
+        if (n_docs && !opts->reproject) CK(copy_file(ps, b, f, pl + k0, k - k0, docs, n_docs, st, &copied, err));
+        if (copied) { st->files_copied++; continue; }
+        if (!order) CK(pch_vxp_documents(ps, &order, &n_order, err));
+        for (uint64_t i = 0; i < n_order; i++) {
+            pch_vxp_doc raw;
+            pch_atif_doc *doc = NULL;
+            pj_entry_view v;
+            CK(pj_snapshot_entry_view(ps, order[i], &v, err));
+            if (v.file != f) continue;
+            memset(&raw, 0, sizeof raw);
+            rc = pch_vxp_get_atif(ps, order[i], &raw, &doc, err);
+            if (rc == PCH_OK) rc = pch_vxp_builder_add_doc(b, doc, raw.len, err);
+            if (rc == PCH_OK) st->input_bytes += raw.len;
+            pch_atif_doc_free(doc);
+            pch_vxp_doc_dispose(ps, &raw);
+            CK(rc);
+            st->documents++;
+        }
     }
     d.parent = m;
     d.compaction = true;
@@ -202,6 +319,7 @@ done:
     free(d.del);
     free(d.n_del);
     free(rewrite);
+    free(pl);
     pch_free(ctx, order);
     pch_vxp_builder_free(b);
     pj_docs_free(docs, n_docs);

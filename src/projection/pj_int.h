@@ -445,6 +445,13 @@ size_t pj_snapshot_n_files(const pch_vxp_snapshot *s);
 int pj_snapshot_entry_view(pch_vxp_snapshot *s, uint64_t i, pj_entry_view *v, pch_error *err);
 void pj_snapshot_file_info(const pch_vxp_snapshot *s, size_t f, uint64_t *rows, const uint64_t **del, size_t *n_del);
 const char *pj_snapshot_file_id(const pch_vxp_snapshot *s, size_t f);
+/* Clusters of data file f, and cluster c decoded whole (every lane; the snapshot's one-cluster
+** cache): its root array, bound lanes and file rows [*begin, *end), valid until the next read
+** of s (compaction copies its live rows, pj_compact.c). */
+struct pj_rows;
+uint32_t pj_snapshot_n_clusters(const pch_vxp_snapshot *s, size_t f);
+int pj_snapshot_cluster(pch_vxp_snapshot *s, size_t f, uint32_t c, const pch_vx_array **root, const struct pj_rows **rows,
+                        uint64_t *begin, uint64_t *end, pch_error *err);
 /* Directory entries that place a row (all but tombstones) and live ones (verify), and a
 ** finding for every key live twice. */
 void pj_snapshot_count(const pch_vxp_snapshot *s, uint64_t *placed, uint64_t *live);
@@ -457,6 +464,14 @@ int pj_layout_options(const pch_json_value *m, pch_vxp_build_options *bo, char *
 void pj_builder_delta(pch_vxp_builder *b, pj_delta *d);
 /* Put a live entry of a kept file (file_id) into b's directory as it is (compaction). */
 int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err);
+/* Compaction: copy row `row` of a decoded parent cluster (root, lanes bound in r) as it is;
+** v: the trajectory whose page 0 it is (NULL: a continuation page of the last one); more:
+** further pages follow. Then, after each document's rows, copied_doc. */
+int pj_builder_copy_row(pch_vxp_builder *b, const pch_vx_array *root, const struct pj_rows *r, uint64_t row,
+                        const pj_entry_view *v, bool more, pch_error *err);
+int pj_builder_copied_doc(pch_vxp_builder *b, uint64_t input_bytes, pch_error *err);
+/* The dtype of the rows b writes (a copied row's must equal it). */
+const pch_vx_dtype *pj_builder_row_dtype(const pch_vxp_builder *b);
 /* The CURRENT b read when it opened (its snapshot is the parent), and its raw bytes. */
 const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had);
 

@@ -1064,6 +1064,23 @@ static int load_cluster(pch_vxp_snapshot *s, const entry *e, uint64_t *base, pch
     return load_cluster_at(s, e->file, e->cluster, e->row, base, err);
 }
 
+uint32_t pj_snapshot_n_clusters(const pch_vxp_snapshot *s, size_t f) { return f < s->n_files ? s->files[f].n_clusters : 0; }
+
+int pj_snapshot_cluster(pch_vxp_snapshot *s, size_t f, uint32_t c, const pch_vx_array **root, const pj_rows **rows,
+                        uint64_t *begin, uint64_t *end, pch_error *err)
+{
+    uint64_t base;
+    if (f >= s->n_files || c >= s->files[f].n_clusters)
+        return pch_error_set(err, PCH_EINVAL, "projection: no cluster %u in data file %zu", c, f);
+    s->point = false;
+    PCH_TRY(load_cluster_at(s, (uint32_t)f, c, s->files[f].cluster_begin[c], &base, err));
+    *root = s->c_arr;
+    *rows = &s->c_rows;
+    *begin = s->c_begin;
+    *end = s->c_end;
+    return PCH_OK;
+}
+
 /* Page k of the paged trajectory whose first row is e->row: the next rows of the same file,
 ** possibly in later clusters (§7.2). */
 static int load_page(pch_vxp_snapshot *s, const entry *e, uint32_t k, uint64_t *row, uint64_t *base, pch_error *err)

@@ -849,6 +849,126 @@ int pch_vx_builder_append_decimal(pch_vx_builder *b, const uint8_t *le, size_t n
     return PCH_OK;
 }
 
+/* ---- rows copied from a decoded array (compaction, RFC-0006 §12.3) ---- */
+
+static bool bit_at(const uint8_t *bits, uint64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
+
+/* Validity of n appended rows from rows [begin, begin + n) of a. */
+static int b_rows_from(pch_vx_builder *b, const pch_vx_array *a, uint64_t begin, uint64_t n)
+{
+    if (!a->validity) return b_rows_valid(b, (size_t)n);
+    for (uint64_t i = 0; i < n; i++) PCH_TRY(b_row(b, bit_at(a->validity, begin + i)));
+    return PCH_OK;
+}
+
+/* Offsets of rows [begin, end) of a varbin or list array, rebased to base (where the copied
+** values or elements begin in the builder); each must stay inside [offsets[begin], limit]. */
+static int b_offsets_from(pch_vx_builder *b, const pch_vx_array *a, uint64_t begin, uint64_t end, int64_t base,
+                          uint64_t limit, pch_error *err)
+{
+    int64_t o0 = a->offsets[begin], prev = o0;
+    if (pch_buf_reserve(&b->offs, (size_t)(end - begin) * 8) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex builder: out of memory");
+    for (uint64_t i = begin; i < end; i++) {
+        int64_t o = a->offsets[i + 1], v;
+        if (o < prev || (uint64_t)o > limit) return pch_error_set(err, PCH_ECORRUPT, "vortex builder: offsets of the copied rows are out of order");
+        prev = o;
+        v = base + (o - o0);
+        memcpy(b->offs.data + b->offs.len, &v, 8);
+        b->offs.len += 8;
+    }
+    return PCH_OK;
+}
+
+static int range_rec(pch_vx_builder *b, const pch_vx_array *a, uint64_t begin, uint64_t end, pch_error *err)
+{
+    const pch_vx_dtype *d = b->dt;
+    uint64_t n = end - begin;
+    if (end > a->len) return pch_error_set(err, PCH_ECORRUPT, "vortex builder: copied rows past the array's %" PRIu64, a->len);
+    switch (d->kind) {
+    case PCH_VX_NULL:
+        for (uint64_t i = 0; i < n; i++)
+            if (b_default(b, 0)) goto oom;
+        return PCH_OK;
+    case PCH_VX_BOOL:
+        if (!a->data && n) break;
+        for (uint64_t i = begin; i < end; i++) {
+            if ((b->len & 7) == 0 && pch_buf_putc(&b->data, 0)) goto oom;
+            if (bit_at(a->data, i)) b->data.data[b->len >> 3] |= (uint8_t)(1u << (b->len & 7));
+            if (b_row(b, !a->validity || bit_at(a->validity, i))) goto oom;
+        }
+        return PCH_OK;
+    case PCH_VX_PRIMITIVE: case PCH_VX_DECIMAL: {
+        size_t w = d->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(d->ptype) : pch_vx_decimal_width(d->precision);
+        if (n && (!a->data || a->data_len < end * w)) break;
+        if (b_hint(b) || pch_buf_append(&b->data, a->data + begin * w, (size_t)n * w) || b_rows_from(b, a, begin, n)) goto oom;
+        return PCH_OK;
+    }
+    case PCH_VX_UTF8: case PCH_VX_BINARY: {
+        if (!a->offsets || !a->data) {     /* dictionary codes alone: row by row through them */
+            for (uint64_t i = begin; i < end; i++) {
+                const char *p = "";
+                size_t len = 0;
+                bool ok = pch_vx_row_bytes(a, i, &p, &len);
+                if (!ok && pch_vx_row_valid(a, i)) return pch_error_set(err, PCH_ECORRUPT, "vortex builder: copied row %" PRIu64 " unreadable", i);
+                if (ok) PCH_TRY(pch_vx_builder_append_bytes(b, p, len, err));
+                else PCH_TRY(pch_vx_builder_append_null(b, err));
+            }
+            return PCH_OK;
+        }
+        int64_t o0 = a->offsets[begin], o1 = a->offsets[end];
+        if (o0 < 0 || o1 < o0 || (uint64_t)o1 > a->data_len) break;
+        if (d->kind == PCH_VX_UTF8)
+            for (uint64_t i = begin; i < end; i++)
+                if (a->offsets[i + 1] >= a->offsets[i] && a->offsets[i + 1] <= o1 &&
+                    !pch_vx_utf8_valid(a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i])))
+                    return pch_error_set(err, PCH_EINVAL, "vortex builder: invalid UTF-8 in a utf8 column");
+        int64_t base = (int64_t)b->data.len;
+        if (b_hint(b) || pch_buf_append(&b->data, a->data + o0, (size_t)(o1 - o0))) goto oom;
+        PCH_TRY(b_offsets_from(b, a, begin, end, base, (uint64_t)o1, err));
+        if (b_rows_from(b, a, begin, n)) goto oom;
+        return PCH_OK;
+    }
+    case PCH_VX_STRUCT:
+        if (a->n_children != b->n_children) break;
+        for (uint32_t k = 0; k < b->n_children; k++) PCH_TRY(range_rec(b->children[k], a->children[k], begin, end, err));
+        if (b_rows_from(b, a, begin, n)) goto oom;
+        return PCH_OK;
+    case PCH_VX_LIST: {
+        if (a->n_children != 1 || !a->offsets) break;
+        int64_t c0 = a->offsets[begin], c1 = a->offsets[end];
+        int64_t base = (int64_t)b->children[0]->len;
+        if (c0 < 0 || c1 < c0 || (uint64_t)c1 > a->children[0]->len) break;
+        PCH_TRY(range_rec(b->children[0], a->children[0], (uint64_t)c0, (uint64_t)c1, err));
+        PCH_TRY(b_offsets_from(b, a, begin, end, base, (uint64_t)c1, err));
+        if (b_rows_from(b, a, begin, n)) goto oom;
+        return PCH_OK;
+    }
+    case PCH_VX_FIXED_SIZE_LIST:
+        if (a->n_children != 1) break;
+        PCH_TRY(range_rec(b->children[0], a->children[0], begin * d->fsl_size, end * d->fsl_size, err));
+        if (b_rows_from(b, a, begin, n)) goto oom;
+        return PCH_OK;
+    case PCH_VX_EXTENSION:
+        if (a->n_children != 1) break;
+        PCH_TRY(range_rec(b->children[0], a->children[0], begin, end, err));
+        b->len += n;
+        return PCH_OK;
+    default:
+        break;
+    }
+    return pch_error_set(err, PCH_ECORRUPT, "vortex builder: copied array does not match its dtype");
+oom:
+    return pch_error_set(err, PCH_ENOMEM, "vortex builder: out of memory");
+}
+
+int pch_vx_builder_append_range(pch_vx_builder *b, const pch_vx_array *a, uint64_t begin, uint64_t end, pch_error *err)
+{
+    if (!a || !pch_vx_dtype_equal(b->dt, a->dtype))
+        return pch_error_set(err, PCH_EINVAL, "vortex builder: copied rows are of another dtype");
+    if (begin > end) return pch_error_set(err, PCH_EINVAL, "vortex builder: copied rows [%" PRIu64 ", %" PRIu64 ")", begin, end);
+    return range_rec(b, a, begin, end, err);
+}
+
 static int b_finish_rec(pch_vx_builder *b, pch_vx_array **out)
 {
     const pch_vx_dtype *d = b->dt;

@@ -51,7 +51,7 @@ s0=$(cur "$R")
 # same: the export, every relation (both engines), RL and SFT of root $1 equal a fresh build's
 same() {
     local tag=$1 F=$T/fresh-$1
-    if [ "$VG" = 1 ]; then case $tag in round1|compacted|tiered) ;; *) return ;; esac; fi
+    if [ "$VG" = 1 ]; then case $tag in round1|compacted|tiered|tiered-reproject) ;; *) return ;; esac; fi
     rm -rf "$F" "$T/ea" "$T/eb"
     run "$tag-fresh" 0 "$VX" build --from "$IN" --to "$F" --quiet ${FRESH_ARGS:-} || return
     run "$tag-export-a" 0 "$VX" export --from "$R" --output-format atif --to "$T/ea"
@@ -225,7 +225,17 @@ run tiered-sync-2 0 "$VX" sync --from "$IN" --to "$R" --quiet
 same tiered-sync
 run tiered-full 0 "$VX" compact "$R" --full --json
 [ "$(jget "$T/tiered-full.out" files_kept)" = 0 ] && ok || bad "compact --full kept files: $(cat "$T/tiered-full.out")"
+# rows are copied as they are (paged trajectories too, at these cluster sizes), not re-projected
+[ "$(jget "$T/tiered-full.out" files_copied)" = "$(jget "$T/tiered-full.out" files_rewritten)" ] && ok ||
+    bad "compact --full did not copy every rewritten file's rows: $(cat "$T/tiered-full.out")"
 same tiered-full
+# --reproject: each document rebuilt and projected again; the same answers
+mutate 16 >/dev/null
+run tiered-sync-3 0 "$VX" sync --from "$IN" --to "$R" --quiet
+run tiered-reproject 0 "$VX" compact "$R" --full --reproject --json
+[ "$(jget "$T/tiered-reproject.out" files_copied)" = 0 ] && [ "$(jget "$T/tiered-reproject.out" files_kept)" = 0 ] && ok ||
+    bad "compact --reproject copied rows or kept files: $(cat "$T/tiered-reproject.out")"
+same tiered-reproject
 R=$R_MAIN; FRESH_ARGS=""
 
 # --watch: one snapshot per quiet batch of changes (a burst of two files is one sync; a file in a

@@ -14,6 +14,7 @@
 **     the last occurrence);
 **   - raw NUL bytes: jansson skips them anywhere in the input, we reject them. */
 #include <dirent.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -583,6 +584,81 @@ static void test_json__fmt_double(void)
     }
 }
 
+/* The shortest round-trip digits of a finite d > 0 the slow, obvious way: every precision
+** from 1 up, the first that strtod reads back; trailing zeros dropped. */
+static void ref_shortest(double d, char *dig, int *kk)
+{
+    char tmp[48];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+        if (strtod(tmp, NULL) == d) break;
+    }
+    int n = 0;
+    const char *q = tmp;
+    for (; *q && *q != 'e'; q++) if (*q >= '0' && *q <= '9') dig[n++] = *q;
+    while (n > 1 && dig[n - 1] == '0') n--;
+    dig[n] = 0;
+    *kk = atoi(q + 1) + 1;
+}
+
+/* The significant digits and exponent of what fmt_double printed ("12.5" -> "125", 2). */
+static void out_digits(const char *s, char *dig, int *kk)
+{
+    int n = 0, point = -1, lead = 0, e = 0;
+    bool seen = false;
+    if (*s == '-') s++;
+    for (; *s && *s != 'e'; s++) {
+        if (*s == '.') { point = n + lead; continue; }
+        if (!seen && *s == '0') { lead++; continue; }
+        seen = true;
+        dig[n++] = *s;
+    }
+    if (*s == 'e') e = atoi(s + 1);
+    if (point < 0) point = n + lead;
+    while (n > 1 && dig[n - 1] == '0') n--;
+    dig[n] = 0;
+    *kk = point - lead + e;
+}
+
+/* fmt_double's shortcut (at most three roundings for most doubles) against the plain
+** search over every precision, on the classes the shortcut treats apart: random bit
+** patterns, short decimals, float32 values widened, powers of two and their neighbours,
+** subnormals and the ends of the range. */
+static void test_json__fmt_double_shortest(void)
+{
+    uint64_t x = 424242;
+    int bad = 0;
+    for (int k = 0; k < 100000 && bad < 5; k++) {
+        double d;
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        switch (k % 6) {
+        case 0: { uint64_t b = x >> 1; memcpy(&d, &b, 8); break; }               /* any positive bits */
+        case 1: d = (double)(x >> 40) / pow(10, (double)(x % 12)); break;         /* short decimals */
+        case 2: { float f; uint32_t b = (uint32_t)(x >> 33); memcpy(&f, &b, 4); d = fabs((double)f); break; }
+        case 3: d = ldexp(1.0, (int)(x % 2098) - 1074); break;                    /* powers of two */
+        case 4: d = nextafter(ldexp(1.0, (int)(x % 2046) - 1021), (x >> 63) ? 0 : INFINITY); break;
+        default: { uint64_t b = (x >> 12) & ((1ull << 52) - 1); if (x & 1) b |= 1ull << 52; memcpy(&d, &b, 8); break; }
+        }
+        if (!isfinite(d) || d <= 0) continue;
+        char out[32], want[20], got[20];
+        int wk, gk;
+        pch_json__fmt_double(out, d);
+        ref_shortest(d, want, &wk);
+        out_digits(out, got, &gk);
+        if (strcmp(want, got) != 0 || wk != gk) {
+            fprintf(stderr, "  FAIL fmt_double(%.17g) = '%s': digits %s e%d, want %s e%d\n", d, out, got, gk, want, wk);
+            pch_t_cur_failed = 1;
+            bad++;
+        }
+    }
+    check_fmt(DBL_MIN, "2.2250738585072014e-308");
+    check_fmt(nextafter(DBL_MIN, 0), "2.225073858507201e-308");
+    check_fmt(DBL_MAX, "1.7976931348623157e308");
+    check_fmt(0.5, "0.5");
+    check_fmt(1024.0, "1024.0");
+    check_fmt(9007199254740992.0, "9007199254740992.0");
+}
+
 /* pch_json__fmt_i64 against printf: every length, both signs, the extremes, and the
 ** two-digit table's boundaries (9/10, 99/100, ...). */
 static void test_json__fmt_i64(void)
@@ -1077,6 +1153,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_json__limits);
     PCH_RUN(test_json__validate);
     PCH_RUN(test_json__fmt_double);
+    PCH_RUN(test_json__fmt_double_shortest);
     PCH_RUN(test_json__fmt_i64);
     PCH_RUN(test_json__serialize);
     PCH_RUN(test_json__differential_known);

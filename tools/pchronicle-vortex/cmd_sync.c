@@ -37,11 +37,12 @@ static const char sync_usage[] =
 static const char compact_usage[] =
     "usage: pchronicle-vortex compact ROOT [--if-needed] [--l0-runs N] [--l0-files N]\n"
     "         [--max-shadowed PCT] [--small-files N] [--rewrite-shadowed PCT] [--full]\n"
-    "         [--threads N] [--json] [--quiet]\n"
+    "         [--reproject] [--threads N] [--json] [--quiet]\n"
     "  Writes ROOT's CURRENT snapshot again as level-1 data files and one base directory, as a\n"
     "  new snapshot that answers every read as before (RFC-0006 §12.3): every L0 file, every\n"
     "  small file and every file whose shadowed rows reach --rewrite-shadowed (5) percent is\n"
-    "  rewritten (its live documents projected again), the others are kept as they are; --full\n"
+    "  rewritten (its live rows copied as they are; with --reproject, or for a file of another\n"
+    "  layout, its documents rebuilt and projected again), the others are kept as they are; --full\n"
     "  rewrites every file. The replaced files stay until `vacuum` finds no kept snapshot that\n"
     "  reaches them. Triggers (0 = off):\n"
     "  --l0-runs (8) L0 directory runs, --l0-files (8) L0 data files, --max-shadowed (20) percent\n"
@@ -77,15 +78,17 @@ static void print_compact(const pch_vxp_compact_stats *c, bool json)
     if (json) {
         printf("{\"compacted\":%s,\"snapshot_id\":\"%s\",\"why\":", c->ran ? "true" : "false", c->snapshot_id);
         vx_put_json_string(stdout, c->why);
-        printf(",\"documents\":%" PRIu64 ",\"files_rewritten\":%" PRIu64 ",\"files_kept\":%" PRIu64 ",\"bytes_read\":%" PRIu64
-               ",\"bytes_written\":%" PRIu64 ",\"seconds\":%.3f}\n", c->documents, c->files_rewritten, c->files_kept, c->input_bytes,
+        printf(",\"documents\":%" PRIu64 ",\"files_rewritten\":%" PRIu64 ",\"files_copied\":%" PRIu64 ",\"files_kept\":%" PRIu64
+               ",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"seconds\":%.3f}\n", c->documents, c->files_rewritten,
+               c->files_copied, c->files_kept, c->input_bytes,
                c->ran ? c->build.written_bytes : 0, c->seconds);
     } else if (!c->ran) {
         fprintf(stderr, "no compaction trigger met: CURRENT stays %s\n", c->snapshot_id);
     } else {
-        fprintf(stderr, "compacted into snapshot %s%s%s%s: %" PRIu64 " data files rewritten, %" PRIu64 " kept; %" PRIu64
-                        " documents, %.1f MiB of ATIF rebuilt; wrote %.1f MiB; %.2f s\n",
-                c->snapshot_id, c->why[0] ? " (" : "", c->why, c->why[0] ? ")" : "", c->files_rewritten, c->files_kept, c->documents,
+        fprintf(stderr, "compacted into snapshot %s%s%s%s: %" PRIu64 " data files rewritten (%" PRIu64 " by copying rows), %" PRIu64
+                        " kept; %" PRIu64 " documents, %.1f MiB of ATIF; wrote %.1f MiB; %.2f s\n",
+                c->snapshot_id, c->why[0] ? " (" : "", c->why, c->why[0] ? ")" : "", c->files_rewritten, c->files_copied, c->files_kept,
+                c->documents,
                 (double)c->input_bytes / 1048576.0, (double)c->build.written_bytes / 1048576.0, c->seconds);
     }
 }
@@ -117,6 +120,7 @@ int vx_cmd_compact(pch_ctx *ctx, int argc, char **argv)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(compact_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--if-needed") == 0) { o.if_needed = true; continue; }
         if (strcmp(a, "--full") == 0) { o.full = true; continue; }
+        if (strcmp(a, "--reproject") == 0) { o.reproject = true; continue; }
         if (strcmp(a, "--rewrite-shadowed") == 0) {
             if (!v || vx_parse_size(v, &o.rewrite_shadowed_pct) < 0 || o.rewrite_shadowed_pct > 100) {
                 fprintf(stderr, "pchronicle-vortex compact: --rewrite-shadowed takes a percentage, 0..100\n");
