@@ -5,10 +5,14 @@
 ** decides per data file (tiered, as an LSM does): every L0 file, every file whose shadowed
 ** share reaches --rewrite-shadowed and every small file is rewritten; the others are kept as
 ** they are (with their deleted rows) and their live directory entries carried into the new
-** base directory. A document of a rewritten file is rebuilt from the projection (the same
-** reconstruction `get` and `export` use, JSON-equal to its input) with the keys the directory
-** holds, and projected again with the snapshot's own layout; a document lives in one file
-** (clusters never split one, files roll between clusters). --full rewrites every file. The
+** base directory. The live rows of a rewritten file are copied as they are (copy_file: each
+** cluster decoded once, each row appended unchanged to the new clusters and encoded again,
+** with its directory entry's keys and totals): no document is rebuilt or parsed. A file of
+** another layout than the one written, a snapshot without a document list, and --reproject
+** take the earlier path: each document rebuilt from the projection (the reconstruction `get`
+** and `export` use, JSON-equal to its input) with the keys the directory holds, and projected
+** again with the snapshot's own layout. A document lives in one file (clusters never split
+** one, files roll between clusters). --full rewrites every file. The
 ** document list is carried as it is (the input did not change). So it changes no answer: the
 ** same documents, keys, relations and training reads. CURRENT is swapped only if it is still the snapshot that was read ("stale commit"
 ** otherwise, §11.4); the files it replaced stay until vacuum finds no retained snapshot that
@@ -105,9 +109,12 @@ static int copy_file(pch_vxp_snapshot *ps, pch_vxp_builder *b, size_t f, const p
                      const pj_docrec *docs, size_t n_docs, pch_vxp_compact_stats *st, bool *copied, pch_error *err)
 {
     const char *doc = NULL;          /* path of the document being copied (NULL: none) */
-    uint64_t doc_in = 0, doc_logical = 0, next_page = 0, n_pages = 0;
+    uint64_t doc_in = 0, doc_logical = 0;
     bool live = false;
     size_t k = 0;
+    pj_page_seq seq;
+    char msg[600];
+    memset(&seq, 0, sizeof seq);
     *copied = false;
     for (uint32_t c = 0, nc = pj_snapshot_n_clusters(ps, f); c < nc; c++) {
         const pch_vx_array *root;
@@ -122,45 +129,41 @@ static int copy_file(pch_vxp_snapshot *ps, pch_vxp_builder *b, size_t f, const p
             uint64_t page, pages;
             const char *key;
             size_t key_len;
+            bool cont;
             pj_entry_view v;
+            /* the page sequence is checked as verify checks it: a continuation page follows
+            ** its trajectory's previous page, with its key and page count */
             pj_model_page_info(r, row - begin, &page, &pages, &key, &key_len);
-            if (pages == 0) pages = 1;
-            if (page == 0) {
-                while (k < n_pl && pl[k].row < row) k++;
-                live = k < n_pl && pl[k].row == row;
-                if (live) {
-                    PCH_TRY(pj_snapshot_entry_view(ps, pl[k].idx, &v, err));
-                    live = !v.dead;
-                }
-                if (!live) continue;
-                if (doc && (strcmp(doc, v.doc_path) != 0 || (!*doc && !v.parent_run))) {
-                    PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
-                    st->documents++;
-                    st->input_bytes += doc_in ? doc_in : doc_logical;
-                    doc = NULL;
-                }
-                if (!doc) {
-                    doc = v.doc_path;
-                    doc_in = doc_bytes(docs, n_docs, doc);
-                    doc_logical = 0;
-                }
-                doc_logical += v.logical;
-                next_page = 1;
-                n_pages = pages;
-                PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, &v, pages > 1, err));
-            } else {
-                if (!live) continue;
-                if (page != next_page || pages != n_pages)
-                    return pch_error_set(err, PCH_ECORRUPT, "data file %zu row %" PRIu64 ": page %" PRIu64 " of %" PRIu64
-                                         " where page %" PRIu64 " of %" PRIu64 " was due", f, row, page, pages, next_page, n_pages);
-                next_page++;
-                PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, NULL, page + 1 < pages, err));
+            if (pj_page_seq_next(&seq, page, pages, key, key_len, &cont, msg, sizeof msg) < 0)
+                return pch_error_set(err, PCH_ECORRUPT, "data file %zu row %" PRIu64 ": %s", f, row, msg);
+            if (cont) {
+                if (live) PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, NULL, page + 1 < pages, err));
+                continue;
             }
+            while (k < n_pl && pl[k].row < row) k++;
+            live = k < n_pl && pl[k].row == row;
+            if (live) {
+                PCH_TRY(pj_snapshot_entry_view(ps, pl[k].idx, &v, err));
+                live = !v.dead;
+            }
+            if (!live) continue;
+            if (doc && (strcmp(doc, v.doc_path) != 0 || (!*doc && !v.parent_run))) {
+                PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
+                st->documents++;
+                st->input_bytes += doc_in ? doc_in : doc_logical;
+                doc = NULL;
+            }
+            if (!doc) {
+                doc = v.doc_path;
+                doc_in = doc_bytes(docs, n_docs, doc);
+                doc_logical = 0;
+            }
+            doc_logical += v.logical;
+            PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, &v, pages > 1, err));
         }
     }
-    if (live && next_page != n_pages)
-        return pch_error_set(err, PCH_ECORRUPT, "data file %zu ends inside a paged trajectory (%" PRIu64 " of %" PRIu64 " pages)",
-                             f, next_page, n_pages);
+    if (*copied && pj_page_seq_end(&seq, msg, sizeof msg) < 0)
+        return pch_error_set(err, PCH_ECORRUPT, "data file %zu: %s", f, msg);
     if (doc) {
         PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
         st->documents++;
