@@ -13,6 +13,7 @@
 ** Keys come from their own document only (docs/atif.md "Stable keys"), so a document that did
 ** not change keeps every key, and an edited one keeps the keys it still has. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -351,6 +352,36 @@ static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o
     return PCH_OK;
 }
 
+/* The parent's trajectory directory, loaded by a thread of its own while the input is walked:
+** the walk (a stat per file) is most of a small sync, and the shards are needed as soon as
+** it ends (shadowing the changed documents). Nothing else touches the snapshot meanwhile.
+** A local root only: on object storage a sync with nothing changed reads no shard. */
+typedef struct dir_loader {
+    pch_vxp_snapshot *ps;
+    pthread_t th;
+    bool running;
+    int rc;
+    pch_error err;
+} dir_loader;
+
+static void *dir_load_main(void *arg)
+{
+    dir_loader *l = arg;
+    l->rc = pj_snapshot_load_all(l->ps, &l->err);
+    return NULL;
+}
+
+/* The directory loaded: by the thread (joined), or here when none could start. */
+static int dir_load_join(dir_loader *l, pch_error *err)
+{
+    if (!l->running) return l->ps ? pj_snapshot_load_all(l->ps, err) : PCH_OK;
+    pthread_join(l->th, NULL);
+    l->running = false;
+    l->ps = NULL;
+    if (l->rc < 0 && err) *err = l->err;
+    return l->rc;
+}
+
 int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vxp_sync_options *opts,
                  pch_atif_finding_cb findings, void *payload, pch_vxp_sync_stats *st, pch_error *err)
 {
@@ -364,6 +395,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     pch_buf cur_raw;
     pj_delta d;
     sync_st x;
+    dir_loader dl;
     pch_atif_dir_stats ds;
     char source_id[512];
     const pj_current *bcur;
@@ -376,6 +408,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     memset(st, 0, sizeof *st);
     memset(&d, 0, sizeof d);
     memset(&x, 0, sizeof x);
+    memset(&dl, 0, sizeof dl);
     pch_buf_init(&cur_raw, ctx);
 #define CK(e) do { if ((rc = (e)) < 0) goto done; } while (0)
     /* the parent: CURRENT now, held by a lease until the sync ends */
@@ -413,6 +446,10 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     ao.select_payload = &x;
     ao.digest = true;
     memset(&ds, 0, sizeof ds);
+    dl.ps = ps;
+    pch_error_clear(&dl.err);
+    /* on object storage the shards cost requests: read only once something changed */
+    dl.running = !pch_rfile_is_remote(root) && pthread_create(&dl.th, NULL, dir_load_main, &dl) == 0;
     rc = pch_atif_dir_import(ctx, input, &ao, on_doc, NULL, on_finding, &x, &ds, err);
     if (rc < 0 && x.doc_failed) *err = x.doc_err;
     CK(rc);
@@ -453,7 +490,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
         rc = PCH_OK;           /* nothing changed: no snapshot (§11.2) */
         goto done;
     }
-    CK(pj_snapshot_load_all(ps, err));     /* the directory only when something changed */
+    CK(dir_load_join(&dl, err));
     CK(shadow(&x, ps, &d, err));
     d.docs = x.keep;
     d.n_docs = x.n_keep;
@@ -470,6 +507,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     st->seconds = pch_time_mono() - t0;
 #undef CK
 done:
+    if (dl.running) dir_load_join(&dl, NULL);
     pch_vxp_builder_free(x.b);
     delta_dispose(&d, nf);
     pj_docs_free(x.keep, x.n_keep);

@@ -752,6 +752,23 @@ static const uint64_t *row_map(pch_sql_lanes *c, bool call)
 /* The output rows of the cluster in L (storage order), into c->r_*: the steps (or calls) of
 ** every page the summaries keep, after checking that every lane read agrees with the spine lane on
 ** each page's steps (and the call lanes on each step's calls). */
+/* dst[0..count) = first, first + 1, ... and = v: by value, so the loops keep their bounds in
+** registers (a bound whose address escaped was reloaded after every store) and vectorise. */
+static void fill_seq(uint64_t *restrict dst, uint64_t first, uint64_t count)
+{
+    for (uint64_t k = 0; k < count; k++) dst[k] = first + k;
+}
+
+static void fill_const(uint64_t *restrict dst, uint64_t v, uint64_t count)
+{
+    for (uint64_t k = 0; k < count; k++) dst[k] = v;
+}
+
+static void fill_const32(uint32_t *restrict dst, uint32_t v, uint64_t count)
+{
+    for (uint64_t k = 0; k < count; k++) dst[k] = v;
+}
+
 static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t rows, uint64_t *n_out, pch_error *err)
 {
     const uint8_t *keep = pch_vxp_lanes_keep(c->it);
@@ -797,9 +814,9 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             if (se - sb > c->r_cap - n) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
             if (!keep || keep[r]) {     /* a page the summaries rule out: none */
                 if (c->step_ident && sb != n) { row_fill(c->r_step, n); c->step_ident = false; }
-                if (!c->step_ident) for (uint64_t si = sb; si < se; si++) c->r_step[n + si - sb] = si;
-                if (c->need_ord) for (uint64_t si = sb; si < se; si++) c->r_ord[n + si - sb] = c->step_base + (si - sb);
-                if (c->need_ent) for (uint64_t si = sb; si < se; si++) c->r_ent[n + si - sb] = c->n_ent - 1;
+                if (!c->step_ident) fill_seq(c->r_step + n, sb, se - sb);
+                if (c->need_ord) fill_seq(c->r_ord + n, c->step_base, se - sb);
+                if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), se - sb);
                 n += se - sb;
             }
             c->step_base += se - sb;
@@ -814,7 +831,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
             if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
-            if (!c->call_ident) for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n + ci - cb] = ci;
+            if (!c->call_ident) fill_seq(c->r_call + n, cb, ce - cb);
             n += ce - cb;
             c->step_base += se - sb;
             continue;
@@ -833,11 +850,11 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
             if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
-            if (!c->call_ident) for (uint64_t ci = cb; ci < ce; ci++) c->r_call[n + ci - cb] = ci;
-            if (c->need_step) for (uint64_t ci = cb; ci < ce; ci++) c->r_step[n + ci - cb] = si;
-            if (c->need_ord) for (uint64_t ci = cb; ci < ce; ci++) c->r_ord[n + ci - cb] = sord;
-            if (c->need_cpos) for (uint64_t ci = cb; ci < ce; ci++) c->r_cpos[n + ci - cb] = ci - cb;
-            if (c->need_ent) for (uint64_t ci = cb; ci < ce; ci++) c->r_ent[n + ci - cb] = c->n_ent - 1;
+            if (!c->call_ident) fill_seq(c->r_call + n, cb, ce - cb);
+            if (c->need_step) fill_const(c->r_step + n, si, ce - cb);
+            if (c->need_ord) fill_const(c->r_ord + n, sord, ce - cb);
+            if (c->need_cpos) fill_seq(c->r_cpos + n, 0, ce - cb);
+            if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), ce - cb);
             n += ce - cb;
         }
         c->step_base += se - sb;
