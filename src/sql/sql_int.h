@@ -237,6 +237,11 @@ int pch_sql__vx_vec_open(void *h, pch_storyline_table t, uint64_t used, const pc
 /* The next cluster with rows: cols[i] for each column i in `used`, *n rows; *eof at the end.
 ** Borrowed until the next call. */
 int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool *eof, pch_error *err);
+/* A consumer that honours a live mask says so (before its first vec_next): then a cluster
+** whose ruled-out pages (shadowed, §12.2) are at most half its rows hands them out too, and
+** vx_vec_live gives the batch's live flags (1 = a row of the relation; NULL: every row is). */
+void pch_sql__vx_vec_allow_mask(pch_sql_lanes *c);
+const uint8_t *pch_sql__vx_vec_live(const pch_sql_lanes *c);
 /* The Vortex relations (runs, steps, tool_calls, observation_results, trajectories) of root as
 ** temp virtual tables of db. SQLite result code. */
 int pch_sql__vx_attach(sqlite3 *db, const char *root, char **msg);

@@ -709,8 +709,9 @@ typedef struct vq_exec {
     pch_sql_lanes *scan;
     pch_sql_vec cols[64];
     uint64_t n, at;                 /* the current cluster's rows, the next one to look at */
-    uint8_t *pass;                  /* per row of the cluster: every predicate holds */
+    uint8_t *pass;                  /* per row of the cluster: live, and every predicate holds */
     size_t pass_cap;
+    bool masked;                    /* the cluster has rows that are not live (shadowed, §12.2) */
     uint32_t *kid[VQ_MAX];          /* per key column and row: its value id */
     uint32_t *gid;                  /* per row: its group */
     size_t kid_cap;
@@ -809,7 +810,14 @@ static int eval_preds(vq_exec *e, pch_error *err)
         if (!(e->pass = pch_malloc(e->ctx, (size_t)n))) { e->pass_cap = 0; return oom(err); }
         e->pass_cap = (size_t)n;
     }
-    memset(e->pass, 1, (size_t)n);
+    {
+        /* rows the scan marks not live (shadowed pages kept in place so that the columns
+        ** stay unindexed) never pass */
+        const uint8_t *live = pch_sql__vx_vec_live(e->scan);
+        e->masked = live != NULL;
+        if (live) memcpy(e->pass, live, (size_t)n);
+        else memset(e->pass, 1, (size_t)n);
+    }
     for (int k = 0; k < p->n_pred; k++) {
         const vq_pred *pr = &p->pred[k];
         const pch_sql_vec *v = &e->cols[pr->col];
@@ -952,7 +960,7 @@ static int accumulate_codes(vq_exec *e, bool *done, pch_error *err)
             return PCH_OK;
     }
     *done = true;
-    PCH_TRY(hist4(e, v->code, p->n_pred ? e->pass : NULL, e->n, nd, &h, err));
+    PCH_TRY(hist4(e, v->code, p->n_pred || e->masked ? e->pass : NULL, e->n, nd, &h, err));
     for (uint64_t d = 0; d < nd && rc == PCH_OK; d++) {
         uint64_t k = h[d];
         uint32_t g = 0;             /* a null entry (valid[r] is dict[code[r]] != NULL) is group 0 */
@@ -1320,6 +1328,7 @@ static int vq_run(vq_plan *p, void *src, pch_ctx *ctx, sqlite3 *db, sqlite3_stmt
     rc = pch_sql__vx_vec_open(src, p->t, p->used, cons, n_cons, &e.scan, err);
     if (rc == PCH_OK && !e.scan) { snprintf(p->why, sizeof p->why, "no narrow scan of the relation"); rc = 0; goto done; }
     if (rc < 0) goto done;
+    pch_sql__vx_vec_allow_mask(e.scan);     /* eval_preds folds the live flags into pass */
     rs.n_cols = p->n_visible;
     rs.names = names;
     rs.payload = &e;

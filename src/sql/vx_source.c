@@ -409,6 +409,11 @@ struct pch_sql_lanes {
     /* r_step / r_call are the identity (output row j is item j: every page kept, items in
     ** one run from 0) and not written; row_map writes them for a reader that needs them */
     bool step_ident, call_ident;
+    /* a consumer that takes a live mask (mask_ok, the vectorised engine): a cluster whose
+    ** pages the keep flags rule out are few (shadowed rows, §12.2) keeps them as output rows
+    ** marked not live (r_live) so the identity holds; masked: this cluster has such rows */
+    bool mask_ok, masked;
+    uint8_t *r_live;
     uint64_t n_rows;
     /* the lane whose list gives each page's steps (the cheapest one read, lanes_open), and
     ** which of the r_* the columns read (enum_rows writes only those; r_call always) */
@@ -469,7 +474,7 @@ static void lanes_close(pch_sql_lanes *c)
         pch_buf_dispose(&c->v_dict[i]); pch_buf_dispose(&c->v_dict_n[i]);
     }
     pch_free(c->s->ctx, c->r_step); pch_free(c->s->ctx, c->r_call); pch_free(c->s->ctx, c->r_ord);
-    pch_free(c->s->ctx, c->r_cpos); pch_free(c->s->ctx, c->r_ent);
+    pch_free(c->s->ctx, c->r_cpos); pch_free(c->s->ctx, c->r_ent); pch_free(c->s->ctx, c->r_live);
     pch_lance_schema_free(c->schema);
     pch_free(c->s->ctx, c->zeros);
     pch_free(c->s->ctx, c);
@@ -728,8 +733,10 @@ static int grow_rows(pch_sql_lanes *c, uint64_t need)
     c->r_ord = pch_malloc(ctx, cap * 8);
     c->r_cpos = pch_malloc(ctx, cap * 8);
     c->r_ent = pch_malloc(ctx, cap * 4);
+    pch_free(ctx, c->r_live);
+    c->r_live = pch_malloc(ctx, cap);
     c->r_cap = cap;
-    if (!c->r_step || !c->r_call || !c->r_ord || !c->r_cpos || !c->r_ent) { c->r_cap = 0; return PCH_ENOMEM; }
+    if (!c->r_step || !c->r_call || !c->r_ord || !c->r_cpos || !c->r_ent || !c->r_live) { c->r_cap = 0; return PCH_ENOMEM; }
     return PCH_OK;
 }
 
@@ -787,7 +794,18 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
     c->n_ent = 0;
     c->step_ident = c->t == PCH_STORYLINE_STEPS;   /* a call's step is no identity */
     c->call_ident = true;
+    c->masked = false;
     if (grow_rows(c, most) < 0 || push_ent(c) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+    /* the pages ruled out stay as rows marked not live when they are at most half the
+    ** cluster's (shadowed rows: a few per cluster); a scan the summaries prune hard skips
+    ** them as before */
+    bool use_mask = false;
+    if (c->mask_ok && keep) {
+        uint64_t kept = 0;
+        for (uint64_t r = 0; r < rows; r++) kept += keep[r] != 0;
+        use_mask = kept < rows && 2 * kept >= rows;
+        c->masked = use_mask;
+    }
     for (uint64_t r = 0; r < rows; r++) {
         uint64_t sb, se;
         if (!list_rng(sl, r, &sb, &se) || !row_ok(pg, r))
@@ -812,17 +830,18 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         }
         if (c->t == PCH_STORYLINE_STEPS) {
             if (se - sb > c->r_cap - n) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
-            if (!keep || keep[r]) {     /* a page the summaries rule out: none */
+            if (!keep || keep[r] || use_mask) {     /* a page the summaries rule out: none */
                 if (c->step_ident && sb != n) { row_fill(c->r_step, n); c->step_ident = false; }
                 if (!c->step_ident) fill_seq(c->r_step + n, sb, se - sb);
                 if (c->need_ord) fill_seq(c->r_ord + n, c->step_base, se - sb);
                 if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), se - sb);
+                if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(se - sb));
                 n += se - sb;
             }
             c->step_base += se - sb;
             continue;
         }
-        if (runs && keep && !keep[r]) {
+        if (runs && keep && !keep[r] && !use_mask) {
             c->step_base += se - sb;
             continue;
         }
@@ -832,11 +851,12 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
             if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
             if (!c->call_ident) fill_seq(c->r_call + n, cb, ce - cb);
+            if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(ce - cb));
             n += ce - cb;
             c->step_base += se - sb;
             continue;
         }
-        for (uint64_t si = sb; si < se && (!keep || keep[r]); si++) {   /* a page the summaries rule out: none */
+        for (uint64_t si = sb; si < se && (!keep || keep[r] || use_mask); si++) {   /* a page the summaries rule out: none */
             uint64_t sord = c->step_base + (si - sb), cb = 0, ce = 0;
             if (row_ok(fs, si) && !list_rng(fs, si, &cb, &ce))
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
@@ -855,6 +875,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             if (c->need_ord) fill_const(c->r_ord + n, sord, ce - cb);
             if (c->need_cpos) fill_seq(c->r_cpos + n, 0, ce - cb);
             if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), ce - cb);
+            if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(ce - cb));
             n += ce - cb;
         }
         c->step_base += se - sb;
@@ -1202,6 +1223,10 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
             return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
     return lanes_batch(c, n_out, out, err);
 }
+
+void pch_sql__vx_vec_allow_mask(pch_sql_lanes *c) { c->mask_ok = true; }
+
+const uint8_t *pch_sql__vx_vec_live(const pch_sql_lanes *c) { return c->masked ? c->r_live : NULL; }
 
 int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool *eof, pch_error *err)
 {

@@ -63,7 +63,9 @@ same() {
              "SELECT * FROM tool_calls ORDER BY source_id, run_id, trajectory_key, step_ordinal, call_ordinal" \
              "SELECT * FROM observation_results ORDER BY source_id, run_id, trajectory_key, step_ordinal, result_index" \
              "SELECT source, count(*), sum(completion_tokens) FROM steps GROUP BY source ORDER BY source" \
-             "SELECT function_name, count(*) FROM tool_calls GROUP BY function_name ORDER BY 2 DESC, 1"; do
+             "SELECT function_name, count(*) FROM tool_calls GROUP BY function_name ORDER BY 2 DESC, 1" \
+             "SELECT source, count(*), min(step_ordinal), max(step_ordinal) FROM steps WHERE step_ordinal >= 1 GROUP BY source ORDER BY 1" \
+             "SELECT source, step_ordinal FROM steps WHERE step_ordinal < 3 ORDER BY source_id, run_id, trajectory_key, step_ordinal LIMIT 40"; do
         [ "$VG" = 1 ] && [ $k -ge 4 ] && break
         # both engines once (round 1); the later comparisons with the default engine
         local engines=auto; [ "$tag" = round1 ] && engines=$ENGINES
