@@ -349,6 +349,18 @@ done:
     return rc;
 }
 
+/* A random schema of 1..5 fields (its text in *sb, initialised here) and its dtype. */
+static int random_schema(pch_buf *sb, pch_vx_dtype **dt, pch_error *err)
+{
+    unsigned nf = 1 + (unsigned)rndn(5);
+    pch_buf_init(sb, NULL);
+    for (unsigned i = 0; i < nf; i++) {
+        pch_buf_printf(sb, "%sc%u:", i ? "," : "", i);
+        gen_type(sb, 0);
+    }
+    return pch_vx_dtype_parse(dt, NULL, (const char *)sb->data, err);
+}
+
 static void test_vortex_file__random_roundtrip(void)
 {
     pch_error err;
@@ -358,14 +370,8 @@ static void test_vortex_file__random_roundtrip(void)
         pch_vx_builder *b = NULL;
         pch_vx_array *chunks[4] = { NULL, NULL, NULL, NULL };
         size_t nch = 1 + rndn(3);
-        unsigned nf = 1 + (unsigned)rndn(5);
         pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
-        pch_buf_init(&sb, NULL);
-        for (unsigned i = 0; i < nf; i++) {
-            pch_buf_printf(&sb, "%sc%u:", i ? "," : "", i);
-            gen_type(&sb, 0);
-        }
-        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, (const char *)sb.data, &err), &err);
+        PCH_CHECK_OK(random_schema(&sb, &dt, &err), &err);
         PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
         for (size_t c = 0; c < nch; c++) {
             uint64_t rows = rndn(4) == 0 ? rndn(3) : rndn(3000);
@@ -1758,14 +1764,8 @@ static void test_vortex_file__append_range(void)
         pch_vx_dtype *dt = NULL, *other = NULL;
         pch_vx_builder *b = NULL, *c = NULL;
         pch_vx_array *all = NULL, *back = NULL, *part = NULL, *want = NULL;
-        unsigned nf = 1 + (unsigned)rndn(5);
         uint64_t rows = rndn(5) == 0 ? rndn(3) : rndn(2000);
-        pch_buf_init(&sb, NULL);
-        for (unsigned i = 0; i < nf; i++) {
-            pch_buf_printf(&sb, "%sc%u:", i ? "," : "", i);
-            gen_type(&sb, 0);
-        }
-        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, (const char *)sb.data, &err), &err);
+        PCH_CHECK_OK(random_schema(&sb, &dt, &err), &err);
         PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
         PCH_CHECK_OK(pch_vx_builder_new(&c, NULL, dt, &err), &err);
         int mode = (int)rndn(4);
