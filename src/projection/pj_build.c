@@ -355,15 +355,15 @@ static pj_docrec *doc_push(pch_vxp_builder *b, const char *path)
         b->docs = nd;
         b->cap_docs = nc;
     }
-    if (!(key = pch_malloc(b->ctx, n + 1 + sizeof idx))) return NULL;
+    r = &b->docs[b->n_docs];
+    memset(r, 0, sizeof *r);
+    if (!(r->path = strdup(path))) return NULL;
+    if (!(key = pch_malloc(b->ctx, n + 1 + sizeof idx))) { free(r->path); return NULL; }
     memcpy(key, path, n + 1);
     memcpy(key + n + 1, &idx, sizeof idx);
     int added = pch_strset_take(b->ctx, &b->doc_index, key);
     if (added != 1) pch_free(b->ctx, key);
-    if (added < 0) return NULL;
-    r = &b->docs[b->n_docs];
-    memset(r, 0, sizeof *r);
-    if (!(r->path = strdup(path))) return NULL;
+    if (added < 0) { free(r->path); return NULL; }
     r->mtime_ns = -1;
     r->state = PJ_DOC_REJECTED;      /* until add_doc projects it */
     b->n_docs++;
