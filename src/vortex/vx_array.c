@@ -919,7 +919,7 @@ static int range_rec(pch_vx_builder *b, const pch_vx_array *a, uint64_t begin, u
         if (o0 < 0 || o1 < o0 || (uint64_t)o1 > a->data_len) break;
         if (d->kind == PCH_VX_UTF8)
             for (uint64_t i = begin; i < end; i++)
-                if (a->offsets[i + 1] >= a->offsets[i] && a->offsets[i + 1] <= o1 &&
+                if (a->offsets[i] >= o0 && a->offsets[i + 1] >= a->offsets[i] && a->offsets[i + 1] <= o1 &&
                     !pch_vx_utf8_valid(a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i])))
                     return pch_error_set(err, PCH_EINVAL, "vortex builder: invalid UTF-8 in a utf8 column");
         int64_t base = (int64_t)b->data.len;

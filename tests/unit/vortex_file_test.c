@@ -1801,6 +1801,32 @@ static void test_vortex_file__append_range(void)
         pch_vx_dtype_free(dt); pch_vx_dtype_free(other);
         pch_buf_dispose(&sb);
     }
+    /* hostile rows: offsets out of order, bytes that are not UTF-8 */
+    {
+        pch_vx_dtype *dt = NULL;
+        pch_vx_builder *b = NULL, *c = NULL;
+        pch_vx_array *a = NULL;
+        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "x:utf8", &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 0), "ab", 2, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 0), "cd", 2, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&c, NULL, dt, &err), &err);
+        a->children[0]->offsets[1] = 5;
+        PCH_CHECK(pch_vx_builder_append_range(c, a, 0, 2, &err) == PCH_ECORRUPT);
+        pch_vx_builder_free(c);
+        PCH_CHECK_OK(pch_vx_builder_new(&c, NULL, dt, &err), &err);
+        a->children[0]->offsets[1] = 2;
+        a->children[0]->data[3] = 0xff;
+        PCH_CHECK(pch_vx_builder_append_range(c, a, 0, 2, &err) == PCH_EINVAL);
+        PCH_CHECK_OK(pch_vx_builder_append_range(c, a, 0, 1, &err), &err);   /* row 0 is sound */
+        pch_vx_builder_free(c);
+        pch_vx_builder_free(b);
+        pch_vx_array_free(a);
+        pch_vx_dtype_free(dt);
+    }
 }
 
 /* pch_vx__bits_copy against a bit-by-bit copy: every source offset within two bytes, every
