@@ -75,10 +75,10 @@ same() {
                 cmp -s "$T/qa" "$T/qb" && ok || { bad "$tag: relation query $k ($eng) differs: $q"; diff "$T/qa" "$T/qb" | head -4; head -2 "$T/qa.err"; }
         done
     done
-    # the answers: RL's counts, SFT's examples, messages and checksum (its message_bytes and
-    # content_bytes count the text the reader wrote, a conversation's prefix again on each
-    # page of a paged trajectory: they follow the page cuts, which a --reproject compaction,
-    # projecting the rebuilt document, may place elsewhere)
+    # the answers: RL's counts, SFT's examples, messages and checksum. SFT's message_bytes and
+    # content_bytes count the text its reader wrote for its batches (work, not the answer):
+    # after a --reproject compaction of the small corpus they differ from a fresh build's
+    # while every `sft --format messages` line is the same
     for verb in rl sft; do
         "$VX" $verb "$R" --format count >"$T/ca" 2>&1 && "$VX" $verb "$F" --format count >"$T/cb" 2>&1 &&
             python3 -c 'import json,sys
