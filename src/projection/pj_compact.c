@@ -99,6 +99,14 @@ static uint64_t doc_bytes(const pj_docrec *docs, size_t n, const char *path)
     return r ? r->bytes : 0;
 }
 
+/* One document's rows copied (input_bytes: its ATIF bytes): the builder's and st's counts. */
+static int copied_doc(pch_vxp_builder *b, uint64_t input_bytes, pch_vxp_compact_stats *st, pch_error *err)
+{
+    st->documents++;
+    st->input_bytes += input_bytes;
+    return pj_builder_copied_doc(b, input_bytes, err);
+}
+
 /* The live rows of rewritten data file f copied into b as they are (§12.3): each cluster is
 ** decoded whole once, each row of a live trajectory (its page 0 and continuation pages)
 ** appended, the rows of shadowed and deleted ones skipped; a document's rows go together
@@ -148,9 +156,7 @@ static int copy_file(pch_vxp_snapshot *ps, pch_vxp_builder *b, size_t f, const p
             }
             if (!live) continue;
             if (doc && (strcmp(doc, v.doc_path) != 0 || (!*doc && !v.parent_run))) {
-                PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
-                st->documents++;
-                st->input_bytes += doc_in ? doc_in : doc_logical;
+                PCH_TRY(copied_doc(b, doc_in ? doc_in : doc_logical, st, err));
                 doc = NULL;
             }
             if (!doc) {
@@ -164,12 +170,7 @@ static int copy_file(pch_vxp_snapshot *ps, pch_vxp_builder *b, size_t f, const p
     }
     if (*copied && pj_page_seq_end(&seq, msg, sizeof msg) < 0)
         return pch_error_set(err, PCH_ECORRUPT, "data file %zu: %s", f, msg);
-    if (doc) {
-        PCH_TRY(pj_builder_copied_doc(b, doc_in ? doc_in : doc_logical, err));
-        st->documents++;
-        st->input_bytes += doc_in ? doc_in : doc_logical;
-    }
-    return PCH_OK;
+    return doc ? copied_doc(b, doc_in ? doc_in : doc_logical, st, err) : PCH_OK;
 }
 
 int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, pch_vxp_compact_stats *st,
@@ -279,7 +280,7 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         }
         qsort(pl, n_pl, sizeof *pl, cmp_placed);
     }
-    for (size_t f = 0, k = 0; f < nf; f++) {
+    for (size_t f = 0, k = 0, oi = 0; f < nf; f++) {
         size_t k0;
         bool copied = false;
         while (k < n_pl && pl[k].file < f) k++;
@@ -289,14 +290,16 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         if (n_docs && !opts->reproject) CK(copy_file(ps, b, f, pl + k0, k - k0, docs, n_docs, st, &copied, err));
         if (copied) { st->files_copied++; continue; }
         if (!order) CK(pch_vxp_documents(ps, &order, &n_order, err));
-        for (uint64_t i = 0; i < n_order; i++) {
+        /* the roots come in storage order (file, row): file f's are the next run of them */
+        for (; oi < n_order; oi++) {
             pch_vxp_doc raw;
             pch_atif_doc *doc = NULL;
             pj_entry_view v;
-            CK(pj_snapshot_entry_view(ps, order[i], &v, err));
-            if (v.file != f) continue;
+            CK(pj_snapshot_entry_view(ps, order[oi], &v, err));
+            if (v.file < f) continue;
+            if (v.file > f) break;
             memset(&raw, 0, sizeof raw);
-            rc = pch_vxp_get_atif(ps, order[i], &raw, &doc, err);
+            rc = pch_vxp_get_atif(ps, order[oi], &raw, &doc, err);
             if (rc == PCH_OK) rc = pch_vxp_builder_add_doc(b, doc, raw.len, err);
             if (rc == PCH_OK) st->input_bytes += raw.len;
             pch_atif_doc_free(doc);

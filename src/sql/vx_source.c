@@ -740,25 +740,6 @@ static int grow_rows(pch_sql_lanes *c, uint64_t need)
     return PCH_OK;
 }
 
-/* rows[0..n) = 0..n-1: the identity map written out. */
-static void row_fill(uint64_t *rows, uint64_t n)
-{
-    for (uint64_t j = 0; j < n; j++) rows[j] = j;
-}
-
-/* The step (or call) item of every output row, written out when enum_rows left it the
-** identity; NULL-aware readers (vec_ints, vec_codes) take the identity as NULL instead. */
-static const uint64_t *row_map(pch_sql_lanes *c, bool call)
-{
-    bool *ident = call ? &c->call_ident : &c->step_ident;
-    uint64_t *m = call ? c->r_call : c->r_step;
-    if (*ident) { row_fill(m, c->n_rows); *ident = false; }
-    return m;
-}
-
-/* The output rows of the cluster in L (storage order), into c->r_*: the steps (or calls) of
-** every page the summaries keep, after checking that every lane read agrees with the spine lane on
-** each page's steps (and the call lanes on each step's calls). */
 /* dst[0..count) = first, first + 1, ... and = v: by value, so the loops keep their bounds in
 ** registers (a bound whose address escaped was reloaded after every store) and vectorise. */
 static void fill_seq(uint64_t *restrict dst, uint64_t first, uint64_t count)
@@ -776,6 +757,19 @@ static void fill_const32(uint32_t *restrict dst, uint32_t v, uint64_t count)
     for (uint64_t k = 0; k < count; k++) dst[k] = v;
 }
 
+/* The step (or call) item of every output row, written out when enum_rows left it the
+** identity; NULL-aware readers (vec_ints, vec_codes) take the identity as NULL instead. */
+static const uint64_t *row_map(pch_sql_lanes *c, bool call)
+{
+    bool *ident = call ? &c->call_ident : &c->step_ident;
+    uint64_t *m = call ? c->r_call : c->r_step;
+    if (*ident) { fill_seq(m, 0, c->n_rows); *ident = false; }
+    return m;
+}
+
+/* The output rows of the cluster in L (storage order), into c->r_*: the steps (or calls) of
+** every page the summaries keep, after checking that every lane read agrees with the spine lane on
+** each page's steps (and the call lanes on each step's calls). */
 static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t rows, uint64_t *n_out, pch_error *err)
 {
     const uint8_t *keep = pch_vxp_lanes_keep(c->it);
@@ -831,7 +825,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         if (c->t == PCH_STORYLINE_STEPS) {
             if (se - sb > c->r_cap - n) return pch_error_set(err, PCH_ECORRUPT, "vortex sql: a cluster's step lanes are malformed");
             if (!keep || keep[r] || use_mask) {     /* a page the summaries rule out: none */
-                if (c->step_ident && sb != n) { row_fill(c->r_step, n); c->step_ident = false; }
+                if (c->step_ident && sb != n) { fill_seq(c->r_step, 0, n); c->step_ident = false; }
                 if (!c->step_ident) fill_seq(c->r_step + n, sb, se - sb);
                 if (c->need_ord) fill_seq(c->r_ord + n, c->step_base, se - sb);
                 if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), se - sb);
@@ -849,7 +843,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             uint64_t cb = (uint64_t)fs->offsets[sb], ce = (uint64_t)fs->offsets[se];
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
-            if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
+            if (c->call_ident && cb != n) { fill_seq(c->r_call, 0, n); c->call_ident = false; }
             if (!c->call_ident) fill_seq(c->r_call + n, cb, ce - cb);
             if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(ce - cb));
             n += ce - cb;
@@ -869,7 +863,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             }
             if (ce < cb || ce - cb > c->r_cap - n)
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
-            if (c->call_ident && cb != n) { row_fill(c->r_call, n); c->call_ident = false; }
+            if (c->call_ident && cb != n) { fill_seq(c->r_call, 0, n); c->call_ident = false; }
             if (!c->call_ident) fill_seq(c->r_call + n, cb, ce - cb);
             if (c->need_step) fill_const(c->r_step + n, si, ce - cb);
             if (c->need_ord) fill_const(c->r_ord + n, sord, ce - cb);
