@@ -61,9 +61,14 @@ typedef struct pch_atif_options {
     void *select_payload;
     bool digest;               /* version 3: keep the BLAKE3 of each document's bytes
                                ** (pch_atif_doc_source) */
+    /* version 4: with select set, the walk lists every file first, then calls walked once
+    ** (calling thread, select_payload; < 0 stops the import with that code), and only then
+    ** asks select about the files, in path order. A caller that needs its own state to
+    ** answer select (a sync's previous document list) builds it while the walk runs. */
+    int (*walked)(void *payload);
 } pch_atif_options;
-#define PCH_ATIF_OPTIONS_VERSION 3
-#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1, NULL, NULL, false }
+#define PCH_ATIF_OPTIONS_VERSION 4
+#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1, NULL, NULL, false, NULL }
 
 /* ---- normalised model (read-only views; lifetime: until pch_atif_doc_free) ---- */
 

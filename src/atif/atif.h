@@ -21,6 +21,13 @@ const char *pch_atif__audio_canonical(const char *mt, size_t len);
 ** call cb(path, its lstat) for each regular *.json file; cb's negative return stops the walk. */
 int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
                    void *payload, pch_error *err);
+/* The same walk on two threads: the first half of dir's entries (subdirectories whole) with
+** payload0 on the calling thread, the second with payload1 on a thread of its own; cb must be
+** safe for that. Calling cb with payload0 and then payload1 in their order is the order of
+** pch_atif__walk. On failure *err0 holds the first error in that order. (An incremental sync
+** stats every file of its input: two cores stat in about half the time.) */
+int pch_atif__walk2(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
+                    void *payload0, void *payload1, pch_error *err0, pch_error *err1);
 
 /* The trajectory keys of one source (RFC-0006 §5.2; keys.c). Zero-initialise. */
 typedef struct pch_atif__keyset {

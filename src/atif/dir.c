@@ -205,14 +205,35 @@ static int take_doc(dir_state *s, const char *path, int rc, bool read_ok, size_t
 }
 
 /* options.select's answer for path: 1 read it, 0 skip it, < 0 stop (s->err set). */
-static int selected(dir_state *s, const char *path, const struct stat *st)
+static int select_file(dir_state *s, const char *path, uint64_t bytes, int64_t mtime_ns)
 {
     int r;
     if (!s->opts || s->opts->version < 3 || !s->opts->select) return 1;
-    r = s->opts->select(path, rel_path(s, path), (uint64_t)st->st_size,
-                        (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec, s->opts->select_payload);
+    r = s->opts->select(path, rel_path(s, path), bytes, mtime_ns, s->opts->select_payload);
     if (r < 0) return pch_error_set(s->err, r, "atif: import stopped by the select callback at %s", rel_path(s, path));
     return r ? 1 : 0;
+}
+
+static int64_t mtime_ns_of(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static int selected(dir_state *s, const char *path, const struct stat *st)
+{
+    return select_file(s, path, (uint64_t)st->st_size, mtime_ns_of(st));
+}
+
+/* options version 4: the walk lists every file before select is asked (walked first) */
+static bool defers_select(const dir_state *s)
+{
+    return s->opts && s->opts->version >= 4 && s->opts->select && s->opts->walked;
+}
+
+static int call_walked(dir_state *s)
+{
+    int r = s->opts->walked(s->opts->select_payload);
+    return r < 0 ? pch_error_set(s->err, r, "atif: import stopped by the walked callback") : PCH_OK;
 }
 
 static int on_file(const char *path, const struct stat *st, void *payload)
@@ -252,7 +273,10 @@ typedef struct ahead_slot {
 
 typedef struct ahead {
     dir_state *s;
+    pch_error *err;               /* the walk's errors (the second half's own, pch_atif__walk2) */
     char **paths;
+    uint64_t *sizes;              /* with a deferred select: each listed file's size and time */
+    int64_t *mtimes;
     size_t n_paths, cap_paths;
     ahead_slot *slot;
     size_t window, next, consumed;
@@ -264,18 +288,83 @@ typedef struct ahead {
 static int collect_path(const char *path, const struct stat *st, void *payload)
 {
     ahead *a = payload;
-    int sel = selected(a->s, path, st);
+    bool defer = defers_select(a->s);
+    int sel = defer ? 1 : selected(a->s, path, st);
     if (sel <= 0) return sel;
     if (a->n_paths == a->cap_paths) {
         size_t nc = a->cap_paths ? a->cap_paths * 2 : 256;
         char **np = pch_realloc(a->s->ctx, a->paths, nc * sizeof *np);
-        if (!np) return pch_error_set(a->s->err, PCH_ENOMEM, "atif: out of memory");
+        if (!np) return pch_error_set(a->err, PCH_ENOMEM, "atif: out of memory");
         a->paths = np;
+        if (defer) {
+            uint64_t *ns = pch_realloc(a->s->ctx, a->sizes, nc * sizeof *ns);
+            if (ns) a->sizes = ns;
+            int64_t *nm = ns ? pch_realloc(a->s->ctx, a->mtimes, nc * sizeof *nm) : NULL;
+            if (nm) a->mtimes = nm;
+            if (!nm) return pch_error_set(a->err, PCH_ENOMEM, "atif: out of memory");
+        }
         a->cap_paths = nc;
     }
-    if (!(a->paths[a->n_paths] = xdup(a->s->ctx, path))) return pch_error_set(a->s->err, PCH_ENOMEM, "atif: out of memory");
+    if (!(a->paths[a->n_paths] = xdup(a->s->ctx, path))) return pch_error_set(a->err, PCH_ENOMEM, "atif: out of memory");
+    if (defer) {
+        a->sizes[a->n_paths] = (uint64_t)st->st_size;
+        a->mtimes[a->n_paths] = mtime_ns_of(st);
+    }
     a->n_paths++;
     return PCH_OK;
+}
+
+/* The listing walk of a deferred select on two threads, the second half appended to a's. */
+static int walk_listing(ahead *a)
+{
+    ahead b;
+    pch_error e1;
+    int rc;
+    memset(&b, 0, sizeof b);
+    b.s = a->s;
+    b.err = &e1;
+    pch_error_clear(&e1);
+    rc = pch_atif__walk2(a->s->ctx, a->s->root, collect_path, a, &b, a->err, &e1);
+    if (rc == PCH_OK && b.n_paths) {
+        size_t n = a->n_paths + b.n_paths;
+        char **np = pch_realloc(a->s->ctx, a->paths, n * sizeof *np);
+        uint64_t *ns = np ? pch_realloc(a->s->ctx, a->sizes, n * sizeof *ns) : NULL;
+        int64_t *nm = ns ? pch_realloc(a->s->ctx, a->mtimes, n * sizeof *nm) : NULL;
+        if (np) a->paths = np;
+        if (ns) a->sizes = ns;
+        if (nm) a->mtimes = nm;
+        if (!nm) {
+            rc = pch_error_set(a->err, PCH_ENOMEM, "atif: out of memory");
+        } else {
+            memcpy(a->paths + a->n_paths, b.paths, b.n_paths * sizeof *np);
+            memcpy(a->sizes + a->n_paths, b.sizes, b.n_paths * sizeof *ns);
+            memcpy(a->mtimes + a->n_paths, b.mtimes, b.n_paths * sizeof *nm);
+            a->n_paths = n;
+            a->cap_paths = n;
+            b.n_paths = 0;      /* the paths are a's now */
+        }
+    }
+    for (size_t i = 0; i < b.n_paths; i++) pch_free(a->s->ctx, b.paths[i]);
+    pch_free(a->s->ctx, b.paths);
+    pch_free(a->s->ctx, b.sizes);
+    pch_free(a->s->ctx, b.mtimes);
+    return rc;
+}
+
+/* The deferred select: walked once, then select over the listed files in path order; the
+** paths not selected are dropped. */
+static int select_listed(ahead *a)
+{
+    size_t keep = 0;
+    int rc = call_walked(a->s);
+    for (size_t i = 0; i < a->n_paths; i++) {
+        int sel = rc == PCH_OK ? select_file(a->s, a->paths[i], a->sizes[i], a->mtimes[i]) : 0;
+        if (sel < 0) rc = sel;
+        if (sel > 0) a->paths[keep++] = a->paths[i];
+        else pch_free(a->s->ctx, a->paths[i]);
+    }
+    a->n_paths = keep;
+    return rc;
 }
 
 static int keep_finding(const pch_atif_finding *f, void *payload)
@@ -347,7 +436,14 @@ static int walk_ahead(dir_state *s, unsigned threads)
     int rc;
     memset(&a, 0, sizeof a);
     a.s = s;
-    rc = pch_atif__walk(s->ctx, s->root, collect_path, &a, s->err);
+    a.err = s->err;
+    if (defers_select(s)) {
+        /* the walk only lists: two threads list the halves of the tree, then select asks */
+        rc = walk_listing(&a);
+        if (rc == PCH_OK) rc = select_listed(&a);
+    } else {
+        rc = pch_atif__walk(s->ctx, s->root, collect_path, &a, s->err);
+    }
     if (threads > 16) threads = 16;
     a.window = 2 * (size_t)threads;
     if (rc == PCH_OK && !(a.slot = calloc(a.window, sizeof *a.slot))) rc = pch_error_set(s->err, PCH_ENOMEM, "atif: out of memory");
@@ -389,6 +485,8 @@ static int walk_ahead(dir_state *s, unsigned threads)
     }
     for (size_t i = 0; i < a.n_paths; i++) pch_free(s->ctx, a.paths[i]);
     pch_free(s->ctx, a.paths);
+    pch_free(s->ctx, a.sizes);
+    pch_free(s->ctx, a.mtimes);
     free(a.slot);
     return rc;
 }
@@ -421,7 +519,8 @@ int pch_atif_dir_import(pch_ctx *ctx, const char *root, const pch_atif_options *
     memset(s.st, 0, sizeof *s.st);
     s.err = err;
     if (opts && opts->version >= 2 && opts->threads > 1) rc = walk_ahead(&s, opts->threads);
-    else rc = pch_atif__walk(ctx, root, on_file, &s, err);
+    else if ((rc = defers_select(&s) ? call_walked(&s) : PCH_OK) == PCH_OK)
+        rc = pch_atif__walk(ctx, root, on_file, &s, err);
     if (rc == PCH_OK && s.n_docs > 1) qsort(s.docs, s.n_docs, sizeof(*s.docs), cmp_doc);
     for (size_t i = 0; i < s.n_pend && rc == PCH_OK; i++) {
         pending *p = &s.pend[i];

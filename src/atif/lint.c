@@ -4,6 +4,7 @@
 ** RFC-0006 §16.2). One output line per finding; I/O failures are findings too. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -86,33 +87,57 @@ static bool ends_with_json(const char *n)
     return l > 5 && strcmp(n + l - 5, ".json") == 0;
 }
 
-int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
-                   void *payload, pch_error *err)
+/* dir's entries in byte order of names (hidden ones skipped), and dir open for fstatat */
+static int list_dir(pch_ctx *ctx, const char *dir, DIR **dp, char ***out, size_t *n_out, pch_error *err)
 {
     DIR *d = opendir(dir);
     struct dirent *de;
     char **names = NULL;
     size_t n = 0, cap = 0;
-    int rc = PCH_OK;
-    pch_buf path;
+    *dp = NULL;
+    *out = NULL;
+    *n_out = 0;
     if (!d) return pch_error_set_sys(err, PCH_EIO, errno, "open directory %s", dir);
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.') continue;   /* ".", "..", hidden and staging files */
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 32;
             char **nn = pch_realloc(ctx, names, nc * sizeof(*names));
-            if (!nn) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
+            if (!nn) goto oom;
             names = nn;
             cap = nc;
         }
-        names[n] = pch_malloc(ctx, strlen(de->d_name) + 1);
-        if (!names[n]) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); goto done; }
+        if (!(names[n] = pch_malloc(ctx, strlen(de->d_name) + 1))) goto oom;
         strcpy(names[n], de->d_name);
         n++;
     }
     if (n > 1) qsort(names, n, sizeof(*names), cmp_str);
+    *dp = d;
+    *out = names;
+    *n_out = n;
+    return PCH_OK;
+oom:
+    for (size_t i = 0; i < n; i++) pch_free(ctx, names[i]);
+    pch_free(ctx, names);
+    closedir(d);
+    return pch_error_set(err, PCH_ENOMEM, "out of memory");
+}
+
+static void list_free(pch_ctx *ctx, DIR *d, char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) pch_free(ctx, names[i]);
+    pch_free(ctx, names);
+    if (d) closedir(d);
+}
+
+/* Entries [from, to) of a listing, subdirectories whole. */
+static int walk_entries(pch_ctx *ctx, const char *dir, DIR *d, char **names, size_t from, size_t to,
+                        int (*cb)(const char *path, const struct stat *st, void *payload), void *payload, pch_error *err)
+{
+    int rc = PCH_OK;
+    pch_buf path;
     pch_buf_init(&path, ctx);
-    for (size_t i = 0; i < n && rc == PCH_OK; i++) {
+    for (size_t i = from; i < to && rc == PCH_OK; i++) {
         struct stat st;
         if (pch_path_join(&path, dir, names[i]) < 0) { rc = pch_error_set(err, PCH_ENOMEM, "out of memory"); break; }
         /* relative to the open directory: no path walk per file (a sync stats every file) */
@@ -121,10 +146,63 @@ int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, co
         else if (S_ISREG(st.st_mode) && ends_with_json(names[i])) rc = cb((const char *)path.data, &st, payload);
     }
     pch_buf_dispose(&path);
-done:
-    for (size_t i = 0; i < n; i++) pch_free(ctx, names[i]);
-    pch_free(ctx, names);
-    closedir(d);
+    return rc;
+}
+
+int pch_atif__walk(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
+                   void *payload, pch_error *err)
+{
+    DIR *d;
+    char **names;
+    size_t n;
+    int rc;
+    PCH_TRY(list_dir(ctx, dir, &d, &names, &n, err));
+    rc = walk_entries(ctx, dir, d, names, 0, n, cb, payload, err);
+    list_free(ctx, d, names, n);
+    return rc;
+}
+
+typedef struct walk_half {
+    pch_ctx *ctx;
+    const char *dir;
+    DIR *d;
+    char **names;
+    size_t from, to;
+    int (*cb)(const char *path, const struct stat *st, void *payload);
+    void *payload;
+    pch_error *err;
+    int rc;
+} walk_half;
+
+static void *walk_half_main(void *arg)
+{
+    walk_half *h = arg;
+    h->rc = walk_entries(h->ctx, h->dir, h->d, h->names, h->from, h->to, h->cb, h->payload, h->err);
+    return NULL;
+}
+
+int pch_atif__walk2(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, const struct stat *st, void *payload),
+                    void *payload0, void *payload1, pch_error *err0, pch_error *err1)
+{
+    DIR *d;
+    char **names;
+    size_t n;
+    walk_half h;
+    pthread_t th;
+    int rc;
+    PCH_TRY(list_dir(ctx, dir, &d, &names, &n, err0));
+    h = (walk_half){ ctx, dir, d, names, n / 2, n, cb, payload1, err1, PCH_OK };
+    if (n < 2 || pthread_create(&th, NULL, walk_half_main, &h) != 0) {
+        rc = walk_entries(ctx, dir, d, names, 0, n, cb, payload0, err0);   /* all of it here */
+    } else {
+        rc = walk_entries(ctx, dir, d, names, 0, n / 2, cb, payload0, err0);
+        pthread_join(th, NULL);
+        if (rc == PCH_OK && h.rc < 0) {
+            *err0 = *err1;
+            rc = h.rc;
+        }
+    }
+    list_free(ctx, d, names, n);
     return rc;
 }
 

@@ -32,8 +32,9 @@ typedef struct seen_file {
 typedef struct sync_st {
     pch_ctx *ctx;
     pch_vxp_builder *b;
-    const pj_docrec *old;         /* the parent's document list (sorted) */
+    pj_docrec *old;               /* the parent's document list (sorted) */
     size_t n_old;
+    struct docs_loader *docs;     /* loads old and old_seen while the walk runs */
     uint8_t *old_seen;            /* per old record: the walk found its file */
     pj_docrec *keep;              /* records carried into the new list */
     size_t n_keep, cap_keep;
@@ -117,6 +118,19 @@ static char *key_text(const char *s, const char *r, const char *t, const char *d
     if (doc) memcpy(k + a + b + c + 3, doc, d);
     k[a + b + c + 3 + d] = 0;
     return k;
+}
+
+/* key_text's key part into a reused buffer (the shadowing pass looks up every entry's key) */
+static const char *key_into(pch_buf *b, const char *s, const char *r, const char *t)
+{
+    pch_buf_clear(b);
+    pch_buf_append_str(b, s);
+    pch_buf_putc(b, 0x1f);
+    pch_buf_append_str(b, r);
+    pch_buf_putc(b, 0x1f);
+    pch_buf_append_str(b, t);
+    pch_buf_putc(b, 0);
+    return b->oom ? NULL : (const char *)b->data;
 }
 
 static int on_doc(pch_atif_doc *doc, void *payload)
@@ -216,7 +230,9 @@ static int shadow(sync_st *x, pch_vxp_snapshot *ps, pj_delta *d, pch_error *err)
     ent_ref *refs = NULL;
     uint64_t **add = NULL;
     size_t *n_add = NULL, *cap_add = NULL, n_refs = 0, cap_tombs = 0;
+    pch_buf kb;
     int rc = PCH_OK;
+    pch_buf_init(&kb, x->ctx);
     if (!(refs = malloc((size_t)(n ? n : 1) * sizeof *refs)) || !(add = calloc(nf + 1, sizeof *add)) ||
         !(n_add = calloc(nf + 1, sizeof *n_add)) || !(cap_add = calloc(nf + 1, sizeof *cap_add)) ||
         !(d->del = calloc(nf + 1, sizeof *d->del)) || !(d->n_del = calloc(nf + 1, sizeof *d->n_del))) { rc = nomem(err); goto done; }
@@ -228,21 +244,18 @@ static int shadow(sync_st *x, pch_vxp_snapshot *ps, pj_delta *d, pch_error *err)
     qsort(refs, n_refs, sizeof *refs, cmp_ent_ref);
     for (size_t k = 0; k < n_refs; k++) {
         pj_entry_view v;
-        char *kt;
-        const char *hit;
+        const char *kt, *hit;
         bool shadowed;
         if ((rc = pj_snapshot_entry_view(ps, refs[k].idx, &v, err)) < 0) goto done;
         if (v.dead) continue;
         shadowed = pch_strset_find(&x->changed, v.doc_path) != NULL;
-        if (!(kt = key_text(v.source_id, v.run_key, v.traj_key, NULL))) { rc = nomem(err); goto done; }
+        if (!(kt = key_into(&kb, v.source_id, v.run_key, v.traj_key))) { rc = nomem(err); goto done; }
         hit = pch_strset_find(&x->new_keys, kt);
         if (!shadowed && hit) {
             rc = pch_error_set(err, PCH_EINVAL, "projection: trajectory key (%s, %s, %s) of %s is also in %s (keys must stay unique, docs/atif.md)",
                                v.source_id, v.run_key, v.traj_key, hit + strlen(hit) + 1, v.doc_path);
-            free(kt);
             goto done;
         }
-        free(kt);
         if (!shadowed) continue;
         {
             uint64_t rows, end;
@@ -292,6 +305,7 @@ done:
     free(n_add);
     free(cap_add);
     free(refs);
+    pch_buf_dispose(&kb);
     return rc;
 }
 
@@ -382,6 +396,53 @@ static int dir_load_join(dir_loader *l, pch_error *err)
     return l->rc;
 }
 
+/* The parent's document list, loaded the same way while the walk lists the input: the walk
+** asks about its files only once it has listed them all (pch_atif_options.walked), so the
+** list is needed only then. */
+typedef struct docs_loader {
+    pch_ctx *ctx;
+    const char *root;
+    const pch_json_value *manifest;
+    sync_st *x;
+    pthread_t th;
+    bool running;
+    int rc;
+    pch_error err;
+} docs_loader;
+
+static int docs_load_into(docs_loader *l, pch_error *err)
+{
+    sync_st *x = l->x;
+    int rc = pj_docs_load(l->ctx, l->root, l->manifest, &x->old, &x->n_old, err);
+    if (rc == PCH_OK && !(x->old_seen = calloc(x->n_old + 1, 1))) rc = nomem(err);
+    return rc;
+}
+
+static void *docs_load_main(void *arg)
+{
+    docs_loader *l = arg;
+    l->rc = docs_load_into(l, &l->err);
+    return NULL;
+}
+
+/* pch_atif_options.walked: the list loaded, by the thread (joined) or here; its error is the
+** sync's (doc_failed), not the walk's "stopped by the walked callback" */
+static int docs_load_join(void *payload)
+{
+    sync_st *x = payload;
+    docs_loader *l = x->docs;
+    int rc;
+    if (!l->running) {
+        rc = x->old_seen ? PCH_OK : docs_load_into(l, &x->doc_err);
+    } else {
+        pthread_join(l->th, NULL);
+        l->running = false;
+        if ((rc = l->rc) < 0) x->doc_err = l->err;
+    }
+    if (rc < 0) x->doc_failed = true;
+    return rc;
+}
+
 int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vxp_sync_options *opts,
                  pch_atif_finding_cb findings, void *payload, pch_vxp_sync_stats *st, pch_error *err)
 {
@@ -389,13 +450,13 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_vxp_build_options bo;
     pch_vxp_snapshot *ps = NULL;
-    pj_docrec *old = NULL;
-    size_t n_old = 0, nf = 0;
+    size_t nf = 0;
     pj_current cur;
     pch_buf cur_raw;
     pj_delta d;
     sync_st x;
     dir_loader dl;
+    docs_loader docs;
     pch_atif_dir_stats ds;
     char source_id[512];
     const pj_current *bcur;
@@ -409,6 +470,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     memset(&d, 0, sizeof d);
     memset(&x, 0, sizeof x);
     memset(&dl, 0, sizeof dl);
+    memset(&docs, 0, sizeof docs);
     pch_buf_init(&cur_raw, ctx);
 #define CK(e) do { if ((rc = (e)) < 0) goto done; } while (0)
     /* the parent: CURRENT now, held by a lease until the sync ends */
@@ -421,7 +483,15 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     d.revision++;
     bo.assets_root = input;
     bo.source_uri = input;
-    CK(pj_docs_load(ctx, root, pj_snapshot_manifest(ps), &old, &n_old, err));
+    docs.ctx = ctx;
+    docs.root = root;
+    docs.manifest = pj_snapshot_manifest(ps);
+    docs.x = &x;
+    x.docs = &docs;
+    pch_error_clear(&docs.err);
+    /* a local root loads its document list while the walk runs; on object storage here */
+    if (pch_rfile_is_remote(root)) CK(docs_load_into(&docs, err));
+    else docs.running = pthread_create(&docs.th, NULL, docs_load_main, &docs) == 0;
     CK(pch_vxp_builder_open(&x.b, ctx, root, &bo, err));
     bcur = pj_builder_parent(x.b, &had);
     if (!had || strcmp(bcur->snapshot_id, cur.snapshot_id) != 0) {
@@ -432,18 +502,16 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     d.max_l0_runs = opts->max_l0_runs;
     d.max_l0_memory = opts->max_l0_memory;
     x.ctx = ctx;
-    x.old = old;
-    x.n_old = n_old;
     x.st = st;
     x.findings = findings;
     x.findings_payload = payload;
-    if (!(x.old_seen = calloc(n_old + 1, 1))) { rc = nomem(err); goto done; }
     pch_error_clear(&x.doc_err);
     ao.source_id = source_id;
     ao.source_fingerprint = source_id;
     ao.threads = opts->threads ? opts->threads : 2;
     ao.select = on_select;
     ao.select_payload = &x;
+    ao.walked = docs_load_join;
     ao.digest = true;
     memset(&ds, 0, sizeof ds);
     dl.ps = ps;
@@ -462,7 +530,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
         const pj_docrec *o;
         pj_docrec r;
         if (f->handled) continue;
-        o = pj_docs_find(old, n_old, f->path);
+        o = pj_docs_find(x.old, x.n_old, f->path);
         memset(&r, 0, sizeof r);
         r.path = f->path;
         r.state = PJ_DOC_REJECTED;
@@ -475,11 +543,11 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
         }
     }
     /* documents gone from the input */
-    for (size_t k = 0; k < n_old; k++) {
+    for (size_t k = 0; k < x.n_old; k++) {
         if (x.old_seen[k]) continue;
-        if (old[k].state == PJ_DOC_PROJECTED) {
+        if (x.old[k].state == PJ_DOC_PROJECTED) {
             st->removed++;
-            CK(pch_strset_add(ctx, &x.changed, old[k].path) < 0 ? nomem(err) : PCH_OK);
+            CK(pch_strset_add(ctx, &x.changed, x.old[k].path) < 0 ? nomem(err) : PCH_OK);
         } else {
             st->rejected_changed++;
         }
@@ -507,6 +575,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     st->seconds = pch_time_mono() - t0;
 #undef CK
 done:
+    if (docs.running) { pthread_join(docs.th, NULL); docs.running = false; }
     if (dl.running) dir_load_join(&dl, NULL);
     pch_vxp_builder_free(x.b);
     delta_dispose(&d, nf);
@@ -516,7 +585,7 @@ done:
     free(x.old_seen);
     pch_strset_dispose(ctx, &x.changed);
     pch_strset_dispose(ctx, &x.new_keys);
-    pj_docs_free(old, n_old);
+    pj_docs_free(x.old, x.n_old);
     pch_vxp_snapshot_free(ps);
     pch_buf_dispose(&cur_raw);
     return rc;

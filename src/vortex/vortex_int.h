@@ -167,6 +167,7 @@ typedef struct pch_vx_encoder {
     ** part of sampling and on content lanes zstd wins nearly always (issue 18 item 4). */
     uint32_t *fsst_losses;
     uint64_t chunk;
+    uint32_t **fsst_pairs;        /* the encoding thread's training scratch (NULL: none) */
 } pch_vx_encoder;
 #define PCH_VX_FSST_LOSSES 2u
 #define PCH_VX_FSST_REPROBE 64u
@@ -256,6 +257,11 @@ typedef struct pch_vx_fsst_table {
 ** not NULL it receives code bytes per input byte of the training sample (x 1/65536). */
 int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a,
                        uint32_t *ratio_out, pch_error *err);
+/* The same with a caller's pair-count scratch (511 x 511 uint32, all zero; allocated into
+** *pairs when NULL, and left all zero): a fresh 1 MB table per training costs its page
+** faults, up to 256 of them, more than the counting on a small lane (measured). */
+int pch_vx__fsst_train_with(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a,
+                            uint32_t *ratio_out, uint32_t **pairs, pch_error *err);
 /* Build a table from stored symbols/lengths after checking it (PCH_ECORRUPT): n <= 255,
 ** lengths 1..8, order as above. */
 int pch_vx__fsst_table_load(pch_vx_fsst_table *t, const uint8_t *syms, size_t syms_len,

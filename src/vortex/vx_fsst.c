@@ -19,6 +19,8 @@
 #define FSST_CODES 511u             /* 256 byte pseudo-codes + 255 symbols (training) */
 #define FSST_SAMPLE_TARGET 16384u   /* bytes of sample (paper: 16 KB) */
 #define FSST_SAMPLE_LINE 512u       /* bytes per sampled piece */
+/* the ratio's compression output over the pair counts (a piece: <= 2 code bytes per byte) */
+#define FSST_SCRATCH_BYTES (2u * FSST_SAMPLE_LINE + 16u)
 
 static uint64_t sym_mask(unsigned len) { return len >= 8 ? ~(uint64_t)0 : (((uint64_t)1 << (8 * len)) - 1); }
 
@@ -225,6 +227,12 @@ static void code_sym(const pch_vx_fsst_table *t, unsigned code, uint64_t *sym, u
 int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a,
                        uint32_t *ratio_out, pch_error *err)
 {
+    return pch_vx__fsst_train_with(t, ctx, a, ratio_out, NULL, err);
+}
+
+int pch_vx__fsst_train_with(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a,
+                            uint32_t *ratio_out, uint32_t **pairs, pch_error *err)
+{
     static const unsigned gens[5] = { 8, 38, 68, 98, 128 };
     uint64_t total = 0, nonempty = 0;
     piece *pcs = NULL;
@@ -274,7 +282,8 @@ int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a
         }
     }
     c1 = pch_malloc(ctx, FSST_CODES * sizeof *c1);
-    c2 = pch_calloc(ctx, (size_t)FSST_CODES * FSST_CODES, sizeof *c2);
+    if (pairs && !*pairs) *pairs = pch_calloc(ctx, (size_t)FSST_CODES * FSST_CODES, sizeof **pairs);
+    c2 = pairs ? *pairs : pch_calloc(ctx, (size_t)FSST_CODES * FSST_CODES, sizeof *c2);
     if (!c1 || !c2) goto oom;
     for (unsigned g = 0; g < 5; g++) {
         unsigned frac = gens[g], min_count = 5 * frac / 128;
@@ -378,14 +387,16 @@ int pch_vx__fsst_train(pch_vx_fsst_table *t, pch_ctx *ctx, const pch_vx_array *a
             outb += pch_vx__fsst_compress(t, pcs[i].p, cut, scratch);
         }
         *ratio_out = in ? (uint32_t)((outb * 65536) / in) : 65536;
+        memset(scratch, 0, FSST_SCRATCH_BYTES);   /* the pair counts are all zero again */
     }
     goto done;
 oom:
     rc = pch_error_set(err, PCH_ENOMEM, "vortex fsst: out of memory");
+    if (pairs && c2) memset(c2, 0, (size_t)FSST_CODES * FSST_CODES * sizeof *c2);   /* counts left mid-round */
 done:
     pch_free(ctx, pcs);
     pch_free(ctx, c1);
-    pch_free(ctx, c2);
+    if (!pairs) pch_free(ctx, c2);
     pch_free(ctx, cs);
     return rc;
 }

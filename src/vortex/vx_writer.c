@@ -96,6 +96,7 @@ struct pch_vx_writer {
     uint64_t rows;
     int finished;
     pch_arena arena;
+    uint32_t *fsst_pairs[65];     /* per encoding thread (slot 0 the caller), kept across chunks */
 };
 
 #define OOM() pch_error_set(err, PCH_ENOMEM, "vortex writer: out of memory")
@@ -259,6 +260,7 @@ void pch_vx_writer_free(pch_vx_writer *w)
     pch_free(w->ctx, w->seg_len);
     pch_free(w->ctx, w->seg_align);
     pch_arena_dispose(&w->arena);
+    for (size_t t = 0; t < sizeof w->fsst_pairs / sizeof *w->fsst_pairs; t++) pch_free(w->ctx, w->fsst_pairs[t]);
     pch_free(w->ctx, w);
 }
 
@@ -628,7 +630,7 @@ typedef struct lane_job {
     pch_error err;
 } lane_job;
 
-static void lane_prepare(lane_job *j)
+static void lane_prepare(lane_job *j, uint32_t **fsst_pairs)
 {
     pch_vx_writer *w = j->w;
     lane *l = j->l;
@@ -689,6 +691,7 @@ static void lane_prepare(lane_job *j)
     e.cut_arr = l->dict ? &j->codes : a;   /* the chunk's rows are whole trajectories */
     e.fsst_losses = &l->fsst_losses;       /* lanes of a chunk run in parallel, chunks in order */
     e.chunk = l->dict ? l->n_codes : l->n_chunks;
+    e.fsst_pairs = fsst_pairs;
     if (w->opts.fsst_memo && w->opts.fsst_memo_len >= 2 * (size_t)w->n_lanes) {
         /* the caller's memo: losses and the lane's chunk count across the build's files */
         uint32_t *m = w->opts.fsst_memo + 2 * (size_t)(l - w->lanes);
@@ -708,16 +711,22 @@ typedef struct job_pool {
     pthread_mutex_t mu;
 } job_pool;
 
+typedef struct pool_slot {
+    job_pool *p;
+    uint32_t **fsst_pairs;    /* this thread's scratch in the writer */
+} pool_slot;
+
 static void *pool_worker(void *arg)
 {
-    job_pool *p = arg;
+    pool_slot *s = arg;
+    job_pool *p = s->p;
     for (;;) {
         size_t i;
         pthread_mutex_lock(&p->mu);
         i = p->next++;
         pthread_mutex_unlock(&p->mu);
         if (i >= p->n) return NULL;
-        lane_prepare(&p->jobs[i]);
+        lane_prepare(&p->jobs[i], s->fsst_pairs);
     }
 }
 
@@ -745,10 +754,12 @@ int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *
     {
         job_pool pool = { jobs, w->n_lanes, 0, PTHREAD_MUTEX_INITIALIZER };
         pthread_t th[64];
+        pool_slot slots[65];
         uint32_t nt = 0, want = w->opts.threads > w->n_lanes ? (uint32_t)w->n_lanes : w->opts.threads;
-        for (uint32_t t = 1; t < want; t++)
-            if (pthread_create(&th[nt], NULL, pool_worker, &pool) == 0) nt++;
-        pool_worker(&pool);
+        for (uint32_t t = 0; t <= 64; t++) slots[t] = (pool_slot){ &pool, &w->fsst_pairs[t] };
+        for (uint32_t t = 1; t < want && nt < 64; t++)
+            if (pthread_create(&th[nt], NULL, pool_worker, &slots[nt + 1]) == 0) nt++;
+        pool_worker(&slots[0]);
         for (uint32_t t = 0; t < nt; t++) pthread_join(th[t], NULL);
         pthread_mutex_destroy(&pool.mu);
     }

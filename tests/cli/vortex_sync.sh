@@ -299,6 +299,21 @@ open(os.path.join(root, "CURRENT"), "w").write(json.dumps(cur))
 PY
 run sync-old 1 "$VX" sync --from "$IN" --to "$O"
 has sync-old "$T/sync-old.err" "keeps no document list"
+# a document list whose bytes changed on disk is refused (it is loaded while the walk runs:
+# the loader's error, not the walk's, is the one reported), and CURRENT stays
+O=$T/baddocs; cp -r "$R" "$O"
+before=$(cat "$O/CURRENT")
+python3 - "$O" <<'PY'
+import json, os, sys
+root = sys.argv[1]
+m = json.load(open(os.path.join(root, json.load(open(os.path.join(root, "CURRENT")))["manifest"])))
+p = os.path.join(root, m["documents"][0]["path"])
+b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 0xff
+open(p, "wb").write(bytes(b))
+PY
+run sync-baddocs 1 "$VX" sync --from "$IN" --to "$O"
+has sync-baddocs "$T/sync-baddocs.err" "digest blake3:[0-9a-f]+, manifest says"
+if [ "$(cat "$O/CURRENT")" = "$before" ]; then ok; else bad "sync-baddocs: CURRENT changed"; fi
 # a v1 manifest that carries L0 runs is refused (a reader of v1 would read shadowed rows)
 python3 - "$R" "$T/v1" <<'PY'
 import json, os, shutil, subprocess, sys

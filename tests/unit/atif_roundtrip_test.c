@@ -311,6 +311,89 @@ static void test_atif__dir_import_threads_same(void)
     }
 }
 
+/* options version 4's walked callback (an incremental sync loads its document list while the
+** walk runs): called once, before select is asked about any file; select then sees every file
+** in path order, and the import reads exactly what it would with select asked during the
+** walk, sequential or parsing ahead. A walked that fails stops the import with its code. */
+typedef struct sel_trace {
+    pch_buf t;
+    int walked, selects_before_walked, fail, n_sel;
+} sel_trace;
+static int sel_walked(void *payload)
+{
+    sel_trace *x = payload;
+    x->walked++;
+    return x->fail ? PCH_EIO : 0;
+}
+static int sel_every_other(const char *path, const char *rel, uint64_t bytes, int64_t mtime_ns, void *payload)
+{
+    sel_trace *x = payload;
+    (void)path;
+    if (!x->walked) x->selects_before_walked++;
+    pch_buf_printf(&x->t, "select %s %llu %lld\n", rel, (unsigned long long)bytes, (long long)mtime_ns);
+    return x->n_sel++ % 3 != 1;   /* skips every third file: the same files either way */
+}
+static int sel_doc(pch_atif_doc *d, void *payload)
+{
+    return trace_doc(d, &((sel_trace *)payload)->t);
+}
+
+static void test_atif__dir_import_walked(void)
+{
+    for (unsigned threads = 1; threads <= 3; threads += 2) {
+        sel_trace a, b;
+        pch_atif_dir_stats sa, sb;
+        pch_error e;
+        pch_atif_options o = PCH_ATIF_OPTIONS_INIT;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        pch_buf_init(&a.t, NULL);
+        pch_buf_init(&b.t, NULL);
+        o.threads = threads;
+        o.select = sel_every_other;
+        o.select_payload = &a;
+        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, sel_doc, NULL, NULL, &a, &sa, &e), &e);
+        o.walked = sel_walked;
+        o.select_payload = &b;
+        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, sel_doc, NULL, NULL, &b, &sb, &e), &e);
+        PCH_CHECK_MSG(b.walked == 1 && b.selects_before_walked == 0, "threads %u: walked %d, %d selects before it", threads, b.walked,
+                      b.selects_before_walked);
+        PCH_CHECK_MSG(sa.documents > 0 && sa.documents == sb.documents && sa.bytes == sb.bytes, "threads %u", threads);
+        /* the same select questions and documents, though interleaved differently */
+        PCH_CHECK(a.t.len > 0);
+        for (int kind = 0; kind < 2; kind++) {
+            const char *pre = kind ? "doc " : "select ";
+            pch_buf qa, qb;
+            pch_buf_init(&qa, NULL);
+            pch_buf_init(&qb, NULL);
+            for (int k = 0; k < 2; k++) {
+                const pch_buf *src = k ? &b.t : &a.t;
+                pch_buf *sel = k ? &qb : &qa;
+                const char *p = (const char *)src->data, *end = p + src->len;
+                while (p < end) {
+                    const char *nl = memchr(p, '\n', (size_t)(end - p));
+                    size_t l = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+                    if (strncmp(p, pre, strlen(pre)) == 0) pch_buf_append(sel, p, l);
+                    p += l;
+                }
+            }
+            PCH_CHECK_MSG(qa.len > 0 && qa.len == qb.len && memcmp(qa.data, qb.data, qa.len) == 0, "threads %u: %s lines differ", threads, pre);
+            pch_buf_dispose(&qa);
+            pch_buf_dispose(&qb);
+        }
+        pch_buf_dispose(&a.t);
+        pch_buf_dispose(&b.t);
+        /* a failing walked stops the import before any document is read */
+        memset(&b, 0, sizeof b);
+        pch_buf_init(&b.t, NULL);
+        b.fail = 1;
+        o.select_payload = &b;
+        PCH_CHECK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, sel_doc, NULL, NULL, &b, &sb, &e) == PCH_EIO);
+        PCH_CHECK(b.walked == 1 && strstr((const char *)(b.t.data ? b.t.data : (const uint8_t *)""), "doc ") == NULL);
+        pch_buf_dispose(&b.t);
+    }
+}
+
 /* Keys depend on their own document only (RFC-0006 §5.2, docs/atif.md "Stable keys"):
 ** issue 19's case. Two documents share a session id and carry no trajectory id; a copy of
 ** the first put under a name that sorts before it changes no key of the others. */
@@ -392,6 +475,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_atif__non_monotonic_preserved);
     PCH_RUN(test_atif__dir_import_links);
     PCH_RUN(test_atif__dir_import_threads_same);
+    PCH_RUN(test_atif__dir_import_walked);
     PCH_RUN(test_atif__keys_stable);
     pch_ctx_free(g_ctx);
     return pch_test_report();

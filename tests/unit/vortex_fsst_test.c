@@ -143,6 +143,39 @@ static void test_vortex_fsst__algorithm(void)
     }
 }
 
+/* A training scratch shared across trainings (pch_vx__fsst_train_with, as the writer's threads
+** keep one) gives exactly the table and ratio of a fresh training on every case, in any order,
+** and is all zero after each: a count left behind would skew the next lane's table. */
+static void test_vortex_fsst__shared_scratch(void)
+{
+    static const struct { int kind; uint64_t n; } cases[] = {
+        { 0, 3000 }, { 1, 2000 }, { 2, 300 }, { 3, 500 }, { 4, 20 }, { 5, 1000 }, { 0, 3 }, { 3, 0 }, { 1, 40 }
+    };
+    const size_t cells = 511u * 511u;
+    uint32_t *pairs = NULL;
+    pch_error err;
+    for (int round = 0; round < 2; round++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            size_t c = round ? sizeof cases / sizeof *cases - 1 - k : k;
+            pch_vx_array *a = strings_array("binary", cases[c].kind, cases[c].n);
+            pch_vx_fsst_table fresh, shared;
+            uint32_t r1 = 0, r2 = 0;
+            size_t dirty = 0;
+            PCH_CHECK_OK(pch_vx__fsst_train(&fresh, g_ctx, a, &r1, &err), &err);
+            PCH_CHECK_OK(pch_vx__fsst_train_with(&shared, g_ctx, a, (k & 1) ? &r2 : NULL, &pairs, &err), &err);
+            if (!(k & 1)) r2 = r1;
+            PCH_CHECK_MSG(fresh.n == shared.n && r1 == r2, "case %zu: %u/%u symbols, ratio %u/%u", c, fresh.n, shared.n, r1, r2);
+            for (uint32_t i = 0; i < fresh.n && i < shared.n; i++)
+                PCH_CHECK_MSG(fresh.sym[i] == shared.sym[i] && fresh.len[i] == shared.len[i], "case %zu symbol %u", c, i);
+            if (pairs)
+                for (size_t i = 0; i < cells; i++) dirty += pairs[i] != 0;
+            PCH_CHECK_MSG(dirty == 0, "case %zu: %zu pair counts left in the scratch", c, dirty);
+            free_strings(a);
+        }
+    PCH_CHECK(pairs != NULL);
+    pch_free(g_ctx, pairs);
+}
+
 /* ------------------------------------------------------------------ array round trips */
 
 static int segment_of(const pch_vx_enode *root, pch_buf *seg, pch_error *err)
@@ -526,6 +559,7 @@ int main(int argc, char **argv)
     if (pch_ctx_new(&g_ctx, NULL, NULL, NULL) < 0) return 1;
     for (int i = 0; i < PCH_VX_E_COUNT; i++) g_map[i] = (int16_t)i;
     PCH_RUN(test_vortex_fsst__algorithm);
+    PCH_RUN(test_vortex_fsst__shared_scratch);
     PCH_RUN(test_vortex_fsst__array_roundtrip);
     PCH_RUN(test_vortex_fsst__both_forms_and_corruption);
     PCH_RUN(test_vortex_fsst__compressor_picks_fsst);
