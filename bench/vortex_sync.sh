@@ -7,10 +7,11 @@
 #   2. ROUNDS syncs, each after changing PCT % of the documents (a third edited, a third
 #      removed, a third added as copies), none compacted: each sync's wall s and bytes written
 #      (`sync --json`) against the full build's;
-#   3. the same point reads and scans after the last sync (L0 runs and deleted rows in place);
-#   4. `compact` (wall s; throughput over the ATIF bytes of the documents it holds), the reads
-#      again; then `vacuum --keep 1 --min-age 0 --grace 0` and the root's bytes against a fresh
-#      build of the final input.
+#   3. `compact` (wall s; throughput over the ATIF bytes of the documents it holds); then the
+#      same point reads and scans of the state after the last sync (L0 runs and deleted rows in
+#      place, kept as a hard-linked copy) and of the compacted root, alternately, three rounds
+#      (medians); then `vacuum --keep 1 --min-age 0 --grace 0` and the root's bytes against a
+#      fresh build of the final input.
 # The input is a hard-linked copy of the corpus; a change writes a new file and renames it over
 # the link (the corpus itself is never modified). Keys are sampled among documents no round
 # touches. Prints one markdown table with the goals; raw figures in $OUT/results.json.
@@ -66,9 +67,9 @@ SELECT source, count(*) FROM steps GROUP BY source
 SELECT function_name, count(*) FROM tool_calls GROUP BY function_name
 SELECT count(*) FROM steps WHERE timestamp_ms >= 1769000000000 AND timestamp_ms < 1769500000000
 SQL
-reads() {   # reads TAG: warm point reads and narrow scans of $R into $OUT/TAG-*.json
-    "$VX" bench-get "$R" --keys "$OUT/keys.txt" --key-kind trajectory --warmup 1 --repeat 3 >"$OUT/$1-get.json"
-    "$VX" bench-sql "$R" --queries "$OUT/scans.sql" --repeat "$REPEAT" >"$OUT/$1-sql.json"
+reads() {   # reads TAG [ROOT]: warm point reads and narrow scans of ROOT ($R) into $OUT/TAG-*.json
+    "$VX" bench-get "${2:-$R}" --keys "$OUT/keys.txt" --key-kind trajectory --warmup 1 --repeat 3 >"$OUT/$1-get.json"
+    "$VX" bench-sql "${2:-$R}" --queries "$OUT/scans.sql" --repeat "$REPEAT" >"$OUT/$1-sql.json"
 }
 mutate() {  # mutate ROUND: the plan's edits (a message), removals and copies, each by rename
     python3 - "$IN" "$OUT/plan.json" "$1" <<'PY'
@@ -104,11 +105,15 @@ for ((r = 0; r < ROUNDS; r++)); do
     t0=$(now); "$VX" sync --from "$IN" --to "$R" --json >>"$OUT/syncs.jsonl"; t1=$(now)
     say "sync $((r + 1)): $(secs "$t0" "$t1") s: $(tail -n 1 "$OUT/syncs.jsonl")"
 done
-reads l0
 "$VX" inspect "$R" | grep -E '^(maint|lastsync)' >"$OUT/inspect-l0.txt"
+# the state after the syncs kept (hard links: no writer changes a published file), so that its
+# reads and the compacted root's alternate, three rounds each: a burst of load on the machine
+# then falls on both sides, and each figure is the median of its three
+cp -al "$R" "$OUT/l0root"
 t0=$(now); "$VX" compact "$R" --json >"$OUT/compact.json"; t1=$(now); compact_s=$(secs "$t0" "$t1")
 say "compact: $compact_s s"
-reads compacted
+for k in 1 2 3; do reads "l0-$k" "$OUT/l0root"; reads "compacted-$k"; done
+rm -rf "$OUT/l0root"
 "$VX" vacuum "$R" --keep 1 --min-age 0 --grace 0 >"$OUT/vacuum.txt" 2>&1
 vac_bytes=$(du_b "$R")
 # the same state compacted whole (--full: every file rewritten), timed and vacuumed too
@@ -125,11 +130,16 @@ build_s, build_bytes, in_bytes, compact_s, final_in, vac_bytes, fresh_bytes, ful
 load = sys.argv[11]
 cj = json.loads(open(os.path.join(out, "compact.json")).readline())
 syncs = [json.loads(l) for l in open(os.path.join(out, "syncs.jsonl"))]
+def med(xs):
+    xs = sorted(xs); return xs[len(xs) // 2]
+def tags(tag):   # the alternating rounds' files, or the one
+    return [tag + "-%d" % k for k in (1, 2, 3)] if os.path.exists(os.path.join(out, tag + "-1-get.json")) else [tag]
 def get(tag):
-    d = json.load(open(os.path.join(out, tag + "-get.json")))
-    return d["total"]["p50_ms"], d["total"]["p95_ms"]
+    ds = [json.load(open(os.path.join(out, t + "-get.json")))["total"] for t in tags(tag)]
+    return med([d["p50_ms"] for d in ds]), med([d["p95_ms"] for d in ds])
 def sql(tag):
-    return [json.loads(l)["p50_ms"] for l in open(os.path.join(out, tag + "-sql.json")) if l.strip()]
+    rs = [[json.loads(l)["p50_ms"] for l in open(os.path.join(out, t + "-sql.json")) if l.strip()] for t in tags(tag)]
+    return [med(col) for col in zip(*rs)]
 g = {t: get(t) for t in ("base", "l0", "compacted")}
 q = {t: sql(t) for t in ("base", "l0", "compacted")}
 ss = max(s["seconds"] for s in syncs); sb = max(s["bytes_written"] for s in syncs)

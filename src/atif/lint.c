@@ -191,6 +191,19 @@ int pch_atif__walk2(pch_ctx *ctx, const char *dir, int (*cb)(const char *path, c
     pthread_t th;
     int rc;
     PCH_TRY(list_dir(ctx, dir, &d, &names, &n, err0));
+    if (n == 1) {   /* one subdirectory (an input under one folder): split below it */
+        struct stat st;
+        pch_buf sub;
+        pch_buf_init(&sub, ctx);
+        if (fstatat(dirfd(d), names[0], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+            rc = pch_path_join(&sub, dir, names[0]) < 0 ? pch_error_set(err0, PCH_ENOMEM, "out of memory")
+                                                       : pch_atif__walk2(ctx, (const char *)sub.data, cb, payload0, payload1, err0, err1);
+            pch_buf_dispose(&sub);
+            list_free(ctx, d, names, n);
+            return rc;
+        }
+        pch_buf_dispose(&sub);
+    }
     h = (walk_half){ ctx, dir, d, names, n / 2, n, cb, payload1, err1, PCH_OK };
     if (n < 2 || pthread_create(&th, NULL, walk_half_main, &h) != 0) {
         rc = walk_entries(ctx, dir, d, names, 0, n, cb, payload0, err0);   /* all of it here */

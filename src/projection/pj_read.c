@@ -1598,10 +1598,23 @@ const uint8_t *pch_vxp_lanes_keep(const pch_vxp_lanes *it) { return it->prune ||
 const uint8_t *pch_vxp_lanes_live(const pch_vxp_lanes *it) { return it->masked ? it->live : NULL; }
 
 /* Deleted rows of d within [b, e). */
+/* The first of d's deleted ranges (sorted, disjoint) that ends after row b: a scan asks per
+** cluster, and a file after many syncs has hundreds of ranges. */
+static size_t del_from(const dataf *d, uint64_t b)
+{
+    size_t lo = 0, hi = d->n_del;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->del[2 * mid + 1] <= b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 static uint64_t dead_in(const dataf *d, uint64_t b, uint64_t e)
 {
     uint64_t n = 0;
-    for (size_t k = 0; k < d->n_del; k++) {
+    for (size_t k = del_from(d, b); k < d->n_del; k++) {
         uint64_t lo = d->del[2 * k] > b ? d->del[2 * k] : b, hi = d->del[2 * k + 1] < e ? d->del[2 * k + 1] : e;
         if (d->del[2 * k] >= e) break;
         if (lo < hi) n += hi - lo;
@@ -1624,12 +1637,17 @@ static int mask_dead(pch_vxp_lanes *it, const dataf *d, uint64_t b, uint64_t e, 
         it->keep_cap = rows;
     }
     memset(it->live, 1, rows);
-    for (size_t k = 0; k < d->n_del; k++) {
+    for (size_t k = del_from(d, b); k < d->n_del; k++) {
         uint64_t lo = d->del[2 * k] > b ? d->del[2 * k] : b, hi = d->del[2 * k + 1] < e ? d->del[2 * k + 1] : e;
         if (d->del[2 * k] >= e) break;
         if (lo < hi) memset(it->live + (lo - b), 0, (size_t)(hi - lo));
     }
-    for (size_t r = 0; r < rows; r++) it->keep[r] = (it->prune ? it->keep[r] : 1) & it->live[r];
+    {
+        uint8_t *keep = it->keep;          /* locals: the stores could alias *it */
+        const uint8_t *live = it->live;
+        if (it->prune) for (size_t r = 0; r < rows; r++) keep[r] &= live[r];
+        else memcpy(keep, live, rows);
+    }
     it->masked = true;
     return PCH_OK;
 }

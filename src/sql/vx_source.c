@@ -799,6 +799,9 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         for (uint64_t r = 0; r < rows; r++) kept += keep[r] != 0;
         use_mask = kept < rows && 2 * kept >= rows;
         c->masked = use_mask;
+        /* every row live, then the ruled-out pages' rows cleared below (a few runs); the rows
+        ** of a cluster are at most its items (list offsets are sorted and in range) */
+        if (use_mask) memset(c->r_live, 1, (size_t)most);
     }
     for (uint64_t r = 0; r < rows; r++) {
         uint64_t sb, se;
@@ -829,7 +832,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
                 if (!c->step_ident) fill_seq(c->r_step + n, sb, se - sb);
                 if (c->need_ord) fill_seq(c->r_ord + n, c->step_base, se - sb);
                 if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), se - sb);
-                if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(se - sb));
+                if (use_mask && !keep[r]) memset(c->r_live + n, 0, (size_t)(se - sb));
                 n += se - sb;
             }
             c->step_base += se - sb;
@@ -845,7 +848,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
                 return pch_error_set(err, PCH_ECORRUPT, "vortex sql: the calls of a step are malformed");
             if (c->call_ident && cb != n) { fill_seq(c->r_call, 0, n); c->call_ident = false; }
             if (!c->call_ident) fill_seq(c->r_call + n, cb, ce - cb);
-            if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(ce - cb));
+            if (use_mask && !keep[r]) memset(c->r_live + n, 0, (size_t)(ce - cb));
             n += ce - cb;
             c->step_base += se - sb;
             continue;
@@ -869,7 +872,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
             if (c->need_ord) fill_const(c->r_ord + n, sord, ce - cb);
             if (c->need_cpos) fill_seq(c->r_cpos + n, 0, ce - cb);
             if (c->need_ent) fill_const32(c->r_ent + n, (uint32_t)(c->n_ent - 1), ce - cb);
-            if (use_mask) memset(c->r_live + n, keep[r] != 0, (size_t)(ce - cb));
+            if (use_mask && !keep[r]) memset(c->r_live + n, 0, (size_t)(ce - cb));
             n += ce - cb;
         }
         c->step_base += se - sb;
