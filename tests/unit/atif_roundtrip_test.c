@@ -340,7 +340,17 @@ static int sel_doc(pch_atif_doc *d, void *payload)
 
 static void test_atif__dir_import_walked(void)
 {
-    for (unsigned threads = 1; threads <= 3; threads += 2) {
+    /* the test documents, and the same under a single folder (the listing splits below it) */
+    char one[256], cmd[1024];
+    const char *roots[2];
+    snprintf(one, sizeof one, "%s/pch-walked-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp -r tests/data/atif '%s/only'", one, one, one);
+    PCH_CHECK(system(cmd) == 0);
+    roots[0] = "tests/data/atif";
+    roots[1] = one;
+    for (unsigned run = 0; run < 4; run++) {
+        const char *root = roots[run / 2];
+        unsigned threads = run % 2 ? 3 : 1;
         sel_trace a, b;
         pch_atif_dir_stats sa, sb;
         pch_error e;
@@ -352,11 +362,11 @@ static void test_atif__dir_import_walked(void)
         o.threads = threads;
         o.select = sel_every_other;
         o.select_payload = &a;
-        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, sel_doc, NULL, NULL, &a, &sa, &e), &e);
+        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, root, &o, sel_doc, NULL, NULL, &a, &sa, &e), &e);
         o.walked = sel_walked;
         o.select_payload = &b;
-        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, sel_doc, NULL, NULL, &b, &sb, &e), &e);
-        PCH_CHECK_MSG(b.walked == 1 && b.selects_before_walked == 0, "threads %u: walked %d, %d selects before it", threads, b.walked,
+        PCH_CHECK_OK(pch_atif_dir_import(g_ctx, root, &o, sel_doc, NULL, NULL, &b, &sb, &e), &e);
+        PCH_CHECK_MSG(b.walked == 1 && b.selects_before_walked == 0, "%s threads %u: walked %d, %d selects before it", root, threads, b.walked,
                       b.selects_before_walked);
         PCH_CHECK_MSG(sa.documents > 0 && sa.documents == sb.documents && sa.bytes == sb.bytes, "threads %u", threads);
         /* the same select questions and documents, though interleaved differently */
@@ -388,11 +398,14 @@ static void test_atif__dir_import_walked(void)
         pch_buf_init(&b.t, NULL);
         b.fail = 1;
         o.select_payload = &b;
-        PCH_CHECK(pch_atif_dir_import(g_ctx, "tests/data/atif", &o, sel_doc, NULL, NULL, &b, &sb, &e) == PCH_EIO);
+        PCH_CHECK(pch_atif_dir_import(g_ctx, root, &o, sel_doc, NULL, NULL, &b, &sb, &e) == PCH_EIO);
         PCH_CHECK(b.walked == 1 && strstr((const char *)(b.t.data ? b.t.data : (const uint8_t *)""), "doc ") == NULL);
         pch_buf_dispose(&b.t);
     }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", one);
+    PCH_CHECK(system(cmd) == 0);
 }
+
 
 /* Keys depend on their own document only (RFC-0006 §5.2, docs/atif.md "Stable keys"):
 ** issue 19's case. Two documents share a session id and carry no trajectory id; a copy of
