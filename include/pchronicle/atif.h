@@ -61,9 +61,10 @@ typedef struct pch_atif_options {
     void *select_payload;
     bool digest;               /* version 3: keep the BLAKE3 of each document's bytes
                                ** (pch_atif_doc_source) */
-    /* version 4: with select set, the walk lists every file first, then calls walked once
-    ** (calling thread, select_payload; < 0 stops the import with that code), and only then
-    ** asks select about the files, in path order. A caller that needs its own state to
+    /* version 4: with select set and threads > 1, the walk lists every file first (on two
+    ** threads), then calls walked once (calling thread, select_payload; < 0 stops the import
+    ** with that code), and only then asks select about the files, in path order; with
+    ** threads <= 1 walked is called before the walk. A caller that needs its own state to
     ** answer select (a sync's previous document list) builds it while the walk runs. */
     int (*walked)(void *payload);
 } pch_atif_options;
