@@ -975,37 +975,22 @@ static int parent_data_files(pch_vxp_builder *b, pch_buf *m, maint *mt, pch_erro
     return PCH_OK;
 }
 
-/* The document list written on a thread of its own while the commit seals the data files and
+/* The document list, written by a task of its own while the commit seals the data files and
 ** writes the directory: it is final before the commit starts, and a sync writes all of it (the
 ** parent's rows too), the largest single write of a small sync. */
-typedef struct docs_writer {
+typedef struct docs_job {
     pch_ctx *ctx;
     const char *stage, *snapshot_id;
     const pj_docrec *all;
     size_t n_all;
     pch_buf json;
     uint64_t bytes;
-    int rc;
-    pch_error err;
-    pthread_t th;
-    bool running;
-} docs_writer;
+} docs_job;
 
-static void *docs_writer_main(void *arg)
+static int docs_job_run(void *arg, pch_error *err)
 {
-    docs_writer *w = arg;
-    w->rc = pj_docs_write(w->ctx, w->stage, w->snapshot_id, w->all, w->n_all, &w->json, &w->bytes, &w->err);
-    return NULL;
-}
-
-/* The list written: joined, or here when no thread could start. */
-static int docs_writer_join(docs_writer *w, pch_error *err)
-{
-    if (!w->running) return pj_docs_write(w->ctx, w->stage, w->snapshot_id, w->all, w->n_all, &w->json, &w->bytes, err);
-    pthread_join(w->th, NULL);
-    w->running = false;
-    if (w->rc < 0 && err) *err = w->err;
-    return w->rc;
+    docs_job *j = arg;
+    return pj_docs_write(j->ctx, j->stage, j->snapshot_id, j->all, j->n_all, &j->json, &j->bytes, err);
 }
 
 int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_error *err)
@@ -1015,7 +1000,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     uint64_t shards = 0;
     pj_docrec *all = NULL;
     size_t n_all = 0;
-    docs_writer dw;
+    docs_job dj;
+    pj_task dw;
     const bool delta = b->delta && !b->delta->compaction;
     const pch_json_value *pm = b->delta ? b->delta->parent : NULL;
     maint mt;
@@ -1024,8 +1010,9 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     memset(&mt, 0, sizeof mt);
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx);
+    memset(&dj, 0, sizeof dj);
     memset(&dw, 0, sizeof dw);
-    pch_buf_init(&dw.json, b->ctx);
+    pch_buf_init(&dj.json, b->ctx);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     /* the document list: this writer's documents and the ones an incremental commit keeps */
     {
@@ -1040,13 +1027,12 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pj_docs_sort(all, n_all);
     for (size_t i = 1; i < n_all; i++)
         if (strcmp(all[i - 1].path, all[i].path) == 0) { rc = pch_error_set(err, PCH_EINVAL, "projection: document %s listed twice", all[i].path); goto done; }
-    dw.ctx = b->ctx;
-    dw.stage = b->stage;
-    dw.snapshot_id = b->snapshot_id;
-    dw.all = all;
-    dw.n_all = n_all;
-    pch_error_clear(&dw.err);
-    dw.running = pthread_create(&dw.th, NULL, docs_writer_main, &dw) == 0;
+    dj.ctx = b->ctx;
+    dj.stage = b->stage;
+    dj.snapshot_id = b->snapshot_id;
+    dj.all = all;
+    dj.n_all = n_all;
+    pj_task_start(&dw, docs_job_run, &dj, true);
     CK(cluster_flush(b, false, err));
     CK(flusher_stop(b, err));
     CK(file_seal(b, err));
@@ -1072,8 +1058,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     CK(pj_content_finish(b->content, b->snapshot_id, &packs, &cdir, &b->st, err));
     CK(write_directory(b, &tdir, &shards, err));
     b->st.data_files = b->n_files;
-    CK(docs_writer_join(&dw, err));
-    b->st.directory_bytes += dw.bytes;
+    CK(pj_task_join(&dw, err));
+    b->st.directory_bytes += dj.bytes;
     if (b->delta) {   /* the counts of the whole snapshot: sums of its document list */
         b->st.documents = b->st.trajectories = b->st.steps = b->st.tool_calls = b->st.results = b->st.tokens = 0;
         b->st.logical_bytes = 0;
@@ -1200,7 +1186,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         pch_buf_append_str(&m, "],\n");
     }
     pch_buf_append_str(&m, "\"documents\":[");
-    pch_buf_append(&m, dw.json.data, dw.json.len);
+    pch_buf_append(&m, dj.json.data, dj.json.len);
     pch_buf_append_str(&m, "],\n");
     if (!delta) mt.l0_runs = 0;
     {
@@ -1287,8 +1273,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
 #undef CK
 done:
     pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir);
-    if (dw.running) docs_writer_join(&dw, NULL);    /* a failed commit waits for it */
-    pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&dw.json);
+    if (dw.running) pj_task_join(&dw, NULL);    /* a failed commit waits for it */
+    pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&dj.json);
     free(all);
     return rc;
 }

@@ -7,6 +7,8 @@
 #ifndef PCH_PJ_INT_H
 #define PCH_PJ_INT_H
 
+#include <pthread.h>
+
 #include "core/core.h"
 #include "io/rfile.h"
 #include "json/json.h"
@@ -648,5 +650,20 @@ int pj_model_assets(const pj_rows *r, uint64_t row,
                     int (*cb)(const uint8_t id[32], const char *path, size_t path_len, void *payload),
                     void *payload, pch_error *err);
 
+
+/* A piece of a writer's work run on a thread of its own while the caller goes on (a sync's
+** loads during its walk, a commit's document list), or on the caller's thread at the join when
+** no thread started or none was asked for. pj_task_join runs or joins it once; its result,
+** and on failure its error, are the task's. */
+typedef struct pj_task {
+    int (*fn)(void *arg, pch_error *err);
+    void *arg;
+    pthread_t th;
+    bool running, done;
+    int rc;
+    pch_error err;
+} pj_task;
+void pj_task_start(pj_task *t, int (*fn)(void *arg, pch_error *err), void *arg, bool thread);
+int pj_task_join(pj_task *t, pch_error *err);
 
 #endif

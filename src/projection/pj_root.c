@@ -520,3 +520,35 @@ done:
     pch_buf_dispose(&cur);
     return rc;
 }
+
+/* ---- pj_task ---- */
+
+static void *task_main(void *arg)
+{
+    pj_task *t = arg;
+    t->rc = t->fn(t->arg, &t->err);
+    return NULL;
+}
+
+void pj_task_start(pj_task *t, int (*fn)(void *arg, pch_error *err), void *arg, bool thread)
+{
+    memset(t, 0, sizeof *t);
+    t->fn = fn;
+    t->arg = arg;
+    pch_error_clear(&t->err);
+    t->running = thread && pthread_create(&t->th, NULL, task_main, t) == 0;
+}
+
+int pj_task_join(pj_task *t, pch_error *err)
+{
+    if (t->running) {
+        pthread_join(t->th, NULL);
+        t->running = false;
+        t->done = true;
+    } else if (!t->done && t->fn) {
+        t->rc = t->fn(t->arg, &t->err);
+        t->done = true;
+    }
+    if (t->rc < 0 && err) *err = t->err;
+    return t->rc;
+}

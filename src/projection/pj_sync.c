@@ -32,9 +32,11 @@ typedef struct seen_file {
 typedef struct sync_st {
     pch_ctx *ctx;
     pch_vxp_builder *b;
+    const char *root;
+    const pch_json_value *parent_manifest;
     pj_docrec *old;               /* the parent's document list (sorted) */
     size_t n_old;
-    struct docs_loader *docs;     /* loads old and old_seen while the walk runs */
+    pj_task docs;                 /* loads old and old_seen while the walk runs */
     uint8_t *old_seen;            /* per old record: the walk found its file */
     pj_docrec *keep;              /* records carried into the new list */
     size_t n_keep, cap_keep;
@@ -107,20 +109,7 @@ static seen_file *selected_file(sync_st *x, const char *path)
     return NULL;
 }
 
-static char *key_text(const char *s, const char *r, const char *t, const char *doc)
-{
-    size_t a = strlen(s), b = strlen(r), c = strlen(t), d = doc ? strlen(doc) : 0;
-    char *k = malloc(a + b + c + d + 4);
-    if (!k) return NULL;
-    memcpy(k, s, a); k[a] = 0x1f;
-    memcpy(k + a + 1, r, b); k[a + 1 + b] = 0x1f;
-    memcpy(k + a + b + 2, t, c); k[a + b + 2 + c] = 0;
-    if (doc) memcpy(k + a + b + c + 3, doc, d);
-    k[a + b + c + 3 + d] = 0;
-    return k;
-}
-
-/* key_text's key part into a reused buffer (the shadowing pass looks up every entry's key) */
+/* "source\x1frun\x1ftraj" into a reused buffer (the shadowing pass looks up every entry's) */
 static const char *key_into(pch_buf *b, const char *s, const char *r, const char *t)
 {
     pch_buf_clear(b);
@@ -131,6 +120,18 @@ static const char *key_into(pch_buf *b, const char *s, const char *r, const char
     pch_buf_append_str(b, t);
     pch_buf_putc(b, 0);
     return b->oom ? NULL : (const char *)b->data;
+}
+
+/* the key, then "\0doc": a new_keys entry (malloc'd, as the set frees it) */
+static char *key_text(const char *s, const char *r, const char *t, const char *doc)
+{
+    pch_buf b;
+    pch_buf_init(&b, NULL);
+    if (!key_into(&b, s, r, t)) { pch_buf_dispose(&b); return NULL; }
+    pch_buf_append_str(&b, doc);
+    pch_buf_putc(&b, 0);
+    if (b.oom) { pch_buf_dispose(&b); return NULL; }
+    return (char *)pch_buf_detach(&b, NULL);
 }
 
 static int on_doc(pch_atif_doc *doc, void *payload)
@@ -366,79 +367,32 @@ static int parent_options(const pch_json_value *m, const pch_vxp_sync_options *o
     return PCH_OK;
 }
 
-/* The parent's trajectory directory, loaded by a thread of its own while the input is walked:
+/* The parent's trajectory directory, loaded by a task of its own while the input is walked:
 ** the walk (a stat per file) is most of a small sync, and the shards are needed as soon as
 ** it ends (shadowing the changed documents). Nothing else touches the snapshot meanwhile.
 ** A local root only: on object storage a sync with nothing changed reads no shard. */
-typedef struct dir_loader {
-    pch_vxp_snapshot *ps;
-    pthread_t th;
-    bool running;
-    int rc;
-    pch_error err;
-} dir_loader;
-
-static void *dir_load_main(void *arg)
+static int dir_load(void *arg, pch_error *err)
 {
-    dir_loader *l = arg;
-    l->rc = pj_snapshot_load_all(l->ps, &l->err);
-    return NULL;
-}
-
-/* The directory loaded: by the thread (joined), or here when none could start. */
-static int dir_load_join(dir_loader *l, pch_error *err)
-{
-    if (!l->running) return l->ps ? pj_snapshot_load_all(l->ps, err) : PCH_OK;
-    pthread_join(l->th, NULL);
-    l->running = false;
-    l->ps = NULL;
-    if (l->rc < 0 && err) *err = l->err;
-    return l->rc;
+    return pj_snapshot_load_all(arg, err);
 }
 
 /* The parent's document list, loaded the same way while the walk lists the input: the walk
 ** asks about its files only once it has listed them all (pch_atif_options.walked), so the
 ** list is needed only then. */
-typedef struct docs_loader {
-    pch_ctx *ctx;
-    const char *root;
-    const pch_json_value *manifest;
-    sync_st *x;
-    pthread_t th;
-    bool running;
-    int rc;
-    pch_error err;
-} docs_loader;
-
-static int docs_load_into(docs_loader *l, pch_error *err)
+static int docs_load(void *arg, pch_error *err)
 {
-    sync_st *x = l->x;
-    int rc = pj_docs_load(l->ctx, l->root, l->manifest, &x->old, &x->n_old, err);
+    sync_st *x = arg;
+    int rc = pj_docs_load(x->ctx, x->root, x->parent_manifest, &x->old, &x->n_old, err);
     if (rc == PCH_OK && !(x->old_seen = calloc(x->n_old + 1, 1))) rc = nomem(err);
     return rc;
 }
 
-static void *docs_load_main(void *arg)
-{
-    docs_loader *l = arg;
-    l->rc = docs_load_into(l, &l->err);
-    return NULL;
-}
-
-/* pch_atif_options.walked: the list loaded, by the thread (joined) or here; its error is the
-** sync's (doc_failed), not the walk's "stopped by the walked callback" */
+/* pch_atif_options.walked: the list loaded; its error is the sync's (doc_failed), not the
+** walk's "stopped by the walked callback" */
 static int docs_load_join(void *payload)
 {
     sync_st *x = payload;
-    docs_loader *l = x->docs;
-    int rc;
-    if (!l->running) {
-        rc = x->old_seen ? PCH_OK : docs_load_into(l, &x->doc_err);
-    } else {
-        pthread_join(l->th, NULL);
-        l->running = false;
-        if ((rc = l->rc) < 0) x->doc_err = l->err;
-    }
+    int rc = pj_task_join(&x->docs, &x->doc_err);
     if (rc < 0) x->doc_failed = true;
     return rc;
 }
@@ -455,8 +409,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     pch_buf cur_raw;
     pj_delta d;
     sync_st x;
-    dir_loader dl;
-    docs_loader docs;
+    pj_task dl;
     pch_atif_dir_stats ds;
     char source_id[512];
     const pj_current *bcur;
@@ -470,7 +423,6 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     memset(&d, 0, sizeof d);
     memset(&x, 0, sizeof x);
     memset(&dl, 0, sizeof dl);
-    memset(&docs, 0, sizeof docs);
     pch_buf_init(&cur_raw, ctx);
 #define CK(e) do { if ((rc = (e)) < 0) goto done; } while (0)
     /* the parent: CURRENT now, held by a lease until the sync ends */
@@ -483,15 +435,12 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     d.revision++;
     bo.assets_root = input;
     bo.source_uri = input;
-    docs.ctx = ctx;
-    docs.root = root;
-    docs.manifest = pj_snapshot_manifest(ps);
-    docs.x = &x;
-    x.docs = &docs;
-    pch_error_clear(&docs.err);
+    x.ctx = ctx;
+    x.root = root;
+    x.parent_manifest = pj_snapshot_manifest(ps);
     /* a local root loads its document list while the walk runs; on object storage here */
-    if (pch_rfile_is_remote(root)) CK(docs_load_into(&docs, err));
-    else docs.running = pthread_create(&docs.th, NULL, docs_load_main, &docs) == 0;
+    pj_task_start(&x.docs, docs_load, &x, !pch_rfile_is_remote(root));
+    if (pch_rfile_is_remote(root)) CK(pj_task_join(&x.docs, err));
     CK(pch_vxp_builder_open(&x.b, ctx, root, &bo, err));
     bcur = pj_builder_parent(x.b, &had);
     if (!had || strcmp(bcur->snapshot_id, cur.snapshot_id) != 0) {
@@ -501,7 +450,6 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     d.parent = pj_snapshot_manifest(ps);
     d.max_l0_runs = opts->max_l0_runs;
     d.max_l0_memory = opts->max_l0_memory;
-    x.ctx = ctx;
     x.st = st;
     x.findings = findings;
     x.findings_payload = payload;
@@ -514,10 +462,8 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     ao.walked = docs_load_join;
     ao.digest = true;
     memset(&ds, 0, sizeof ds);
-    dl.ps = ps;
-    pch_error_clear(&dl.err);
     /* on object storage the shards cost requests: read only once something changed */
-    dl.running = !pch_rfile_is_remote(root) && pthread_create(&dl.th, NULL, dir_load_main, &dl) == 0;
+    pj_task_start(&dl, dir_load, ps, !pch_rfile_is_remote(root));
     rc = pch_atif_dir_import(ctx, input, &ao, on_doc, NULL, on_finding, &x, &ds, err);
     if (rc < 0 && x.doc_failed) *err = x.doc_err;
     CK(rc);
@@ -558,7 +504,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
         rc = PCH_OK;           /* nothing changed: no snapshot (§11.2) */
         goto done;
     }
-    CK(dir_load_join(&dl, err));
+    CK(pj_task_join(&dl, err));
     CK(shadow(&x, ps, &d, err));
     d.docs = x.keep;
     d.n_docs = x.n_keep;
@@ -575,8 +521,8 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     st->seconds = pch_time_mono() - t0;
 #undef CK
 done:
-    if (docs.running) { pthread_join(docs.th, NULL); docs.running = false; }
-    if (dl.running) dir_load_join(&dl, NULL);
+    if (x.docs.running) pj_task_join(&x.docs, NULL);
+    if (dl.running) pj_task_join(&dl, NULL);
     pch_vxp_builder_free(x.b);
     delta_dispose(&d, nf);
     pj_docs_free(x.keep, x.n_keep);
