@@ -52,10 +52,10 @@ typedef struct pch_vxp_build_options {
     int progress;                  /* 1: progress lines on stderr */
     uint32_t threads;              /* lane-encoding threads; 0 = the online CPUs (at most 8).
                                    ** Files are byte-identical for every value. */
-    uint64_t dedup_min_bytes;      /* a value of at least this size that repeats an earlier
-                                   ** one goes external, stored once (§9.3); 0 = off (the
-                                   ** default: measured larger on the scaled corpus, where
-                                   ** zstd inside a cluster already finds most repeats) */
+    uint64_t dedup_min_bytes;      /* a value of at least this size seen twice before in
+                                   ** the build goes external, stored once (§9.3); default
+                                   ** 256 (scaled 26 % smaller: repeats far apart, beyond
+                                   ** a 64 KiB frame, docs/vortex-projection.md §8); 0 = off */
     uint64_t dedup_index_bytes;    /* memory for the ids of values seen once, default 64 MiB */
     int prompt_prefix;             /* 1 (default): prompt ids that share long prefixes go into
                                    ** the prompt-prefix lanes where that saves >= 20 % (§8.2);
@@ -68,7 +68,7 @@ typedef struct pch_vxp_build_options {
 #define PCH_VXP_BUILD_OPTIONS_VERSION 3
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 32u << 20, 256u << 20, 1024, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, 0, 64u << 20, 1, 64u << 10 }
+        NULL, 0, 0, 256, 64u << 20, 1, 64u << 10 }
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {

@@ -37,7 +37,8 @@ struct pj_content {
     size_t n, cap;
     uint32_t *slots;                  /* open-addressing set over e (index + 1) */
     size_t n_slots;
-    uint8_t (*seen)[32];              /* ids of values seen once (repeat detection, §9.3) */
+    uint8_t (*seen)[32];              /* ids of values seen inline (repeat detection, §9.3) */
+    uint8_t *seen_n;                  /* seen[k]'s sightings after its first */
     size_t n_seen, cap_seen;          /* open addressing; capacity bounded by dedup_index_bytes */
     bool seen_full;
     char **files;                     /* staged files to publish, relative to root */
@@ -78,6 +79,7 @@ void pj_content_free(pj_content *c)
     pch_free(c->ctx, c->e);
     pch_free(c->ctx, c->slots);
     pch_free(c->ctx, c->seen);
+    pch_free(c->ctx, c->seen_n);
     pch_free(c->ctx, c);
 }
 
@@ -233,36 +235,56 @@ done:
     return rc;
 }
 
-/* Remember that id was seen; true if it had been seen before. The set stops growing at
-** dedup_index_bytes (values first seen after that are simply not deduplicated). */
+/* A repeated value goes external at its third sighting, not its second. External storage
+** costs a second copy of the value (the first stays inline: it was written before the
+** repeat was known), compressed alone, plus a 32-byte reference per occurrence and a
+** directory row; inline, a repeat costs what zstd leaves of it in its frame. A value seen
+** exactly twice is therefore cheaper inline, and one seen three or more times pays back
+** (measured, docs/vortex-projection.md §8, "Repeated content"). */
+#define EXTERNAL_AFTER_SIGHTINGS 2
+
+/* Remember that id was seen; true if it had been seen EXTERNAL_AFTER_SIGHTINGS times
+** before. The set stops growing at dedup_index_bytes (values first seen after that are
+** simply not deduplicated). */
 static bool seen_before(pj_content *c, const uint8_t id[32])
 {
+    static const uint8_t zero[32];
     size_t mask, k;
     if (!c->cap_seen) {
         size_t cap = 4096;
-        if (c->seen_full || !(c->seen = pch_calloc(c->ctx, cap, 32))) { c->seen_full = true; return false; }
+        if (c->seen_full || !(c->seen = pch_calloc(c->ctx, cap, 32)) || !(c->seen_n = pch_calloc(c->ctx, cap, 1))) {
+            pch_free(c->ctx, c->seen);
+            c->seen = NULL;
+            c->seen_full = true;
+            return false;
+        }
         c->cap_seen = cap;
     }
     mask = c->cap_seen - 1;
     for (k = (size_t)(pch_load_le64(id) & mask);; k = (k + 1) & mask) {
-        static const uint8_t zero[32];
         if (memcmp(c->seen[k], zero, 32) == 0) break;
-        if (memcmp(c->seen[k], id, 32) == 0) return true;
+        if (memcmp(c->seen[k], id, 32) == 0) {
+            if (c->seen_n[k] + 1u >= EXTERNAL_AFTER_SIGHTINGS) return true;
+            c->seen_n[k]++;
+            return false;
+        }
     }
     if (c->seen_full) return false;
     memcpy(c->seen[k], id, 32);
     if (++c->n_seen * 2 > c->cap_seen) {
         size_t nc = c->cap_seen * 2;
-        uint8_t (*ns)[32];
-        if (nc * 32 > c->o->dedup_index_bytes || !(ns = pch_calloc(c->ctx, nc, 32))) { c->seen_full = true; return false; }
+        uint8_t (*ns)[32], *nn;
+        if (nc * 33 > c->o->dedup_index_bytes || !(ns = pch_calloc(c->ctx, nc, 32))) { c->seen_full = true; return false; }
+        if (!(nn = pch_calloc(c->ctx, nc, 1))) { pch_free(c->ctx, ns); c->seen_full = true; return false; }
         for (size_t i = 0; i < c->cap_seen; i++) {
-            static const uint8_t zero[32];
             if (memcmp(c->seen[i], zero, 32) == 0) continue;
             for (size_t j = (size_t)(pch_load_le64(c->seen[i]) & (nc - 1));; j = (j + 1) & (nc - 1))
-                if (memcmp(ns[j], zero, 32) == 0) { memcpy(ns[j], c->seen[i], 32); break; }
+                if (memcmp(ns[j], zero, 32) == 0) { memcpy(ns[j], c->seen[i], 32); nn[j] = c->seen_n[i]; break; }
         }
         pch_free(c->ctx, c->seen);
+        pch_free(c->ctx, c->seen_n);
         c->seen = ns;
+        c->seen_n = nn;
         c->cap_seen = nc;
     }
     return false;

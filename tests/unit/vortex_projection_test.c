@@ -310,7 +310,8 @@ static void test_projection__preview_marks_external(void)
     pch_vxp_snapshot_free(s);
 }
 
-/* --dedup-min: a repeated value is stored once in a blob pack and still reads back. */
+/* --dedup-min: a value seen twice before goes to a blob pack, stored once, and still reads
+** back; a value seen only twice stays inline (external would cost a second copy). */
 static void test_projection__dedup_repeats(void)
 {
     pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
@@ -319,23 +320,29 @@ static void test_projection__dedup_repeats(void)
     pch_vxp_builder *b = NULL;
     pch_error err;
     char *root = tmp_path("dedup");
-    char big[2100], *doc;
+    char big[2100], two[2100], *doc;
     size_t dl;
+    PCH_CHECK_EQ_INT(o.dedup_min_bytes, 256);   /* on by default */
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = 0;
-    dl = 3 * sizeof big + 600;
+    memset(two, 'y', sizeof two - 1);
+    two[sizeof two - 1] = 0;
+    dl = 6 * sizeof big + 900;
     doc = malloc(dl);
     snprintf(doc, dl, "{\"schema_version\":\"ATIF-v1.6\",\"session_id\":\"dd\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
              "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"%s\"},{\"step_id\":2,\"source\":\"user\",\"message\":\"%s\"},"
-             "{\"step_id\":3,\"source\":\"user\",\"message\":\"%s\"}]}", big, big, big);
+             "{\"step_id\":3,\"source\":\"user\",\"message\":\"%s\"},{\"step_id\":4,\"source\":\"user\",\"message\":\"%s\"},"
+             "{\"step_id\":5,\"source\":\"user\",\"message\":\"%s\"},{\"step_id\":6,\"source\":\"user\",\"message\":\"%s\"}]}",
+             big, two, big, two, big, big);
     o.dedup_min_bytes = 1024;
     rmrf(root);
     PCH_CHECK_OK(pch_atif_doc_parse(&d, g_ctx, doc, strlen(doc), "doc.json", NULL, NULL, NULL, &err), &err);
     PCH_CHECK_OK(pch_vxp_builder_open(&b, g_ctx, root, &o, &err), &err);
     PCH_CHECK_OK(pch_vxp_builder_add_doc(b, d, 0, &err), &err);
     PCH_CHECK_OK(pch_vxp_builder_commit(b, &st, &err), &err);
-    PCH_CHECK_EQ_INT(st.blobs, 1);        /* the second occurrence stored it, the third reused it */
+    PCH_CHECK_EQ_INT(st.blobs, 1);        /* big's third occurrence stored it, the fourth reused it */
     PCH_CHECK_EQ_INT(st.dedup_hits, 1);
+    PCH_CHECK_EQ_INT(st.hot_bytes, 4 * (sizeof big - 1));   /* big twice, two twice: inline */
     PCH_CHECK(get_equals(root, "dd", doc, PCH_VXP_FULL));
     PCH_CHECK(healthy(root));
     pch_vxp_builder_free(b);
