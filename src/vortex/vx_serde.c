@@ -944,6 +944,37 @@ static int prim_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     return PCH_OK;
 }
 
+/* vortex.varbin, rows [b, b + cnt): the offsets of those rows, then only their bytes (a
+** blob pack's hydration reads one value of its 512 KiB chunk, docs/vortex-projection.md
+** §4). The rows' offsets are checked as a whole decode checks them all: sorted, and inside
+** the bytes buffer. */
+static int varbin_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                        pch_vx_array **out)
+{
+    uint64_t m[1], *o = NULL;
+    uint16_t bi = 0;
+    pch_vx_array *a = NULL;
+    int rc;
+    *out = NULL;
+    PCH_TRY(meta_fields(ds, n, m, 1));
+    if (n->bufs.n != 1 || n->kids.n < 1 || n->kids.n > 2) return BAD("vortex varbin: bad children/buffers");
+    if (len == UINT64_MAX) return BAD("vortex varbin: length");
+    PCH_TRY(node_buf_lazy(ds, n, 0, 1, &bi));
+    PCH_TRY(decode_ints_range(ds, n, 0, (unsigned)m[0], len + 1, b, cnt + 1, &o, NULL));
+    if ((rc = check_offsets(ds, "varbin", o, cnt, ds->blen[bi])) || (rc = buf_fill(ds, bi, (size_t)o[0], (size_t)(o[cnt] - o[0]))))
+        goto done;
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0))) { rc = NOMEM(); goto done; }
+    if ((rc = dec_varbin_common(ds, a, o, ds->seg + ds->bpos[bi], ds->blen[bi])) || (rc = range_validity(ds, n, 1, len, b, a)) ||
+        (rc = check_utf8(ds, a)))
+        goto done;
+    *out = a;
+    a = NULL;
+done:
+    pch_free(ds->ctx, o);
+    pch_vx_array_free(a);
+    return rc;
+}
+
 static int dec_for(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
                    pch_vx_array **out)
 {
@@ -1761,6 +1792,8 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         return dec_alprd(ds, &n, dt, len, b, cnt, out);
     } else if (n.enc == PCH_VX_E_PRIMITIVE && dt->kind == PCH_VX_PRIMITIVE) {
         return prim_range(ds, &n, dt, len, b, cnt, out);
+    } else if (n.enc == PCH_VX_E_VARBIN && (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
+        return varbin_range(ds, &n, dt, len, b, cnt, out);
     } else {
         PCH_TRY(decode(ds, t, dt, len, &full));
         rc = pch_vx__array_slice(out, full, b, cnt, ds->err);
