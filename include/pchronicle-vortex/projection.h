@@ -53,9 +53,12 @@ typedef struct pch_vxp_build_options {
     uint32_t threads;              /* lane-encoding threads; 0 = the online CPUs (at most 8).
                                    ** Files are byte-identical for every value. */
     uint64_t dedup_min_bytes;      /* a value of at least this size seen twice before in
-                                   ** the build goes external, stored once (§9.3); default
-                                   ** 256 (scaled 26 % smaller: repeats far apart, beyond
-                                   ** a 64 KiB frame, docs/vortex-projection.md §8); 0 = off */
+                                   ** the build goes external, stored once (§9.3); 0 = off.
+                                   ** PCH_VXP_DEDUP_DEFAULT (the default): 256 on a local
+                                   ** root (scaled 31 % smaller: its repeats lie beyond a
+                                   ** 64 KiB frame), off on object storage (each external
+                                   ** value a point read hydrates is a request of its own:
+                                   ** docs/vortex-projection.md §8, "Repeated content") */
     uint64_t dedup_index_bytes;    /* memory for the ids of values seen once, default 64 MiB */
     int prompt_prefix;             /* 1 (default): prompt ids that share long prefixes go into
                                    ** the prompt-prefix lanes where that saves >= 20 % (§8.2);
@@ -66,9 +69,11 @@ typedef struct pch_vxp_build_options {
                                    ** §13.4); 0 = one frame per lane chunk. Default 64 KiB */
 } pch_vxp_build_options;
 #define PCH_VXP_BUILD_OPTIONS_VERSION 3
+#define PCH_VXP_DEDUP_DEFAULT UINT64_MAX   /* dedup_min_bytes: 256 local, 0 on object storage */
+#define PCH_VXP_DEDUP_LOCAL 256
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 32u << 20, 256u << 20, 1024, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, 256, 64u << 20, 1, 64u << 10 }
+        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10 }
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {
@@ -215,7 +220,8 @@ typedef struct pch_vxp_query_stats {  /* §20.2 */
     uint64_t bytes_checked;            /* bytes hashed against their manifest digests */
     uint64_t segments_partial;         /* lane segments read in part (a point read's frames) */
     /* where the bytes went, reads and bytes each (RFC-0006 §13.4 cold-open costs): CURRENT,
-    ** the manifest, directory shards (their digest check and their decode), data-file
+    ** the manifest, directory shards and content directories (their digest check and their
+    ** decode; a content directory only when a value is hydrated), data-file
     ** footers (the Vortex tail and postscript, and the manifest-digest check of the tail),
     ** segment digest tables (head and the pages used), lane segments */
     pch_vxp_io_part current, manifest, directory, footer, segment_tables, lanes;

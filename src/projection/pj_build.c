@@ -163,6 +163,8 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         b->o.threads = n < 1 ? 1 : n > 8 ? 8 : (uint32_t)n;
     }
+    if (b->o.dedup_min_bytes == PCH_VXP_DEDUP_DEFAULT)
+        b->o.dedup_min_bytes = pch_rfile_is_remote(root) ? 0 : PCH_VXP_DEDUP_LOCAL;
     b->t0 = pch_time_mono();
     pch_buf_init(&b->cur_raw, ctx);
     pch_buf_init(&p, ctx);

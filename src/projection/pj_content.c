@@ -399,29 +399,94 @@ typedef struct openpack {
 ** stored external content (§9.4; an incremental sync adds its own, §11.2); an id is looked up
 ** newest first. */
 typedef struct cdir {
+    pch_buf file;               /* the file's bytes (the decoded arrays may borrow them) */
     pch_vx_array *dir;
     pch_vx_dtype *dir_dt;
     const pch_vx_array *ids, *packs, *rows, *raw;
     uint64_t n;
 } cdir;
 
+/* Hydrated values kept by content id. A value is external chiefly because it repeats
+** (--dedup-min), so a scan or a training read hydrates the same few values again and again;
+** each is read and checked (§9.5) once, then copied from here. Bounded by BLOB_CACHE_BYTES:
+** when the next value would pass it, the cache is emptied and starts again. */
+#define BLOB_CACHE_BYTES ((size_t)64 << 20)
+typedef struct hslot {
+    uint8_t id[32];
+    uint8_t *p;                 /* NULL: empty slot */
+    size_t n;
+} hslot;
+
 struct pj_blobs {
+    hslot *hc;                  /* open addressing, capacity a power of two */
+    size_t hc_cap, hc_n, hc_bytes;
     pch_ctx *ctx;
     char *root;
-    uint64_t n;                 /* rows over every directory */
+    const pch_json_value *cd;   /* the manifest's content_directory (borrowed) */
+    uint64_t n;                 /* rows over every directory (the manifest's) */
     cdir *d;
-    size_t nd;
+    size_t nd;                  /* directories loaded: all of cd's, or none while lazy */
+    uint64_t reads, bytes;      /* directory files read, not yet counted in a query's stats */
     openpack open[8];           /* small cache of open packs (footers read once) */
     unsigned next_slot;
 };
 
+static void hc_clear(pj_blobs *b)
+{
+    for (size_t i = 0; i < b->hc_cap; i++) pch_free(b->ctx, b->hc[i].p);
+    pch_free(b->ctx, b->hc);
+    b->hc = NULL;
+    b->hc_cap = b->hc_n = b->hc_bytes = 0;
+}
+
+static hslot *hc_find(const pj_blobs *b, const uint8_t id[32])
+{
+    if (!b->hc_cap) return NULL;
+    for (size_t i = (size_t)pch_load_le64(id) & (b->hc_cap - 1);; i = (i + 1) & (b->hc_cap - 1)) {
+        if (!b->hc[i].p) return NULL;
+        if (memcmp(b->hc[i].id, id, 32) == 0) return &b->hc[i];
+    }
+}
+
+/* Keep a copy of a checked value (best effort: no memory, no copy). */
+static void hc_put(pj_blobs *b, const uint8_t id[32], const uint8_t *p, size_t n)
+{
+    uint8_t *c;
+    size_t i;
+    if (n == 0 || n > BLOB_CACHE_BYTES / 4) return;
+    if (b->hc_bytes + n > BLOB_CACHE_BYTES) hc_clear(b);
+    if ((b->hc_n + 1) * 2 > b->hc_cap) {
+        size_t nc = b->hc_cap ? b->hc_cap * 2 : 256;
+        hslot *nh = pch_calloc(b->ctx, nc, sizeof *nh);
+        if (!nh) return;
+        for (size_t k = 0; k < b->hc_cap; k++) {
+            if (!b->hc[k].p) continue;
+            for (i = (size_t)pch_load_le64(b->hc[k].id) & (nc - 1); nh[i].p; i = (i + 1) & (nc - 1)) {}
+            nh[i] = b->hc[k];
+        }
+        pch_free(b->ctx, b->hc);
+        b->hc = nh;
+        b->hc_cap = nc;
+    }
+    if (!(c = pch_malloc(b->ctx, n))) return;
+    memcpy(c, p, n);
+    for (i = (size_t)pch_load_le64(id) & (b->hc_cap - 1); b->hc[i].p; i = (i + 1) & (b->hc_cap - 1)) {}
+    memcpy(b->hc[i].id, id, 32);
+    b->hc[i].p = c;
+    b->hc[i].n = n;
+    b->hc_n++;
+    b->hc_bytes += n;
+}
+
 void pj_blobs_free(pj_blobs *b)
 {
     if (!b) return;
+    hc_clear(b);
     for (int i = 0; i < 8; i++) pch_vx_file_free(b->open[i].f);
     for (size_t i = 0; i < b->nd; i++) {
         pch_vx_array_free(b->d[i].dir);
         pch_vx_dtype_free(b->d[i].dir_dt);
+        pch_buf_dispose(&b->d[i].file);
     }
     pch_free(b->ctx, b->d);
     free(b->root);
@@ -437,26 +502,31 @@ static bool hex_id(const char *s, size_t n)
     return true;
 }
 
-/* Load content directory file `item` of the manifest into c (digest, rows and order checked). */
+/* Load content directory file `item` of the manifest into c (digest, rows and order checked):
+** one read, the bytes checked against the manifest, then decoded from memory. */
 static int cdir_load(pj_blobs *b, const pch_json_value *item, cdir *c, pch_error *err)
 {
     pch_ctx *ctx = b->ctx;
     pch_vx_file *f = NULL;
     pch_buf path;
     char rel[128], want[80], got[80];
-    uint64_t bytes, rows;
+    uint64_t rows;
     int rc = PCH_OK;
     if (!pj_json_str(item, "path", rel, sizeof rel) || !pj_json_str(item, "digest", want, sizeof want) ||
         !pj_json_u64(item, "rows", &rows))
         return pch_error_set(err, PCH_ECORRUPT, "manifest: content_directory entry lacks path, digest or rows");
     PCH_TRY(pj_path_check(rel, strlen(rel), err));
     pch_buf_init(&path, ctx);
+    pch_buf_init(&c->file, ctx);
     pch_buf_printf(&path, "%s/%s", b->root, rel);
     if (path.oom) return nomem(err);
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
-    CK(pj_file_digest((const char *)path.data, got, &bytes, err));
+    CK(pch_rfile_read_all(ctx, &c->file, (const char *)path.data, (size_t)1 << 30, err));
+    b->reads++;
+    b->bytes += c->file.len;
+    pj_bytes_digest(got, c->file.data, c->file.len);
     if (strcmp(got, want) != 0) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: digest %s, manifest says %s", rel, got, want); goto done; }
-    CK(pch_vx_file_open(&f, ctx, (const char *)path.data, err));
+    CK(pch_vx_file_open_mem(&f, ctx, c->file.data, c->file.len, err));
     if (pch_vx_file_row_count(f) != rows) { rc = pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, rel, pch_vx_file_row_count(f), rows); goto done; }
     CK(pch_vx_file_scan(f, NULL, &c->dir, &c->dir_dt, err));
     if (c->dir_dt->n_fields != 4 || c->dir->children[0]->dtype->kind != PCH_VX_BINARY ||
@@ -486,21 +556,48 @@ done:
     return rc;
 }
 
-int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, pch_error *err)
+/* Every content directory of the manifest, once (§9.4). */
+static int blobs_load(pj_blobs *b, pch_error *err)
+{
+    if (b->nd || !b->cd || !b->cd->n) return PCH_OK;
+    if (!(b->d = pch_calloc(b->ctx, b->cd->n, sizeof *b->d))) return nomem(err);
+    for (uint32_t i = 0; i < b->cd->n; i++) {
+        int rc = cdir_load(b, &b->cd->u.items[i], &b->d[i], err);
+        b->nd = i + 1;
+        if (rc < 0) {   /* none kept: the next hydration tries again and fails the same way */
+            for (size_t k = 0; k < b->nd; k++) {
+                pch_vx_array_free(b->d[k].dir);
+                pch_vx_dtype_free(b->d[k].dir_dt);
+                pch_buf_dispose(&b->d[k].file);
+            }
+            pch_free(b->ctx, b->d);
+            b->d = NULL;
+            b->nd = 0;
+            return rc;
+        }
+    }
+    return PCH_OK;
+}
+
+int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest, bool lazy,
+                  pch_error *err)
 {
     const pch_json_value *cd = pj_json_member(manifest, "content_directory", PCH_JSON_ARRAY);
     pj_blobs *b;
+    int rc;
     *out = NULL;
     if (!(b = pch_calloc(ctx, 1, sizeof *b)) || !(b->root = strdup(root))) { pch_free(ctx, b); return nomem(err); }
     b->ctx = ctx;
-    if (!cd || cd->n == 0) { *out = b; return PCH_OK; }
-    if (!(b->d = pch_calloc(ctx, cd->n, sizeof *b->d))) { pj_blobs_free(b); return nomem(err); }
-    for (uint32_t i = 0; i < cd->n; i++) {
-        int rc = cdir_load(b, &cd->u.items[i], &b->d[i], err);
-        b->nd = i + 1;
-        if (rc < 0) { pj_blobs_free(b); return rc; }
-        b->n += b->d[i].n;
+    b->cd = cd;
+    for (uint32_t i = 0; cd && i < cd->n; i++) {
+        uint64_t rows;
+        if (!pj_json_u64(&cd->u.items[i], "rows", &rows) || rows > UINT64_MAX - b->n) {
+            pj_blobs_free(b);
+            return pch_error_set(err, PCH_ECORRUPT, "manifest: content_directory entry %u lacks its rows", i);
+        }
+        b->n += rows;
     }
+    if (!lazy && (rc = blobs_load(b, err)) < 0) { pj_blobs_free(b); return rc; }
     *out = b;
     return PCH_OK;
 }
@@ -558,7 +655,20 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
     size_t pn;
     uint8_t got[32];
     int rc;
+    const hslot *hit = b ? hc_find(b, id) : NULL;
+    if (hit) {
+        if (pch_buf_append(out, hit->p, hit->n) < 0) return nomem(err);
+        if (st) st->cache_hits++;
+        return PCH_OK;
+    }
     pch_hex_encode(hex, id, 32);
+    if (b && !b->nd && b->n) {
+        rc = blobs_load(b, err);
+        if (st) { st->directory.reads += b->reads; st->directory.bytes += b->bytes; st->bytes_checked += b->bytes; }
+        b->reads = b->bytes = 0;
+        PCH_TRY(rc);
+        k = lookup(b, id, &cd);
+    }
     if (k < 0) return pch_error_set(err, PCH_ECORRUPT, "content blake3:%s is not in the content directory (dangling reference)", hex);
     memcpy(pack_id, cd->packs->data + cd->packs->offsets[k], 32);
     pack_id[32] = 0;
@@ -610,6 +720,7 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
         if (memcmp(got, id, 32) != 0) { pch_error_set(err, rc, "blake3:%s: payload hash mismatch (blobs/%s.vortex row %" PRIu64 ")", hex, pack_id, row); goto done; }
         out->len = base + (size_t)raw;
         out->data[out->len] = 0;
+        hc_put(b, id, out->data + base, (size_t)raw);
     }
     if (st) { st->blobs_hydrated++; st->blob_bytes += raw; }
     rc = PCH_OK;

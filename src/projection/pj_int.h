@@ -188,15 +188,18 @@ int pj_content_finish(pj_content *c, const char *snapshot_id, pch_buf *packs_jso
 size_t pj_content_n_files(const pj_content *c);
 const char *pj_content_file(const pj_content *c, size_t i);
 
-/* Reader side: content directory loaded from a snapshot; fetches and checks values. */
+/* Reader side: content directory of a snapshot; fetches and checks values. lazy: the
+** directory files are read at the first hydration, not at the open (a point read of a
+** trajectory without external content reads none of them); manifest must outlive b. */
 typedef struct pj_blobs pj_blobs;
 int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest,
-                  pch_error *err);
+                  bool lazy, pch_error *err);
 void pj_blobs_free(pj_blobs *b);
-/* Hydrate one value: checks BLAKE3, raw length and codec (§9.5). out appended. */
+/* Hydrate one value: checks BLAKE3, raw length and codec (§9.5). out appended. The
+** directory files read on the way are counted in st->directory. */
 int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_stats *st,
                  pch_error *err);
-/* Number of directory entries, and entry i (verify). */
+/* Number of directory entries (the manifest's rows: nothing is read), and entry i (verify). */
 uint64_t pj_blobs_count(const pj_blobs *b);
 int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t *n,
                        pch_error *err);

@@ -1102,7 +1102,7 @@ static int load_page(pch_vxp_snapshot *s, const entry *e, uint32_t k, uint64_t *
 static int ensure_blobs(pch_vxp_snapshot *s, pch_error *err)
 {
     if (s->blobs_loaded) return PCH_OK;
-    PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, err));
+    PCH_TRY(pj_blobs_open(&s->blobs, s->ctx, s->root, s->m, true, err));
     s->blobs_loaded = true;
     return PCH_OK;
 }

@@ -50,6 +50,13 @@ seq_of() { "$P" objects cat "$1/CURRENT" | python3 -c 'import json,sys; print(js
 run build 0 "$VX" build --from "$IN" --to "$R" --quiet
 run build-local 0 "$VXL" build --from "$IN" --to "$L" --quiet
 [ "$(seq_of "$R")" = 1 ] && ok || bad "first build: sequence $(seq_of "$R"), expected 1"
+# repeated content is stored once on a local root by default (--dedup-min 256) and not on
+# object storage, where each external value a point read hydrates is a request of its own
+mjson() { python3 -c 'import json,sys; print(json.load(sys.stdin)["manifest"])'; }
+ddmin() { python3 -c 'import json,sys; print(json.load(sys.stdin)["layout"]["dedup_min_bytes"])'; }
+d_s3=$("$P" objects cat "$R/$("$P" objects cat "$R/CURRENT" | mjson)" | ddmin)
+d_local=$(ddmin < "$L/$(mjson < "$L/CURRENT")")
+[ "$d_s3" = 0 ] && [ "$d_local" = 256 ] && ok || bad "default dedup-min: S3 root $d_s3 (want 0), local root $d_local (want 256)"
 run verify 0 "$VX" verify "$R"
 has verify "$T/verify.err" 'healthy'
 run export 0 "$VX" export --from "$R" --output-format atif --to "$T/exp-s3"
