@@ -1207,6 +1207,50 @@ for verb in build get export verify inspect bench-get; do
     run "help-$verb" 0 "$VX" $verb --help && has "help-$verb" "$T/help-$verb.out" '^usage: '
 done
 
+# ================================================================ 5b. repeated content
+# The default --dedup-min 256 on a local root: a value seen twice before goes to a blob pack,
+# stored once (docs/vortex-projection.md §4). rep-1..rep-4 share a 600-byte message (rep-4
+# twice), rep-5 repeats nothing: the first two sightings stay inline, the third is stored,
+# the fourth and fifth are references.
+D=$T/rep-in; mkdir -p "$D"
+"$PY" - "$D" <<'PY'
+import json, sys
+rep = "A long instruction that every run of this task repeats word for word. " * 9
+for i in range(1, 6):
+    steps = [{"step_id": 1, "source": "user", "message": rep if i < 5 else "hello %d" % i},
+             {"step_id": 2, "source": "agent", "message": "run %d answers in its own words, once." % i}]
+    if i == 4: steps.append({"step_id": 3, "source": "user", "message": rep})
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "rep-%d" % i, "agent": {"name": "a", "version": "1"}, "steps": steps}
+    open("%s/rep-%d.json" % (sys.argv[1], i), "w").write(json.dumps(doc))
+PY
+RP=$T/rep; RP0=$T/rep-off
+if build rep "$RP" --from "$D" --quiet && build rep-off "$RP0" --from "$D" --dedup-min 0 --quiet; then
+    [ "$(mval "$RP" /layout/dedup_min_bytes)" = 256 ] && [ "$(mval "$RP" /counts/blobs)" = 1 ] && [ "$(mval "$RP" /bytes/dedup_hits)" = 2 ] && ok ||
+        bad "rep: expected dedup-min 256, 1 blob, 2 dedup hits: $(vp json "$(manifest "$RP")" /counts) $(vp json "$(manifest "$RP")" /bytes)"
+    [ "$(mval "$RP0" /counts/blobs)" = 0 ] && ok || bad "rep-off: --dedup-min 0 stored $(mval "$RP0" /counts/blobs) blobs"
+    roundtrip rep "$RP" "$D" 5
+    verify_ok rep "$RP"
+    # a point read reads the content directory only when it hydrates a value, and hydrates a
+    # value it meets twice once
+    run rep-get4 0 "$VX" get "$RP" rep-4 --compact --stats && chk "get rep-4" vp get "$T/rep-get4.out" "$D/rep-4.json"
+    has "rep-4: one hydration for two references" "$T/rep-get4.err" ' blobs=1/630 '
+    has "rep-4: the shard and the content directory" "$T/rep-get4.err" ' directory=2/'
+    run rep-get5 0 "$VX" get "$RP" rep-5 --compact --stats && chk "get rep-5" vp get "$T/rep-get5.out" "$D/rep-5.json"
+    has "rep-5: no content directory read" "$T/rep-get5.err" ' directory=1/.* blobs=0/0 '
+    # training reads give the same answer with and without the repeats stored once
+    run rep-sft 0 "$VX" sft "$RP" --format messages
+    run rep-sft-off 0 "$VX" sft "$RP0" --format messages
+    cmp -s "$T/rep-sft.out" "$T/rep-sft-off.out" && [ -s "$T/rep-sft.out" ] && ok || bad "rep: sft lines differ with --dedup-min 0"
+    # a damaged content directory fails the read that needs it, and only that one
+    cd_file=$RP/$(vp json "$(manifest "$RP")" /content_directory/0/path)
+    vp flip "$cd_file" mid
+    run rep-dmg4 1 "$VX" get "$RP" rep-4 --compact
+    has "rep: a damaged content directory is named" "$T/rep-dmg4.err" 'directories/content/.*digest'
+    run rep-dmg5 0 "$VX" get "$RP" rep-5 --compact && chk "rep-5 reads past a damaged content directory" vp get "$T/rep-dmg5.out" "$D/rep-5.json"
+    run rep-dmg-verify 1 "$VX" verify "$RP"
+    hasf "rep: verify reports the content directory" "$T/rep-dmg-verify.out" 'directories/content'
+fi
+
 # ================================================================ 6. structure check
 files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*'
           [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex') | sort)
