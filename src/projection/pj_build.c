@@ -291,6 +291,7 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
 }
 
 void pj_builder_delta(pch_vxp_builder *b, pj_delta *d) { b->delta = d; }
+void pj_builder_parent_blobs(pch_vxp_builder *b, pj_blobs *parent) { pj_content_parent(b->content, parent); }
 
 const pj_current *pj_builder_parent(const pch_vxp_builder *b, bool *had)
 {

@@ -41,6 +41,7 @@ struct pj_content {
     uint8_t *seen_n;                  /* seen[k]'s sightings after its first */
     size_t n_seen, cap_seen;          /* open addressing; capacity bounded by dedup_index_bytes */
     bool seen_full;
+    pj_blobs *parent;                 /* the parent snapshot's external content (a sync) */
     char **files;                     /* staged files to publish, relative to root */
     size_t n_files;
     pch_vxp_build_stats st;           /* hot/cold/external bytes, dedup hits, blobs */
@@ -92,6 +93,8 @@ static int add_file(pj_content *c, const char *rel, pch_error *err)
     c->n_files++;
     return PCH_OK;
 }
+
+void pj_content_parent(pj_content *c, pj_blobs *parent) { c->parent = parent; }
 
 size_t pj_content_n_files(const pj_content *c) { return c->n_files; }
 const char *pj_content_file(const pj_content *c, size_t i) { return i < c->n_files ? c->files[i] : NULL; }
@@ -301,8 +304,13 @@ int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type,
         *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK;
     }
     if (asset || n >= c->o->cold_max_bytes || (c->o->dedup_min_bytes && n >= c->o->dedup_min_bytes)) {
+        bool reuse;
         pch_blake3_hash(id, p, n);
-        if (find(c, id) >= 0) {
+        reuse = find(c, id) >= 0;
+        /* a sync: the parent already stores it (an asset keeps its own media type) */
+        if (!reuse && !asset && c->parent && (c->o->dedup_min_bytes || n >= c->o->cold_max_bytes))
+            PCH_TRY(pj_blobs_has(c->parent, id, &reuse, err));
+        if (reuse) {
             *tier = PJ_TIER_EXTERNAL;
             c->st.external_bytes += n;
             c->st.dedup_hits++;
@@ -616,6 +624,16 @@ static int64_t lookup(const pj_blobs *b, const uint8_t id[32], const cdir **c)
         }
     }
     return -1;
+}
+
+int pj_blobs_has(pj_blobs *b, const uint8_t id[32], bool *has, pch_error *err)
+{
+    const cdir *cd;
+    *has = false;
+    if (!b || !b->n) return PCH_OK;
+    PCH_TRY(blobs_load(b, err));
+    *has = lookup(b, id, &cd) >= 0;
+    return PCH_OK;
 }
 
 static int pack_file(pj_blobs *b, const char *pack_id, pch_vx_file **f, pch_vxp_query_stats *st, pch_error *err)

@@ -184,6 +184,11 @@ void pj_content_free(pj_content *c);
 ** Appends manifest JSON fragments for packs and the directory to packs_json / dir_json. */
 int pj_content_finish(pj_content *c, const char *snapshot_id, pch_buf *packs_json,
                       pch_buf *dir_json, pch_vxp_build_stats *st, pch_error *err);
+typedef struct pj_blobs pj_blobs;   /* reader side, below */
+/* An incremental sync's content writer also reuses what the parent snapshot already stores
+** externally (its packs stay listed in the new manifest): a value of at least dedup_min
+** bytes whose id parent has becomes a reference, not a new copy. parent must outlive c. */
+void pj_content_parent(pj_content *c, pj_blobs *parent);
 /* Names of the staged files to publish, in order (packs first, then the directory). */
 size_t pj_content_n_files(const pj_content *c);
 const char *pj_content_file(const pj_content *c, size_t i);
@@ -191,7 +196,6 @@ const char *pj_content_file(const pj_content *c, size_t i);
 /* Reader side: content directory of a snapshot; fetches and checks values. lazy: the
 ** directory files are read at the first hydration, not at the open (a point read of a
 ** trajectory without external content reads none of them); manifest must outlive b. */
-typedef struct pj_blobs pj_blobs;
 int pj_blobs_open(pj_blobs **out, pch_ctx *ctx, const char *root, const pch_json_value *manifest,
                   bool lazy, pch_error *err);
 void pj_blobs_free(pj_blobs *b);
@@ -199,6 +203,8 @@ void pj_blobs_free(pj_blobs *b);
 ** directory files read on the way are counted in st->directory. */
 int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_stats *st,
                  pch_error *err);
+/* Whether id is in b's content directories (read now if not yet). */
+int pj_blobs_has(pj_blobs *b, const uint8_t id[32], bool *has, pch_error *err);
 /* Number of directory entries (the manifest's rows: nothing is read), and entry i (verify). */
 uint64_t pj_blobs_count(const pj_blobs *b);
 int pj_blobs_check_all(pj_blobs *b, pch_vxp_finding_cb cb, void *payload, size_t *n,
@@ -467,6 +473,8 @@ int pj_layout_options(const pch_json_value *m, pch_vxp_build_options *bo, char *
                       pch_error *err);
 /* Make b's commit an incremental one (d must outlive the commit). */
 void pj_builder_delta(pch_vxp_builder *b, pj_delta *d);
+/* Values the parent snapshot stores externally are reused (pj_content_parent). */
+void pj_builder_parent_blobs(pch_vxp_builder *b, pj_blobs *parent);
 /* Put a live entry of a kept file (file_id) into b's directory as it is (compaction). */
 int pj_builder_carry(pch_vxp_builder *b, const pj_entry_view *v, const char *file_id, pch_error *err);
 /* Compaction: copy row `row` of a decoded parent cluster (root, lanes bound in r) as it is;

@@ -442,6 +442,11 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     pj_task_start(&x.docs, docs_load, &x, !pch_rfile_is_remote(root));
     if (pch_rfile_is_remote(root)) CK(pj_task_join(&x.docs, err));
     CK(pch_vxp_builder_open(&x.b, ctx, root, &bo, err));
+    {   /* repeats of what the parent stores externally become references (§9.3) */
+        pj_blobs *pb;
+        CK(pj_snapshot_blobs(ps, &pb, err));
+        pj_builder_parent_blobs(x.b, pb);
+    }
     bcur = pj_builder_parent(x.b, &had);
     if (!had || strcmp(bcur->snapshot_id, cur.snapshot_id) != 0) {
         rc = pch_error_set(err, PCH_EEXISTS, "stale commit: CURRENT changed while the sync started (now %s); nothing published", had ? bcur->snapshot_id : "absent");

@@ -1241,6 +1241,15 @@ if build rep "$RP" --from "$D" --quiet && build rep-off "$RP0" --from "$D" --ded
     run rep-sft 0 "$VX" sft "$RP" --format messages
     run rep-sft-off 0 "$VX" sft "$RP0" --format messages
     cmp -s "$T/rep-sft.out" "$T/rep-sft-off.out" && [ -s "$T/rep-sft.out" ] && ok || bad "rep: sft lines differ with --dedup-min 0"
+    # a sync reuses what the parent stores externally: rep-6 repeats the stored value
+    cp -r "$D" "$T/rep-in2"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); d["session_id"]="rep-6"; json.dump(d, open(sys.argv[2], "w"))' "$D/rep-3.json" "$T/rep-in2/rep-6.json"
+    run rep-sync 0 "$VX" sync --from "$T/rep-in2" --to "$RP" --quiet
+    [ "$(mval "$RP" /counts/blobs)" = 1 ] && [ "$(mval "$RP" /bytes/dedup_hits)" = 3 ] && ok ||
+        bad "rep-sync: expected the parent's blob reused (1 blob, 3 dedup hits): $(vp json "$(manifest "$RP")" /counts) $(vp json "$(manifest "$RP")" /bytes)"
+    run rep-get6 0 "$VX" get "$RP" rep-6 --compact --stats && chk "get rep-6" vp get "$T/rep-get6.out" "$T/rep-in2/rep-6.json"
+    has "rep-6: hydrated from the parent's pack" "$T/rep-get6.err" ' blobs=1/630 '
+    verify_ok rep-sync "$RP"
     # a damaged content directory fails the read that needs it, and only that one
     cd_file=$RP/$(vp json "$(manifest "$RP")" /content_directory/0/path)
     vp flip "$cd_file" mid
