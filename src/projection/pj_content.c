@@ -308,8 +308,7 @@ int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type,
         pch_blake3_hash(id, p, n);
         reuse = find(c, id) >= 0;
         /* a sync: the parent already stores it (an asset keeps its own media type) */
-        if (!reuse && !asset && c->parent && (c->o->dedup_min_bytes || n >= c->o->cold_max_bytes))
-            PCH_TRY(pj_blobs_has(c->parent, id, &reuse, err));
+        if (!reuse && !asset && c->parent) PCH_TRY(pj_blobs_has(c->parent, id, &reuse, err));
         if (reuse) {
             *tier = PJ_TIER_EXTERNAL;
             c->st.external_bytes += n;
