@@ -59,7 +59,7 @@ typedef struct pch_vxp_build_options {
                                    ** 64 KiB frame), off on object storage (each external
                                    ** value a point read hydrates is a request of its own:
                                    ** docs/vortex-projection.md §8, "Repeated content") */
-    uint64_t dedup_index_bytes;    /* memory for the ids of values seen once, default 64 MiB */
+    uint64_t dedup_index_bytes;    /* memory for the values seen (8 bytes each), default 64 MiB */
     int prompt_prefix;             /* 1 (default): prompt ids that share long prefixes go into
                                    ** the prompt-prefix lanes where that saves >= 20 % (§8.2);
                                    ** 0: every prompt in the plain list lane */

@@ -37,8 +37,7 @@ struct pj_content {
     size_t n, cap;
     uint32_t *slots;                  /* open-addressing set over e (index + 1) */
     size_t n_slots;
-    uint8_t (*seen)[32];              /* ids of values seen inline (repeat detection, §9.3) */
-    uint8_t *seen_n;                  /* seen[k]'s sightings after its first */
+    uint64_t *seen;                   /* values seen inline: id bits + sightings (seen_before) */
     size_t n_seen, cap_seen;          /* open addressing; capacity bounded by dedup_index_bytes */
     bool seen_full;
     pj_blobs *parent;                 /* the parent snapshot's external content (a sync) */
@@ -80,7 +79,6 @@ void pj_content_free(pj_content *c)
     pch_free(c->ctx, c->e);
     pch_free(c->ctx, c->slots);
     pch_free(c->ctx, c->seen);
-    pch_free(c->ctx, c->seen_n);
     pch_free(c->ctx, c);
 }
 
@@ -247,47 +245,41 @@ done:
 #define EXTERNAL_AFTER_SIGHTINGS 2
 
 /* Remember that id was seen; true if it had been seen EXTERNAL_AFTER_SIGHTINGS times
-** before. The set stops growing at dedup_index_bytes (values first seen after that are
-** simply not deduplicated). */
+** before. A slot keeps the first 62 bits of the id and, in its low 2 bits, the sightings so
+** far (1 or more, so a used slot is never 0). Two ids that share those bits count as one:
+** that can only send a value external early, never make a wrong reference (a reference is
+** the whole id, §9.4). The set stops growing at dedup_index_bytes (values first seen after
+** that are simply not deduplicated). */
 static bool seen_before(pj_content *c, const uint8_t id[32])
 {
-    static const uint8_t zero[32];
+    uint64_t key = pch_load_le64(id) & ~(uint64_t)3;
     size_t mask, k;
     if (!c->cap_seen) {
         size_t cap = 4096;
-        if (c->seen_full || !(c->seen = pch_calloc(c->ctx, cap, 32)) || !(c->seen_n = pch_calloc(c->ctx, cap, 1))) {
-            pch_free(c->ctx, c->seen);
-            c->seen = NULL;
-            c->seen_full = true;
-            return false;
-        }
+        if (c->seen_full || !(c->seen = pch_calloc(c->ctx, cap, sizeof *c->seen))) { c->seen_full = true; return false; }
         c->cap_seen = cap;
     }
     mask = c->cap_seen - 1;
-    for (k = (size_t)(pch_load_le64(id) & mask);; k = (k + 1) & mask) {
-        if (memcmp(c->seen[k], zero, 32) == 0) break;
-        if (memcmp(c->seen[k], id, 32) == 0) {
-            if (c->seen_n[k] + 1u >= EXTERNAL_AFTER_SIGHTINGS) return true;
-            c->seen_n[k]++;
-            return false;
-        }
+    for (k = (size_t)(key >> 2) & mask; c->seen[k]; k = (k + 1) & mask) {
+        if ((c->seen[k] & ~(uint64_t)3) != key) continue;
+        if ((c->seen[k] & 3) >= EXTERNAL_AFTER_SIGHTINGS) return true;
+        c->seen[k]++;
+        return false;
     }
     if (c->seen_full) return false;
-    memcpy(c->seen[k], id, 32);
+    c->seen[k] = key | 1;
     if (++c->n_seen * 2 > c->cap_seen) {
         size_t nc = c->cap_seen * 2;
-        uint8_t (*ns)[32], *nn;
-        if (nc * 33 > c->o->dedup_index_bytes || !(ns = pch_calloc(c->ctx, nc, 32))) { c->seen_full = true; return false; }
-        if (!(nn = pch_calloc(c->ctx, nc, 1))) { pch_free(c->ctx, ns); c->seen_full = true; return false; }
+        uint64_t *ns;
+        if (nc * sizeof *ns > c->o->dedup_index_bytes || !(ns = pch_calloc(c->ctx, nc, sizeof *ns))) { c->seen_full = true; return false; }
         for (size_t i = 0; i < c->cap_seen; i++) {
-            if (memcmp(c->seen[i], zero, 32) == 0) continue;
-            for (size_t j = (size_t)(pch_load_le64(c->seen[i]) & (nc - 1));; j = (j + 1) & (nc - 1))
-                if (memcmp(ns[j], zero, 32) == 0) { memcpy(ns[j], c->seen[i], 32); nn[j] = c->seen_n[i]; break; }
+            size_t j;
+            if (!c->seen[i]) continue;
+            for (j = (size_t)(c->seen[i] >> 2) & (nc - 1); ns[j]; j = (j + 1) & (nc - 1)) {}
+            ns[j] = c->seen[i];
         }
         pch_free(c->ctx, c->seen);
-        pch_free(c->ctx, c->seen_n);
         c->seen = ns;
-        c->seen_n = nn;
         c->cap_seen = nc;
     }
     return false;
