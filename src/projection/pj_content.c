@@ -477,17 +477,25 @@ static void hc_put(pj_blobs *b, const uint8_t id[32], const uint8_t *p, size_t n
     b->hc_bytes += n;
 }
 
-void pj_blobs_free(pj_blobs *b)
+/* Drop the loaded content directories (back to "not loaded"). */
+static void cdirs_free(pj_blobs *b)
 {
-    if (!b) return;
-    hc_clear(b);
-    for (int i = 0; i < 8; i++) pch_vx_file_free(b->open[i].f);
     for (size_t i = 0; i < b->nd; i++) {
         pch_vx_array_free(b->d[i].dir);
         pch_vx_dtype_free(b->d[i].dir_dt);
         pch_buf_dispose(&b->d[i].file);
     }
     pch_free(b->ctx, b->d);
+    b->d = NULL;
+    b->nd = 0;
+}
+
+void pj_blobs_free(pj_blobs *b)
+{
+    if (!b) return;
+    hc_clear(b);
+    for (int i = 0; i < 8; i++) pch_vx_file_free(b->open[i].f);
+    cdirs_free(b);
     free(b->root);
     pch_free(b->ctx, b);
 }
@@ -564,14 +572,7 @@ static int blobs_load(pj_blobs *b, pch_error *err)
         int rc = cdir_load(b, &b->cd->u.items[i], &b->d[i], err);
         b->nd = i + 1;
         if (rc < 0) {   /* none kept: the next hydration tries again and fails the same way */
-            for (size_t k = 0; k < b->nd; k++) {
-                pch_vx_array_free(b->d[k].dir);
-                pch_vx_dtype_free(b->d[k].dir_dt);
-                pch_buf_dispose(&b->d[k].file);
-            }
-            pch_free(b->ctx, b->d);
-            b->d = NULL;
-            b->nd = 0;
+            cdirs_free(b);
             return rc;
         }
     }
@@ -658,7 +659,7 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
     pch_vx_dtype *dt = NULL;
     char pack_id[33], hex[65];
     const cdir *cd = NULL;
-    int64_t k = b ? lookup(b, id, &cd) : -1;
+    int64_t k;
     uint64_t row, raw, stored, codec;
     const uint8_t *pl;
     size_t pn;
@@ -676,8 +677,8 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
         if (st) { st->directory.reads += b->reads; st->directory.bytes += b->bytes; st->bytes_checked += b->bytes; }
         b->reads = b->bytes = 0;
         PCH_TRY(rc);
-        k = lookup(b, id, &cd);
     }
+    k = b ? lookup(b, id, &cd) : -1;
     if (k < 0) return pch_error_set(err, PCH_ECORRUPT, "content blake3:%s is not in the content directory (dangling reference)", hex);
     memcpy(pack_id, cd->packs->data + cd->packs->offsets[k], 32);
     pack_id[32] = 0;
