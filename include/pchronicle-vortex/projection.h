@@ -67,13 +67,19 @@ typedef struct pch_vxp_build_options {
                                    ** trajectory boundary after this many payload bytes, so a
                                    ** point read decompresses only its own frames (§7.2,
                                    ** §13.4); 0 = one frame per lane chunk. Default 64 KiB */
+    uint64_t zstd_dict_bytes;      /* a framed lane chunk of at least 64 x this many payload
+                                   ** bytes trains a zstd dictionary of at most this size that
+                                   ** its frames share (standard vortex.zstd, §7.2): the
+                                   ** repeats small frames cannot see. 0 = none */
 } pch_vxp_build_options;
-#define PCH_VXP_BUILD_OPTIONS_VERSION 3
+#define PCH_VXP_BUILD_OPTIONS_VERSION 4
 #define PCH_VXP_DEDUP_DEFAULT UINT64_MAX   /* dedup_min_bytes: 256 local, 0 on object storage */
 #define PCH_VXP_DEDUP_LOCAL 256
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 32u << 20, 256u << 20, 1024, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10 }
+        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10, PCH_VXP_ZSTD_DICT_DEFAULT }
+#define PCH_VXP_ZSTD_DICT_DEFAULT 0
+#define PCH_VXP_ZSTD_DICT_MAX (1u << 20)
 
 /* Write metrics of a build (§20.1). */
 typedef struct pch_vxp_build_stats {

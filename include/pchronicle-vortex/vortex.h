@@ -189,9 +189,16 @@ typedef struct pch_vx_write_options {
                                ** zeroed before the first file; NULL = each file starts afresh.
                                ** The choice of FSST depends on it, so files can differ. */
     size_t fsst_memo_len;
+    uint32_t zstd_dict_bytes;  /* options version 5: a framed vortex.zstd array (frame_bytes) of
+                               ** at least PCH_VX_ZSTD_DICT_RATIO x this many payload bytes
+                               ** trains a zstd dictionary of at most this size, shared by its
+                               ** frames (ZstdMetadata.dictionary_size: standard Vortex); frames
+                               ** of 64 KiB lose the repeats a single frame would share, and the
+                               ** dictionary wins much of that back. 0 = none. */
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 4
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 5
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0 }
+#define PCH_VX_ZSTD_DICT_RATIO 64
 
 /* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */
 typedef struct pch_vx_enc_count {

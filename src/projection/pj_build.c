@@ -151,6 +151,8 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         return pch_error_set(err, PCH_EINVAL, "projection: cluster, file, pack and shard sizes must be positive");
     if (opts->frame_bytes > ((uint64_t)1 << 30))
         return pch_error_set(err, PCH_EINVAL, "projection: frame size %" PRIu64 " above 1 GiB", opts->frame_bytes);
+    if (opts->zstd_dict_bytes > PCH_VXP_ZSTD_DICT_MAX)
+        return pch_error_set(err, PCH_EINVAL, "projection: zstd dictionary size %" PRIu64 " above %u", opts->zstd_dict_bytes, PCH_VXP_ZSTD_DICT_MAX);
     if (opts->partition && (!opts->partition[0] || strchr(opts->partition, '/') || strcmp(opts->partition, ".") == 0 ||
                             strcmp(opts->partition, "..") == 0 || strlen(opts->partition) > 64))
         return pch_error_set(err, PCH_EINVAL, "projection: partition '%s' must be one path segment", opts->partition);
@@ -413,6 +415,7 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     wo.zone_len = 256;   /* zone statistics every 256 trajectories on every scalar lane (§14.1) */
     wo.threads = b->o.threads;
     wo.frame_bytes = (uint32_t)b->o.frame_bytes;   /* a chunk's rows are whole trajectories */
+    wo.zstd_dict_bytes = (uint32_t)b->o.zstd_dict_bytes;
     wo.fsst_memo = b->fsst_memo;
     wo.fsst_memo_len = sizeof b->fsst_memo / sizeof *b->fsst_memo;
     pch_buf_init(&p, b->ctx);
@@ -1126,9 +1129,9 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
-                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"zstd_dict_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
-                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
+                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.zstd_dict_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
                    b->o.prompt_prefix ? "true" : "false");
     /* what this commit wrote (a sync's cost, §11.2), before the totals become the snapshot's */
     b->st.written_bytes = b->st.data_bytes + b->st.blob_bytes + b->st.directory_bytes;

@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <zstd.h>
+#define ZDICT_STATIC_LINKING_ONLY   /* ZDICT_trainFromBuffer_fastCover with fixed parameters */
+#include <zdict.h>
 
 #define OOM() pch_error_set(err, PCH_ENOMEM, "vortex encode: out of memory")
 
@@ -368,18 +370,20 @@ typedef struct zframes {
     size_t n, cap;
 } zframes;
 
-/* Compress plain[0..len) as one frame of nvals values: its bytes into the arena, its
-** ZstdMetadata.frames entry {1: uncompressed size, 2: n_values} into meta. */
+/* Compress plain[0..len) as one frame of nvals values (through cd, the array's dictionary,
+** when not NULL): its bytes into the arena, its ZstdMetadata.frames entry {1: uncompressed
+** size, 2: n_values} into meta. */
 static int zstd_frame(pch_vx_encoder *e, zframes *fs, pch_buf *meta, const uint8_t *plain, size_t len,
-                      uint64_t nvals, pch_error *err)
+                      uint64_t nvals, const ZSTD_CDict *cd, pch_error *err)
 {
     pch_buf fm;
     size_t bound = ZSTD_compressBound(len), got;
     uint8_t *cp;
     ZSTD_CCtx *z = pch_vx__thread_cctx();   /* one per thread (vx_serde.c) */
+    const uint8_t *src = len ? plain : (const uint8_t *)"";
     int rc = PCH_OK;
     if (!z || !(cp = pch_arena_alloc(e->arena, bound ? bound : 1))) return OOM();
-    got = ZSTD_compressCCtx(z, cp, bound, len ? plain : (const uint8_t *)"", len, 3);
+    got = cd ? ZSTD_compress_usingCDict(z, cp, bound, src, len, cd) : ZSTD_compressCCtx(z, cp, bound, src, len, 3);
     if (ZSTD_isError(got)) return pch_error_set(err, PCH_EIO, "vortex zstd: %s", ZSTD_getErrorName(got));
     if (fs->n == fs->cap) {
         size_t nc = fs->cap ? fs->cap * 2 : 8;
@@ -410,18 +414,67 @@ static int cut_allowed(const pch_vx_encoder *e, uint64_t i, uint64_t *ci)
     return *ci < e->n_cuts && e->cuts[*ci] == i;
 }
 
+/* Dictionary training: samples of DICT_SAMPLE bytes taken evenly over the payload, at most
+** DICT_TRAIN_PER_DICT x the dictionary's size of them (training reads every sample byte a few
+** times; more samples gave no smaller arrays, measured in docs/vortex-projection.md §3). */
+#define DICT_SAMPLE 4096u
+#define DICT_TRAIN_PER_DICT 32u
+
+/* Train a zstd dictionary of at most e->dict_bytes on plain[0..len) into the arena. *dlen 0:
+** none (training failed: too few or too uniform samples; the array is then compressed
+** without one). fastCover with fixed parameters and one thread: the same payload always
+** gives the same dictionary, so files stay byte-identical for any --threads. */
+static int train_dict(pch_vx_encoder *e, const uint8_t *plain, size_t len, uint8_t **dict, size_t *dlen)
+{
+    ZDICT_fastCover_params_t prm;
+    size_t n_all = len / DICT_SAMPLE, n_take = (size_t)DICT_TRAIN_PER_DICT * e->dict_bytes / DICT_SAMPLE, got;
+    size_t *sizes;
+    uint8_t *samples, *d;
+    *dict = NULL;
+    *dlen = 0;
+    if (n_take > n_all) n_take = n_all;
+    if (n_take < 8) return PCH_OK;
+    samples = pch_arena_alloc(e->arena, n_take * DICT_SAMPLE);
+    sizes = pch_arena_alloc(e->arena, n_take * sizeof(*sizes));
+    d = pch_arena_alloc(e->arena, e->dict_bytes);
+    if (!samples || !sizes || !d) return PCH_ENOMEM;
+    for (size_t k = 0; k < n_take; k++) {
+        size_t at = (size_t)((uint64_t)k * n_all / n_take) * DICT_SAMPLE;
+        memcpy(samples + k * DICT_SAMPLE, plain + at, DICT_SAMPLE);
+        sizes[k] = DICT_SAMPLE;
+    }
+    memset(&prm, 0, sizeof prm);
+    prm.k = 200;            /* segment size */
+    prm.d = 8;              /* dmer size */
+    prm.f = 18;             /* 2^18-entry frequency table: 1.5 MB of scratch */
+    prm.accel = 5;
+    prm.splitPoint = 1.0;   /* every sample trains (no test split: no parameter search) */
+    prm.nbThreads = 1;
+    prm.zParams.compressionLevel = 3;
+    got = ZDICT_trainFromBuffer_fastCover(d, e->dict_bytes, samples, sizes, (unsigned)n_take, prm);
+    if (ZDICT_isError(got)) return PCH_OK;
+    *dict = d;
+    *dlen = got;
+    return PCH_OK;
+}
+
 /* vortex.zstd: the valid values as one payload (primitives at their width, strings as a le32
 ** length and the bytes), cut into frames at whole top-level rows once a frame holds
-** e->frame_bytes (§7.2: a point read decompresses only its own frames). */
+** e->frame_bytes (§7.2: a point read decompresses only its own frames). A framed payload of
+** at least PCH_VX_ZSTD_DICT_RATIO x e->dict_bytes trains a dictionary its frames share
+** (buffer 0, ZstdMetadata.dictionary_size). */
 static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **out, pch_error *err)
 {
     const pch_vx_dtype *d = a->dtype;
     pch_buf plain, meta;
     zframes fs = { NULL, NULL, 0, 0 };
-    uint64_t fvals = 0, ci = 0;
-    size_t fstart = 0;
+    uint64_t fvals = 0, ci = 0, *fcut = NULL;   /* fcut: per frame, its end in plain and its values */
+    size_t nf = 0, capf = 0, fstart = 0;
     int cut = e->frame_bytes && e->cut_arr == a;
     unsigned w = d->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(d->ptype) : 0;
+    uint8_t *dict = NULL;
+    size_t dict_len = 0;
+    ZSTD_CDict *cd = NULL;
     pch_vx_enode *n;
     int rc = PCH_OK;
     pch_buf_init(&plain, e->ctx);
@@ -433,11 +486,21 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         rc = OOM();
         goto done;
     }
-    for (uint64_t i = 0; i < a->len; i++) {
-        if (cut && plain.len - fstart >= e->frame_bytes && cut_allowed(e, i, &ci)) {
-            if ((rc = zstd_frame(e, &fs, &meta, plain.data + fstart, plain.len - fstart, fvals, err))) goto done;
+    for (uint64_t i = 0; i <= a->len; i++) {
+        if (i == a->len || (cut && plain.len - fstart >= e->frame_bytes && cut_allowed(e, i, &ci))) {
+            if (nf == capf) {
+                size_t nc = capf ? capf * 2 : 8;
+                uint64_t *np = pch_realloc(e->ctx, fcut, nc * 2 * sizeof(*np));
+                if (!np) { rc = OOM(); goto done; }
+                fcut = np;
+                capf = nc;
+            }
+            fcut[2 * nf] = plain.len;
+            fcut[2 * nf + 1] = fvals;
+            nf++;
             fstart = plain.len;
             fvals = 0;
+            if (i == a->len) break;
         }
         if (!pch_vx_array_is_valid(a, i)) continue;
         fvals++;
@@ -450,24 +513,41 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         }
     }
     if (plain.oom) { rc = OOM(); goto done; }
-    if ((rc = zstd_frame(e, &fs, &meta, plain.len ? plain.data + fstart : NULL, plain.len - fstart, fvals, err))) goto done;
+    if (cut && nf > 1 && e->dict_bytes && plain.len / PCH_VX_ZSTD_DICT_RATIO >= e->dict_bytes) {
+        if ((rc = train_dict(e, plain.data, plain.len, &dict, &dict_len))) { rc = OOM(); goto done; }
+        if (dict_len && !(cd = ZSTD_createCDict(dict, dict_len, 3))) { rc = OOM(); goto done; }
+        if (dict_len) pch_vx__pb_uint(&meta, 1, dict_len);
+    }
+    fstart = 0;
+    for (size_t k = 0; k < nf; k++) {
+        if ((rc = zstd_frame(e, &fs, &meta, plain.len ? plain.data + fstart : NULL, (size_t)fcut[2 * k] - fstart,
+                             fcut[2 * k + 1], cd, err)))
+            goto done;
+        fstart = (size_t)fcut[2 * k];
+    }
     if (!(n = mk(e, PCH_VX_E_ZSTD, a->validity ? 1 : 0))) { rc = OOM(); goto done; }
-    for (size_t k = 0; k < fs.n && k < PCH_VX_NODE_MAX_BUFS; k++) add_buf(n, fs.p[k], fs.len[k], 0);
-    if (fs.n > PCH_VX_NODE_MAX_BUFS) {
-        size_t nx = fs.n - PCH_VX_NODE_MAX_BUFS;
-        if (!(n->xbuf = pch_arena_alloc(e->arena, nx * sizeof(*n->xbuf))) ||
-            !(n->xbuf_len = pch_arena_alloc(e->arena, nx * sizeof(*n->xbuf_len)))) { rc = OOM(); goto done; }
-        for (size_t k = 0; k < nx; k++) { n->xbuf[k] = fs.p[PCH_VX_NODE_MAX_BUFS + k]; n->xbuf_len[k] = fs.len[PCH_VX_NODE_MAX_BUFS + k]; }
-        n->n_xbufs = (uint32_t)nx;
+    if (dict_len) add_buf(n, dict, dict_len, 0);
+    {
+        size_t inl = PCH_VX_NODE_MAX_BUFS - n->n_bufs, k;
+        for (k = 0; k < fs.n && k < inl; k++) add_buf(n, fs.p[k], fs.len[k], 0);
+        if (fs.n > inl) {
+            size_t nx = fs.n - inl;
+            if (!(n->xbuf = pch_arena_alloc(e->arena, nx * sizeof(*n->xbuf))) ||
+                !(n->xbuf_len = pch_arena_alloc(e->arena, nx * sizeof(*n->xbuf_len)))) { rc = OOM(); goto done; }
+            for (k = 0; k < nx; k++) { n->xbuf[k] = fs.p[inl + k]; n->xbuf_len[k] = fs.len[inl + k]; }
+            n->n_xbufs = (uint32_t)nx;
+        }
     }
     if (set_meta(e, n, &meta)) { rc = OOM(); goto done; }
     if (a->validity && (rc = validity_node(e, a->validity, a->len, &n->children[0], err))) goto done;
     *out = n;
 done:
+    ZSTD_freeCDict(cd);
     pch_buf_dispose(&plain);
     pch_buf_dispose(&meta);
     pch_free(e->ctx, (void *)fs.p);
     pch_free(e->ctx, fs.len);
+    pch_free(e->ctx, fcut);
     return rc;
 }
 

@@ -725,7 +725,11 @@ static int check_utf8(dstate *ds, const pch_vx_array *a)
 ** children [codes vortex.varbin Binary, uncompressed_lengths]; 0.59+ buffers [symbols,
 ** lengths, code bytes], children [uncompressed_lengths, codes_offsets (len+1), validity?].
 ** Every valid row must decode to exactly its uncompressed length. */
-static int dec_fsst(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, pch_vx_array **out)
+/* vortex.fsst, rows [b, b + cnt): only those rows' uncompressed lengths, codes (the codes
+** child's rows in the legacy form, the code offsets' and codes buffer's in the current one)
+** and validity are read and decoded — a point read of one trajectory in a large cluster. */
+static int dec_fsst(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                    pch_vx_array **out)
 {
     uint64_t m[2], *ul = NULL, *co = NULL;
     const uint8_t *sp, *lp, *cb = NULL;
@@ -744,7 +748,7 @@ static int dec_fsst(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t
     PCH_TRY(node_buf(ds, n, 1, &lp, &ll, 1));
     if (!(t = pch_malloc(ds->ctx, sizeof *t))) return NOMEM();
     if ((rc = pch_vx__fsst_table_load(t, sp, sl, lp, ll, ds->err))) goto done;
-    if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) { rc = NOMEM(); goto done; }
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0))) { rc = NOMEM(); goto done; }
     if (legacy) {
         pch_vx_fbt c;
         dnode cn;
@@ -753,32 +757,36 @@ static int dec_fsst(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t
         bd.nullable = dt->nullable;
         if ((rc = pch_vx_fb_vec_table(&n->t, &n->kids, 0, &c)) || (rc = dnode_load(ds, &c, &cn))) goto done;
         if (cn.enc != PCH_VX_E_VARBIN) { rc = BAD("vortex fsst: codes child is %s, not vortex.varbin", pch_vx__enc_ids[cn.enc]); goto done; }
-        if ((rc = decode_child(ds, n, 0, &bd, len, &codes))) goto done;
-        if ((rc = decode_ints(ds, n, 1, (unsigned)m[0], len, &ul, NULL))) goto done;
+        if ((rc = range_child(ds, n, 0, &bd, len, b, cnt, &codes))) goto done;
+        if ((rc = decode_ints_range(ds, n, 1, (unsigned)m[0], len, b, cnt, &ul, NULL))) goto done;
         if (codes->validity) { a->validity = codes->validity; codes->validity = NULL; }
     } else {
+        uint16_t bi = 0;
         if (!is_int_ptype(m[1])) { rc = BAD("vortex fsst: codes offsets ptype %" PRIu64, m[1]); goto done; }
-        if ((rc = node_buf(ds, n, 2, &cb, &cbl, 1))) goto done;
-        if ((rc = decode_ints(ds, n, 0, (unsigned)m[0], len, &ul, NULL))) goto done;
-        if ((rc = decode_ints(ds, n, 1, (unsigned)m[1], len + 1, &co, NULL))) goto done;
-        if ((rc = check_offsets(ds, "fsst codes", co, len, cbl))) goto done;
-        if ((rc = take_validity(ds, n, 2, a))) goto done;
+        if ((rc = node_buf_lazy(ds, n, 2, 1, &bi))) goto done;
+        if ((rc = decode_ints_range(ds, n, 0, (unsigned)m[0], len, b, cnt, &ul, NULL))) goto done;
+        if ((rc = decode_ints_range(ds, n, 1, (unsigned)m[1], len + 1, b, cnt + 1, &co, NULL))) goto done;
+        cbl = ds->blen[bi];
+        if ((rc = check_offsets(ds, "fsst codes", co, cnt, cbl)) || (rc = buf_fill(ds, bi, (size_t)co[0], (size_t)(co[cnt] - co[0]))))
+            goto done;
+        cb = ds->seg + ds->bpos[bi];
+        if ((rc = b == 0 && cnt == len ? take_validity(ds, n, 2, a) : range_validity(ds, n, 2, len, b, a))) goto done;
     }
-    for (uint64_t i = 0; i < len; i++) {
+    for (uint64_t i = 0; i < cnt; i++) {
         if (!pch_vx_array_is_valid(a, i)) continue;
         if (ul[i] > ((uint64_t)1 << 40) || !pch_add_size(&tot, tot, (size_t)ul[i])) {
-            rc = BAD("vortex fsst: uncompressed length %" PRId64 " at row %" PRIu64, (int64_t)ul[i], i);
+            rc = BAD("vortex fsst: uncompressed length %" PRId64 " at row %" PRIu64, (int64_t)ul[i], b + i);
             goto done;
         }
     }
     if (!pch_add_size(&tot, tot, 8) || pch_vx__array_alloc_offsets(a) || pch_vx__array_alloc_data(a, tot)) { rc = NOMEM(); goto done; }
     tot = 0;
-    for (uint64_t i = 0; i < len; i++) {
+    for (uint64_t i = 0; i < cnt; i++) {
         if (pch_vx_array_is_valid(a, i)) {
             const uint8_t *cp = legacy ? codes->data + codes->offsets[i] : cb + co[i];
             size_t cn = legacy ? (size_t)(codes->offsets[i + 1] - codes->offsets[i]) : (size_t)(co[i + 1] - co[i]), got;
             if (pch_vx__fsst_decompress(t, cp, cn, a->data + tot, (size_t)ul[i], &got) || got != ul[i]) {
-                rc = BAD("vortex fsst: row %" PRIu64 " codes do not decode to %" PRIu64 " bytes (bad code, escape at end or length)", i, ul[i]);
+                rc = BAD("vortex fsst: row %" PRIu64 " codes do not decode to %" PRIu64 " bytes (bad code, escape at end or length)", b + i, ul[i]);
                 goto done;
             }
             tot += got;
@@ -917,6 +925,37 @@ oom:
 fail:
     pch_vx_array_free(a);
     return rc;
+}
+
+/* vortex.bool, rows [b, b + cnt): the bytes of those bits only (a validity bitmap of a large
+** cluster is read for the rows a point read decodes). */
+static int bool_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt,
+                      pch_vx_array **out)
+{
+    uint64_t m[1], first;
+    uint16_t bi = 0;
+    pch_vx_array *a = NULL;
+    int rc;
+    *out = NULL;
+    PCH_TRY(meta_fields(ds, n, m, 1));
+    if (m[0] >= 8) return BAD("vortex bool: bit offset %" PRIu64, m[0]);
+    if (n->kids.n > 1 || n->bufs.n != 1) return BAD("vortex bool: bad children/buffers");
+    PCH_TRY(node_buf_lazy(ds, n, 0, 1, &bi));
+    if (len > ((uint64_t)1 << 40) || (len + m[0] + 7) / 8 > ds->blen[bi])
+        return BAD("vortex bool: %zu bytes for %" PRIu64 " rows", (size_t)ds->blen[bi], len);
+    first = b + m[0];
+    PCH_TRY(buf_fill(ds, bi, (size_t)(first / 8), (size_t)((first + cnt + 7) / 8 - first / 8)));
+    if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0)) || pch_vx__array_alloc_data(a, (size_t)((cnt + 7) / 8))) {
+        pch_vx_array_free(a);
+        return NOMEM();
+    }
+    pch_vx__bits_copy(a->data, ds->seg + ds->bpos[bi], first, cnt);
+    if ((rc = b == 0 && cnt == len ? take_validity(ds, n, 0, a) : range_validity(ds, n, 0, len, b, a))) {
+        pch_vx_array_free(a);
+        return rc;
+    }
+    *out = a;
+    return PCH_OK;
 }
 
 /* vortex.primitive, rows [b, b + cnt): the bytes of those values only. */
@@ -1157,17 +1196,9 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if (n.meta_len || n.bufs.n || n.kids.n) return BAD("vortex null: unexpected metadata/buffers/children");
         if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) return NOMEM();
         break;
-    case PCH_VX_E_BOOL: {
-        PCH_TRY(meta_fields(ds, &n, m, 1));
-        if (m[0] >= 8) return BAD("vortex bool: bit offset %" PRIu64, m[0]);
-        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
-        if ((len + m[0] + 7) / 8 > bl) return BAD("vortex bool: %zu bytes for %" PRIu64 " rows", bl, len);
-        if (n.kids.n > 1 || n.bufs.n != 1) return BAD("vortex bool: bad children/buffers");
-        if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0)) || pch_vx__array_alloc_data(a, (size_t)((len + 7) / 8))) goto oom;
-        pch_vx__bits_copy(a->data, bp, m[0], len);
-        if ((rc = take_validity(ds, &n, 0, a))) goto fail;
+    case PCH_VX_E_BOOL:
+        if ((rc = bool_range(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
-    }
     case PCH_VX_E_PRIMITIVE:
         if ((rc = prim_range(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
@@ -1480,7 +1511,7 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if ((rc = zstd_range(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
     case PCH_VX_E_FSST:
-        if ((rc = dec_fsst(ds, &n, dt, len, &a))) goto fail;
+        if ((rc = dec_fsst(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
     case PCH_VX_E_ALPRD:
         if ((rc = dec_alprd(ds, &n, dt, len, 0, len, &a))) goto fail;
@@ -1601,6 +1632,15 @@ static int struct_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint
 
 typedef struct zframe { uint64_t size, nvals; } zframe;
 
+/* One frame: through the digested dictionary, the raw one, or none. */
+static size_t zdecompress(ZSTD_DCtx *z, uint8_t *dst, size_t cap, const uint8_t *src, size_t len,
+                          const uint8_t *dict, size_t dict_len, const ZSTD_DDict *ddict)
+{
+    if (ddict) return ZSTD_decompress_usingDDict(z, dst, cap, src, len, ddict);
+    if (dict) return ZSTD_decompress_usingDict(z, dst, cap, src, len, dict, dict_len);
+    return ZSTD_decompressDCtx(z, dst, cap, src, len);
+}
+
 /* vortex.zstd, rows [b, b + cnt) (all rows for decode()): the frames are read from the
 ** metadata (each frame's uncompressed size and value count), and only those overlapping the
 ** rows' values are decompressed; each of those is parsed whole, so its size and value count
@@ -1615,6 +1655,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     pch_vx_array *va = NULL, *a = NULL;
     const uint8_t *dict = NULL;
     size_t dict_len = 0;
+    ZSTD_DDict *ddict = NULL;
     pch_buf plain, vals;
     uint32_t *lens = NULL;
     unsigned w = dt->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(dt->ptype) : 0;
@@ -1643,6 +1684,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     rc = PCH_OK;
     if (n->bufs.n != nframes + (dict_size ? 1 : 0)) { rc = BAD("vortex zstd: %u buffers for %" PRIu64 " frames", n->bufs.n, nframes); goto done; }
     if (dict_size && (rc = node_buf(ds, n, 0, &dict, &dict_len, 1))) goto done;
+    if (dict_size && dict_len != dict_size) { rc = BAD("vortex zstd: dictionary of %zu bytes, metadata says %" PRIu64, dict_len, dict_size); goto done; }
     if (!(fr = pch_calloc(ds->ctx, nframes ? nframes : 1, sizeof(*fr)))) { rc = NOMEM(); goto done; }
     r = pch_rd_make(n->meta, n->meta_len);
     for (uint64_t k = 0; pch_vx__pb_next(&r, &f, ds->err) == 1;) {
@@ -1670,6 +1712,13 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     /* fixed-width values: sized once, and a frame wholly inside the rows decompresses
     ** straight into place (no staging copy, no regrowth) */
     if (w && (vn > SIZE_MAX / w || pch_buf_reserve(&vals, vn ? (size_t)vn * w : 1))) { rc = NOMEM(); goto done; }
+    /* a dictionary shared by several frames read here is digested once (its entropy tables) */
+    if (dict) {
+        uint64_t nread = 0, at = 0;
+        for (uint64_t k = 0; k < nframes && at < vb + vn; at += fr[k].nvals, k++)
+            if (fr[k].nvals && at + fr[k].nvals > vb) nread++;
+        if (nread > 1 && !(ddict = ZSTD_createDDict(dict, dict_len))) { rc = NOMEM(); goto done; }
+    }
     for (uint64_t k = 0; k < nframes && vstart < vb + vn; vstart += fr[k].nvals, k++) {
         const uint8_t *fp;
         size_t fl, gotb;
@@ -1680,8 +1729,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
         if (!(z = thread_dctx())) { rc = NOMEM(); goto done; }
         if (w && vstart >= vb && vstart + fr[k].nvals <= vb + vn && fr[k].size == fr[k].nvals * w &&
             fr[k].size <= vals.cap - vals.len) {
-            gotb = dict ? ZSTD_decompress_usingDict(z, vals.data + vals.len, (size_t)fr[k].size, fp, fl, dict, dict_len)
-                        : ZSTD_decompressDCtx(z, vals.data + vals.len, (size_t)fr[k].size, fp, fl);
+            gotb = zdecompress(z, vals.data + vals.len, (size_t)fr[k].size, fp, fl, dict, dict_len, ddict);
             if (ZSTD_isError(gotb) || gotb != fr[k].size) { rc = BAD("vortex zstd: frame %" PRIu64 " does not decompress to %" PRIu64 " bytes", k, fr[k].size); goto done; }
             vals.len += (size_t)fr[k].size;
             got_vals += fr[k].nvals;
@@ -1696,8 +1744,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
             if (pch_buf_reserve(&plain, (size_t)fr[k].size ? (size_t)fr[k].size : 1)) { rc = NOMEM(); goto done; }
             dst = plain.data;
         }
-        gotb = dict ? ZSTD_decompress_usingDict(z, dst, (size_t)fr[k].size, fp, fl, dict, dict_len)
-                    : ZSTD_decompressDCtx(z, dst, (size_t)fr[k].size, fp, fl);
+        gotb = zdecompress(z, dst, (size_t)fr[k].size, fp, fl, dict, dict_len, ddict);
         if (ZSTD_isError(gotb) || gotb != fr[k].size) { rc = BAD("vortex zstd: frame %" PRIu64 " does not decompress to %" PRIu64 " bytes", k, fr[k].size); goto done; }
         if (w) {
             uint64_t from, to;
@@ -1748,6 +1795,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     *out = a;
     a = NULL;
 done:
+    ZSTD_freeDDict(ddict);
     pch_buf_dispose(&plain);
     pch_buf_dispose(&vals);
     pch_free(ds->ctx, fr);
@@ -1794,6 +1842,10 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         return prim_range(ds, &n, dt, len, b, cnt, out);
     } else if (n.enc == PCH_VX_E_VARBIN && (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
         return varbin_range(ds, &n, dt, len, b, cnt, out);
+    } else if (n.enc == PCH_VX_E_FSST && (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
+        return dec_fsst(ds, &n, dt, len, b, cnt, out);
+    } else if (n.enc == PCH_VX_E_BOOL && dt->kind == PCH_VX_BOOL) {
+        return bool_range(ds, &n, dt, len, b, cnt, out);
     } else {
         PCH_TRY(decode(ds, t, dt, len, &full));
         rc = pch_vx__array_slice(out, full, b, cnt, ds->err);

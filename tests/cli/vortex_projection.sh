@@ -505,6 +505,27 @@ else
             [ "$(du -sb "$T/corpus-frames/data" | cut -f1)" -gt "$(du -sb "$T/corpus-frames0/data" | cut -f1)" ] && ok ||
             bad "corpus-frames: 256-byte frames are not larger than one frame per chunk (were frames cut?)"
     }
+    # zstd dictionaries (--zstd-dict, standard vortex.zstd: the frames of a lane chunk share a
+    # trained dictionary): one 64M cluster, so the content lanes are long enough to train one;
+    # every document comes back through export and point reads, check decodes every segment,
+    # the data files are smaller than the same build without dictionaries, the layout records
+    # the size
+    build corpus-dict "$T/corpus-dict" --from "$CORPUS" --cluster-bytes 64M --zstd-dict 16K --quiet &&
+        build corpus-nodict "$T/corpus-nodict" --from "$CORPUS" --cluster-bytes 64M --quiet && {
+        roundtrip corpus-dict "$T/corpus-dict" "$CORPUS" "$ncorpus"
+        verify_ok corpus-dict "$T/corpus-dict"
+        [ "$(mval "$T/corpus-dict" /layout/zstd_dict_bytes)" = 16384 ] && [ "$(mval "$T/corpus-nodict" /layout/zstd_dict_bytes)" = 0 ] &&
+            ok || bad "corpus-dict: manifest layout.zstd_dict_bytes is not 16384 (and 0 without --zstd-dict)"
+        while IFS=$'\t' read -r key path; do
+            run "corpus-dict-get" 0 "$VX" get "$T/corpus-dict" "$key" --compact &&
+                chk "corpus-dict get $key" vp get "$T/corpus-dict-get.out" "$path"
+        done <"$T/corpus.keys"
+        for f in "$T"/corpus-dict/data/default/*.vortex; do
+            run corpus-dict-check 0 "$VX" check "$f"
+        done
+        dsz=$(du -sb "$T/corpus-dict/data" | cut -f1) nsz=$(du -sb "$T/corpus-nodict/data" | cut -f1)
+        [ "$dsz" -lt "$nsz" ] && ok || bad "corpus-dict: data files $dsz bytes with dictionaries, $nsz without"
+    }
 fi
 # the repository's ATIF fixtures (one references a missing image: embed fails, reference works)
 build atif "$T/atif" --from tests/data/atif --quiet && {
@@ -1262,7 +1283,8 @@ fi
 
 # ================================================================ 6. structure check
 files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*'
-          [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex') | sort)
+          [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex'
+          [ -d "$T/corpus-dict/data" ] && find "$T/corpus-dict/data" -name '*.vortex') | sort)
 kinds=$(printf '%s\n' $files | sed -n 's|.*/\(data\)/.*|\1|p; s|.*/\(blobs\)/.*|\1|p; s|.*/directories/\([a-z]*\)/.*|\1|p' | sort -u | tr '\n' ' ')
 [ "$kinds" = "blobs content data documents trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
 # one process over every file: parallel checkers sharing one log lost a line under the load of

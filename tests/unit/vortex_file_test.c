@@ -764,6 +764,191 @@ static void test_vortex_file__multi_frame_ranges(void)
     }
 }
 
+/* A framed utf8? array with a trained zstd dictionary its frames share (standard vortex.zstd:
+** buffer 0 is the dictionary, ZstdMetadata.dictionary_size its length): smaller than the
+** same frames without it, the whole decode and row ranges (one frame, several) equal the
+** values, a payload below PCH_VX_ZSTD_DICT_RATIO x the size trains none, and a damaged
+** dictionary (its id, which every frame names) fails closed. */
+static void test_vortex_file__zstd_dictionary(void)
+{
+    static const char *const words[] = { "the tool returned", "error: file not found", "def main():",
+                                         "    return self.value", "import numpy as np", "assistant:",
+                                         "pytest -q tests/", "Traceback (most recent call last):" };
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *a = NULL, *full = NULL;
+    uint64_t rows = 3000, with_size = 0, without_size = 0;
+    int16_t smap[PCH_VX_E_COUNT];
+    uint16_t map[PCH_VX_E_COUNT];
+    pch_vx_decode_ctx dc;
+    pch_buf seg;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "utf8?", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (uint64_t r = 0; r < rows; r++) {
+        char txt[400];
+        int len = 0;
+        if (r % 31 == 7) { PCH_CHECK_OK(pch_vx_builder_append_null(b, &err), &err); continue; }
+        for (int k = 0; k < 6; k++)
+            len += snprintf(txt + len, sizeof txt - (size_t)len, "%s %llu; ", words[rnd() % 8], (unsigned long long)(rnd() % 100000));
+        PCH_CHECK_OK(pch_vx_builder_append_bytes(b, txt, (size_t)len, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
+    dc.ctx = NULL;
+    dc.spec_map = smap;
+    dc.n_specs = PCH_VX_E_COUNT;
+    dc.text_codes = false;
+    pch_buf_init(&seg, NULL);
+    for (int pass = 0; pass < 3; pass++) {   /* 0: with a dictionary, 1: none, 2: payload too small */
+        pch_vx_encoder e;
+        pch_vx_enode *root = NULL;
+        pch_arena arena;
+        uint8_t used[PCH_VX_E_COUNT], ae;
+        uint64_t nodes = 0;
+        pch_arena_init(&arena, NULL, 1 << 16);
+        memset(&e, 0, sizeof e);
+        e.arena = &arena;
+        e.frame_bytes = 4096;
+        e.cut_arr = a;
+        e.dict_bytes = pass == 1 ? 0 : pass == 0 ? 4096 : (uint32_t)(a->data_len / PCH_VX_ZSTD_DICT_RATIO + 4096);
+        PCH_CHECK_OK(pch_vx__encode_zstd(&e, a, &root, &err), &err);
+        PCH_CHECK(zstd_frames(root, &nodes) > 50);
+        seg.len = 0;
+        memset(used, 0, sizeof used);
+        PCH_CHECK_OK(pch_vx__serialize(&seg, root, map, used, &ae, &err), &err);
+        /* a trained dictionary starts with the zstd dictionary magic */
+        PCH_CHECK_MSG((pass == 0) == (root->buf_len[0] > 8 && pch_load_le32(root->buf[0]) == 0xEC30A437u),
+                      "pass %d: buffer 0 of %zu bytes", pass, root->buf_len[0]);
+        if (pass == 0) with_size = seg.len;
+        if (pass == 1) without_size = seg.len;
+        PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
+        PCH_CHECK(pch_vx_array_equal(full, a));
+        pch_vx_array_free(full);
+        full = NULL;
+        for (uint64_t bgn = 0; bgn < rows; bgn += 1 + rndn(97)) {
+            uint64_t n = 1 + rndn(bgn % 3 ? 3 : 200);
+            pch_vx_array *part = NULL, *want = NULL;
+            if (n > rows - bgn) n = rows - bgn;
+            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
+            PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
+            PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "pass %d rows %llu+%llu", pass, (unsigned long long)bgn, (unsigned long long)n);
+            pch_vx_array_free(part);
+            pch_vx_array_free(want);
+        }
+        if (pass == 0) {
+            /* the dictionary id (bytes 4..7) no longer matches the frames': every read fails */
+            const uint8_t *at = memmem(seg.data, seg.len, root->buf[0], root->buf_len[0]);
+            pch_vx_array *part = NULL;
+            int rc;
+            PCH_CHECK(at != NULL);
+            if (at) {
+                seg.data[(size_t)(at - seg.data) + 5] ^= 0x21;
+                rc = pch_vx__deserialize(&part, &dc, seg.data, seg.len, dt, rows, &err);
+                PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "zstd"), "rc %d: %s", rc, err.msg);
+                rc = pch_vx__deserialize_range(&part, &dc, seg.data, seg.len, dt, rows, 10, 1, &err);
+                PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "frame"), "rc %d: %s", rc, err.msg);
+            }
+            if (getenv("PCH_VX_SEED_DIR")) {
+                /* fuzz/vortex_array (dtype 7 = utf8?, inputs up to 64 KiB): 700 rows, a
+                ** 1 KiB dictionary */
+                char path[512];
+                pch_buf fz, small;
+                pch_vx_array *head = NULL;
+                pch_vx_enode *sroot = NULL;
+                PCH_CHECK_OK(pch_vx__array_slice(&head, a, 0, 700, &err), &err);
+                e.cut_arr = head;
+                e.dict_bytes = 1024;
+                PCH_CHECK_OK(pch_vx__encode_zstd(&e, head, &sroot, &err), &err);
+                PCH_CHECK(sroot->buf_len[0] > 8 && pch_load_le32(sroot->buf[0]) == 0xEC30A437u);
+                pch_buf_init(&small, NULL);
+                memset(used, 0, sizeof used);
+                PCH_CHECK_OK(pch_vx__serialize(&small, sroot, map, used, &ae, &err), &err);
+                pch_buf_init(&fz, NULL);
+                pch_buf_putc(&fz, 7);
+                pch_buf_put_le16(&fz, 700);
+                pch_buf_append(&fz, small.data, small.len);
+                pch_buf_dispose(&small);
+                pch_vx_array_free(head);
+                snprintf(path, sizeof path, "%s/zstd_dictionary", getenv("PCH_VX_SEED_DIR"));
+                PCH_CHECK_OK(pch_file_publish(path, fz.data, fz.len, &err), &err);
+                pch_buf_dispose(&fz);
+            }
+        }
+        pch_arena_dispose(&arena);
+    }
+    PCH_CHECK_MSG(with_size < without_size, "with a dictionary %llu bytes, without %llu",
+                  (unsigned long long)with_size, (unsigned long long)without_size);
+    pch_buf_dispose(&seg);
+    pch_vx_array_free(a);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
+static int sum_fill(void *payload, size_t off, size_t len, pch_error *err)
+{
+    (void)off;
+    (void)err;
+    *(size_t *)payload += len;
+    return 0;
+}
+
+/* vortex.bool row ranges (values and a validity bitmap): each range equals the slice, and one
+** row of 100,000 reads a few bytes of each bitmap, not the whole segment. */
+static void test_vortex_file__bool_ranges(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_encoder e;
+    pch_vx_enode *root = NULL;
+    pch_arena arena;
+    pch_buf seg;
+    uint16_t map[PCH_VX_E_COUNT];
+    int16_t smap[PCH_VX_E_COUNT];
+    uint8_t used[PCH_VX_E_COUNT], ae;
+    pch_vx_decode_ctx dc;
+    uint64_t rows = 100000;
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "bool?", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (uint64_t r = 0; r < rows; r++) {
+        if (rnd() % 5 == 0) PCH_CHECK_OK(pch_vx_builder_append_null(b, &err), &err);
+        else PCH_CHECK_OK(pch_vx_builder_append_bool(b, (int)(rnd() & 1), &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+    pch_arena_init(&arena, NULL, 1 << 16);
+    pch_buf_init(&seg, NULL);
+    memset(&e, 0, sizeof e);
+    e.arena = &arena;
+    PCH_CHECK_OK(pch_vx__encode_canonical(&e, a, &root, &err), &err);
+    PCH_CHECK(root->enc == PCH_VX_E_BOOL && root->n_children == 1 && root->children[0]->enc == PCH_VX_E_BOOL);
+    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
+    memset(used, 0, sizeof used);
+    PCH_CHECK_OK(pch_vx__serialize(&seg, root, map, used, &ae, &err), &err);
+    dc.ctx = NULL;
+    dc.spec_map = smap;
+    dc.n_specs = PCH_VX_E_COUNT;
+    dc.text_codes = false;
+    for (uint64_t bgn = 0; bgn < rows; bgn += 1 + rndn(4000)) {
+        uint64_t n = 1 + rndn(bgn % 2 ? 20 : 3000);
+        size_t filled = 0;
+        pch_vx_array *part = NULL, *want = NULL;
+        if (n > rows - bgn) n = rows - bgn;
+        PCH_CHECK_OK(pch_vx__deserialize_range_sparse(&part, &dc, seg.data, seg.len, dt, rows, bgn, n, sum_fill, &filled, &err), &err);
+        PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
+        PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "rows %llu+%llu", (unsigned long long)bgn, (unsigned long long)n);
+        if (n == 1) PCH_CHECK_MSG(filled <= 4, "one row read %zu bytes", filled);
+        pch_vx_array_free(part);
+        pch_vx_array_free(want);
+    }
+    pch_buf_dispose(&seg);
+    pch_arena_dispose(&arena);
+    pch_vx_array_free(a);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
+}
+
 /* ------------------------------------------------------------------ compressor choices */
 
 /* fastlanes.bitpacked with patches, as other writers make it (ours never patches): a u32
@@ -1865,6 +2050,8 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__nested_nulls_and_big_strings);
     PCH_RUN(test_vortex_file__compressor_choices);
     PCH_RUN(test_vortex_file__multi_frame_ranges);
+    PCH_RUN(test_vortex_file__zstd_dictionary);
+    PCH_RUN(test_vortex_file__bool_ranges);
     PCH_RUN(test_vortex_file__partial_reads);
     PCH_RUN(test_vortex_file__alprd_floats);
     PCH_RUN(test_vortex_file__numeric_ranges);

@@ -197,6 +197,39 @@ static int decode_seg(const pch_buf *seg, const pch_vx_dtype *dt, uint64_t len, 
     return pch_vx__deserialize(out, &dc, seg->data, seg->len, dt, len, err);
 }
 
+/* A sparse segment's fills (pch_vx__deserialize_range_sparse): the bytes asked for. */
+static int count_fill(void *payload, size_t off, size_t len, pch_error *err)
+{
+    (void)off;
+    (void)err;
+    *(size_t *)payload += len;
+    return 0;
+}
+
+/* Rows [b, b + n) of seg, read sparsely: equal to the slice of a; *filled = the bytes read. */
+static int range_matches(const pch_buf *seg, const pch_vx_array *a, uint64_t b, uint64_t n, size_t *filled)
+{
+    pch_vx_decode_ctx dc;
+    pch_vx_array *part = NULL, *want = NULL;
+    pch_error err;
+    int ok;
+    dc.ctx = g_ctx;
+    dc.spec_map = g_map;
+    dc.n_specs = PCH_VX_E_COUNT;
+    dc.text_codes = false;
+    *filled = 0;
+    if (pch_vx__deserialize_range_sparse(&part, &dc, seg->data, seg->len, a->dtype, a->len, b, n, count_fill, filled, &err) ||
+        pch_vx__array_slice(&want, a, b, n, &err)) {
+        fprintf(stderr, "rows %llu+%llu: %s\n", (unsigned long long)b, (unsigned long long)n, err.msg);
+        pch_vx_array_free(part);
+        return 0;
+    }
+    ok = pch_vx_array_equal(part, want);
+    pch_vx_array_free(part);
+    pch_vx_array_free(want);
+    return ok;
+}
+
 static void write_seed(const char *name, const char *dtype_text, const pch_buf *seg, uint64_t len)
 {
     static const char *const dts[] = { "i64", "i32?", "u8", "u16?", "f64?", "f32", "bool?", "utf8?", "binary" };
@@ -241,6 +274,17 @@ static void test_vortex_fsst__array_roundtrip(void)
         PCH_CHECK_OK(segment_of(root, &seg, &err), &err);
         PCH_CHECK_OK(decode_seg(&seg, a->dtype, a->len, &back, &err), &err);
         PCH_CHECK_MSG(back && pch_vx_array_equal(a, back), "case %zu", c);
+        /* row ranges read only their rows' codes and lengths (a point read in a large
+        ** cluster): every range equals the slice, and one row of a long array reads a small
+        ** part of the segment */
+        for (uint64_t b0 = 0; b0 < a->len; b0 += 1 + (a->len / 40)) {
+            size_t filled;
+            uint64_t n = 1 + b0 % 7;
+            if (n > a->len - b0) n = a->len - b0;
+            PCH_CHECK_MSG(range_matches(&seg, a, b0, n, &filled), "case %zu rows %llu+%llu", c, (unsigned long long)b0, (unsigned long long)n);
+            if (a->len >= 1000 && n == 1)
+                PCH_CHECK_MSG(filled * 4 < seg.len, "case %zu row %llu read %zu of %zu bytes", c, (unsigned long long)b0, filled, seg.len);
+        }
         if (cases[c].seed && seg.len < 60000) write_seed(cases[c].seed, cases[c].type, &seg, a->len);
         pch_vx_array_free(back);
         pch_buf_dispose(&seg);

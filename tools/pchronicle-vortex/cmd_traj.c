@@ -101,7 +101,7 @@ static int on_finding(const pch_atif_finding *f, void *payload)
 static const char build_usage[] =
     "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
-    "         [--frame-bytes BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
+    "         [--frame-bytes BYTES] [--zstd-dict BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
     "         [--shard-rows N] [--source-id ID] [--partition NAME] [--prompt-prefix on|off]\n"
     "         [--threads N] [--quiet]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
@@ -110,7 +110,9 @@ static const char build_usage[] =
     "  in the build goes to a blob pack too, stored once; off on s3://, where each such value\n"
     "  costs a point read a request; 0 = off), cluster 4M logical bytes, zstd frames of 64K\n"
     "  cut at trajectory boundaries (a point read decompresses only its own; 0 = one frame per\n"
-    "  lane chunk),\n"
+    "  lane chunk), no zstd dictionary (--zstd-dict N: a framed lane chunk of at least 64 x N\n"
+    "  payload bytes trains a dictionary of at most N its frames share; it pays with 64M\n"
+    "  clusters, where point reads cost more: docs/vortex-projection.md §3),\n"
     "  file 32M, pack 256M,\n"
     "  1024 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n"
@@ -161,7 +163,7 @@ void vx_input_close(vx_input *in, const char *cmd)
 static bool build_option(const char *a)
 {
     static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
-                                         "--frame-bytes", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
+                                         "--frame-bytes", "--zstd-dict", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
                                          "--threads", "--source-id", "--partition", "--prompt-prefix" };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (strcmp(a, known[i]) == 0) return true;
     return false;
@@ -201,6 +203,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--cold-max") == 0) sz = &o.cold_max_bytes;
         else if (strcmp(a, "--cluster-bytes") == 0) sz = &o.cluster_bytes;
         else if (strcmp(a, "--frame-bytes") == 0) sz = &o.frame_bytes;
+        else if (strcmp(a, "--zstd-dict") == 0) sz = &o.zstd_dict_bytes;
         else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
         else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
         else if (strcmp(a, "--dedup-min") == 0) sz = &o.dedup_min_bytes;
@@ -228,6 +231,10 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     }
     if (o.frame_bytes > ((uint64_t)1 << 30)) {
         fprintf(stderr, "pchronicle-vortex build: --frame-bytes must be at most 1G\n");
+        return VX_EXIT_USAGE;
+    }
+    if (o.zstd_dict_bytes > PCH_VXP_ZSTD_DICT_MAX) {
+        fprintf(stderr, "pchronicle-vortex build: --zstd-dict must be at most 1M\n");
         return VX_EXIT_USAGE;
     }
     if (o.hot_max_bytes > o.cold_max_bytes) {
