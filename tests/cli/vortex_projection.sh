@@ -1271,6 +1271,24 @@ if build rep "$RP" --from "$D" --quiet && build rep-off "$RP0" --from "$D" --ded
     run rep-get6 0 "$VX" get "$RP" rep-6 --compact --stats && chk "get rep-6" vp get "$T/rep-get6.out" "$T/rep-in2/rep-6.json"
     has "rep-6: hydrated from the parent's pack" "$T/rep-get6.err" ' blobs=1/630 '
     verify_ok rep-sync "$RP"
+    # a damaged byte in the middle of the stored value: a hydration reads only its value's
+    # blocks of the pack (no digests of their own), and the value's BLAKE3 check refuses it;
+    # --preview does not read packs
+    c=$T/c-rep-pack; rm -rf "$c"; cp -a "$RP" "$c"
+    pk=$(ls "$c"/blobs/*.vortex | head -n 1)
+    "$VX" dump "$pk" --columns payload --rows 0..1 | tail -n 1 >"$T/rep-pack.json"
+    "$PY" -c '
+import base64, json, sys
+p, j = sys.argv[1], sys.argv[2]
+v = base64.b64decode(json.load(open(j))["payload"]["base64"])
+b = bytearray(open(p, "rb").read())
+at = b.find(v)
+assert at > 0 and b.find(v, at + 1) < 0, "the stored value is not in the pack exactly once"
+b[at + len(v) // 2] ^= 0x20
+open(p, "wb").write(b)' "$pk" "$T/rep-pack.json" || bad "rep: the stored value was not found in its pack"
+    run rep-pack-dmg 1 "$VX" get "$c" rep-4 --compact
+    has "rep: a damaged stored value is refused, naming its id" "$T/rep-pack-dmg.err" 'blake3:[0-9a-f]{64}'
+    run rep-pack-preview 0 "$VX" get "$c" rep-4 --compact --preview
     # a damaged content directory fails the read that needs it, and only that one
     cd_file=$RP/$(vp json "$(manifest "$RP")" /content_directory/0/path)
     vp flip "$cd_file" mid
