@@ -450,6 +450,27 @@ else
             run "corpus-get" 0 "$VX" get "$T/corpus-tiers" "$key" --compact &&
                 chk "corpus get $key" vp get "$T/corpus-get.out" "$path"
         done <"$T/corpus.keys"
+        # the content directory in shards of consecutive ids (each manifest entry gives the
+        # first 8 bytes of its first and last id): ordered and disjoint, and a point read that
+        # hydrates external values loads only the shards those ids fall in
+        cut -f1 "$T/corpus.keys" | while read -r key; do "$VX" get "$T/corpus-tiers" "$key" --compact --stats 2>&1 >/dev/null | tail -n 2 | tr '\n' ' '; echo; done >"$T/corpus-tiers.stats"
+        "$PY" - "$(manifest "$T/corpus-tiers")" "$T/corpus-tiers.stats" <<'PY' && ok || bad "corpus-tiers: content directory shards"
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+cd = m["content_directory"]
+assert len(cd) >= 2, len(cd)
+for a, b in zip(cd, cd[1:]):
+    assert a["id_lo"] <= a["id_hi"] < b["id_lo"] <= b["id_hi"], (a, b)
+whole = sum(e["bytes"] for e in cd) + max(e["bytes"] for e in m["trajectory_directory"])
+seen = 0
+for line in open(sys.argv[2]):
+    h = int(re.search(r"blobs_hydrated=(\d+)", line).group(1))
+    r, b = map(int, re.search(r" directory=(\d+)/(\d+)", line).groups())
+    if h:
+        seen += 1
+        assert r - 1 <= h and b < whole, (line, whole)
+assert seen, "no key hydrated an external value"
+PY
     }
     # tiny clusters, files, packs and directory shards: several of each, same documents
     build corpus-small "$T/corpus-small" --from "$CORPUS" --hot-max 64 --cold-max 1024 --cluster-bytes 256K \
