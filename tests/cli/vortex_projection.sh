@@ -472,6 +472,14 @@ for line in open(sys.argv[2]):
 assert seen, "no key hydrated an external value"
 PY
     }
+    # gets_and_checks NAME: every key of corpus.keys read from $T/NAME equals its document, and
+    # `check` decodes every segment of its data files
+    gets_and_checks() {
+        while IFS=$'\t' read -r key path; do
+            run "$1-get" 0 "$VX" get "$T/$1" "$key" --compact && chk "$1 get $key" vp get "$T/$1-get.out" "$path"
+        done <"$T/corpus.keys"
+        for f in "$T/$1"/data/default/*.vortex; do run "$1-check" 0 "$VX" check "$f"; done
+    }
     # tiny clusters, files, packs and directory shards: several of each, same documents
     build corpus-small "$T/corpus-small" --from "$CORPUS" --hot-max 64 --cold-max 1024 --cluster-bytes 256K \
         --file-bytes 1M --pack-bytes 1M --shard-rows 64 --quiet && {
@@ -488,13 +496,7 @@ PY
         roundtrip corpus-frames "$T/corpus-frames" "$CORPUS" "$ncorpus"
         verify_ok corpus-frames "$T/corpus-frames"
         [ "$(mval "$T/corpus-frames" /layout/frame_bytes)" = 256 ] && ok || bad "corpus-frames: manifest layout.frame_bytes is not 256"
-        while IFS=$'\t' read -r key path; do
-            run "corpus-frames-get" 0 "$VX" get "$T/corpus-frames" "$key" --compact &&
-                chk "corpus-frames get $key" vp get "$T/corpus-frames-get.out" "$path"
-        done <"$T/corpus.keys"
-        for f in "$T"/corpus-frames/data/default/*.vortex; do
-            run corpus-frames-check 0 "$VX" check "$f"
-        done
+        gets_and_checks corpus-frames
         # partial segment reads (§13.4): a point read reads only the blocks of a long segment
         # that hold its frames, each checked against the segment table's block digests, and
         # --stats says where the bytes went
@@ -537,13 +539,7 @@ PY
         verify_ok corpus-dict "$T/corpus-dict"
         [ "$(mval "$T/corpus-dict" /layout/zstd_dict_bytes)" = 16384 ] && [ "$(mval "$T/corpus-nodict" /layout/zstd_dict_bytes)" = 0 ] &&
             ok || bad "corpus-dict: manifest layout.zstd_dict_bytes is not 16384 (and 0 without --zstd-dict)"
-        while IFS=$'\t' read -r key path; do
-            run "corpus-dict-get" 0 "$VX" get "$T/corpus-dict" "$key" --compact &&
-                chk "corpus-dict get $key" vp get "$T/corpus-dict-get.out" "$path"
-        done <"$T/corpus.keys"
-        for f in "$T"/corpus-dict/data/default/*.vortex; do
-            run corpus-dict-check 0 "$VX" check "$f"
-        done
+        gets_and_checks corpus-dict
         dsz=$(du -sb "$T/corpus-dict/data" | cut -f1) nsz=$(du -sb "$T/corpus-nodict/data" | cut -f1)
         [ "$dsz" -lt "$nsz" ] && ok || bad "corpus-dict: data files $dsz bytes with dictionaries, $nsz without"
     }

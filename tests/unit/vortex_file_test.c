@@ -638,6 +638,30 @@ static uint64_t zstd_frames(const pch_vx_enode *n, uint64_t *nodes)
     return c;
 }
 
+/* Identity encoding maps and a decode context over them, for node trees serialized in tests. */
+typedef struct segio {
+    uint16_t map[PCH_VX_E_COUNT];
+    int16_t smap[PCH_VX_E_COUNT];
+    pch_vx_decode_ctx dc;
+} segio;
+
+static void segio_init(segio *io)
+{
+    for (int i = 0; i < PCH_VX_E_COUNT; i++) { io->map[i] = (uint16_t)i; io->smap[i] = (int16_t)i; }
+    io->dc.ctx = NULL;
+    io->dc.spec_map = io->smap;
+    io->dc.n_specs = PCH_VX_E_COUNT;
+    io->dc.text_codes = false;
+}
+
+static int segio_serialize(segio *io, pch_buf *seg, const pch_vx_enode *root, pch_error *err)
+{
+    uint8_t used[PCH_VX_E_COUNT], ae;
+    memset(used, 0, sizeof used);
+    seg->len = 0;
+    return pch_vx__serialize(seg, root, io->map, used, &ae, err);
+}
+
 /* A list<utf8?> array encoded as list(zstd) with frames cut at row boundaries: several
 ** frames, each row-range decode equal to the slice of the whole decode, a flipped byte in a
 ** frame refused with a frame-naming error. PCH_VX_SEED_DIR receives fuzz seeds
@@ -779,9 +803,7 @@ static void test_vortex_file__zstd_dictionary(void)
     pch_vx_builder *b = NULL;
     pch_vx_array *a = NULL, *full = NULL;
     uint64_t rows = 3000, with_size = 0, without_size = 0;
-    int16_t smap[PCH_VX_E_COUNT];
-    uint16_t map[PCH_VX_E_COUNT];
-    pch_vx_decode_ctx dc;
+    segio io;
     pch_buf seg;
     PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "utf8?", &err), &err);
     PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
@@ -794,17 +816,12 @@ static void test_vortex_file__zstd_dictionary(void)
         PCH_CHECK_OK(pch_vx_builder_append_bytes(b, txt, (size_t)len, &err), &err);
     }
     PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
-    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
-    dc.ctx = NULL;
-    dc.spec_map = smap;
-    dc.n_specs = PCH_VX_E_COUNT;
-    dc.text_codes = false;
+    segio_init(&io);
     pch_buf_init(&seg, NULL);
     for (int pass = 0; pass < 3; pass++) {   /* 0: with a dictionary, 1: none, 2: payload too small */
         pch_vx_encoder e;
         pch_vx_enode *root = NULL;
         pch_arena arena;
-        uint8_t used[PCH_VX_E_COUNT], ae;
         uint64_t nodes = 0;
         pch_arena_init(&arena, NULL, 1 << 16);
         memset(&e, 0, sizeof e);
@@ -814,15 +831,13 @@ static void test_vortex_file__zstd_dictionary(void)
         e.dict_bytes = pass == 1 ? 0 : pass == 0 ? 4096 : (uint32_t)(a->data_len / PCH_VX_ZSTD_DICT_RATIO + 4096);
         PCH_CHECK_OK(pch_vx__encode_zstd(&e, a, &root, &err), &err);
         PCH_CHECK(zstd_frames(root, &nodes) > 50);
-        seg.len = 0;
-        memset(used, 0, sizeof used);
-        PCH_CHECK_OK(pch_vx__serialize(&seg, root, map, used, &ae, &err), &err);
+        PCH_CHECK_OK(segio_serialize(&io, &seg, root, &err), &err);
         /* a trained dictionary starts with the zstd dictionary magic */
         PCH_CHECK_MSG((pass == 0) == (root->buf_len[0] > 8 && pch_load_le32(root->buf[0]) == 0xEC30A437u),
                       "pass %d: buffer 0 of %zu bytes", pass, root->buf_len[0]);
         if (pass == 0) with_size = seg.len;
         if (pass == 1) without_size = seg.len;
-        PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
+        PCH_CHECK_OK(pch_vx__deserialize(&full, &io.dc, seg.data, seg.len, dt, rows, &err), &err);
         PCH_CHECK(pch_vx_array_equal(full, a));
         pch_vx_array_free(full);
         full = NULL;
@@ -830,7 +845,7 @@ static void test_vortex_file__zstd_dictionary(void)
             uint64_t n = 1 + rndn(bgn % 3 ? 3 : 200);
             pch_vx_array *part = NULL, *want = NULL;
             if (n > rows - bgn) n = rows - bgn;
-            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
+            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &io.dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
             PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
             PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "pass %d rows %llu+%llu", pass, (unsigned long long)bgn, (unsigned long long)n);
             pch_vx_array_free(part);
@@ -844,9 +859,9 @@ static void test_vortex_file__zstd_dictionary(void)
             PCH_CHECK(at != NULL);
             if (at) {
                 seg.data[(size_t)(at - seg.data) + 5] ^= 0x21;
-                rc = pch_vx__deserialize(&part, &dc, seg.data, seg.len, dt, rows, &err);
+                rc = pch_vx__deserialize(&part, &io.dc, seg.data, seg.len, dt, rows, &err);
                 PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "zstd"), "rc %d: %s", rc, err.msg);
-                rc = pch_vx__deserialize_range(&part, &dc, seg.data, seg.len, dt, rows, 10, 1, &err);
+                rc = pch_vx__deserialize_range(&part, &io.dc, seg.data, seg.len, dt, rows, 10, 1, &err);
                 PCH_CHECK_MSG(rc == PCH_ECORRUPT && strstr(err.msg, "frame"), "rc %d: %s", rc, err.msg);
             }
             if (getenv("PCH_VX_SEED_DIR")) {
@@ -862,8 +877,7 @@ static void test_vortex_file__zstd_dictionary(void)
                 PCH_CHECK_OK(pch_vx__encode_zstd(&e, head, &sroot, &err), &err);
                 PCH_CHECK(sroot->buf_len[0] > 8 && pch_load_le32(sroot->buf[0]) == 0xEC30A437u);
                 pch_buf_init(&small, NULL);
-                memset(used, 0, sizeof used);
-                PCH_CHECK_OK(pch_vx__serialize(&small, sroot, map, used, &ae, &err), &err);
+                PCH_CHECK_OK(segio_serialize(&io, &small, sroot, &err), &err);
                 pch_buf_init(&fz, NULL);
                 pch_buf_putc(&fz, 7);
                 pch_buf_put_le16(&fz, 700);
@@ -905,10 +919,7 @@ static void test_vortex_file__bool_ranges(void)
     pch_vx_enode *root = NULL;
     pch_arena arena;
     pch_buf seg;
-    uint16_t map[PCH_VX_E_COUNT];
-    int16_t smap[PCH_VX_E_COUNT];
-    uint8_t used[PCH_VX_E_COUNT], ae;
-    pch_vx_decode_ctx dc;
+    segio io;
     uint64_t rows = 100000;
     PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "bool?", &err), &err);
     PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
@@ -923,19 +934,14 @@ static void test_vortex_file__bool_ranges(void)
     e.arena = &arena;
     PCH_CHECK_OK(pch_vx__encode_canonical(&e, a, &root, &err), &err);
     PCH_CHECK(root->enc == PCH_VX_E_BOOL && root->n_children == 1 && root->children[0]->enc == PCH_VX_E_BOOL);
-    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
-    memset(used, 0, sizeof used);
-    PCH_CHECK_OK(pch_vx__serialize(&seg, root, map, used, &ae, &err), &err);
-    dc.ctx = NULL;
-    dc.spec_map = smap;
-    dc.n_specs = PCH_VX_E_COUNT;
-    dc.text_codes = false;
+    segio_init(&io);
+    PCH_CHECK_OK(segio_serialize(&io, &seg, root, &err), &err);
     for (uint64_t bgn = 0; bgn < rows; bgn += 1 + rndn(4000)) {
         uint64_t n = 1 + rndn(bgn % 2 ? 20 : 3000);
         size_t filled = 0;
         pch_vx_array *part = NULL, *want = NULL;
         if (n > rows - bgn) n = rows - bgn;
-        PCH_CHECK_OK(pch_vx__deserialize_range_sparse(&part, &dc, seg.data, seg.len, dt, rows, bgn, n, sum_fill, &filled, &err), &err);
+        PCH_CHECK_OK(pch_vx__deserialize_range_sparse(&part, &io.dc, seg.data, seg.len, dt, rows, bgn, n, sum_fill, &filled, &err), &err);
         PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
         PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "rows %llu+%llu", (unsigned long long)bgn, (unsigned long long)n);
         if (n == 1) PCH_CHECK_MSG(filled <= 4, "one row read %zu bytes", filled);
