@@ -120,6 +120,7 @@ struct pch_vxp_builder {
     size_t n_docs, cap_docs;
     pch_strset doc_index;         /* "path\0<size_t index>" of the first record of each path */
     pj_delta *delta;              /* an incremental commit (pj_sync.c), or NULL */
+    uint64_t n_key_shards;        /* key index shards written by this commit (write_key_index) */
 };
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
@@ -209,7 +210,7 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         b->st.staging_removed_bytes = ss.removed_bytes;
     }
     {
-        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "directories/documents", "manifests" };
+        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "directories/documents", "directories/keys", "manifests" };
         for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
             CK(stage_path(b, &p, sub[i]) < 0 ? nomem(err) : PCH_OK);
             CK(pch_mkdirs((const char *)p.data, err));
@@ -770,12 +771,83 @@ static int cmp_key(const dentry *a, const dentry *b)
 }
 static int cmp_dentry(const void *a, const void *b) { return cmp_key(a, b); }
 
+/* The key index of a base directory (pj_int.h PJ_KEY_INDEX_SCHEMA): rows (hash, shard) sorted
+** and unique, in shards of at least KEY_INDEX_ROWS rows and at most KEY_INDEX_SHARDS of them,
+** each manifest entry with the first and last hash (16 hex digits). Without it a lookup by
+** trajectory key, producer id or session id reads every directory shard (5.2 MB on 50,000
+** `scaled` documents). */
+#define KEY_INDEX_ROWS 1024u
+#define KEY_INDEX_SHARDS 32u
+typedef struct keyrow { uint64_t hash; uint32_t shard; } keyrow;
+static int cmp_keyrow(const void *a, const void *b)
+{
+    const keyrow *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    return (x->shard > y->shard) - (x->shard < y->shard);
+}
+
+static int write_key_index(pch_vxp_builder *b, keyrow *kr, size_t n, pch_buf *json, pch_error *err)
+{
+    pch_vx_dtype *dt = NULL;
+    pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_buf p;
+    size_t m = 0, per;
+    int rc = PCH_OK;
+    qsort(kr, n, sizeof *kr, cmp_keyrow);
+    for (size_t i = 0; i < n; i++)
+        if (!m || kr[i].hash != kr[m - 1].hash || kr[i].shard != kr[m - 1].shard) kr[m++] = kr[i];
+    per = (m + KEY_INDEX_SHARDS - 1) / KEY_INDEX_SHARDS;
+    if (per < KEY_INDEX_ROWS) per = KEY_INDEX_ROWS;
+    PCH_TRY(pch_vx_dtype_parse(&dt, b->ctx, PJ_KEY_INDEX_SCHEMA, err));
+    pch_buf_init(&p, b->ctx);
+    wo.zone_len = 0;
+#define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    for (size_t s0 = 0, k = 0; s0 < m; s0 += per, k++) {
+        size_t s1 = s0 + per < m ? s0 + per : m;
+        pch_vx_builder *vb = NULL;
+        pch_vx_writer *w = NULL;
+        pch_vx_array *a = NULL;
+        char rel[128], digest[80];
+        uint64_t bytes;
+        snprintf(rel, sizeof rel, "directories/keys/%s-%zu.vortex", b->snapshot_id, k);
+        rc = pch_vx_builder_new(&vb, b->ctx, dt, err);
+        for (size_t i = s0; i < s1 && rc == PCH_OK; i++) {
+            rc = pch_vx_builder_append_uint(pch_vx_builder_child(vb, 0), kr[i].hash, err);
+            if (rc == PCH_OK) rc = pch_vx_builder_append_uint(pch_vx_builder_child(vb, 1), kr[i].shard, err);
+            if (rc == PCH_OK) rc = pch_vx_builder_append_valid(vb, err);
+        }
+        if (rc == PCH_OK) rc = pch_vx_builder_finish(vb, &a, err);
+        if (rc == PCH_OK) rc = stage_path(b, &p, rel) < 0 ? nomem(err) : PCH_OK;
+        if (rc == PCH_OK) rc = pch_vx_writer_open_path(&w, b->ctx, dt, (const char *)p.data, &wo, err);
+        if (rc == PCH_OK) rc = pch_vx_writer_write(w, a, err);
+        if (rc == PCH_OK) rc = pch_vx_writer_finish(w, err);
+        pch_vx_writer_free(w);
+        pch_vx_array_free(a);
+        pch_vx_builder_free(vb);
+        CK(rc);
+        CK(pj_file_digest((const char *)p.data, digest, &bytes, err));
+        b->st.directory_bytes += bytes;
+        pch_buf_printf(json, "%s{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu,"
+                       "\"hash_lo\":\"%016" PRIx64 "\",\"hash_hi\":\"%016" PRIx64 "\"}",
+                       k ? "," : "", rel, bytes, digest, s1 - s0, kr[s0].hash, kr[s1 - 1].hash);
+        b->n_key_shards = k + 1;
+    }
+#undef CK
+done:
+    if (rc == PCH_OK && json->oom) rc = nomem(err);
+    pch_vx_dtype_free(dt);
+    pch_buf_dispose(&p);
+    return rc;
+}
+
 /* Sorted trajectory directory shards (§10.4); fence keys go to the manifest. An incremental
 ** commit writes one L0 run instead (every entry and tombstone in one file, "level":0): its
 ** memory estimate (entries and key bytes, what a reader holds to merge it) goes with it. */
-static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_out, pch_error *err)
+static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, uint64_t *shards_out, pch_error *err)
 {
     const bool l0 = b->delta && !b->delta->compaction;
+    keyrow *kr = NULL;
+    size_t n_kr = 0;
     const uint64_t shard_rows = l0 ? (uint64_t)SIZE_MAX : b->o.directory_shard_rows;
     const uint64_t revision = b->delta ? b->delta->revision : 0;
     pch_vx_dtype *dt = NULL;
@@ -788,6 +860,8 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_o
         if (cmp_key(&b->d[i - 1], &b->d[i]) == 0)
             return pch_error_set(err, PCH_EINVAL, "projection: trajectory key (%s, %s, %s) appears twice (%s and %s)",
                                  b->d[i].source_id, b->d[i].run_key, b->d[i].traj_key, b->d[i - 1].doc_path, b->d[i].doc_path);
+    /* the base directory's key index: up to three lookup strings a trajectory */
+    if (!l0 && b->n_d && !(kr = pch_malloc(b->ctx, b->n_d * 3 * sizeof *kr))) return nomem(err);
     PCH_TRY(pch_vx_dtype_parse(&dt, b->ctx, DIR_SCHEMA, err));
     pch_buf_init(&p, b->ctx);
     wo.zone_len = 1024;
@@ -839,6 +913,12 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_o
             CK(e->has_ts ? pch_vx_builder_append_int(c[17], e->min_ts, err) : pch_vx_builder_append_null(c[17], err));
             CK(e->has_ts ? pch_vx_builder_append_int(c[18], e->max_ts, err) : pch_vx_builder_append_null(c[18], err));
             CK(pch_vx_builder_append_valid(vb, err));
+            if (kr) {   /* what pj_read.c key_hit matches besides the run key (fenced already) */
+                size_t idn;
+                kr[n_kr++] = (keyrow){ pj_key_hash(e->traj_key, strlen(e->traj_key)), (uint32_t)shard };
+                if (pj_producer_id_len(e->traj_key, e->doc_path, &idn)) kr[n_kr++] = (keyrow){ pj_key_hash(e->traj_key, idn), (uint32_t)shard };
+                if (!e->parent_traj && e->session_id) kr[n_kr++] = (keyrow){ pj_key_hash(e->session_id, strlen(e->session_id)), (uint32_t)shard };
+            }
         }
         CK(pch_vx_builder_finish(vb, &a, err));
         CK(stage_path(b, &p, rel) < 0 ? nomem(err) : PCH_OK);
@@ -870,9 +950,11 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, uint64_t *shards_o
         *shards_out = shard + 1;
         if (b->n_d == 0) break;
     }
+    if (kr) CK(write_key_index(b, kr, n_kr, kjson, err));
 #undef CK
 done:
     if (rc == PCH_OK && json->oom) rc = nomem(err);
+    pch_free(b->ctx, kr);
     pch_vx_builder_free(vb);
     pch_vx_dtype_free(dt);
     pch_buf_dispose(&p);
@@ -1001,7 +1083,7 @@ static int docs_job_run(void *arg, pch_error *err)
 
 int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_error *err)
 {
-    pch_buf packs, cdir, tdir, m, p;
+    pch_buf packs, cdir, tdir, kidx, m, p;
     char mdigest[80], created[32], rel[128];
     uint64_t shards = 0;
     pj_docrec *all = NULL;
@@ -1014,7 +1096,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     int rc = PCH_OK;
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
     memset(&mt, 0, sizeof mt);
-    pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx);
+    pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx); pch_buf_init(&kidx, b->ctx);
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx);
     memset(&dj, 0, sizeof dj);
     memset(&dw, 0, sizeof dw);
@@ -1062,7 +1144,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         }
     }
     CK(pj_content_finish(b->content, b->snapshot_id, &packs, &cdir, &b->st, err));
-    CK(write_directory(b, &tdir, &shards, err));
+    CK(write_directory(b, &tdir, &kidx, &shards, err));
     b->st.data_files = b->n_files;
     CK(pj_task_join(&dw, err));
     b->st.directory_bytes += dj.bytes;
@@ -1168,6 +1250,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "],\n\"trajectory_directory\":[");
     if (delta) CK(parent_list(b, &m, "trajectory_directory", false, NULL, err));
     else pch_buf_append(&m, tdir.data, tdir.len);
+    /* the key index goes with the base directory it indexes: a sync keeps both */
+    pch_buf_append_str(&m, "],\n\"key_index\":[");
+    if (delta) CK(parent_list(b, &m, "key_index", false, NULL, err));
+    else pch_buf_append(&m, kidx.data, kidx.len);
     pch_buf_append_str(&m, "],\n");
     if (delta) {
         const pch_json_value *runs = pj_json_member(pm, "directory_runs", PCH_JSON_ARRAY);
@@ -1262,6 +1348,11 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
         else snprintf(r2, sizeof r2, "directories/trajectory/%s-%" PRIu64 ".vortex", b->snapshot_id, s);
         CK(publish_file(b, r2, err));
     }
+    for (uint64_t k = 0; k < b->n_key_shards; k++) {
+        char r2[128];
+        snprintf(r2, sizeof r2, "directories/keys/%s-%" PRIu64 ".vortex", b->snapshot_id, k);
+        CK(publish_file(b, r2, err));
+    }
     {
         char r2[128];
         snprintf(r2, sizeof r2, "directories/documents/%s.vortex", b->snapshot_id);
@@ -1278,7 +1369,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     if (stats) *stats = b->st;
 #undef CK
 done:
-    pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir);
+    pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir); pch_buf_dispose(&kidx);
     if (dw.running) pj_task_join(&dw, NULL);    /* a failed commit waits for it */
     pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&dj.json);
     free(all);

@@ -383,6 +383,21 @@ bool pj_json_u64(const pch_json_value *o, const char *key, uint64_t *out);
 ** too long or containing NUL. */
 bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap);
 
+/* ---------------------------------------------------------------- key index (§13.4) */
+
+/* The key index (docs/vortex-projection.md §5 "Key index"): for every trajectory of the base
+** directory, the hashes of the strings a lookup by trajectory key, producer id or session id
+** matches, each with the ordinal of the directory shard that holds it, sorted by hash, in
+** shards whose manifest entries ("key_index") give their first and last hash. */
+#define PJ_KEY_INDEX_SCHEMA "key_hash:u64,shard:u32"
+/* The 64-bit hash of a lookup string: the first 8 bytes of its BLAKE3, little-endian. */
+uint64_t pj_key_hash(const char *s, size_t n);
+/* Is trajectory key t producer id + "@" + doc (src/atif/parse.c)? *n: the producer id's length. */
+bool pj_producer_id_len(const char *t, const char *doc, size_t *n);
+/* verify: every lookup string of every base directory entry is in the key index with its
+** shard (the snapshot's shards loaded: pj_snapshot_load_all); PCH_OK when there is no index. */
+int pj_snapshot_check_key_index(pch_vxp_snapshot *s, pch_error *err);
+
 /* ---------------------------------------------------------------- documents, sync (§11.2) */
 
 /* One input document of a snapshot (pj_docs.c). */

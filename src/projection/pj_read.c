@@ -44,6 +44,16 @@ typedef struct shardm {
     bool loaded;
 } shardm;
 
+/* One shard of the key index (pj_int.h PJ_KEY_INDEX_SCHEMA): its hash range from the manifest;
+** once loaded, its rows (hash, directory shard) sorted by hash. */
+typedef struct keyshard {
+    char rel[160], digest[80];
+    uint64_t rows, lo, hi;
+    uint64_t *hash;
+    uint32_t *shard;
+    bool loaded;
+} keyshard;
+
 typedef struct dataf {
     char id[33];
     char path[160];
@@ -81,6 +91,10 @@ struct pch_vxp_snapshot {
     const pch_json_value *m;
     shardm *sh;                 /* directory shards: fences from the manifest, loaded lazily */
     size_t n_shards;
+    size_t n_base;              /* of which the base (level 1) directory's: sh[0..n_base) */
+    keyshard *ki;               /* the key index of the base directory (manifest "key_index",
+                                ** absent in roots built before 2026-12-06), loaded lazily */
+    size_t n_ki;
     entry *e;                   /* every trajectory; a shard's rows start at sh[i].base */
     uint64_t n;
     dataf *files;
@@ -177,6 +191,8 @@ void pch_vxp_snapshot_free(pch_vxp_snapshot *s)
     pch_vx_dtype_free(s->c_dt);
     pch_vx_dtype_free(s->data_dt);
     pj_blobs_free(s->blobs);
+    for (size_t i = 0; i < s->n_ki; i++) { pch_free(s->ctx, s->ki[i].hash); pch_free(s->ctx, s->ki[i].shard); }
+    pch_free(s->ctx, s->ki);
     pch_free(s->ctx, s->sh);
     pch_free(s->ctx, s->e);
     pch_free(s->ctx, s->files);
@@ -462,6 +478,31 @@ static int deleted_rows(pch_vxp_snapshot *s, const pch_json_value *df, pch_error
     return PCH_OK;
 }
 
+/* The manifest's key index entries: paths, digests and hash ranges (two ordered 16-digit hex
+** numbers, the entries in order and disjoint); no shard is read yet. */
+static int load_key_index(pch_vxp_snapshot *s, pch_error *err)
+{
+    const pch_json_value *ki = pj_json_member(s->m, "key_index", PCH_JSON_ARRAY);
+    if (!ki || !ki->n) return PCH_OK;
+    if (!(s->ki = pch_calloc(s->ctx, ki->n, sizeof *s->ki))) return nomem(err);
+    for (uint32_t i = 0; i < ki->n; i++) {
+        keyshard *k = &s->ki[i];
+        char lo[24], hi[24], *end;
+        if (!pj_json_str(&ki->u.items[i], "path", k->rel, sizeof k->rel) || !pj_json_str(&ki->u.items[i], "digest", k->digest, sizeof k->digest) ||
+            !pj_json_u64(&ki->u.items[i], "rows", &k->rows) || !pj_json_str(&ki->u.items[i], "hash_lo", lo, sizeof lo) ||
+            !pj_json_str(&ki->u.items[i], "hash_hi", hi, sizeof hi) || strlen(lo) != 16 || strlen(hi) != 16 ||
+            strspn(lo, "0123456789abcdef") != 16 || strspn(hi, "0123456789abcdef") != 16)
+            return pch_error_set(err, PCH_ECORRUPT, "%s: key_index[%u] lacks path, digest, rows or its hash range", s->cur.manifest, i);
+        PCH_TRY(pj_path_check(k->rel, strlen(k->rel), err));
+        k->lo = strtoull(lo, &end, 16);
+        k->hi = strtoull(hi, &end, 16);
+        if (k->lo > k->hi || (i && s->ki[i - 1].hi >= k->lo))
+            return pch_error_set(err, PCH_ECORRUPT, "%s: key_index hash ranges are not in order", s->cur.manifest);
+        s->n_ki++;
+    }
+    return PCH_OK;
+}
+
 /* The manifest's data files and directory shards (with their fence keys), then its L0
 ** directory runs (§10.4: each sorted, fence keys of their own); no shard is read yet. */
 static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
@@ -533,7 +574,8 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
     if (total > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "directory of %" PRIu64 " trajectories", total);
     if (!(s->e = pch_calloc(s->ctx, total ? (size_t)total : 1, sizeof *s->e))) return nomem(err);
     s->n = total;
-    return PCH_OK;
+    s->n_base = td->n;
+    return load_key_index(s, err);
 }
 
 /* Read one directory shard (digest checked against the manifest) into its entries; its
@@ -583,6 +625,123 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", m->rel);
     m->loaded = true;
+    return PCH_OK;
+}
+
+/* Read key index shard i (digest checked against the manifest): its rows sorted by hash, within
+** the manifest's range, each naming a base directory shard. */
+static int load_key_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
+{
+    keyshard *k = &s->ki[i];
+    pch_vx_file *f = NULL;
+    pch_vx_array *a = NULL;
+    pch_vx_dtype *dt = NULL;
+    pch_buf path, raw;
+    char got[80];
+    int rc;
+    if (k->loaded) return PCH_OK;
+    pch_buf_init(&path, s->ctx);
+    pch_buf_init(&raw, s->ctx);
+    pch_buf_printf(&path, "%s/%s", s->root, k->rel);
+    rc = path.oom ? nomem(err) : pch_rfile_read_all(s->ctx, &raw, (const char *)path.data, (size_t)1 << 30, err);
+    if (rc == PCH_OK) {
+        s->st.directory.reads++;
+        s->st.directory.bytes += raw.len;
+        pj_bytes_digest(got, raw.data, raw.len);
+        if (strcmp(got, k->digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, k->digest);
+    }
+    if (rc == PCH_OK) rc = pch_vx_file_open_mem(&f, s->ctx, raw.data, raw.len, err);
+    if (rc == PCH_OK && pch_vx_file_row_count(f) != k->rows)
+        rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), k->rows);
+    if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
+    if (rc == PCH_OK && (a->n_children != 2 || a->children[0]->dtype->kind != PCH_VX_PRIMITIVE || a->children[0]->dtype->ptype != PCH_VX_U64 ||
+                         a->children[1]->dtype->kind != PCH_VX_PRIMITIVE || a->children[1]->dtype->ptype != PCH_VX_U32 || a->len != k->rows))
+        rc = pch_error_set(err, PCH_ECORRUPT, "not a key index shard (%s)", PJ_KEY_INDEX_SCHEMA);
+    if (rc == PCH_OK && (!(k->hash = pch_malloc(s->ctx, (size_t)(k->rows ? k->rows : 1) * 8)) ||
+                         !(k->shard = pch_malloc(s->ctx, (size_t)(k->rows ? k->rows : 1) * 4))))
+        rc = nomem(err);
+    for (uint64_t r = 0; rc == PCH_OK && r < k->rows; r++) {
+        k->hash[r] = pch_load_le64(a->children[0]->data + 8 * r);
+        k->shard[r] = pch_load_le32(a->children[1]->data + 4 * r);
+        if (k->hash[r] < k->lo || k->hash[r] > k->hi || (r && k->hash[r] < k->hash[r - 1]) || k->shard[r] >= s->n_base)
+            rc = pch_error_set(err, PCH_ECORRUPT, "row %" PRIu64 ": hashes not sorted within the manifest's range, or shard %u past the %zu directory shards",
+                               r, k->shard[r], s->n_base);
+    }
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+    pch_vx_file_free(f);
+    pch_buf_dispose(&raw);
+    pch_buf_dispose(&path);
+    if (rc < 0) {
+        pch_free(s->ctx, k->hash);
+        pch_free(s->ctx, k->shard);
+        k->hash = NULL;
+        k->shard = NULL;
+        return pch_error_prefix(err, "%s", k->rel);
+    }
+    k->loaded = true;
+    return PCH_OK;
+}
+
+/* Mark in want[] (n_base flags) the base directory shards that may hold a trajectory whose key,
+** producer id or session id is key, from the key index; false in *indexed when there is none. */
+static int key_shards(pch_vxp_snapshot *s, const char *key, bool *want, bool *indexed, pch_error *err)
+{
+    const uint64_t h = pj_key_hash(key, strlen(key));
+    *indexed = s->n_ki > 0;
+    for (size_t i = 0; i < s->n_ki; i++) {
+        keyshard *k = &s->ki[i];
+        uint64_t lo = 0, hi;
+        if (h < k->lo || h > k->hi) continue;
+        PCH_TRY(load_key_shard(s, i, err));
+        hi = k->rows;
+        while (lo < hi) {       /* the first row of hash h */
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (k->hash[mid] < h) lo = mid + 1; else hi = mid;
+        }
+        for (; lo < k->rows && k->hash[lo] == h; lo++) want[k->shard[lo]] = true;
+    }
+    return PCH_OK;
+}
+
+/* Is (h, shard) a row of the key index? */
+static int key_has(pch_vxp_snapshot *s, uint64_t h, uint32_t shard, bool *has, pch_error *err)
+{
+    *has = false;
+    for (size_t i = 0; i < s->n_ki && !*has; i++) {
+        keyshard *k = &s->ki[i];
+        uint64_t lo = 0, hi;
+        if (h < k->lo || h > k->hi) continue;
+        PCH_TRY(load_key_shard(s, i, err));
+        hi = k->rows;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (k->hash[mid] < h) lo = mid + 1; else hi = mid;
+        }
+        for (; lo < k->rows && k->hash[lo] == h && !*has; lo++) *has = k->shard[lo] == shard;
+    }
+    return PCH_OK;
+}
+
+int pj_snapshot_check_key_index(pch_vxp_snapshot *s, pch_error *err)
+{
+    for (size_t i = 0; s->n_ki && i < s->n_base; i++) {
+        const shardm *m = &s->sh[i];
+        for (uint64_t r = m->base; r < m->base + m->rows; r++) {
+            const entry *e = &s->e[r];
+            const char *what[3] = { e->t, NULL, e->root ? e->session : NULL };
+            size_t len[3] = { strlen(e->t), 0, e->session ? strlen(e->session) : 0 };
+            if (pj_producer_id_len(e->t, e->doc, &len[1])) what[1] = e->t;
+            for (int k = 0; k < 3; k++) {
+                bool has;
+                if (!what[k]) continue;
+                PCH_TRY(key_has(s, pj_key_hash(what[k], len[k]), (uint32_t)i, &has, err));
+                if (!has)
+                    return pch_error_set(err, PCH_ECORRUPT, "the key index lacks '%.*s' of %s (trajectory %s): lookups by it would miss",
+                                         (int)len[k], what[k], m->rel, e->t);
+            }
+        }
+    }
     return PCH_OK;
 }
 
@@ -760,13 +919,22 @@ int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key,
     ** producer session id is KEY (a shared session id gives every candidate, never an
     ** arbitrary one, §13.4). A run key is found through the fence keys in the shards that can
     ** hold it; only when those have no match (or the key is no run key) are all shards read. */
+    bool *want = NULL, indexed = false;
     for (int pass = as == PCH_VXP_KEY_ANY || as == PCH_VXP_KEY_RUN ? 0 : 1; pass < 2 && n == 0; pass++) {
         if (pass == 1 && as == PCH_VXP_KEY_RUN) break;     /* the fences are exact for run keys */
+        /* the other identities: the base shards the key index names, and every L0 run (§10.4:
+        ** a sync's few rows, not indexed) */
+        if (pass == 1 && s->n_ki) {
+            int rc;
+            if (!(want = pch_calloc(s->ctx, s->n_base ? s->n_base : 1, sizeof *want))) return nomem(err);
+            if ((rc = key_shards(s, key, want, &indexed, err)) < 0) { pch_free(s->ctx, want); return rc; }
+        }
         for (size_t i = 0; i < s->n_shards; i++) {
             const shardm *m = &s->sh[i];
+            int rc;
             if (pass == 0 && !shard_may_hold_run(m, key)) continue;
-            if (pass == 1 && !m->rows) continue;
-            PCH_TRY(load_shard(s, i, err));
+            if (pass == 1 && (!m->rows || (indexed && i < s->n_base && !want[i]))) continue;
+            if ((rc = load_shard(s, i, err)) < 0) { pch_free(s->ctx, want); return rc; }
             for (uint64_t r = m->base; r < m->base + m->rows; r++) {
                 if (s->e[r].dead || !key_hit(&s->e[r], as, key)) continue;   /* shadowed or deleted: §12.2 */
                 if (n < cap) idx[n] = r;
@@ -774,6 +942,7 @@ int pch_vxp_lookup_as(pch_vxp_snapshot *s, pch_vxp_key_kind as, const char *key,
             }
         }
     }
+    pch_free(s->ctx, want);
     *n_out = n;
     if (!n) return pch_error_set(err, PCH_ENOTFOUND, "no %s '%s' in snapshot %s", key_kind_names[as], key, s->cur.snapshot_id);
     return PCH_OK;

@@ -28,6 +28,21 @@ bool pj_json_u64(const pch_json_value *o, const char *key, uint64_t *out)
     return true;
 }
 
+uint64_t pj_key_hash(const char *s, size_t n)
+{
+    uint8_t h[32];
+    pch_blake3_hash(h, s, n);
+    return pch_load_le64(h);
+}
+
+bool pj_producer_id_len(const char *t, const char *doc, size_t *n)
+{
+    size_t tl = strlen(t), dl = strlen(doc);
+    if (tl < dl + 1 || t[tl - dl - 1] != '@' || memcmp(t + tl - dl, doc, dl) != 0) return false;
+    *n = tl - dl - 1;
+    return true;
+}
+
 bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap)
 {
     const pch_json_value *v = pj_json_member(o, key, PCH_JSON_STRING);
@@ -40,7 +55,7 @@ bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap
 int pj_path_check(const char *p, size_t n, pch_error *err)
 {
     static const char *const dirs[] = { "manifests/", "inventories/", "directories/trajectory/",
-                                        "directories/content/", "directories/documents/", "data/", "blobs/" };
+                                        "directories/content/", "directories/documents/", "directories/keys/", "data/", "blobs/" };
     bool under = false;
     size_t seg = 0;
     if (n == 0 || n > 512) return pch_error_set(err, PCH_ECORRUPT, "path of %zu bytes in the dataset metadata", n);
@@ -338,6 +353,8 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
     PCH_TRY(check_list(*m, "data_files", "data/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "trajectory_directory", "directories/trajectory/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "content_directory", "directories/content/", true, cur->manifest, err));
+    if (pj_json_member(*m, "key_index", PCH_JSON_ARRAY))   /* roots built before 2026-12-06 have none */
+        PCH_TRY(check_list(*m, "key_index", "directories/keys/", true, cur->manifest, err));
     PCH_TRY(check_list(*m, "blob_packs", "blobs/", false, cur->manifest, err));
     /* v2 (incremental sync, §10.4): L0 directory runs and deleted rows; a v1 manifest that
     ** has either is refused (a v1 reader would have read the shadowed rows) */
@@ -365,7 +382,7 @@ int pj_manifest_each_file(const pch_json_value *m,
                           int (*fn)(void *payload, const char *path, const char *digest, uint64_t bytes), void *payload)
 {
     static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
-                                         "directory_runs", "documents" };
+                                         "directory_runs", "documents", "key_index" };
     char path[256], digest[80];
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         const pch_json_value *a = pj_json_member(m, lists[l], PCH_JSON_ARRAY);

@@ -302,11 +302,16 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "directory_runs", rel, sizeof rel, true));
     if ((lst = pj_json_member(m, "documents", PCH_JSON_ARRAY)))
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "documents", rel, sizeof rel, true));
-    /* directory structure (sorted, unique, row bounds, files known) */
+    if ((lst = pj_json_member(m, "key_index", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "key_index", rel, sizeof rel, true));
+    /* directory structure (sorted, unique, row bounds, files known), and the key index holds
+    ** every lookup string of the base directory */
     if (pch_vxp_snapshot_open_at(&snap, ctx, root, snapshot_id, &e) < 0 || pj_snapshot_load_all(snap, &e) < 0) {
         finding(&v, "directories/trajectory", "%s", e.msg);
         pch_vxp_snapshot_free(snap);
         snap = NULL;
+    } else if (pj_snapshot_check_key_index(snap, &e) < 0) {
+        finding(&v, "directories/keys", "%s", e.msg);
     }
     if (pj_blobs_open(&blobs, ctx, root, m, false, &e) < 0) {
         finding(&v, "directories/content", "%s", e.msg);
@@ -432,7 +437,7 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
         fputc('\n', out);
     }
     static const char *const lists[] = { "data_files", "blob_packs", "content_directory", "trajectory_directory",
-                                         "directory_runs", "documents" };
+                                         "directory_runs", "documents", "key_index" };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         if (!(lst = pj_json_member(m, lists[k], PCH_JSON_ARRAY))) continue;
         fprintf(out, "%s (%u)\n", lists[k], lst->n);

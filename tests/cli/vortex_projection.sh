@@ -488,6 +488,24 @@ PY
         read -r nd np ns _ <<<"$(vp sizes "$(manifest "$T/corpus-small")")"
         [ "$nd" -gt 1 ] && [ "$np" -gt 1 ] && [ "$ns" -gt 1 ] && ok ||
             bad "corpus-small: expected several data files ($nd), blob packs ($np) and directory shards ($ns)"
+        # the key index (§6): a lookup by trajectory key reads one index shard and the directory
+        # shard it names, not every shard, and finds what the exact (run, trajectory) key finds
+        "$VX" sql "$T/corpus-small" "SELECT run_id, trajectory_key FROM runs ORDER BY trajectory_key" --format csv | tail -n +2 |
+            awk 'NR % 50 == 7' >"$T/ks.keys"
+        [ -s "$T/ks.keys" ] && ok || bad "corpus-small: no keys"
+        while IFS=, read -r run traj; do
+            run ks-traj 0 "$VX" get "$T/corpus-small" --trajectory-key "$traj" --compact --preview --stats &&
+                run ks-exact 0 "$VX" get "$T/corpus-small" --run-id "$run" --trajectory-key "$traj" --compact --preview &&
+                cmp -s "$T/ks-traj.out" "$T/ks-exact.out" && ok || bad "corpus-small: --trajectory-key $traj is not the trajectory of its exact key"
+            "$PY" - "$(manifest "$T/corpus-small")" "$T/ks-traj.err" <<'PY' && ok || bad "corpus-small: a --trajectory-key lookup read more than one key shard and one directory shard"
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+ki = m["key_index"]
+assert ki and all(a["hash_lo"] <= a["hash_hi"] < b["hash_lo"] for a, b in zip(ki, ki[1:])), ki
+r, b = map(int, re.search(r" directory=(\d+)/(\d+)", open(sys.argv[2]).read()).groups())
+assert r <= 2 and b < sum(e["bytes"] for e in m["trajectory_directory"]), (r, b)
+PY
+        done <"$T/ks.keys"
     }
     # zstd frames of 256 bytes (§7.2): every lane chunk is cut into many frames at trajectory
     # boundaries; export and get (a point read decompresses only the frames of its rows) give
@@ -797,6 +815,29 @@ corrupt segments-flip 'data/*/*.segments' flip
 corrupt segments-delete 'data/*/*.segments' delete
 corrupt trajectory-directory-flip 'directories/trajectory/*.vortex' flip
 corrupt content-directory-flip 'directories/content/*.vortex' flip
+corrupt key-index-flip 'directories/keys/*.vortex' flip
+# a key index that lacks keys of the directory (another build's, listed with its own digests
+# and ranges, the manifest and CURRENT re-signed): verify finds it, as lookups by those keys
+# would miss
+c=$T/c-keys; rm -rf "$c" "$T/keys-other"; cp -a "$R" "$c"
+run keys-other 0 "$VX" build --from tests/data/atif/multimodal --to "$T/keys-other" --quiet
+cp "$T"/keys-other/directories/keys/*.vortex "$c/directories/keys/"
+"$PY" - "$c" "$T/keys-other" <<'PY' && ok || bad "could not swap the key index"
+import json, os, subprocess, sys
+c, o = sys.argv[1:3]
+cur = json.load(open(os.path.join(c, "CURRENT")))
+mp = os.path.join(c, cur["manifest"])
+m = json.load(open(mp))
+mo = json.load(open(os.path.join(o, json.load(open(os.path.join(o, "CURRENT")))["manifest"])))
+assert mo["key_index"], "the other build has no key index"
+m["key_index"] = mo["key_index"]
+open(mp, "w").write(json.dumps(m))
+cur["manifest_digest"] = "blake3:" + subprocess.check_output(["b3sum", "--no-names", mp], text=True).strip()
+open(os.path.join(c, "CURRENT"), "w").write(json.dumps(cur, separators=(",", ":")))
+PY
+run corrupt-keys 1 "$VX" verify "$c"
+has "corrupt-keys finding" "$T/corrupt-keys.out" 'directories/keys.*the key index lacks'
+
 corrupt manifest-flip "$(vp json "$R/CURRENT" /manifest)" flip
 corrupt data-truncate 'data/*/*.vortex' truncate
 corrupt data-delete 'data/*/*.vortex' delete
@@ -1321,7 +1362,7 @@ files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*'
           [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex'
           [ -d "$T/corpus-dict/data" ] && find "$T/corpus-dict/data" -name '*.vortex') | sort)
 kinds=$(printf '%s\n' $files | sed -n 's|.*/\(data\)/.*|\1|p; s|.*/\(blobs\)/.*|\1|p; s|.*/directories/\([a-z]*\)/.*|\1|p' | sort -u | tr '\n' ' ')
-[ "$kinds" = "blobs content data documents trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
+[ "$kinds" = "blobs content data documents keys trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
 # one process over every file: parallel checkers sharing one log lost a line under the load of
 # the valgrind pass (11 "ok" lines for 12 passing files)
 if "$PY" tests/vortex/structure_check.py $files >"$T/structure.log" 2>&1; then ok; else
