@@ -860,8 +860,10 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, ui
         if (cmp_key(&b->d[i - 1], &b->d[i]) == 0)
             return pch_error_set(err, PCH_EINVAL, "projection: trajectory key (%s, %s, %s) appears twice (%s and %s)",
                                  b->d[i].source_id, b->d[i].run_key, b->d[i].traj_key, b->d[i - 1].doc_path, b->d[i].doc_path);
-    /* the base directory's key index: up to three lookup strings a trajectory */
-    if (!l0 && b->n_d && !(kr = pch_malloc(b->ctx, b->n_d * 3 * sizeof *kr))) return nomem(err);
+    /* the base directory's key index: up to three lookup strings a trajectory; only for three
+    ** shards or more (one or two shards cost a lookup no more than an index shard and one of
+    ** them: on object storage the index would be a request more) */
+    if (!l0 && b->n_d > 2 * shard_rows && !(kr = pch_malloc(b->ctx, b->n_d * 3 * sizeof *kr))) return nomem(err);
     PCH_TRY(pch_vx_dtype_parse(&dt, b->ctx, DIR_SCHEMA, err));
     pch_buf_init(&p, b->ctx);
     wo.zone_len = 1024;

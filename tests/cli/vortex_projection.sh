@@ -815,12 +815,22 @@ corrupt segments-flip 'data/*/*.segments' flip
 corrupt segments-delete 'data/*/*.segments' delete
 corrupt trajectory-directory-flip 'directories/trajectory/*.vortex' flip
 corrupt content-directory-flip 'directories/content/*.vortex' flip
-corrupt key-index-flip 'directories/keys/*.vortex' flip
-# a key index that lacks keys of the directory (another build's, listed with its own digests
-# and ranges, the manifest and CURRENT re-signed): verify finds it, as lookups by those keys
-# would miss
-c=$T/c-keys; rm -rf "$c" "$T/keys-other"; cp -a "$R" "$c"
-run keys-other 0 "$VX" build --from tests/data/atif/multimodal --to "$T/keys-other" --quiet
+# the key index (§6), on a root with enough directory shards to have one: a flipped byte in an
+# index shard fails a lookup that needs it (naming the file) and verify finds it; an index
+# that lacks keys of the directory (another layout's, listed with its own digests and ranges,
+# the manifest and CURRENT re-signed) is found by verify, as lookups by those keys would miss
+KR=$T/keys-root; rm -rf "$KR" "$T/keys-other"
+run keys-root 0 "$VX" build --from tests/data/atif --to "$KR" --shard-rows 2 --quiet
+run keys-other 0 "$VX" build --from tests/data/atif --to "$T/keys-other" --shard-rows 3 --quiet
+[ -n "$(ls "$KR"/directories/keys/*.vortex 2>/dev/null)" ] && ok || bad "keys-root: no key index written for $(ls "$KR"/directories/trajectory | wc -l) shards"
+c=$T/c-keyflip; rm -rf "$c"; cp -a "$KR" "$c"
+for f in "$c"/directories/keys/*.vortex; do vp flip "$f" mid; done
+tk=$("$VX" sql "$KR" "SELECT trajectory_key FROM runs ORDER BY trajectory_key LIMIT 1" --format csv | tail -n 1)
+run keyflip-get 1 "$VX" get "$c" --trajectory-key "$tk" --compact
+has "a damaged key index shard is named" "$T/keyflip-get.err" 'directories/keys/.*digest'
+run keyflip-verify 1 "$VX" verify "$c"
+has "verify names the damaged key index shard" "$T/keyflip-verify.out" 'directories/keys/'
+c=$T/c-keys; rm -rf "$c"; cp -a "$KR" "$c"
 cp "$T"/keys-other/directories/keys/*.vortex "$c/directories/keys/"
 "$PY" - "$c" "$T/keys-other" <<'PY' && ok || bad "could not swap the key index"
 import json, os, subprocess, sys
@@ -829,7 +839,7 @@ cur = json.load(open(os.path.join(c, "CURRENT")))
 mp = os.path.join(c, cur["manifest"])
 m = json.load(open(mp))
 mo = json.load(open(os.path.join(o, json.load(open(os.path.join(o, "CURRENT")))["manifest"])))
-assert mo["key_index"], "the other build has no key index"
+assert mo["key_index"] and m["key_index"] != mo["key_index"], "no other key index to swap in"
 m["key_index"] = mo["key_index"]
 open(mp, "w").write(json.dumps(m))
 cur["manifest_digest"] = "blake3:" + subprocess.check_output(["b3sum", "--no-names", mp], text=True).strip()
@@ -1358,7 +1368,7 @@ open(p, "wb").write(b)' "$pk" "$T/rep-pack.json" || bad "rep: the stored value w
 fi
 
 # ================================================================ 6. structure check
-files=$( (find "$R" "$H" "$T/atif-mm" -name '*.vortex' -not -path '*/staging/*'
+files=$( (find "$R" "$H" "$T/atif-mm" "$KR" -name '*.vortex' -not -path '*/staging/*'
           [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex'
           [ -d "$T/corpus-dict/data" ] && find "$T/corpus-dict/data" -name '*.vortex') | sort)
 kinds=$(printf '%s\n' $files | sed -n 's|.*/\(data\)/.*|\1|p; s|.*/\(blobs\)/.*|\1|p; s|.*/directories/\([a-z]*\)/.*|\1|p' | sort -u | tr '\n' ' ')
