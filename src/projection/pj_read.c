@@ -578,35 +578,47 @@ static int load_directory(pch_vxp_snapshot *s, pch_arena *ar, pch_error *err)
     return load_key_index(s, err);
 }
 
+/* A directory file the manifest lists (a trajectory directory or key index shard), read in
+** one request, its bytes checked against the manifest's digest and its row count, then
+** decoded from memory whole. */
+static int read_listed(pch_vxp_snapshot *s, const char *rel, const char *digest, uint64_t rows, pch_vx_array **a,
+                       pch_vx_dtype **dt, pch_error *err)
+{
+    pch_vx_file *f = NULL;
+    pch_buf path, raw;
+    char got[80];
+    int rc;
+    pch_buf_init(&path, s->ctx);
+    pch_buf_init(&raw, s->ctx);
+    pch_buf_printf(&path, "%s/%s", s->root, rel);
+    rc = path.oom ? nomem(err) : pch_rfile_read_all(s->ctx, &raw, (const char *)path.data, (size_t)1 << 30, err);
+    if (rc == PCH_OK) {
+        s->st.directory.reads++;
+        s->st.directory.bytes += raw.len;
+        pj_bytes_digest(got, raw.data, raw.len);
+        if (strcmp(got, digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, digest);
+    }
+    if (rc == PCH_OK) rc = pch_vx_file_open_mem(&f, s->ctx, raw.data, raw.len, err);
+    if (rc == PCH_OK && pch_vx_file_row_count(f) != rows)
+        rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), rows);
+    if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, a, dt, err);
+    pch_vx_file_free(f);
+    pch_buf_dispose(&raw);
+    pch_buf_dispose(&path);
+    return rc;
+}
+
 /* Read one directory shard (digest checked against the manifest) into its entries; its
 ** keys must be sorted and lie within its fence keys. */
 static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
 {
     shardm *m = &s->sh[i];
-    pch_vx_file *f = NULL;
     pch_vx_array *a = NULL;
     pch_vx_dtype *dt = NULL;
-    pch_buf path, raw;
-    char got[80];
     uint64_t save = s->n;
     int rc;
     if (m->loaded) return PCH_OK;
-    pch_buf_init(&path, s->ctx);
-    pch_buf_printf(&path, "%s/%s", s->root, m->rel);
-    if (path.oom) return nomem(err);
-    /* one read: the shard's bytes are checked against the manifest, then decoded from memory */
-    pch_buf_init(&raw, s->ctx);
-    rc = pch_rfile_read_all(s->ctx, &raw, (const char *)path.data, (size_t)1 << 30, err);
-    if (rc == PCH_OK) {
-        s->st.directory.reads++;
-        s->st.directory.bytes += raw.len;
-        pj_bytes_digest(got, raw.data, raw.len);
-        if (strcmp(got, m->digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, m->digest);
-    }
-    if (rc == PCH_OK) rc = pch_vx_file_open_mem(&f, s->ctx, raw.data, raw.len, err);
-    if (rc == PCH_OK && pch_vx_file_row_count(f) != m->rows)
-        rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), m->rows);
-    if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
+    rc = read_listed(s, m->rel, m->digest, m->rows, &a, &dt, err);
     if (rc == PCH_OK) {
         s->n = m->base;              /* decode_shard appends at s->n */
         rc = decode_shard(s, a, &s->strings, m->run > 0, err);
@@ -620,9 +632,6 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     }
     pch_vx_array_free(a);
     pch_vx_dtype_free(dt);
-    pch_vx_file_free(f);
-    pch_buf_dispose(&raw);
-    pch_buf_dispose(&path);
     if (rc < 0) return pch_error_prefix(err, "%s", m->rel);
     m->loaded = true;
     return PCH_OK;
@@ -633,27 +642,11 @@ static int load_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
 static int load_key_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
 {
     keyshard *k = &s->ki[i];
-    pch_vx_file *f = NULL;
     pch_vx_array *a = NULL;
     pch_vx_dtype *dt = NULL;
-    pch_buf path, raw;
-    char got[80];
     int rc;
     if (k->loaded) return PCH_OK;
-    pch_buf_init(&path, s->ctx);
-    pch_buf_init(&raw, s->ctx);
-    pch_buf_printf(&path, "%s/%s", s->root, k->rel);
-    rc = path.oom ? nomem(err) : pch_rfile_read_all(s->ctx, &raw, (const char *)path.data, (size_t)1 << 30, err);
-    if (rc == PCH_OK) {
-        s->st.directory.reads++;
-        s->st.directory.bytes += raw.len;
-        pj_bytes_digest(got, raw.data, raw.len);
-        if (strcmp(got, k->digest) != 0) rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, manifest says %s", got, k->digest);
-    }
-    if (rc == PCH_OK) rc = pch_vx_file_open_mem(&f, s->ctx, raw.data, raw.len, err);
-    if (rc == PCH_OK && pch_vx_file_row_count(f) != k->rows)
-        rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " rows, manifest says %" PRIu64, pch_vx_file_row_count(f), k->rows);
-    if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
+    rc = read_listed(s, k->rel, k->digest, k->rows, &a, &dt, err);
     if (rc == PCH_OK && (a->n_children != 2 || a->children[0]->dtype->kind != PCH_VX_PRIMITIVE || a->children[0]->dtype->ptype != PCH_VX_U64 ||
                          a->children[1]->dtype->kind != PCH_VX_PRIMITIVE || a->children[1]->dtype->ptype != PCH_VX_U32 || a->len != k->rows))
         rc = pch_error_set(err, PCH_ECORRUPT, "not a key index shard (%s)", PJ_KEY_INDEX_SCHEMA);
@@ -669,9 +662,6 @@ static int load_key_shard(pch_vxp_snapshot *s, size_t i, pch_error *err)
     }
     pch_vx_array_free(a);
     pch_vx_dtype_free(dt);
-    pch_vx_file_free(f);
-    pch_buf_dispose(&raw);
-    pch_buf_dispose(&path);
     if (rc < 0) {
         pch_free(s->ctx, k->hash);
         pch_free(s->ctx, k->shard);
