@@ -19,7 +19,8 @@ q-<corpus>-noindex.json for official Lance, duckdb-q-<corpus>.json for DuckDB/Pa
 
   BUILD=build VX_DIR=/tmp/vortex-traj BENCH_DIR=/tmp/traj-bench CORPORA="real scaled rl" \
   RUNS=5 SFT=1 bench/vortex_queries.py
-Prints one markdown table per part (docs/sql.md and docs/training.md hold the results).
+Prints one markdown table per part (docs/sql.md and docs/training.md hold the results); with
+JSON_OUT=FILE also writes every figure as JSON (`scans`, `training` rows; bench/report reads it).
 """
 import json, os, re, statistics, subprocess, sys, time
 
@@ -30,6 +31,9 @@ BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/traj-bench")
 CORPORA = os.environ.get("CORPORA", "real scaled rl").split()
 RUNS = int(os.environ.get("RUNS", "5"))
 SFT = os.environ.get("SFT", "1") == "1"
+JSON_OUT = os.environ.get("JSON_OUT", "")
+RESULT = {"kind": "vortex-queries", "bin": VX, "runs": RUNS, "corpora": CORPORA, "scans": [], "training": [],
+          "loadavg_start": list(os.getloadavg())}
 
 
 def run(args, discard=False):
@@ -108,6 +112,11 @@ for c in CORPORA:
         ours_p, ours_w, ours_e = statistics.median(lat), statistics.median(warm), statistics.median(eng)
         lw, le, lp = peer(lance, name, "warm"), peer(lance, name, "engine"), peer(lance, name, "cold")
         dw, de, dp = peer(duck, name, "warm"), peer(duck, name, "engine"), peer(duck, name, "cold")
+        RESULT["scans"].append({"corpus": c, "query": name, "sql": stmts, "process_p50_ms": ours_p, "warm_p50_ms": ours_w,
+                                "engine_p50_ms": ours_e, "paths": paths,
+                                "bytes_read": statistics.median(rd) if rd else None, "bytes_checked": statistics.median(ck) if ck else None,
+                                "lance": {"warm_p50_ms": lw, "engine_p50_ms": le, "process_p50_ms": lp},
+                                "duckdb": {"warm_p50_ms": dw, "engine_p50_ms": de, "process_p50_ms": dp}})
         print("| %s | %s | %s | %s / %s | %s | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s |" % (
             c, name, fmt(ours_p), fmt(ours_w), fmt(ours_e), ", ".join(paths), mb, fmt(lw), fmt(le), fmt(lp), fmt(dw), fmt(de), fmt(dp),
             ratio([lw, dw], ours_w), ratio([le, de], ours_e), ratio([lp, dp], ours_p)))
@@ -122,8 +131,18 @@ for c in CORPORA:
     for label, extra in (("rl: completion ids + logprobs", ["--no-prompt-ids"]), ("rl: + prompt ids", [])):
         ms, out, err = run([VX, "rl", root, "--format", "count", "--stats"] + extra)
         m = re.search(r"tokens_per_s=(\d+)", err)
+        RESULT["training"].append({"corpus": c, "read": "rl_prompt" if not extra else "rl", "seconds": ms / 1000,
+                                   "tokens_per_s": int(m.group(1)) if m else None, "stats": err.strip()[-2000:]})
         print("| %s | %s | %.2f | %.1f M completion tokens/s |" % (c, label, ms / 1000, int(m.group(1)) / 1e6 if m else 0))
     if SFT:
         ms, _, err = run([VX, "sft", root, "--stats"], discard=True)
         m = re.search(r"message_mib_per_s=([\d.]+)", err)
+        RESULT["training"].append({"corpus": c, "read": "sft", "seconds": ms / 1000,
+                                   "message_mib_per_s": float(m.group(1)) if m else None, "stats": err.strip()[-2000:]})
         print("| %s | sft | %.2f | %s MiB/s of message text |" % (c, ms / 1000, m.group(1) if m else "?"))
+
+RESULT["loadavg_end"] = list(os.getloadavg())
+if JSON_OUT:
+    with open(JSON_OUT, "w") as f:
+        json.dump(RESULT, f, indent=1)
+        f.write("\n")

@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 CACHE=${PCH_CACHE:-$PWD/.cache}
 
 PKGS="gcc make libc6-dev libzstd-dev zstd libjansson-dev libjson-c-dev libcjson-dev b3sum libsqlite3-dev sqlite3
-      libcurl4-openssl-dev libssl-dev clang libclang-rt-14-dev valgrind flatbuffers-compiler binutils python3 nodejs npm"
+      libcurl4-openssl-dev libssl-dev clang libclang-rt-14-dev valgrind flatbuffers-compiler binutils python3 nodejs npm
+      time gnuplot-nox"
 missing=()
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# make bench-report: the RFC-0006 §22 benchmark on the six corpus kinds of §22.1, our two
+# projections beside official Lance and DuckDB/Parquet in one run, and a report whose §22.4
+# verdict is computed from the numbers (bench/report/report.js). Not part of make test; its
+# smoke run (tests/cli/bench_report.sh, TINY=1) is.
+#
+#   make bench-report                                  the full run (corpora at their default sizes)
+#   CORPORA="chat-heavy rl" bench/bench_report.sh      some kinds
+#   TINY=1 OUT=/tmp/r bench/bench_report.sh            the smoke run: a few documents a kind
+#
+# Stages, each on every corpus:
+#   1. corpora   bench/corpus/gen-kinds.js KIND (rl: the shared generator's) into $CORPUS_DIR
+#   2. systems   bench/vortex_traj.sh STAGES="peers vortex storyline": official Lance (optimize,
+#                BTree/bitmap indexes) and DuckDB/Parquet through ../shared/bench/traj/run.sh;
+#                our build, cold (a process a read) and warm (bench-get) point reads and round trips
+#   3. queries   bench/vortex_queries.py: narrow scans per process and warm (bench-sql), RL, SFT
+#   4. checks    the default build holds no Vortex code (nm of pchronicle and libpchronicle.so)
+#   5. report    bench/report/report.js -> $OUT/REPORT.md, verdict.json, plots/*.{dat,gp} ->
+#                gnuplot -> plots/*.png, plots/*.svg
+# Environment (defaults): BUILD=build  OUT=bench/report  WORK=/tmp/pch-bench-report (corpus/,
+#   peers/, vortex/)  CORPORA="chat-heavy tool-heavy dedup-heavy rl multi-agent pathological"
+#   TINY=0 (1: gen-kinds --tiny --count $TINY_COUNT, fewer keys and repetitions)  TINY_COUNT=12
+#   N=200 point-read keys, RUNS=5 query repetitions (TINY: 10 and 2)
+#   TRAJ_DIR=../shared/bench/traj  LANCE_ORACLE_DIR=.cache/lance-oracle (scripts/bootstrap.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
+OUT=${OUT:-$REPO/bench/report}
+case $OUT in /*) ;; *) OUT=$REPO/$OUT ;; esac
+WORK=${WORK:-/tmp/pch-bench-report}
+CORPORA=${CORPORA:-"chat-heavy tool-heavy dedup-heavy rl multi-agent pathological"}
+TINY=${TINY:-0}; TINY_COUNT=${TINY_COUNT:-12}
+TRAJ_DIR=${TRAJ_DIR:-$REPO/../shared/bench/traj}
+export TRAJ_DIR=$(cd "$TRAJ_DIR" && pwd)
+export LANCE_ORACLE_DIR=${LANCE_ORACLE_DIR:-$REPO/.cache/lance-oracle}
+export CORPUS_DIR=$WORK/corpus BENCH_DIR=$WORK/peers VX_DIR=$WORK/vortex BUILD
+if [ "$TINY" = 1 ]; then
+    export N=${N:-10} VERIFY=${VERIFY:-5} M=${M:-2} COLD=${COLD:-2} COLD_POINT=${COLD_POINT:-3} RUNS=${RUNS:-2} RL_COUNT=$TINY_COUNT
+else
+    export N=${N:-200} VERIFY=${VERIFY:-20} RUNS=${RUNS:-5}
+fi
+say() { printf '[bench_report %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+command -v node >/dev/null || die "node missing (scripts/bootstrap.sh)"
+command -v gnuplot >/dev/null || die "gnuplot missing (scripts/bootstrap.sh installs gnuplot-nox)"
+[ -x "$BUILD/pchronicle-vortex" ] && [ -x "$BUILD/pchronicle" ] || die "build $BUILD first (make all)"
+mkdir -p "$CORPUS_DIR" "$VX_DIR/results" "$OUT/plots"
+commands=()
+t_start=$(date -u +%Y-%m-%dT%H:%M:%SZ); load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# 1. corpora
+for c in $CORPORA; do
+    a=(node bench/corpus/gen-kinds.js "$c" --out "$CORPUS_DIR")
+    [ "$TINY" = 1 ] && a+=(--count "$TINY_COUNT" --tiny)
+    [ "$TINY" = 1 ] && [ "$c" = rl ] && a=(node bench/corpus/gen-kinds.js rl --out "$CORPUS_DIR" --count "$TINY_COUNT")
+    say "corpus $c"
+    "${a[@]}" 2> "$VX_DIR/results/gen-$c.log" || { tail -5 "$VX_DIR/results/gen-$c.log" >&2; die "corpus $c"; }
+    commands+=("${a[*]}")
+done
+
+# 2. the systems, side by side (the peers, then ours)
+say "systems: $CORPORA"
+CORPORA="$CORPORA" STAGES="peers vortex storyline report" bench/vortex_traj.sh
+commands+=("CORPORA=\"$CORPORA\" STAGES=\"peers vortex storyline report\" bench/vortex_traj.sh")
+
+# 3. scans and training reads
+say "queries"
+CORPORA="$CORPORA" JSON_OUT="$VX_DIR/results/queries.json" python3 bench/vortex_queries.py > "$VX_DIR/results/queries.md"
+commands+=("CORPORA=\"$CORPORA\" JSON_OUT=\$VX_DIR/results/queries.json bench/vortex_queries.py")
+
+# 4. the default build holds no Vortex code (RFC-0006 §22.4): no pch_vx symbol in the default
+# CLI or library, and neither needs the Vortex library
+syms=0; checked=()
+for b in "$BUILD/pchronicle" "$BUILD/libpchronicle.so"; do
+    [ -f "$b" ] || die "$b missing"
+    n=$( (nm -D --defined-only "$b" 2>/dev/null; nm --defined-only "$b" 2>/dev/null) | grep -c -E ' pch_vx|pch_vortex' || true)
+    syms=$((syms + n)); checked+=("\"$(basename "$b")\"")
+    if command -v ldd >/dev/null && ldd "$b" 2>/dev/null | grep -q vortex; then syms=$((syms + 1)); fi
+done
+printf '{"vortex_symbols": %d, "checked": [%s], "rule": "nm symbols matching pch_vx or pch_vortex, and ldd naming a vortex library"}\n' \
+    "$syms" "$(IFS=,; echo "${checked[*]}")" > "$VX_DIR/results/default-build.json"
+
+# 5. the report
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+git diff --quiet HEAD -- src include tools bench 2>/dev/null || commit="$commit (with uncommitted changes)"
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+node - "$VX_DIR/results/environment.json" "$commit" "$t_start" "$(nproc) cores, $cpu, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)" \
+    "load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" "$(node --version)" "${commands[@]}" <<'JS'
+const [file, commit, date, machine, load, nodev, ...commands] = process.argv.slice(2);
+require("fs").writeFileSync(file, JSON.stringify({ commit, date, machine: `${machine}; ${load}`,
+  versions: `node ${nodev}; official Lance from lancedb 0.31.0 (Lance 8.0.0); DuckDB 1.5.6 (@duckdb/node-api 1.5.6-r.1)`,
+  commands: ["make bench-report   # = bench/bench_report.sh, which ran:", ...commands] }, null, 1) + "\n");
+JS
+say "report -> $OUT"
+node bench/report/report.js --vx "$VX_DIR/results" --peers "$BENCH_DIR/results" --corpus-dir "$CORPUS_DIR" --out "$OUT" $CORPORA
+(cd "$OUT/plots" && for g in *.gp; do gnuplot "$g" 2> "${g%.gp}.log" || { cat "${g%.gp}.log" >&2; die "gnuplot $g"; }; rm -f "${g%.gp}.log"; done)
+say "done: $OUT/REPORT.md ($(grep -m1 '^\*\*Verdict' "$OUT/REPORT.md"))"
