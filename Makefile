@@ -6,6 +6,7 @@
 #                   builds it for tests/cli/vortex_faults.sh; src/core/fault.c)
 #   make fuzz       libFuzzer targets (clang), run each for FUZZ_SECONDS
 #   make bench      benchmarks beside their peers (not part of make test)
+#   make bench-report   the RFC-0006 §22 benchmark on six corpus kinds and its Go/No-Go report
 #   make demo       the main job on the example data shipped in examples/
 #   make install PREFIX=/usr/local [DESTDIR=...]
 
@@ -82,7 +83,7 @@ CLI := $(BUILD)/pchronicle
 VX_LIB := $(BUILD)/libpchronicle-vortex.a
 VX_CLI := $(if $(VX_CLI_SRC),$(BUILD)/pchronicle-vortex)
 
-.PHONY: all test check asan ubsan fault fuzz fuzz-replay bench demo install clean bootstrap \
+.PHONY: all test check asan ubsan fault fuzz fuzz-replay bench bench-report demo install clean bootstrap \
         unit-tests cli-tests compat-tests golden-update
 
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(VX_LIB) $(VX_CLI) $(BUILD)/pchronicle_sqlite.so \
@@ -167,6 +168,11 @@ fuzz: $(FUZZ_LF)
 
 bench: all bootstrap
 	@BUILD=$(BUILD) bench/run.sh
+
+# The RFC-0006 §22 benchmark on the six corpus kinds and its computed Go/No-Go report
+# (bench/report/REPORT.md and plots; bench/report/README.md). Long: see bench/bench_report.sh.
+bench-report: all bootstrap
+	@BUILD=$(BUILD) bench/bench_report.sh
 
 demo: bootstrap
 	@$(MAKE) --no-print-directory all

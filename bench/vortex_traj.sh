@@ -23,7 +23,9 @@
 #   STAGES=report bench/vortex_traj.sh                   tables from existing results
 #
 # Stages (STAGES, default "corpus peers vortex storyline report"):
-#   corpus     generate $CORPUS_DIR/<c> with the shared gen-corpus.js when MANIFEST.json is missing
+#   corpus     generate $CORPUS_DIR/<c> when MANIFEST.json is missing: real, scaled, rl with the
+#              shared gen-corpus.js; the other kinds of RFC-0006 §22.1 (chat-heavy, tool-heavy,
+#              dedup-heavy, multi-agent, pathological) with bench/corpus/gen-kinds.js
 #   peers      official Lance + DuckDB through the shared run.sh (PEERS_RUN=auto|always|never)
 #   vortex     (a)         storyline  (b)         report  tables -> $VX_DIR/results/report.md
 # Environment (defaults):
@@ -107,12 +109,14 @@ timed_build() {  # KIND CORPUS ROOT CMD...   (wall clock around /usr/bin/time -v
 }
 
 for c in $CORPORA; do
-    case $c in real|scaled|rl) ;; *) die "unknown corpus $c (real | scaled | rl)" ;; esac
+    case $c in real|scaled|rl) gen=("$TRAJ_DIR/gen-corpus.js") ;;
+        chat-heavy|tool-heavy|dedup-heavy|multi-agent|pathological) gen=("$REPO/bench/corpus/gen-kinds.js") ;;
+        *) die "unknown corpus $c (real, scaled, rl, chat-heavy, tool-heavy, dedup-heavy, multi-agent, pathological)" ;; esac
     # ------------------------------------------------------------------ corpus
     if has corpus && [ ! -f "$CORPUS_DIR/$c/MANIFEST.json" ]; then
         count=0; [ "$c" = scaled ] && count=$SCALED_COUNT; [ "$c" = rl ] && count=$RL_COUNT
         stage_begin "$c" corpus; rc=0
-        node "$TRAJ_DIR/gen-corpus.js" "$c" --out "$CORPUS_DIR" --count "$count" 2> "$LOGS/gen-$c.log" || rc=$?
+        node "${gen[@]}" "$c" --out "$CORPUS_DIR" --count "$count" 2> "$LOGS/gen-$c.log" || rc=$?
         stage_end "$c" corpus "$rc"; [ "$rc" = 0 ] || { tail -5 "$LOGS/gen-$c.log" >&2; die "corpus $c"; }
     fi
     [ -f "$CORPUS_DIR/$c/MANIFEST.json" ] || die "corpus $CORPUS_DIR/$c missing (stage corpus)"

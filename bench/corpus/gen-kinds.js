@@ -42,7 +42,7 @@ const KINDS = {
   "chat-heavy": { count: 12000, doc: chatDoc, what: "short messages, few tools, low token density" },
   "tool-heavy": { count: 300, doc: toolDoc, what: "large tool arguments/results, mostly unique text" },
   "dedup-heavy": { count: 3000, doc: dedupDoc, what: "repeated system prompts, code and log fragments" },
-  rl: { count: 5000, doc: null, what: "prompt/completion token ids, logprobs, reward (the shared generator's rl)" },
+  rl: { count: 1000, doc: null, what: "prompt/completion token ids, logprobs, reward (the shared generator's rl)" },
   "multi-agent": { count: 2000, doc: multiDoc, what: "deep/wide subagent trees, shared run and session ids" },
   pathological: { count: 2000, doc: pathoDoc, what: "one huge trajectory, huge blobs, extreme nulls, high-cardinality strings" },
 };
