@@ -44,7 +44,7 @@ const KINDS = {
   "dedup-heavy": { count: 3000, doc: dedupDoc, what: "repeated system prompts, code and log fragments" },
   rl: { count: 1000, doc: null, what: "prompt/completion token ids, logprobs, reward (the shared generator's rl)" },
   "multi-agent": { count: 2000, doc: multiDoc, what: "deep/wide subagent trees, shared run and session ids" },
-  pathological: { count: 2000, doc: pathoDoc, what: "one huge trajectory, huge blobs, extreme nulls, high-cardinality strings" },
+  pathological: { count: 2000, doc: pathoDoc, what: "one huge trajectory, huge blobs, null-heavy columns, high-cardinality strings" },
 };
 
 let args;
@@ -189,6 +189,9 @@ function agentStep(R, ts, model, message, ctx, calls, results, more) {
   const completion = Math.max(1, Math.round(message.length / 4) + (calls || []).reduce((a, x) => a + JSON.stringify(x.arguments).length / 4, 0) | 0);
   s.metrics = { prompt_tokens: ctx.tokens, completion_tokens: completion, cached_tokens: Math.floor(ctx.tokens * 0.7) };
   s.llm_call_count = 1;
+  // producers set it on some steps; a column of nulls only also trips the official-Lance peer's
+  // Arrow writer ("Need at least N bytes for bitmap" on an all-null boolean batch)
+  if (R() < 0.1) s.is_copied_context = false;
   ctx.tokens += completion + (results || []).reduce((a, r) => a + (typeof r.content === "string" ? r.content.length / 4 : 16), 0) | 0;
   return s;
 }
@@ -308,8 +311,13 @@ function multiDoc(i, R) {
 }
 
 // pathological: document 0 is one huge trajectory (HUGE_STEPS steps); documents 1-6 each carry
-// a 4-12 MiB tool result (BLOB_MIN..BLOB_MAX); the rest have explicit nulls on every optional field that takes one
-// and model, function and extra-key strings that are new at every step.
+// a 4-12 MiB tool result (BLOB_MIN..BLOB_MAX); the rest leave out every optional field they can
+// (null cells in every typed column: metrics, token counts, content, call counts), hold explicit
+// nulls inside `extra` objects and arguments, and have model, function and extra-key strings
+// that are new at every step. Explicit nulls in typed fields are not used: the Storyline
+// tables of the peers cannot tell them from absent fields (a capability difference, RFC-0006
+// §21.2; our Vortex projection keeps them, tests/cli/vortex_projection.sh), and the peers'
+// round-trip check would stop their run.
 function pathoDoc(i, R) {
   const ts = clock(i, R), model = R.pick(M.models), ctx = { tokens: 100 };
   const steps = [step("user", ts(), para(R, 40, 400))];
@@ -330,20 +338,16 @@ function pathoDoc(i, R) {
   for (let a = R.int(4, 60); a > 0; a--) {
     const fn = `fn_${R.hex(12)}`;
     const call = callOf(R, fn, { [`k_${R.hex(6)}`]: R() < 0.5 ? null : R.hex(R.int(8, 64)), v: null });
-    call.extra = null;
-    const s = agentStep(R, ts(), `model-${R.hex(10)}`, R() < 0.3 ? "" : para(R, 1, 80), ctx, [call],
-                        [{ source_call_id: call.tool_call_id, content: R() < 0.5 ? null : R.hex(R.int(16, 256)), subagent_trajectory_ref: null, extra: null }],
-                        { reasoning_effort: null, reasoning_content: null, is_copied_context: null });
-    s.metrics = { prompt_tokens: null, completion_tokens: R() < 0.5 ? null : R.int(0, 99), cached_tokens: null, cost_usd: null,
-                  prompt_token_ids: null, completion_token_ids: null, logprobs: null, extra: { [`x_${R.hex(8)}`]: null } };
-    s.llm_call_count = R() < 0.5 ? null : 1;
+    const result = { source_call_id: call.tool_call_id };
+    if (R() < 0.5) result.content = R.hex(R.int(16, 256));
+    const s = agentStep(R, ts(), `model-${R.hex(10)}`, R() < 0.3 ? "" : para(R, 1, 80), ctx, [call], [result]);
+    s.metrics = R() < 0.5 ? { extra: { [`x_${R.hex(8)}`]: null } } : { completion_tokens: R.int(0, 99) };
+    if (R() < 0.5) delete s.llm_call_count;
     s.extra = { [`tag_${R.hex(10)}`]: R.hex(20), nothing: null };
     steps.push(s);
   }
   const t = trajectory(R, model, steps, { session_id: R.uuid() });
-  t.notes = null;
-  t.final_metrics = { total_prompt_tokens: null, total_completion_tokens: null, total_cached_tokens: null, total_cost_usd: null, total_steps: steps.length, extra: null };
-  t.extra = null;
+  t.final_metrics = { total_steps: steps.length };
   return t;
 }
 

@@ -227,8 +227,10 @@ function histogram(name, title, ylabel, header, rows, logscale) {
   // a log scale cannot show 0; a figure not measured is NaN (gnuplot leaves a gap)
   rows = rows.map((r) => r.map((v, i) => (i > 0 && (!num(v) || (logscale && v <= 0)) ? null : v)));
   const d = dat(name, ["corpus", ...header], rows);
-  const cols = header.map((h, i) => `'${d}' using ${i + 2}:xtic(1) title '${h}'`).join(", ");
-  const any = rows.some((r) => r.slice(1).some(num));
+  // gnuplot refuses a histogram column with no point: plot the columns that have one
+  const cols = header.map((h, i) => (rows.some((r) => num(r[i + 1])) ? `'${d}' using ${i + 2}:xtic(1) title '${h}'` : null))
+    .filter(Boolean).join(", ");
+  const any = cols.length > 0;
   const body = any
     ? [`set title '${title}'`, `set ylabel '${ylabel}'`, "set style data histograms", "set style histogram clustered gap 1",
        "set style fill solid 0.8 border -1", "set key top left", "set xtics rotate by -20", "set grid ytics", logscale ? "set logscale y" : "set yrange [0:*]",

@@ -27,12 +27,20 @@ int pch_json__write_value(pch_buf *out, const pch_json_value *v, const char *src
 /* v in decimal ("-9223372036854775808" at most); out must hold 24 bytes; returns the length
 ** (out is NUL-terminated). */
 size_t pch_json__fmt_i64(char out[24], int64_t v);
+/* The same for an unsigned value ("18446744073709551615" at most). */
+size_t pch_json__fmt_u64(char out[24], uint64_t v);
 
 /* Shortest decimal text that reads back as d (round trip), laid out like Rust's ryu /
 ** serde_json / Databend jsonb: "1.0", "3.5", "0.001", "1e-7", "1.2345e20", "-0.0".
 ** Non-finite values give "NaN", "Infinity", "-Infinity". out must hold 32 bytes; returns
 ** the length (out is NUL-terminated). */
 size_t pch_json__fmt_double(char out[32], double d);
+
+/* printf's "%.17g" of d when d holds a float32 value (2^-44 <= |d| < 2^127, or a smaller one
+** whose mantissa's low bits are zero):
+** the same bytes, without printf (RL reads print millions of logprobs). Returns 0 when d is
+** not such a value; the caller then prints it itself. out must hold 32 bytes. */
+size_t pch_json__fmt_g17_f32(char out[32], double d);
 
 /* Is s[0..n), the source text of a parsed value, already what pch_json__write_value writes
 ** for it? True when it has no whitespace between tokens and every escape in its strings is

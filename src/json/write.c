@@ -53,6 +53,7 @@ static size_t fmt_i64(char *out, int64_t v)
 }
 
 size_t pch_json__fmt_i64(char out[24], int64_t v) { return fmt_i64(out, v); }
+size_t pch_json__fmt_u64(char out[24], uint64_t v) { return fmt_u64(out, v); }
 
 /* The "C" locale, made once (newlocale per number cost more than the printing). */
 static locale_t g_c_loc;
@@ -152,6 +153,94 @@ size_t pch_json__fmt_double(char out[32], double d)
         char eb[16];
         size_t el = fmt_i64(eb, kk - 1);
         memcpy(out + o, eb, el); o += el;
+    }
+    out[o] = 0;
+    return o;
+}
+
+/* glibc's "%.17g" of a double that holds a float32 value (the float32 logprob lanes), without
+** printf: such a value is m * 2^q with m < 2^24, so for q >= -44 it is exactly N * 10^-k with
+** N = m * 5^k < 2^127 (k = -q; or N = m * 2^q and k = 0 for q >= 0, below 2^127), and its 17
+** significant digits are N's rounded half to even, as glibc rounds an exact tie in the default
+** rounding mode. Then %g's layout: exponent form for a decimal exponent below -4 or above 16,
+** else fixed; trailing zeros and a bare point dropped. Returns 0 where it does not apply (not
+** a float32, zero, non-finite, q < -44, |v| >= 2^127: printf's job); unit-tested against
+** printf. */
+size_t pch_json__fmt_g17_f32(char out[32], double v)
+{
+    float fv = (float)v;
+    uint32_t bits, m;
+    int q, k = 0, D = 0, X;
+    unsigned __int128 N;
+    char dig[48];
+    size_t o = 0;
+    if (!(v == v) || (double)fv != v || v == 0) return 0;
+    memcpy(&bits, &fv, sizeof bits);
+    if (((bits >> 23) & 0xff) == 0xff) return 0;
+    m = bits & 0x7fffff;
+    if ((bits >> 23) & 0xff) { m |= 0x800000; q = (int)((bits >> 23) & 0xff) - 150; }
+    else q = -149;
+    while (!(m & 1)) { m >>= 1; q++; }
+    if (q < -44 || 32 - __builtin_clz(m) + q > 127) return 0;   /* N < 2^127: two u64 halves */
+    if (q >= 0) N = (unsigned __int128)m << q;
+    else {
+        static const uint64_t p5[28] = {   /* 5^0 .. 5^27, the powers a u64 holds */
+            1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125, 9765625, 48828125, 244140625,
+            1220703125, 6103515625, 30517578125, 152587890625, 762939453125, 3814697265625,
+            19073486328125, 95367431640625, 476837158203125, 2384185791015625, 11920928955078125,
+            59604644775390625, 298023223876953125, 1490116119384765625, 7450580596923828125 };
+        k = -q;
+        N = (unsigned __int128)m * (k > 27 ? p5[27] : p5[k]);
+        if (k > 27) N *= p5[k - 27];
+    }
+    {   /* N's digits: two u64 halves of at most 19 digits */
+        const uint64_t E19 = UINT64_C(10000000000000000000);
+        uint64_t hi = (uint64_t)(N / E19), lo = (uint64_t)(N % E19);
+        char t[24];
+        if (hi) {
+            size_t n = fmt_u64(t, hi);
+            memcpy(dig, t, n); D = (int)n;
+            n = fmt_u64(t, lo);
+            memset(dig + D, '0', 19 - n); memcpy(dig + D + 19 - n, t, n); D += 19;
+        } else {
+            size_t n = fmt_u64(t, lo);
+            memcpy(dig, t, n); D = (int)n;
+        }
+    }
+    X = D - 1 - k;                              /* decimal exponent of the first digit */
+    if (D > 17) {                               /* round to 17 digits, half to even */
+        int up = dig[17] > '5';
+        if (dig[17] == '5') {
+            up = 0;
+            for (int i = 18; i < D; i++) if (dig[i] != '0') { up = 1; break; }
+            if (!up) up = (dig[16] - '0') & 1;
+        }
+        D = 17;
+        if (up) {
+            int i = 16;
+            while (i >= 0 && dig[i] == '9') dig[i--] = '0';
+            if (i >= 0) dig[i]++;
+            else { dig[0] = '1'; X++; }         /* 999... -> 1000...: one more decimal place */
+        }
+    }
+    while (D > 1 && dig[D - 1] == '0') D--;     /* %g drops trailing zeros */
+    if (bits >> 31) out[o++] = '-';
+    if (X < -4 || X >= 17) {
+        out[o++] = dig[0];
+        if (D > 1) { out[o++] = '.'; memcpy(out + o, dig + 1, (size_t)D - 1); o += (size_t)D - 1; }
+        out[o++] = 'e';
+        out[o++] = X < 0 ? '-' : '+';
+        int ax = X < 0 ? -X : X;
+        if (ax >= 100) out[o++] = (char)('0' + ax / 100);
+        out[o++] = (char)('0' + ax / 10 % 10);
+        out[o++] = (char)('0' + ax % 10);
+    } else if (X >= 0) {
+        for (int i = 0; i <= X; i++) out[o++] = i < D ? dig[i] : '0';
+        if (D > X + 1) { out[o++] = '.'; memcpy(out + o, dig + X + 1, (size_t)(D - X - 1)); o += (size_t)(D - X - 1); }
+    } else {
+        out[o++] = '0'; out[o++] = '.';
+        for (int i = 0; i < -X - 1; i++) out[o++] = '0';
+        memcpy(out + o, dig, (size_t)D); o += (size_t)D;
     }
     out[o] = 0;
     return o;

@@ -1385,26 +1385,39 @@ static int write_results(rd *d, uint64_t s)
     return PCH_OK;
 }
 
+/* "[a,b,...]" of n unsigned values (get(i)) written in place: token-id lists are most of an
+** `rl` document (printf per id was a quarter of a warm point read). */
+#define WRITE_UINTS(d, n, get)                                                                  \
+    do {                                                                                        \
+        OUT(pch_buf_reserve((d)->out, 21 * (size_t)(n) + 2));                                   \
+        char *o_ = (char *)(d)->out->data + (d)->out->len;                                      \
+        size_t w_ = 0;                                                                          \
+        o_[w_++] = '[';                                                                         \
+        for (uint64_t i_ = 0; i_ < (n); i_++) {                                                 \
+            if (i_) o_[w_++] = ',';                                                             \
+            w_ += pch_json__fmt_u64(o_ + w_, (get));                                            \
+        }                                                                                       \
+        o_[w_++] = ']';                                                                         \
+        (d)->out->len += w_;                                                                    \
+    } while (0)
+
 static int write_int_list(rd *d, const pch_vx_array *lane, uint64_t s)
 {
     uint64_t b, e;
     const pch_vx_array *it = items(lane);
-    char t[24];
     PCH_TRY(range(d, lane, s, &b, &e));
-    OUT(pch_buf_putc(d->out, '['));
-    for (uint64_t i = b; i < e; i++) {
-        int n = snprintf(t, sizeof t, "%s%" PRIu64, i > b ? "," : "", load_u(it, i));
-        OUT(pch_buf_append(d->out, t, (size_t)n));
-    }
-    OUT(pch_buf_putc(d->out, ']'));
+    WRITE_UINTS(d, e - b, load_u(it, b + i_));
     return PCH_OK;
 }
 
-/* A float32 value as JSON: "%.17g" reads back as the same double (one snprintf instead of
-** the shortest-digits search, which dominated RL reads); a real keeps a '.' or exponent. */
+/* A float32 value as JSON: "%.17g" reads back as the same double (not the shortest-digits
+** search, which dominated RL reads; and printf's own "%.17g" was half of a warm point read of
+** an `rl` document: pch_json__fmt_g17_f32 writes the same bytes without it); a real keeps a
+** '.' or exponent. */
 static size_t fmt_f32_value(char t[32], double v)
 {
-    int n = snprintf(t, 32, "%.17g", v);
+    int n = (int)pch_json__fmt_g17_f32(t, v);
+    if (!n) n = snprintf(t, 32, "%.17g", v);
     if (n > 0 && n < 29 && !strpbrk(t, ".eEn")) { t[n++] = '.'; t[n++] = '0'; t[n] = 0; }
     return n > 0 ? (size_t)n : 0;
 }
@@ -1520,12 +1533,7 @@ static int write_metrics(rd *d, uint64_t sb, uint64_t s)
         if (pr->has) {
             const uint8_t *ids = pr->rebuilt ? d->prompts.data + pr->off : pr->ids;
             PCH_TRY(key(d, &first, "prompt_token_ids"));
-            OUT(pch_buf_putc(d->out, '['));
-            for (size_t i = 0; i < pr->n; i++) {
-                int n = snprintf(t, sizeof t, "%s%" PRIu32, i ? "," : "", pch_load_le32(ids + 4 * i));
-                OUT(pch_buf_append(d->out, t, (size_t)n));
-            }
-            OUT(pch_buf_putc(d->out, ']'));
+            WRITE_UINTS(d, pr->n, pch_load_le32(ids + 4 * i_));
         }
         if (ok(L1(TOKENS_COMPLETION_IDS), s)) { PCH_TRY(key(d, &first, "completion_token_ids")); PCH_TRY(write_int_list(d, L1(TOKENS_COMPLETION_IDS), s)); }
         if (ok(L1(TOKENS_LOGPROBS32), s)) { PCH_TRY(key(d, &first, "logprobs")); PCH_TRY(write_real_list(d, L1(TOKENS_LOGPROBS32), s)); }

@@ -691,6 +691,64 @@ static void test_json__fmt_i64(void)
     }
 }
 
+/* pch_json__fmt_g17_f32 against printf's "%.17g": every float32 exponent it takes (2^-44 ..
+** 2^127: random mantissas, both signs), the extremes of each binade, values whose 17-digit
+** rounding carries into a new digit, and the values it must leave to printf (0, non-finite,
+** not a float32, below 2^-44) returning 0. Also pch_json__fmt_u64 against printf. */
+static void test_json__fmt_g17_f32(void)
+{
+    uint64_t x = 7777;
+    char out[32], want[40];
+    int bad = 0;
+    for (int k = 0; k < 400000 && bad < 5; k++) {
+        float f;
+        uint32_t b;
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        switch (k % 4) {
+        case 0: b = (uint32_t)(x >> 32); break;                                      /* any bits */
+        case 1: b = (uint32_t)(((x >> 40) % 172 + 83) << 23) | (uint32_t)(x & 0x7fffff); break;  /* 2^-44.. */
+        case 2: b = (uint32_t)(((x >> 40) % 172 + 83) << 23) | ((x & 1) ? 0x7fffff : 0); break;  /* binade ends */
+        default: { double l = -(double)((x >> 11) % 2000000) / 65536.0; f = (float)l; memcpy(&b, &f, 4); break; }  /* logprobs */
+        }
+        if (x & 2) b |= 0x80000000u;
+        memcpy(&f, &b, 4);
+        double d = (double)f;
+        size_t n = pch_json__fmt_g17_f32(out, d);
+        if (!isfinite(d) || d == 0 || fabs(d) < ldexp(1.0, -44) * 0x1p-23) { PCH_CHECK(n == 0); continue; }
+        if (!n) { PCH_CHECK_MSG(fabs(d) < 1e-6 || fabs(d) >= 0x1p127, "%a left to printf", d); continue; }
+        snprintf(want, sizeof want, "%.17g", d);
+        if (n != strlen(want) || strcmp(out, want) != 0) {
+            fprintf(stderr, "  FAIL fmt_g17_f32(%a) = '%s', want '%s'\n", d, out, want);
+            pch_t_cur_failed = 1;
+            bad++;
+        }
+    }
+    PCH_CHECK(pch_json__fmt_g17_f32(out, 0.1) == 0);           /* not a float32 */
+    PCH_CHECK(pch_json__fmt_g17_f32(out, 0.0) == 0 && pch_json__fmt_g17_f32(out, -0.0) == 0);
+    PCH_CHECK(pch_json__fmt_g17_f32(out, INFINITY) == 0 && pch_json__fmt_g17_f32(out, NAN) == 0);
+    PCH_CHECK(pch_json__fmt_g17_f32(out, ldexp(1.0, -60)) == 0);
+    pch_json__fmt_g17_f32(out, (double)0.1f);
+    PCH_CHECK_EQ_STR(out, "0.10000000149011612");
+    pch_json__fmt_g17_f32(out, -1.0);
+    PCH_CHECK_EQ_STR(out, "-1");
+    pch_json__fmt_g17_f32(out, 1e17f);                          /* exponent form at 10^17 */
+    snprintf(want, sizeof want, "%.17g", (double)1e17f);
+    PCH_CHECK_EQ_STR(out, want);
+    PCH_CHECK(pch_json__fmt_g17_f32(out, (double)FLT_MAX) == 0);      /* 2^127 and up: printf's */
+    pch_json__fmt_g17_f32(out, 0x1.fffffep126);
+    snprintf(want, sizeof want, "%.17g", 0x1.fffffep126);
+    PCH_CHECK_EQ_STR(out, want);
+    for (int k = 0; k < 20000; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t v = x >> (x % 64);
+        size_t n = pch_json__fmt_u64(out, v);
+        snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+        PCH_CHECK_MSG(n == strlen(want) && strcmp(out, want) == 0, "%s against %s", out, want);
+    }
+    pch_json__fmt_u64(out, UINT64_MAX);
+    PCH_CHECK_EQ_STR(out, "18446744073709551615");
+}
+
 static void test_json__serialize(void)
 {
     pch_json_parser *p;
@@ -1154,6 +1212,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_json__validate);
     PCH_RUN(test_json__fmt_double);
     PCH_RUN(test_json__fmt_double_shortest);
+    PCH_RUN(test_json__fmt_g17_f32);
     PCH_RUN(test_json__fmt_i64);
     PCH_RUN(test_json__serialize);
     PCH_RUN(test_json__differential_known);
