@@ -21,6 +21,9 @@
 #   peers/, vortex/)  CORPORA="chat-heavy tool-heavy dedup-heavy rl multi-agent pathological"
 #   TINY=0 (1: gen-kinds --tiny --count $TINY_COUNT, fewer keys and repetitions)  TINY_COUNT=12
 #   N=200 point-read keys, RUNS=5 query repetitions (TINY: 10 and 2)
+#   STAGES="corpora systems queries report" (the default-build check runs with report)
+#   SFT_FORMATS="messages count" SFT_TIMEOUT=120 (s; the messages lines of a long trajectory
+#   grow with the square of its steps: a read past it is reported as stopped)
 #   TRAJ_DIR=../shared/bench/traj  LANCE_ORACLE_DIR=.cache/lance-oracle (scripts/bootstrap.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,17 +44,25 @@ if [ "$TINY" = 1 ]; then
 else
     export N=${N:-200} VERIFY=${VERIFY:-20} RUNS=${RUNS:-5}
 fi
+export SFT_FORMATS=${SFT_FORMATS:-"messages count"} SFT_TIMEOUT=${SFT_TIMEOUT:-120}
+STAGES=${STAGES:-"corpora systems queries report"}
+has() { [[ " $STAGES " == *" $1 "* ]]; }
 say() { printf '[bench_report %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 command -v node >/dev/null || die "node missing (scripts/bootstrap.sh)"
 command -v gnuplot >/dev/null || die "gnuplot missing (scripts/bootstrap.sh installs gnuplot-nox)"
 [ -x "$BUILD/pchronicle-vortex" ] && [ -x "$BUILD/pchronicle" ] || die "build $BUILD first (make all)"
 mkdir -p "$CORPUS_DIR" "$VX_DIR/results" "$OUT/plots"
-commands=()
+# every stage's command, with the commit that ran it, kept across invocations (STAGES)
+CMDS=$VX_DIR/results/commands.txt
+has corpora && : > "$CMDS"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+git diff --quiet HEAD -- src include tools bench 2>/dev/null || commit="$commit (with uncommitted changes)"
+cmd() { printf '%s   # %s, commit %s\n' "$1" "$(date -u +%H:%M:%SZ)" "$commit" >> "$CMDS"; }
 t_start=$(date -u +%Y-%m-%dT%H:%M:%SZ); load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # 1. corpora
-for c in $CORPORA; do
+for c in $(has corpora && echo "$CORPORA"); do
     a=(node bench/corpus/gen-kinds.js "$c" --out "$CORPUS_DIR")
     [ "$TINY" = 1 ] && a+=(--count "$TINY_COUNT" --tiny)
     # the shared rl generator, a dozen documents: a seed whose documents include a step with
@@ -59,18 +70,23 @@ for c in $CORPORA; do
     [ "$TINY" = 1 ] && [ "$c" = rl ] && a=(node bench/corpus/gen-kinds.js rl --out "$CORPUS_DIR" --count "$TINY_COUNT" --seed rl-smoke-7)
     say "corpus $c"
     "${a[@]}" 2> "$VX_DIR/results/gen-$c.log" || { tail -5 "$VX_DIR/results/gen-$c.log" >&2; die "corpus $c"; }
-    commands+=("${a[*]}")
+    cmd "${a[*]}"
 done
 
 # 2. the systems, side by side (the peers, then ours)
-say "systems: $CORPORA"
-CORPORA="$CORPORA" STAGES="peers vortex storyline report" bench/vortex_traj.sh
-commands+=("CORPORA=\"$CORPORA\" STAGES=\"peers vortex storyline report\" bench/vortex_traj.sh")
+if has systems; then
+    say "systems: $CORPORA"
+    CORPORA="$CORPORA" STAGES="peers vortex storyline report" bench/vortex_traj.sh
+    cmd "CORPORA=\"$CORPORA\" STAGES=\"peers vortex storyline report\" bench/vortex_traj.sh"
+fi
 
 # 3. scans and training reads
-say "queries"
-CORPORA="$CORPORA" JSON_OUT="$VX_DIR/results/queries.json" python3 bench/vortex_queries.py > "$VX_DIR/results/queries.md"
-commands+=("CORPORA=\"$CORPORA\" JSON_OUT=\$VX_DIR/results/queries.json bench/vortex_queries.py")
+if has queries; then
+    say "queries"
+    CORPORA="$CORPORA" JSON_OUT="$VX_DIR/results/queries.json" python3 bench/vortex_queries.py > "$VX_DIR/results/queries.md"
+    cmd "CORPORA=\"$CORPORA\" SFT_FORMATS=\"$SFT_FORMATS\" SFT_TIMEOUT=$SFT_TIMEOUT JSON_OUT=\$VX_DIR/results/queries.json bench/vortex_queries.py"
+fi
+has report || exit 0
 
 # 4. the default build holds no Vortex code (RFC-0006 §22.4): no pch_vx symbol in the default
 # CLI or library, and neither needs the Vortex library
@@ -85,13 +101,13 @@ printf '{"vortex_symbols": %d, "checked": [%s], "rule": "nm symbols matching pch
     "$syms" "$(IFS=,; echo "${checked[*]}")" > "$VX_DIR/results/default-build.json"
 
 # 5. the report
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
-git diff --quiet HEAD -- src include tools bench 2>/dev/null || commit="$commit (with uncommitted changes)"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 node - "$VX_DIR/results/environment.json" "$commit" "$t_start" "$(nproc) cores, $cpu, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)" \
-    "load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" "$(node --version)" "${commands[@]}" <<'JS'
-const [file, commit, date, machine, load, nodev, ...commands] = process.argv.slice(2);
-require("fs").writeFileSync(file, JSON.stringify({ commit, date, machine: `${machine}; ${load}`,
+    "load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" "$(node --version)" "$CMDS" <<'JS'
+const fs = require("fs");
+const [file, commit, date, machine, load, nodev, cmds] = process.argv.slice(2);
+const commands = fs.existsSync(cmds) ? fs.readFileSync(cmds, "utf8").split("\n").filter(Boolean) : [];
+fs.writeFileSync(file, JSON.stringify({ commit, date, machine: `${machine}; ${load}`,
   versions: `node ${nodev}; official Lance from lancedb 0.31.0 (Lance 8.0.0); DuckDB 1.5.6 (@duckdb/node-api 1.5.6-r.1)`,
   commands: ["make bench-report   # = bench/bench_report.sh, which ran:", ...commands] }, null, 1) + "\n");
 JS

@@ -15,7 +15,10 @@ q-<corpus>-noindex.json for official Lance, duckdb-q-<corpus>.json for DuckDB/Pa
                  BTree indexes (q-<corpus>-btree.json) and DuckDB/Parquet: warm, engine and
                  process p50; warm is set beside warm, engine beside engine;
   RL             `pchronicle-vortex rl --format count` with and without prompt ids;
-  SFT            `pchronicle-vortex sft --stats` (message MiB/s).
+  SFT            `pchronicle-vortex sft --stats --format F` for each F of SFT_FORMATS (default
+                 atif; the JSON lines repeat each conversation so far, so a long trajectory's
+                 lines grow with the square of its steps: a read over SFT_TIMEOUT seconds, default
+                 600, is stopped and reported as timed out; `count` reads each conversation once).
 
   BUILD=build VX_DIR=/tmp/vortex-traj BENCH_DIR=/tmp/traj-bench CORPORA="real scaled rl" \
   RUNS=5 SFT=1 bench/vortex_queries.py
@@ -32,13 +35,20 @@ CORPORA = os.environ.get("CORPORA", "real scaled rl").split()
 RUNS = int(os.environ.get("RUNS", "5"))
 SFT = os.environ.get("SFT", "1") == "1"
 JSON_OUT = os.environ.get("JSON_OUT", "")
+SFT_FORMATS = os.environ.get("SFT_FORMATS", "atif").split()
+SFT_TIMEOUT = float(os.environ.get("SFT_TIMEOUT", "600"))
 RESULT = {"kind": "vortex-queries", "bin": VX, "runs": RUNS, "corpora": CORPORA, "scans": [], "training": [],
           "loadavg_start": list(os.getloadavg())}
 
 
-def run(args, discard=False):
+def run(args, discard=False, timeout=None):
+    """(ms, stdout, stderr) of a process that must succeed; (None, "", "") when it ran past timeout."""
     t0 = time.time()
-    r = subprocess.run(args, stdout=subprocess.DEVNULL if discard else subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        r = subprocess.run(args, stdout=subprocess.DEVNULL if discard else subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", ""
     ms = (time.time() - t0) * 1000
     if r.returncode != 0:
         sys.exit("failed: %s: %s" % (" ".join(args[:3]), r.stderr[-2000:]))
@@ -134,12 +144,17 @@ for c in CORPORA:
         RESULT["training"].append({"corpus": c, "read": "rl_prompt" if not extra else "rl", "seconds": ms / 1000,
                                    "tokens_per_s": int(m.group(1)) if m else None, "stats": err.strip()[-2000:]})
         print("| %s | %s | %.2f | %.1f M completion tokens/s |" % (c, label, ms / 1000, int(m.group(1)) / 1e6 if m else 0))
-    if SFT:
-        ms, _, err = run([VX, "sft", root, "--stats"], discard=True)
+    for fmt in SFT_FORMATS if SFT else []:
+        ms, _, err = run([VX, "sft", root, "--stats", "--format", fmt], discard=True, timeout=SFT_TIMEOUT)
+        read = "sft" if fmt == "atif" else "sft_" + fmt
+        if ms is None:
+            RESULT["training"].append({"corpus": c, "read": read, "timed_out_s": SFT_TIMEOUT})
+            print("| %s | %s | > %.0f (stopped) | — |" % (c, read, SFT_TIMEOUT))
+            continue
         m = re.search(r"message_mib_per_s=([\d.]+)", err)
-        RESULT["training"].append({"corpus": c, "read": "sft", "seconds": ms / 1000,
+        RESULT["training"].append({"corpus": c, "read": read, "seconds": ms / 1000,
                                    "message_mib_per_s": float(m.group(1)) if m else None, "stats": err.strip()[-2000:]})
-        print("| %s | sft | %.2f | %s MiB/s of message text |" % (c, ms / 1000, m.group(1) if m else "?"))
+        print("| %s | %s | %.2f | %s MiB/s of message text |" % (c, read, ms / 1000, m.group(1) if m else "?"))
 
 RESULT["loadavg_end"] = list(os.getloadavg())
 if JSON_OUT:

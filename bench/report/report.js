@@ -202,8 +202,9 @@ function goals(x, c) {
   g("narrow scans ≥ 2× the faster engine (warm, worst query)", scan === null || scan === Infinity ? "—" : `${f(scan)}×`, scan === null || scan === Infinity ? null : scan >= 2);
   const bm = x.build_mib_s.vortex, bl = ratio(bm, x.build_mib_s.lance);
   g("build ≥ 190 MiB/s and ≥ 5× Lance", num(bm) ? `${f(bm, 1)} MiB/s, ${f(bl)}×` : "—", num(bm) && bl !== null ? bm >= 190 && bl >= 5 : null);
-  const sft = x.train.find((r) => r.read === "sft");
-  g("SFT ≥ 600 MiB/s of message text", sft && num(sft.message_mib_per_s) ? `${f(sft.message_mib_per_s, 1)} MiB/s` : "—", sft && num(sft.message_mib_per_s) ? sft.message_mib_per_s >= 600 : null);
+  const sft = x.train.find((r) => r.read === "sft_messages") || x.train.find((r) => r.read === "sft");
+  if (sft && sft.timed_out_s) g("SFT ≥ 600 MiB/s of message text (`messages` lines)", `stopped after ${sft.timed_out_s} s`, false);
+  else g("SFT ≥ 600 MiB/s of message text (`messages` lines)", sft && num(sft.message_mib_per_s) ? `${f(sft.message_mib_per_s, 1)} MiB/s` : "—", sft && num(sft.message_mib_per_s) ? sft.message_mib_per_s >= 600 : null);
   const rlp = x.train.find((r) => r.read === "rl_prompt");
   const hasPrompt = x.manifest && x.manifest.stats.token_ids > 0;
   if (hasPrompt && rlp && rlp.seconds > 0) {
@@ -253,9 +254,10 @@ plots.push([histogram("scans", "Narrow scans, warm p50 (lower is better)", "ms",
   corpora.map((c) => [c, ...scanNames.flatMap((q) => { const s = C[c].scans.find((r) => r.query === q); return s ? [s.warm_p50_ms, s.lance.warm_p50_ms, s.duckdb.warm_p50_ms] : [null, null, null]; })]), true),
   "narrow scans, warm p50 per query and system (log scale)"]);
 plots.push([histogram("build", "Build throughput", "MiB/s of ATIF JSON", SYS.map((s) => s[1]), corpora.map((c) => [c, ...SYS.map(([k]) => C[c].build_mib_s[k])])), "build throughput per system"]);
-plots.push([histogram("training", "Training reads (our process)", "MiB/s (SFT) / M tokens/s (RL)", ["SFT MiB/s", "RL M completion tokens/s"],
-  corpora.map((c) => { const s = C[c].train.find((r) => r.read === "sft"), r = C[c].train.find((t) => t.read === "rl"); return [c, s ? s.message_mib_per_s : null, r && num(r.tokens_per_s) ? r.tokens_per_s / 1e6 : null]; })),
-  "training reads: SFT message MiB/s and RL completion tokens/s"]);
+const sftRate = (x, read) => { const s = x.train.find((r) => r.read === read); return s ? s.message_mib_per_s : null; };
+plots.push([histogram("training", "Training reads (our process)", "MiB/s (SFT) / M tokens/s (RL)", ["SFT messages lines MiB/s", "SFT C API (count) MiB/s", "RL M completion tokens/s"],
+  corpora.map((c) => { const r = C[c].train.find((t) => t.read === "rl"); return [c, sftRate(C[c], "sft_messages") ?? sftRate(C[c], "sft"), sftRate(C[c], "sft_count"), r && num(r.tokens_per_s) ? r.tokens_per_s / 1e6 : null]; })),
+  "training reads: SFT message MiB/s (JSON lines and the C API) and RL completion tokens/s"]);
 
 // ------------------------------------------------------------------ REPORT.md
 const o = [];
@@ -284,6 +286,7 @@ for (const c of corpora) {
   for (const s of x.scans) row(`${s.query} warm p50 ms (process)`, [`${ms(s.warm_p50_ms)} (${ms(s.process_p50_ms)})`, "—", `${ms(s.lance.warm_p50_ms)} (${ms(s.lance.process_p50_ms)})`, `${ms(s.duckdb.warm_p50_ms)} (${ms(s.duckdb.process_p50_ms)})`]);
   for (const t of x.train) {
     const peerCell = (k) => (t.read === "rl" && x.rl_peer[k] ? `${ms(x.rl_peer[k].p50_ms)} ms warm` : "—");
+    if (t.timed_out_s) { row(`${t.read} (our process)`, [`stopped after ${t.timed_out_s} s (each line repeats its conversation so far)`, "—", "—", "—"]); continue; }
     row(`${t.read} (our process)`, [`${f(t.seconds, 3)} s${num(t.message_mib_per_s) ? `, ${f(t.message_mib_per_s, 1)} MiB/s` : ""}${num(t.tokens_per_s) ? `, ${f(t.tokens_per_s / 1e6, 1)} M tokens/s` : ""}`, "—", peerCell("lance"), peerCell("parquet")]);
   }
   if (x.read_stats) row("cold get --stats (mean)", [`${x.read_stats.read_requests} reads, ${x.read_stats.bytes_read} B read, ${x.read_stats.bytes_decoded} B decoded`, "—", "—", "—"]);

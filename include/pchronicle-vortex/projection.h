@@ -485,8 +485,10 @@ typedef struct pch_vxp_sft_batch {
 } pch_vxp_sft_batch;
 PCH_API int pch_vxp_sft_next_batch(pch_vxp_sft_reader *r, const pch_vxp_sft_batch **batch, bool *eof,
                                    pch_error *err);
-/* The next batch as JSON lines in the reader's format (*text, *len bytes, *n examples;
-** borrowed until the next call). */
+/* The next JSON lines in the reader's format (*text, *len bytes, *n >= 1 examples; borrowed
+** until the next call): a batch's lines, in pieces of about 1 MiB (one line when a line is
+** longer), so memory stays bounded when a long conversation's lines grow with the square of its
+** steps. Use either this or pch_vxp_sft_next_batch on a reader, not both. */
 PCH_API int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size_t *n, bool *eof,
                              pch_error *err);
 /* JSON text of the step messages and reasoning read so far, and of every content value

@@ -58,7 +58,15 @@ struct pch_vxp_sft_reader {
     pch_buf meta;
     pch_vxp_sft_batch batch;
     pch_buf out;
+    bool in_batch;                  /* pch_vxp_sft_next: the batch's examples from next_ex on are due */
+    size_t next_ex;
 };
+
+/* pch_vxp_sft_next hands out a batch's JSON lines in pieces of about this many bytes (or one
+** line when it is longer): each line repeats its conversation so far, so the lines of one long
+** trajectory grow with the square of its steps (40,000 steps: hundreds of GB), and one buffer
+** for all of them ran out of memory. */
+#define SFT_LINES_BYTES ((size_t)1 << 20)
 
 static int nomem(pch_error *err) { return pch_error_set(err, PCH_ENOMEM, "projection: out of memory"); }
 static int corrupt(pch_error *err, const char *what) { return pch_error_set(err, PCH_ECORRUPT, "projection: %s", what); }
@@ -350,15 +358,21 @@ static size_t msg_start(const pch_vxp_sft_batch *b, size_t i) { return i ? b->me
 
 int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size_t *n, bool *eof, pch_error *err)
 {
-    const pch_vxp_sft_batch *b;
+    const pch_vxp_sft_batch *b = &r->batch;
     pch_buf *o = &r->out;
+    size_t k;
     *text = NULL;
     *len = 0;
     *n = 0;
-    PCH_TRY(pch_vxp_sft_next_batch(r, &b, eof, err));
-    if (*eof) return PCH_OK;
+    *eof = false;
+    if (!r->in_batch) {
+        PCH_TRY(pch_vxp_sft_next_batch(r, &b, eof, err));
+        if (*eof) return PCH_OK;
+        r->in_batch = true;
+        r->next_ex = 0;
+    }
     pch_buf_clear(o);
-    for (size_t k = 0; k < b->n_examples; k++) {
+    for (k = r->next_ex; k < b->n_examples && (k == r->next_ex || o->len < SFT_LINES_BYTES); k++) {
         const pch_vxp_sft_example *e = &b->examples[k];
         size_t m0 = msg_start(b, e->message), m1 = b->message_end[e->message];
         if (r->format == PCH_VXP_SFT_MESSAGES) {
@@ -386,6 +400,8 @@ int pch_vxp_sft_next(pch_vxp_sft_reader *r, const char **text, size_t *len, size
     if (o->oom) return nomem(err);
     *text = (const char *)o->data;
     *len = o->len;
-    *n = b->n_examples;
+    *n = k - r->next_ex;
+    r->next_ex = k;
+    if (k == b->n_examples) r->in_batch = false;
     return PCH_OK;
 }

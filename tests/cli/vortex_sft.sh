@@ -186,6 +186,26 @@ for t in $threads; do
     grep -Eq ' clusters_summary_pruned=[1-9]' "$tmp/tn.err" || { echo "FAIL --threads $t: no cluster skipped: $(cat "$tmp/tn.err")"; fail=1; }
 done
 
+# a long conversation: each line repeats the conversation so far, so the lines of one 3,000-step
+# trajectory total ~300 MB; the reader hands them out in pieces, and a process capped at 300 MB
+# of address space writes them all (one buffer for a trajectory's lines ran out of memory)
+if [ "${PCH_VALGRIND:-0}" != 1 ]; then
+    python3 - "$tmp/long/in" <<'PY'
+import json, os, sys
+os.makedirs(sys.argv[1])
+steps = [{"step_id": i + 1, "source": "user" if i % 2 == 0 else "agent", "message": "message %d " % i + "x" * 90} for i in range(3000)]
+for s in steps:
+    if s["source"] == "agent": s["model_name"] = "m"
+json.dump({"schema_version": "ATIF-v1.6", "session_id": "long", "agent": {"name": "a", "version": "1"}, "steps": steps},
+          open(os.path.join(sys.argv[1], "long.json"), "w"))
+PY
+    "$VX" build --from "$tmp/long/in" --to "$tmp/long/vx" --quiet || { echo "FAIL build of the long trajectory"; fail=1; }
+    out=$( (ulimit -v 307200; "$VX" sft "$tmp/long/vx" --format messages) 2>"$tmp/long.err" | wc -lc)
+    read -r lines bytes <<<"$out"
+    { [ "$lines" = 1500 ] && [ "$bytes" -gt 250000000 ] && [ ! -s "$tmp/long.err" ]; } ||
+        { echo "FAIL long conversation: $lines lines, $bytes bytes: $(head -c 300 "$tmp/long.err")"; fail=1; }
+fi
+
 # errors
 "$VX" sft "$tmp/vx" --format jsonl >/dev/null 2>"$tmp/e1"; rc=$?
 { [ $rc = 2 ] && grep -q 'atif, messages or count' "$tmp/e1"; } || { echo "FAIL --format jsonl: exit $rc"; cat "$tmp/e1"; fail=1; }
