@@ -1,0 +1,15 @@
+set terminal pngcairo size 960,540 font ',10'
+set output 'build.png'
+set title 'Build throughput'
+set ylabel 'MiB/s of ATIF JSON'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key top left
+set xtics rotate by -20
+set grid ytics
+set yrange [0:*]
+plot 'build.dat' using 2:xtic(1) title 'Vortex', 'build.dat' using 3:xtic(1) title 'Storyline (our Lance)', 'build.dat' using 4:xtic(1) title 'official Lance', 'build.dat' using 5:xtic(1) title 'DuckDB/Parquet'
+set terminal svg size 960,540 dynamic
+set output 'build.svg'
+replot
