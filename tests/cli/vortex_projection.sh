@@ -1367,6 +1367,39 @@ open(p, "wb").write(b)' "$pk" "$T/rep-pack.json" || bad "rep: the stored value w
     hasf "rep: verify reports the content directory" "$T/rep-dmg-verify.out" 'directories/content'
 fi
 
+# ---------------------------------------------------------------- a multi-agent document read once
+# A root with 30 nested subagents (4 deep, one cluster): the point read of the document
+# decodes the root's row, then the rows from the first subagent on, and writes every other
+# subagent from those rows (write_entry): two cluster reads, not one per trajectory with
+# children. The document reads back equal to its input.
+MA=$T/multiagent
+"$PY" - "$MA/in" <<'PY'
+import json, os, sys
+os.makedirs(sys.argv[1])
+n = [0]
+def traj(depth, tid):
+    subs, steps = [], [{"step_id": 1, "source": "user", "message": "task %s" % tid}]
+    if depth < 4:
+        for w in range(2 if depth else 3):
+            n[0] += 1
+            cid = "sub-%d-%d" % (depth + 1, n[0])
+            steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": "m", "message": "delegate %s" % cid,
+                          "tool_calls": [{"tool_call_id": "c%d" % n[0], "function_name": "task", "arguments": {"t": cid}}],
+                          "observation": {"results": [{"source_call_id": "c%d" % n[0], "content": "done",
+                                                       "subagent_trajectory_ref": [{"trajectory_id": cid}]}]}})
+            subs.append(traj(depth + 1, cid))
+    steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": "m", "message": "finished %s" % tid})
+    t = {"schema_version": "ATIF-v1.7", "session_id": "ma-run", "trajectory_id": tid, "agent": {"name": "a", "version": "1"}, "steps": steps}
+    if subs: t["subagent_trajectories"] = subs
+    return t
+json.dump(traj(0, "root-ma"), open(os.path.join(sys.argv[1], "doc.json"), "w"))
+PY
+"$VX" build --from "$MA/in" --to "$MA/vx" --quiet && ok || bad "multi-agent build"
+"$VX" get "$MA/vx" --trajectory-key root-ma@doc.json --stats >"$MA/doc.out" 2>"$MA/stats.err" && ok || { bad "multi-agent get"; cat "$MA/stats.err"; }
+grep -q ' clusters_read=2 ' "$MA/stats.err" && ok || bad "multi-agent get: $(grep -o 'clusters_read=[0-9]*' "$MA/stats.err"), want 2"
+"$PY" -c 'import json, sys; a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2])); sys.exit(a != b)' "$MA/in/doc.json" "$MA/doc.out" \
+    && ok || bad "multi-agent get: not the input document"
+
 # ================================================================ 6. structure check
 files=$( (find "$R" "$H" "$T/atif-mm" "$KR" -name '*.vortex' -not -path '*/staging/*'
           [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex'

@@ -955,6 +955,72 @@ static void test_vortex_file__bool_ranges(void)
     pch_vx_dtype_free(dt);
 }
 
+/* vortex.sparse row ranges (a fill value and patches, as the sampling compressor writes a
+** mostly-null lane): each range equals the slice of the whole array — ranges with no patch,
+** with one, with many, at both ends — for integer and string values. */
+static void test_vortex_file__sparse_ranges(void)
+{
+    static const char *const types[] = { "i32?", "utf8?" };
+    for (int t = 0; t < 2; t++) {
+        pch_error err;
+        pch_vx_dtype *dt = NULL;
+        pch_vx_builder *b = NULL;
+        pch_vx_array *a = NULL;
+        pch_vx_encoder e;
+        pch_vx_enode *root = NULL;
+        pch_arena arena;
+        pch_buf seg;
+        segio io;
+        uint64_t rows = 50000;
+        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, types[t], &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+        for (uint64_t r = 0; r < rows; r++) {
+            int patch = r == 0 || r == rows - 1 || rnd() % (t ? 1499 : 97) == 0;
+            if (!patch) { PCH_CHECK_OK(pch_vx_builder_append_null(b, &err), &err); continue; }   /* fill null */
+            if (t == 0) PCH_CHECK_OK(pch_vx_builder_append_int(b, (int64_t)(rnd() % 100000) - 50000, &err), &err);
+            else {
+                char txt[48];
+                int n = snprintf(txt, sizeof txt, "value %llu of a sparse lane", (unsigned long long)rnd() % 1000000);
+                PCH_CHECK_OK(pch_vx_builder_append_bytes(b, txt, (size_t)n, &err), &err);
+            }
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+        pch_arena_init(&arena, NULL, 1 << 16);
+        pch_buf_init(&seg, NULL);
+        memset(&e, 0, sizeof e);
+        e.arena = &arena;
+        e.compress = 1;                         /* the sampling compressor, as the writer runs it */
+        PCH_CHECK_OK(pch_vx__encode(&e, a, &root, &err), &err);
+        PCH_CHECK_MSG(root->enc == PCH_VX_E_SPARSE, "%s: encoding %s", types[t], pch_vx__enc_ids[root->enc]);
+        segio_init(&io);
+        PCH_CHECK_OK(segio_serialize(&io, &seg, root, &err), &err);
+        for (uint64_t bgn = 0; bgn < rows; bgn += 1 + rndn(2000)) {
+            uint64_t n = 1 + rndn(bgn % 2 ? 5 : 900);
+            pch_vx_array *part = NULL, *want = NULL;
+            if (n > rows - bgn) n = rows - bgn;
+            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &io.dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
+            PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
+            PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "%s rows %llu+%llu", types[t], (unsigned long long)bgn, (unsigned long long)n);
+            pch_vx_array_free(part);
+            pch_vx_array_free(want);
+        }
+        for (uint64_t k = 0; k < 2; k++) {          /* the first and the last row, both patches */
+            pch_vx_array *part = NULL, *want = NULL;
+            uint64_t bgn = k ? rows - 1 : 0;
+            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &io.dc, seg.data, seg.len, dt, rows, bgn, 1, &err), &err);
+            PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, 1, &err), &err);
+            PCH_CHECK(part && pch_vx_array_equal(part, want));
+            pch_vx_array_free(part);
+            pch_vx_array_free(want);
+        }
+        pch_buf_dispose(&seg);
+        pch_arena_dispose(&arena);
+        pch_vx_array_free(a);
+        pch_vx_builder_free(b);
+        pch_vx_dtype_free(dt);
+    }
+}
+
 /* ------------------------------------------------------------------ compressor choices */
 
 /* fastlanes.bitpacked with patches, as other writers make it (ours never patches): a u32
@@ -2058,6 +2124,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__multi_frame_ranges);
     PCH_RUN(test_vortex_file__zstd_dictionary);
     PCH_RUN(test_vortex_file__bool_ranges);
+    PCH_RUN(test_vortex_file__sparse_ranges);
     PCH_RUN(test_vortex_file__partial_reads);
     PCH_RUN(test_vortex_file__alprd_floats);
     PCH_RUN(test_vortex_file__numeric_ranges);
