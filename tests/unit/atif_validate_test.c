@@ -126,6 +126,20 @@ static void test_atif__step_id_sequence(void)
     EXPECT_DEV(doc, "step-id-sequence", "/steps/1/step_id");
     EXPECT_ERR(HEAD "\"steps\":[{\"step_id\":0,\"source\":\"user\",\"message\":\"\"}]}", "step-id", "/steps/0/step_id");
     EXPECT_ERR(HEAD "\"steps\":[" OK_STEP "," OK_STEP "]}", "step-id", "/steps/1/step_id");
+    {   /* every later occurrence of a step_id is an error, in step order, once each */
+        found fd;
+        int k = 0;
+        static const char *const want[] = { "/steps/2/step_id", "/steps/4/step_id", "/steps/5/step_id" };
+        check(HEAD "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"\"},{\"step_id\":2,\"source\":\"user\",\"message\":\"\"},"
+              "{\"step_id\":1,\"source\":\"user\",\"message\":\"\"},{\"step_id\":3,\"source\":\"user\",\"message\":\"\"},"
+              "{\"step_id\":2,\"source\":\"user\",\"message\":\"\"},{\"step_id\":1,\"source\":\"user\",\"message\":\"\"}]}", false, &fd, NULL);
+        for (int i = 0; i < fd.n && i < MAXF; i++)
+            if (strcmp(fd.code[i], "step-id") == 0) {
+                PCH_CHECK_MSG(k < 3 && strcmp(fd.ptr[i], want[k]) == 0, "step-id %d at %s", k, fd.ptr[i]);
+                k++;
+            }
+        PCH_CHECK_EQ_INT(k, 3);
+    }
     EXPECT_ERR(HEAD "\"steps\":[{\"step_id\":\"1\",\"source\":\"user\",\"message\":\"\"}]}", "type", "/steps/0/step_id");
 }
 
