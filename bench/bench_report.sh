@@ -21,7 +21,9 @@
 #   peers/, vortex/)  CORPORA="chat-heavy tool-heavy dedup-heavy rl multi-agent pathological"
 #   TINY=0 (1: gen-kinds --tiny --count $TINY_COUNT, fewer keys and repetitions)  TINY_COUNT=12
 #   N=200 point-read keys, RUNS=5 query repetitions (TINY: 10 and 2)
-#   STAGES="corpora systems queries report" (the default-build check runs with report)
+#   STAGES="corpora systems queries ops report" (the default-build check runs with report)
+#   ops: bench/vortex_sync.sh on each corpus, OPS_ROUNDS=8 syncs of OPS_PCT=1 % of the documents,
+#   then compact and vacuum (TINY: 2 rounds of 10 %): the operations gate of §22.4
 #   SFT_FORMATS="messages count" SFT_TIMEOUT=120 (s; the messages lines of a long trajectory
 #   grow with the square of its steps: a read past it is reported as stopped)
 #   TRAJ_DIR=../shared/bench/traj  LANCE_ORACLE_DIR=.cache/lance-oracle (scripts/bootstrap.sh)
@@ -45,7 +47,7 @@ else
     export N=${N:-200} VERIFY=${VERIFY:-20} RUNS=${RUNS:-5}
 fi
 export SFT_FORMATS=${SFT_FORMATS:-"messages count"} SFT_TIMEOUT=${SFT_TIMEOUT:-120}
-STAGES=${STAGES:-"corpora systems queries report"}
+STAGES=${STAGES:-"corpora systems queries ops report"}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 say() { printf '[bench_report %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -86,9 +88,22 @@ if has queries; then
     CORPORA="$CORPORA" JSON_OUT="$VX_DIR/results/queries.json" python3 bench/vortex_queries.py > "$VX_DIR/results/queries.md"
     cmd "CORPORA=\"$CORPORA\" SFT_FORMATS=\"$SFT_FORMATS\" SFT_TIMEOUT=$SFT_TIMEOUT JSON_OUT=\$VX_DIR/results/queries.json bench/vortex_queries.py"
 fi
+# 4. operations after syncs, compaction and vacuum (the scan amplification, footprint and
+# recovery budgets of bench/vortex_sync.sh)
+if has ops; then
+    if [ "$TINY" = 1 ]; then rounds=${OPS_ROUNDS:-2}; pct=${OPS_PCT:-10}; rep=3; else rounds=${OPS_ROUNDS:-8}; pct=${OPS_PCT:-1}; rep=20; fi
+    for c in $CORPORA; do
+        say "ops $c"
+        CORPUS="$CORPUS_DIR/$c/docs" OUT="$WORK/ops/$c" ROUNDS=$rounds PCT=$pct REPEAT=$rep \
+            bench/vortex_sync.sh > "$VX_DIR/results/ops-$c.md" 2> "$VX_DIR/results/ops-$c.log" ||
+            { tail -5 "$VX_DIR/results/ops-$c.log" >&2; die "ops $c"; }
+        cp "$WORK/ops/$c/results.json" "$VX_DIR/results/ops-$c.json"
+    done
+    cmd "CORPUS=\$CORPUS_DIR/<kind>/docs ROUNDS=$rounds PCT=$pct REPEAT=$rep bench/vortex_sync.sh   (each kind)"
+fi
 has report || exit 0
 
-# 4. the default build holds no Vortex code (RFC-0006 §22.4): no pch_vx symbol in the default
+# 5. the default build holds no Vortex code (RFC-0006 §22.4): no pch_vx symbol in the default
 # CLI or library, and neither needs the Vortex library
 syms=0; checked=()
 for b in "$BUILD/pchronicle" "$BUILD/libpchronicle.so"; do
@@ -100,7 +115,7 @@ done
 printf '{"vortex_symbols": %d, "checked": [%s], "rule": "nm symbols matching pch_vx or pch_vortex, and ldd naming a vortex library"}\n' \
     "$syms" "$(IFS=,; echo "${checked[*]}")" > "$VX_DIR/results/default-build.json"
 
-# 5. the report
+# 6. the report
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 node - "$VX_DIR/results/environment.json" "$commit" "$t_start" "$(nproc) cores, $cpu, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)" \
     "load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" "$(node --version)" "$CMDS" <<'JS'

@@ -164,5 +164,6 @@ for r in rows: print("| %s | %s | %s | %s |" % (r[0], r[1], r[2], "yes" if r[3] 
 print("\npoint reads p50/p95 ms: fresh build %.2f/%.2f, after the syncs %.2f/%.2f, compacted %.2f/%.2f; scans p50 ms fresh %s, after the syncs %s, compacted %s; load at the end %s"
       % (g["base"] + g["l0"] + g["compacted"] + (q["base"], q["l0"], q["compacted"], load)))
 json.dump({"build_s": build_s, "build_bytes": build_bytes, "input_bytes": in_bytes, "syncs": syncs, "get": g, "sql": q,
-           "compact_s": compact_s, "vacuum_bytes": vac_bytes, "fresh_bytes": fresh_bytes, "compact_full_s": full_s, "full_bytes": full_bytes}, open(os.path.join(out, "results.json"), "w"), indent=1)
+           "compact_s": compact_s, "final_input_bytes": final_in, "vacuum_bytes": vac_bytes, "fresh_bytes": fresh_bytes,
+           "compact_full_s": full_s, "full_bytes": full_bytes, "loadavg_end": load}, open(os.path.join(out, "results.json"), "w"), indent=1)
 PY

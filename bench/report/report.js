@@ -97,6 +97,7 @@ for (const c of corpora) {
     files: vb ? rootFiles(vb.root) : null,
     trajectories: vb ? vb.trajectories : man ? man.stats.trajectories : null,
     scans, train,
+    ops: vx(`ops-${c}.json`),
     rl_peer: { lance: peerQ(lq, "rl", "warm"), parquet: peerQ(dq, "rl", "warm") },
     loads: [["vortex build", vb], ["vortex get", vp], ["storyline build", sb], ["Lance build", lb], ["Lance queries", lq], ["DuckDB build", db], ["DuckDB queries", dq]]
       .filter(([, r]) => r).map(([n, r]) => `${n} ${r.loadavg_start ? r.loadavg_start[0] : "—"}→${r.loadavg_end ? r.loadavg_end[0] : "—"}`),
@@ -171,7 +172,19 @@ oneOf.push(gate("build-2x", "projection build ≥ 2× Lance's ingest throughput"
   const r = ratio(x.build_mib_s.vortex, x.build_mib_s.lance);
   return r === null ? { value: "not measured", ok: null } : { value: `${f(x.build_mib_s.vortex, 1)} / ${f(x.build_mib_s.lance, 1)} MiB/s = ${f(r)}×`, ok: r >= 2 };
 }), "every"));
-gate("ops", "after compaction: scan amplification, active density, recovery time within budget", "bench/vortex_sync.sh goals", { all: { value: "not measured in this run (bench/vortex_sync.sh)", ok: null } }, "every");
+// after syncs, `compact` and `vacuum` (bench/vortex_sync.sh): scans and point reads as a fresh
+// build's, compaction at least as fast per byte as a build, nothing dead left on disk
+gate("ops", "after syncs and compaction: scan amplification, point reads, recovery time (compaction) and footprint within budget",
+  "scans and point p95 ≤ 1.2× a fresh build's, compaction ≥ 1× build throughput, bytes ≤ 1.05× a fresh build", per((x) => {
+    const o = x.ops;
+    if (!o || !o.sql || !o.get || !num(o.compact_s) || !num(o.final_input_bytes)) return { value: "not measured", ok: null };
+    const scan = Math.max(...o.sql.compacted.map((v, i) => v / o.sql.base[i]));
+    const p95 = o.get.compacted[1] / o.get.base[1];
+    const rec = (o.final_input_bytes / o.compact_s) / (o.input_bytes / o.build_s);
+    const fp = o.vacuum_bytes / o.fresh_bytes;
+    return { value: `scans ${f(scan)}×, p95 ${f(p95)}×, compaction ${f(rec)}× build, bytes ${f(fp, 3)}× (${o.syncs.length} syncs)`,
+             ok: scan <= 1.2 && p95 <= 1.2 && rec >= 1 && fp <= 1.05 };
+  }), "every");
 
 const G = Object.fromEntries(gates.map((g) => [g.id, g.ok]));
 const oneOfOk = oneOf.some((o) => o === true);

@@ -40,6 +40,9 @@ done
 # the round trips of the run are real: every system's reads equal the documents
 has roundtrip "$M" '^\| every trajectory read back equals its document.*\| \*\*pass\*\* \|$'
 has default-build "$M" '^\| the default build .*\| 0 Vortex symbols in pchronicle, libpchronicle.so \| .*\*\*pass\*\* \|$'
+# the operations gate, measured on every kind (bench/vortex_sync.sh: 2 syncs, compact, vacuum)
+has ops "$M" '^\| after syncs and compaction: .*\| scans [0-9.]+×, p95 [0-9.]+×, compaction [0-9.]+× build, bytes [0-9.]+× \(2 syncs\) \((\*\*pass\*\*|\*\*fail\*\*)\) \|'
+for c in $KINDS; do [ -s "$W/vortex/results/ops-$c.json" ] && ok || bad "no ops result for $c"; done
 has rl "$M" '^\| rl \| rl \(our process\) \| [0-9.]+ s, [0-9.]+ M tokens/s \| — \| [0-9.]+ ms warm \| [0-9.]+ ms warm \|$'
 python3 - "$R/verdict.json" "$M" >"$T/v.out" 2>&1 <<'PY' && ok || { bad "verdict.json disagrees with REPORT.md"; cat "$T/v.out"; }
 import json, re, sys
