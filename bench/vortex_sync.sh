@@ -11,7 +11,8 @@
 #      same point reads and scans of the state after the last sync (L0 runs and deleted rows in
 #      place, kept as a hard-linked copy) and of the compacted root, alternately, three rounds
 #      (medians); then `vacuum --keep 1 --min-age 0 --grace 0` and the root's bytes against a
-#      fresh build of the final input.
+#      fresh build of the final input, and the same reads of both, alternately (`final`,
+#      `vacuumed` in results.json: the scan amplification compaction leaves, RFC-0006 §22.4).
 # The input is a hard-linked copy of the corpus; a change writes a new file and renames it over
 # the link (the corpus itself is never modified). Keys are sampled among documents no round
 # touches. Prints one markdown table with the goals; raw figures in $OUT/results.json.
@@ -123,6 +124,9 @@ say "compact --full: $full_s s"
 full_bytes=$(du_b "$R")
 final_in=$(du -sb --apparent-size "$IN" | cut -f1)
 "$VX" build --from "$IN" --to "$OUT/fresh" --quiet; fresh_bytes=$(du_b "$OUT/fresh")
+# the same reads of a fresh build of the final input, beside the compacted root again (after
+# vacuum): what compaction leaves over a root built once from the same documents (§22.4)
+for k in 1 2 3; do reads "final-$k" "$OUT/fresh"; reads "vacuumed-$k"; done
 python3 - "$OUT" "$build_s" "$build_bytes" "$in_bytes" "$compact_s" "$final_in" "$vac_bytes" "$fresh_bytes" "$full_s" "$full_bytes" "$(load1)" <<'PY'
 import json, os, sys
 out = sys.argv[1]
@@ -140,8 +144,8 @@ def get(tag):
 def sql(tag):
     rs = [[json.loads(l)["p50_ms"] for l in open(os.path.join(out, t + "-sql.json")) if l.strip()] for t in tags(tag)]
     return [med(col) for col in zip(*rs)]
-g = {t: get(t) for t in ("base", "l0", "compacted")}
-q = {t: sql(t) for t in ("base", "l0", "compacted")}
+g = {t: get(t) for t in ("base", "l0", "compacted", "final", "vacuumed")}
+q = {t: sql(t) for t in ("base", "l0", "compacted", "final", "vacuumed")}
 ss = max(s["seconds"] for s in syncs); sb = max(s["bytes_written"] for s in syncs)
 rows = [
     ("sync time (worst of %d) ÷ full build" % len(syncs), "%.2f s ÷ %.1f s = %.1f %%" % (ss, build_s, 100 * ss / build_s), "≤ 5 %", 100 * ss / build_s <= 5),
