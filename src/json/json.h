@@ -36,10 +36,10 @@ size_t pch_json__fmt_u64(char out[24], uint64_t v);
 ** the length (out is NUL-terminated). */
 size_t pch_json__fmt_double(char out[32], double d);
 
-/* printf's "%.17g" of d when d holds a float32 value (2^-44 <= |d| < 2^127, or a smaller one
-** whose mantissa's low bits are zero):
-** the same bytes, without printf (RL reads print millions of logprobs). Returns 0 when d is
-** not such a value; the caller then prints it itself. out must hold 32 bytes. */
+/* printf's "%.17g" of d when d holds a float32 value that is a multiple of 2^-44, not 0, below
+** 2^127 in magnitude (logprobs down to about -1e-6 at full precision): the same bytes, without
+** printf (RL reads print millions of logprobs). Returns 0 when d is not such a value; the
+** caller then prints it itself. out must hold 32 bytes. */
 size_t pch_json__fmt_g17_f32(char out[32], double d);
 
 /* Is s[0..n), the source text of a parsed value, already what pch_json__write_value writes
