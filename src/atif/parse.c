@@ -821,6 +821,40 @@ done:
     pch_free(v->ctx, dup);
 }
 
+/* Embedded subagents' trajectory_id unique within their array (§3.10): a flag per entry whose
+** non-blank id an earlier entry has (NULL when none can be, or out of memory: v->fatal), found
+** by sorting (id, index) pairs rather than comparing every pair, as check_step_ids does. */
+typedef struct sub_sid { const char *p; size_t n; uint32_t i; } sub_sid;
+
+static int cmp_sub_sid(const void *pa, const void *pb)
+{
+    const sub_sid *a = pa, *b = pb;
+    int c = memcmp(a->p, b->p, a->n < b->n ? a->n : b->n);
+    if (c) return c;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static uint8_t *dup_sub_ids(V *v, const pch_json_value *subs)
+{
+    sub_sid *ids;
+    uint8_t *dup;
+    size_t n = 0;
+    if (subs->n < 2) return NULL;
+    ids = pch_malloc(v->ctx, (size_t)subs->n * sizeof *ids);
+    dup = pch_calloc(v->ctx, subs->n, 1);
+    if (!ids || !dup) { v->fatal = PCH_ENOMEM; pch_free(v->ctx, ids); pch_free(v->ctx, dup); return NULL; }
+    for (uint32_t i = 0; i < subs->n; i++) {
+        const pch_json_value *id = subs->u.items[i].kind == PCH_JSON_OBJECT ? pch_json_get(&subs->u.items[i], "trajectory_id", 13) : NULL;
+        if (!blank(id)) { ids[n].p = id->u.str.ptr; ids[n].n = id->u.str.len; ids[n++].i = i; }
+    }
+    qsort(ids, n, sizeof *ids, cmp_sub_sid);
+    for (size_t k = 1; k < n; k++)
+        if (ids[k].n == ids[k - 1].n && memcmp(ids[k].p, ids[k - 1].p, ids[k].n) == 0) dup[ids[k].i] = 1;
+    pch_free(v->ctx, ids);
+    return dup;
+}
+
 static void check_traj(V *v, const pch_json_value *t, int32_t parent, int32_t local)
 {
     const pch_json_value *f[PCH_ATIF_T_N];
@@ -963,6 +997,7 @@ static void check_traj(V *v, const pch_json_value *t, int32_t parent, int32_t lo
             T(me).has_subagent_trajectories = true;
             kids = aalloc(v, subs->n, sizeof(uint32_t));
         }
+        uint8_t *dup = dup_sub_ids(v, subs);
         for (uint32_t i = 0; i < subs->n && !v->fatal; i++) {
             const pch_json_value *c = &subs->u.items[i];
             size_t mi = push_idx(v, i);
@@ -971,23 +1006,16 @@ static void check_traj(V *v, const pch_json_value *t, int32_t parent, int32_t lo
                 if (blank(id))
                     emit(v, SEV_ERR, "subagent-id", "trajectory_id",
                          "embedded subagent trajectory needs a trajectory_id");
-                else
-                    for (uint32_t j = 0; j < i; j++) {
-                        const pch_json_value *o = subs->u.items[j].kind == PCH_JSON_OBJECT ?
-                            pch_json_get(&subs->u.items[j], "trajectory_id", 13) : NULL;
-                        if (o && o->kind == PCH_JSON_STRING && o->u.str.len == id->u.str.len &&
-                            memcmp(o->u.str.ptr, id->u.str.ptr, id->u.str.len) == 0) {
-                            emit(v, SEV_ERR, "subagent-id", "trajectory_id",
-                                 "duplicate embedded trajectory_id \"%.*s\"",
-                                 (int)(id->u.str.len > 80 ? 80 : id->u.str.len), id->u.str.ptr);
-                            break;
-                        }
-                    }
+                else if (dup && dup[i])
+                    emit(v, SEV_ERR, "subagent-id", "trajectory_id",
+                         "duplicate embedded trajectory_id \"%.*s\"",
+                         (int)(id->u.str.len > 80 ? 80 : id->u.str.len), id->u.str.ptr);
             }
             if (kids && v->doc) kids[i] = (uint32_t)v->doc->n_traj;
             check_traj(v, c, me, (int32_t)i);
             pop(v, mi);
         }
+        pch_free(v->ctx, dup);
         if (me >= 0 && kids) { T(me).children = kids; T(me).n_children = subs->n; }
         pop(v, mk);
     }

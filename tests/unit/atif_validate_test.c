@@ -259,6 +259,22 @@ static void test_atif__subagent_refs(void)
                "{\"schema_version\":\"ATIF-v1.7\",\"trajectory_id\":\"t\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[" OK_STEP "]},"
                "{\"schema_version\":\"ATIF-v1.7\",\"trajectory_id\":\"t\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[" OK_STEP "]}]}",
                "subagent-id", "/subagent_trajectories/1/trajectory_id");
+    {   /* every later occurrence of an embedded trajectory_id is an error, in order, once each */
+#define SUB(id) "{\"schema_version\":\"ATIF-v1.7\",\"trajectory_id\":\"" id "\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[" OK_STEP "]}"
+        static const char *const want[] = { "/subagent_trajectories/2/trajectory_id", "/subagent_trajectories/4/trajectory_id",
+                                            "/subagent_trajectories/5/trajectory_id" };
+        found fd;
+        int k = 0;
+        check(HEAD "\"steps\":[" OK_STEP "],\"subagent_trajectories\":[" SUB("t") "," SUB("u") "," SUB("t") "," SUB("tt") "," SUB("u") "," SUB("t") "]}",
+              false, &fd, NULL);
+#undef SUB
+        for (int i = 0; i < fd.n && i < MAXF; i++)
+            if (strcmp(fd.code[i], "subagent-id") == 0) {
+                PCH_CHECK_MSG(k < 3 && strcmp(fd.ptr[i], want[k]) == 0, "subagent-id %d at %s", k, fd.ptr[i]);
+                k++;
+            }
+        PCH_CHECK_EQ_INT(k, 3);
+    }
     /* errors inside an embedded subagent carry its pointer */
     EXPECT_ERR(HEAD "\"steps\":[" OK_STEP "],\"subagent_trajectories\":[{\"schema_version\":\"ATIF-v1.7\",\"trajectory_id\":\"t\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},\"steps\":[{\"step_id\":1,\"source\":\"bot\",\"message\":\"\"}]}]}",
                "source", "/subagent_trajectories/0/steps/0/source");
