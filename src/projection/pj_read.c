@@ -1227,7 +1227,8 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
         ** each point read of one decompressed the same zstd frames again (a multi-agent
         ** document of ~20 trajectories: ~20 decodes of the frames around it, §22 benchmark) */
         so.row_begin = row;
-        so.row_end = s->depth && so.row_end - row > PJ_SUBAGENT_WINDOW ? row + PJ_SUBAGENT_WINDOW : s->depth ? so.row_end : row + 1;
+        if (!s->depth) so.row_end = row + 1;
+        else if (so.row_end - row > PJ_SUBAGENT_WINDOW) so.row_end = row + PJ_SUBAGENT_WINDOW;
     }
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
@@ -1320,12 +1321,24 @@ static int child_cb(pch_buf *out, const char *run, size_t rn, const char *traj, 
     return write_entry(g, out, (uint64_t)k, err);
 }
 
+/* Write trajectory e from rows (its row at `at`), one level deeper. */
+static int write_rows(getctx *g, pch_buf *out, const entry *e, pj_rows *rows, uint64_t at, pch_error *err)
+{
+    const entry *outer = g->cur;
+    int rc;
+    g->s->depth++;
+    g->cur = e;
+    rc = pj_model_write_json(out, rows, at, g->s->blobs, g->mode, &g->s->st, child_cb, page_cb, g, err);
+    g->cur = outer;
+    g->s->depth--;
+    return rc;
+}
+
 static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
 {
     pch_vxp_snapshot *s = g->s;
     const entry *e = &s->e[idx];
     uint64_t base = 0;
-    const entry *outer = g->cur;
     int rc;
     if (s->depth > PJ_MAX_SUBAGENT_DEPTH)
         return pch_error_set(err, PCH_ELIMIT, "subagent nesting deeper than %d (cyclic?)", PJ_MAX_SUBAGENT_DEPTH);
@@ -1339,12 +1352,7 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
         const struct anc_window *w = s->anc[k];
         if (w->file == e->file && w->begin <= e->row && e->row < w->end) {
             pj_rows rows = w->rows;
-            s->depth++;
-            g->cur = e;
-            rc = pj_model_write_json(out, &rows, e->row - w->begin, s->blobs, g->mode, &s->st, child_cb, page_cb, g, err);
-            g->cur = outer;
-            s->depth--;
-            return rc;
+            return write_rows(g, out, e, &rows, e->row - w->begin, err);
         }
     }
     PCH_TRY(load_cluster(s, e, &base, err));
@@ -1353,14 +1361,10 @@ static int write_entry(getctx *g, pch_buf *out, uint64_t idx, pch_error *err)
         struct anc_window w = { e->file, s->c_begin, s->c_end, s->c_rows };
         pch_vx_array *keep = s->c_arr;
         pch_vx_dtype *keep_dt = s->c_dt;
-        s->depth++;
         s->c_arr = NULL; s->c_dt = NULL; s->c_file = -1;   /* detach: children may load others */
         s->anc[s->n_anc++] = &w;                           /* depth checked above: room */
-        g->cur = e;
-        rc = pj_model_write_json(out, &w.rows, e->row - base, s->blobs, g->mode, &s->st, child_cb, page_cb, g, err);
-        g->cur = outer;
+        rc = write_rows(g, out, e, &w.rows, e->row - base, err);
         s->n_anc--;
-        s->depth--;
         if (s->c_arr) { pch_vx_array_free(keep); pch_vx_dtype_free(keep_dt); }
         else { s->c_arr = keep; s->c_dt = keep_dt; s->c_file = e->file; s->c_begin = w.begin; s->c_end = w.end; s->c_rows = w.rows; }
     }

@@ -694,24 +694,9 @@ done:
     return rc;
 }
 
-/* Apply patches (indices child ii, values child vi) onto base (same dtype). */
-static int apply_patches(dstate *ds, const dnode *n, uint32_t ii, uint32_t vi, const uint64_t pm[6],
-                         pch_vx_array **base)
-{
-    uint64_t np = pm[0], *idx = NULL;
-    pch_vx_array *vals = NULL;
-    int rc;
-    if (!is_int_ptype(pm[2])) return BAD("vortex patches: indices ptype %" PRIu64, pm[2]);
-    if (np > (*base)->len) return BAD("vortex patches: %" PRIu64 " patches for %" PRIu64 " rows", np, (*base)->len);
-    if ((rc = decode_ints(ds, n, ii, (unsigned)pm[2], np, &idx, NULL))) return rc;
-    if (!(rc = decode_child(ds, n, vi, (*base)->dtype, np, &vals))) rc = patch_gather(ds, idx, np, pm[1], vals, base);
-    pch_free(ds->ctx, idx);
-    pch_vx_array_free(vals);
-    return rc;
-}
-
-/* vortex.sparse rows [b, b + cnt) of len: the fill value for cnt rows and only the patches that
-** fall in them (their values child read as a row range). Its indices are read whole and checked
+/* vortex.sparse rows [b, b + cnt) of len (a whole decode is the range of every row): the fill
+** value for cnt rows and only the patches that fall in them (their values child read as a row
+** range). Its indices are read whole and checked
 ** as a whole decode checks them (sorted, in range): a sparse lane is mostly its fill value, and
 ** decoding it whole for one trajectory's rows built every row of the chunk (multi-agent point
 ** reads of the §22 benchmark: a quarter of their time). */
@@ -1549,22 +1534,9 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         if (rc) goto fail;
         break;
     }
-    case PCH_VX_E_SPARSE: {
-        pch_rd r = pch_rd_make(n.meta, n.meta_len);
-        pch_vx_pbf f;
-        pch_vx_scalar s;
-        uint64_t pm[6];
-        int has = 0, hc = 0;
-        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
-            if (f.field == 1 && f.wt == 2) { PCH_TRY(patches_meta(ds, f.p, f.n, pm, &hc)); has = 1; }
-        if (rc < 0) return rc;
-        if (!has || hc || n.kids.n != 2 || n.bufs.n != 1) return BAD("vortex sparse: bad metadata/children");
-        PCH_TRY(node_buf(ds, &n, 0, &bp, &bl, 1));
-        PCH_TRY(pch_vx__scalar_decode(&s, bp, bl, ds->err));
-        PCH_TRY(from_scalar(ds, dt, &s, len, &a));
-        if ((rc = apply_patches(ds, &n, 0, 1, pm, &a))) goto fail;
+    case PCH_VX_E_SPARSE:
+        PCH_TRY(sparse_range(ds, &n, dt, len, 0, len, &a));     /* every row: a range of all of them */
         break;
-    }
     case PCH_VX_E_ZSTD:
         if ((rc = zstd_range(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
