@@ -5,9 +5,10 @@
 ** decides per data file (tiered, as an LSM does): every L0 file, every file whose shadowed
 ** share reaches --rewrite-shadowed and every small file is rewritten; the others are kept as
 ** they are (with their deleted rows) and their live directory entries carried into the new
-** base directory. The live rows of a rewritten file are copied as they are (copy_file: each
-** cluster decoded once, each row appended unchanged to the new clusters and encoded again,
-** with its directory entry's keys and totals): no document is rebuilt or parsed. A file of
+** base directory. The live rows of the rewritten files are copied as they are (copy_merged:
+** each cluster decoded once, each row appended unchanged to the new clusters and encoded
+** again, with its directory entry's keys and totals; the files' documents merged into the
+** order a build writes them): no document is rebuilt or parsed. A file of
 ** another layout than the one written, a snapshot without a document list, and --reproject
 ** take the earlier path: each document rebuilt from the projection (the reconstruction `get`
 ** and `export` use, JSON-equal to its input) with the keys the directory holds, and projected
@@ -99,78 +100,149 @@ static uint64_t doc_bytes(const pj_docrec *docs, size_t n, const char *path)
     return r ? r->bytes : 0;
 }
 
-/* One document's rows copied (input_bytes: its ATIF bytes): the builder's and st's counts. */
-static int copied_doc(pch_vxp_builder *b, uint64_t input_bytes, pch_vxp_compact_stats *st, pch_error *err)
+/* Paths in the order a build's walk imports documents (pch_atif__walk: each directory's names
+** sorted, depth first): bytes compared, '/' below every other byte. */
+static int walk_cmp(const char *a, const char *b)
 {
-    st->documents++;
-    st->input_bytes += input_bytes;
-    return pj_builder_copied_doc(b, input_bytes, err);
+    for (;; a++, b++) {
+        unsigned x = !*a ? 0 : *a == '/' ? 1 : (unsigned char)*a + 1u;
+        unsigned y = !*b ? 0 : *b == '/' ? 1 : (unsigned char)*b + 1u;
+        if (x != y) return x < y ? -1 : 1;
+        if (!x) return 0;
+    }
 }
 
-/* The live rows of rewritten data file f copied into b as they are (§12.3): each cluster is
-** decoded whole once, each row of a live trajectory (its page 0 and continuation pages)
-** appended, the rows of shadowed and deleted ones skipped; a document's rows go together
-** (rows of one document are adjacent in a file and its trajectories share its path). pl: the
-** entries placed in f, by row. *copied false (nothing read) when f's rows are not of the
-** builder's dtype (a root written by another layout): its documents are then re-projected. */
-static int copy_file(pch_vxp_snapshot *ps, pch_vxp_builder *b, size_t f, const placed *pl, size_t n_pl,
-                     const pj_docrec *docs, size_t n_docs, pch_vxp_compact_stats *st, bool *copied, pch_error *err)
-{
-    const char *doc = NULL;          /* path of the document being copied (NULL: none) */
-    uint64_t doc_in = 0, doc_logical = 0;
-    bool live = false;
-    size_t k = 0;
+/* A document of a rewritten file: the row of its first live trajectory and its path. */
+typedef struct docstart { uint64_t row; const char *path; } docstart;
+
+/* A rewritten data file read in row order, one document at a time (copy_doc): its placed
+** entries, its documents, the next row to look at and the cluster that holds it (the
+** cursor's own, so the merge holds a cluster of each file it interleaves). */
+typedef struct fcur {
+    size_t f;
+    const placed *pl;
+    size_t n_pl, k;                   /* entries placed in f, by row; k: the next to match */
+    const docstart *ds;
+    size_t n_ds, d;                   /* f's documents, by row; d: the next to copy */
+    uint64_t row, rows;               /* next row to look at; rows of f */
+    uint32_t c;                       /* cluster of `row` */
+    pch_vx_array *arr;                /* decoded cluster c (NULL: none yet) */
+    pch_vx_dtype *dt;
+    pj_rows r;
+    uint64_t begin, end;
     pj_page_seq seq;
+    bool live;                        /* the trajectory whose pages follow is live */
+} fcur;
+
+static void fcur_drop(fcur *u)
+{
+    pch_vx_array_free(u->arr);
+    pch_vx_dtype_free(u->dt);
+    u->arr = NULL;
+    u->dt = NULL;
+}
+
+/* Copy document u->d of file u->f (§12.3): rows from u->row up to the next document's first
+** row (or the file's end, after its last), as the build wrote them: each row of a live
+** trajectory (its page 0 and continuation pages) appended unchanged, the rows of shadowed and
+** deleted ones skipped. Every row is fed to the page-sequence check, as verify checks it. */
+static int copy_doc(pch_vxp_snapshot *ps, pch_vxp_builder *b, fcur *u, const pj_docrec *docs, size_t n_docs,
+                    pch_vxp_compact_stats *st, pch_error *err)
+{
+    const docstart *dc = &u->ds[u->d];
+    uint64_t to = u->d + 1 < u->n_ds ? u->ds[u->d + 1].row : u->rows, logical = 0, in;
     char msg[600];
-    memset(&seq, 0, sizeof seq);
-    *copied = false;
-    for (uint32_t c = 0, nc = pj_snapshot_n_clusters(ps, f); c < nc; c++) {
-        const pch_vx_array *root;
-        const pj_rows *r;
-        uint64_t begin, end;
-        PCH_TRY(pj_snapshot_cluster(ps, f, c, &root, &r, &begin, &end, err));
-        if (c == 0) {
-            if (!pch_vx_dtype_equal(root->dtype, pj_builder_row_dtype(b))) return PCH_OK;
-            *copied = true;
+    for (; u->row < to; u->row++) {
+        uint64_t page, pages, row = u->row;
+        const char *key;
+        size_t key_len;
+        bool cont;
+        pj_entry_view v;
+        if (!u->arr || row >= u->end) {
+            uint64_t cb, ce;
+            fcur_drop(u);
+            for (pj_snapshot_cluster_range(ps, u->f, u->c, &cb, &ce); row >= ce; pj_snapshot_cluster_range(ps, u->f, u->c, &cb, &ce))
+                u->c++;   /* clusters wholly dead are never decoded */
+            PCH_TRY(pj_snapshot_cluster_take(ps, u->f, u->c, &u->arr, &u->dt, &u->r, &u->begin, &u->end, err));
         }
-        for (uint64_t row = begin; row < end; row++) {
-            uint64_t page, pages;
-            const char *key;
-            size_t key_len;
-            bool cont;
-            pj_entry_view v;
-            /* the page sequence is checked as verify checks it: a continuation page follows
-            ** its trajectory's previous page, with its key and page count */
-            pj_model_page_info(r, row - begin, &page, &pages, &key, &key_len);
-            if (pj_page_seq_next(&seq, page, pages, key, key_len, &cont, msg, sizeof msg) < 0)
-                return pch_error_set(err, PCH_ECORRUPT, "data file %zu row %" PRIu64 ": %s", f, row, msg);
-            if (cont) {
-                if (live) PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, NULL, page + 1 < pages, err));
-                continue;
-            }
-            while (k < n_pl && pl[k].row < row) k++;
-            live = k < n_pl && pl[k].row == row;
-            if (live) {
-                PCH_TRY(pj_snapshot_entry_view(ps, pl[k].idx, &v, err));
-                live = !v.dead;
-            }
-            if (!live) continue;
-            if (doc && (strcmp(doc, v.doc_path) != 0 || (!*doc && !v.parent_run))) {
-                PCH_TRY(copied_doc(b, doc_in ? doc_in : doc_logical, st, err));
-                doc = NULL;
-            }
-            if (!doc) {
-                doc = v.doc_path;
-                doc_in = doc_bytes(docs, n_docs, doc);
-                doc_logical = 0;
-            }
-            doc_logical += v.logical;
-            PCH_TRY(pj_builder_copy_row(b, root, r, row - begin, &v, pages > 1, err));
+        pj_model_page_info(&u->r, row - u->begin, &page, &pages, &key, &key_len);
+        if (pj_page_seq_next(&u->seq, page, pages, key, key_len, &cont, msg, sizeof msg) < 0)
+            return pch_error_set(err, PCH_ECORRUPT, "data file %zu row %" PRIu64 ": %s", u->f, row, msg);
+        if (cont) {
+            if (u->live) PCH_TRY(pj_builder_copy_row(b, u->arr, &u->r, row - u->begin, NULL, page + 1 < pages, err));
+            continue;
         }
+        while (u->k < u->n_pl && u->pl[u->k].row < row) u->k++;
+        u->live = u->k < u->n_pl && u->pl[u->k].row == row;
+        if (u->live) {
+            PCH_TRY(pj_snapshot_entry_view(ps, u->pl[u->k].idx, &v, err));
+            u->live = !v.dead;
+        }
+        if (!u->live) continue;
+        logical += v.logical;
+        PCH_TRY(pj_builder_copy_row(b, u->arr, &u->r, row - u->begin, &v, pages > 1, err));
     }
-    if (*copied && pj_page_seq_end(&seq, msg, sizeof msg) < 0)
-        return pch_error_set(err, PCH_ECORRUPT, "data file %zu: %s", f, msg);
-    return doc ? copied_doc(b, doc_in ? doc_in : doc_logical, st, err) : PCH_OK;
+    if (++u->d == u->n_ds) {
+        if (pj_page_seq_end(&u->seq, msg, sizeof msg) < 0) return pch_error_set(err, PCH_ECORRUPT, "data file %zu: %s", u->f, msg);
+        fcur_drop(u);
+    }
+    in = doc_bytes(docs, n_docs, dc->path);
+    st->documents++;
+    st->input_bytes += in ? in : logical;
+    return pj_builder_copied_doc(b, in ? in : logical, err);
+}
+
+/* The live rows of the rewritten files whose rows are of the builder's dtype (ok[f]) copied
+** into b as they are (§12.3): no document is rebuilt or parsed, each cluster is decoded once.
+** The files' documents are merged into the order a build's walk would write them (each file
+** holds its documents in that order): a sync appends its changed documents to new level-0
+** files, and compaction puts them back among the others, so clusters keep the time order of
+** the input and zone maps prune a time window as in a fresh build (RFC-0006 §22.4: scans
+** after compaction no worse than a rebuild; bench/vortex_sync.sh measured 1.45x on the
+** multi-agent kind when the copies kept file order). pl: every placed entry, by (file, row). */
+static int copy_merged(pch_vxp_snapshot *ps, pch_vxp_builder *b, const uint8_t *ok, size_t nf, const placed *pl,
+                       size_t n_pl, const pj_docrec *docs, size_t n_docs, pch_vxp_compact_stats *st, pch_error *err)
+{
+    fcur *u = calloc(nf ? nf : 1, sizeof *u);
+    docstart *ds = malloc((n_pl ? n_pl : 1) * sizeof *ds);
+    size_t nu = 0, n_ds = 0;
+    int rc = PCH_OK;
+    if (!u || !ds) { free(u); free(ds); return nomem(err); }
+    for (size_t f = 0, k = 0; f < nf; f++) {
+        size_t k0, d0 = n_ds;
+        const char *doc = NULL;
+        const uint64_t *del;
+        size_t n_del;
+        while (k < n_pl && pl[k].file < f) k++;
+        for (k0 = k; k < n_pl && pl[k].file == f; k++) {
+            pj_entry_view v;
+            if (!ok[f]) continue;
+            if ((rc = pj_snapshot_entry_view(ps, pl[k].idx, &v, err)) < 0) goto done;
+            if (v.dead) continue;
+            /* a new document: another path, or a root of the unnamed one (each its own) */
+            if (!doc || strcmp(doc, v.doc_path) != 0 || (!*v.doc_path && !v.parent_run))
+                ds[n_ds++] = (docstart){ v.row, v.doc_path };
+            doc = v.doc_path;
+        }
+        if (!ok[f]) continue;
+        st->files_copied++;
+        if (n_ds == d0) continue;   /* no live row: nothing to copy, nothing decoded */
+        u[nu] = (fcur){ .f = f, .pl = pl + k0, .n_pl = k - k0, .ds = ds + d0, .n_ds = n_ds - d0 };
+        pj_snapshot_file_info(ps, f, &u[nu].rows, &del, &n_del);
+        nu++;
+    }
+    while (rc == PCH_OK) {
+        fcur *best = NULL;
+        for (size_t i = 0; i < nu; i++)
+            if (u[i].d < u[i].n_ds && (!best || walk_cmp(u[i].ds[u[i].d].path, best->ds[best->d].path) < 0)) best = &u[i];
+        if (!best) break;
+        rc = copy_doc(ps, b, best, docs, n_docs, st, err);
+    }
+done:
+    for (size_t i = 0; i < nu; i++) fcur_drop(&u[i]);
+    free(u);
+    free(ds);
+    return rc;
 }
 
 int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_options *opts, pch_vxp_compact_stats *st,
@@ -183,7 +255,7 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
     pj_docrec *docs = NULL;
     size_t n_docs = 0;
     uint64_t *order = NULL, n_order = 0;
-    uint8_t *rewrite = NULL;
+    uint8_t *rewrite = NULL, *copy = NULL;
     placed *pl = NULL;
     size_t n_pl = 0;
     size_t nf = 0;
@@ -280,15 +352,18 @@ int pch_vxp_compact(pch_ctx *ctx, const char *root, const pch_vxp_compact_option
         }
         qsort(pl, n_pl, sizeof *pl, cmp_placed);
     }
-    for (size_t f = 0, k = 0, oi = 0; f < nf; f++) {
-        size_t k0;
-        bool copied = false;
-        while (k < n_pl && pl[k].file < f) k++;
-        k0 = k;
-        while (k < n_pl && pl[k].file == f) k++;
+    /* the files whose rows are of the builder's dtype are copied, their documents merged;
+    ** the others (another layout) re-projected below */
+    if (!(copy = calloc(nf + 1, 1))) { rc = nomem(err); goto done; }
+    for (size_t f = 0; f < nf && n_docs && !opts->reproject; f++) {
+        const pch_vx_dtype *fdt;
         if (!rewrite[f]) continue;
-        if (n_docs && !opts->reproject) CK(copy_file(ps, b, f, pl + k0, k - k0, docs, n_docs, st, &copied, err));
-        if (copied) { st->files_copied++; continue; }
+        CK(pj_snapshot_file_dtype(ps, f, &fdt, err));
+        copy[f] = pch_vx_dtype_equal(fdt, pj_builder_row_dtype(b));
+    }
+    CK(copy_merged(ps, b, copy, nf, pl, n_pl, docs, n_docs, st, err));
+    for (size_t f = 0, oi = 0; f < nf; f++) {
+        if (!rewrite[f] || copy[f]) continue;
         if (!order) CK(pch_vxp_documents(ps, &order, &n_order, err));
         /* the roots come in storage order (file, row): file f's are the next run of them */
         for (; oi < n_order; oi++) {
@@ -325,6 +400,7 @@ done:
     free(d.del);
     free(d.n_del);
     free(rewrite);
+    free(copy);
     free(pl);
     pch_free(ctx, order);
     pch_vxp_builder_free(b);

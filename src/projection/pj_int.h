@@ -478,6 +478,14 @@ struct pj_rows;
 uint32_t pj_snapshot_n_clusters(const pch_vxp_snapshot *s, size_t f);
 int pj_snapshot_cluster(pch_vxp_snapshot *s, size_t f, uint32_t c, const pch_vx_array **root, const struct pj_rows **rows,
                         uint64_t *begin, uint64_t *end, pch_error *err);
+/* The same, but the decoded cluster becomes the caller's (free *arr and *dt; *rows is bound to
+** *arr), so that a reader holds clusters of several files at once (compaction's merge). */
+int pj_snapshot_cluster_take(pch_vxp_snapshot *s, size_t f, uint32_t c, pch_vx_array **arr, pch_vx_dtype **dt,
+                             struct pj_rows *rows, uint64_t *begin, uint64_t *end, pch_error *err);
+/* File rows [*begin, *end) of cluster c of data file f (nothing read). */
+void pj_snapshot_cluster_range(const pch_vxp_snapshot *s, size_t f, uint32_t c, uint64_t *begin, uint64_t *end);
+/* Data file f's row dtype (its footer read, nothing decoded). */
+int pj_snapshot_file_dtype(pch_vxp_snapshot *s, size_t f, const pch_vx_dtype **dt, pch_error *err);
 /* Directory entries that place a row (all but tombstones) and live ones (verify), and a
 ** finding for every key live twice. */
 void pj_snapshot_count(const pch_vxp_snapshot *s, uint64_t *placed, uint64_t *live);

@@ -1262,6 +1262,36 @@ int pj_snapshot_cluster(pch_vxp_snapshot *s, size_t f, uint32_t c, const pch_vx_
     return PCH_OK;
 }
 
+int pj_snapshot_cluster_take(pch_vxp_snapshot *s, size_t f, uint32_t c, pch_vx_array **arr, pch_vx_dtype **dt, pj_rows *rows,
+                             uint64_t *begin, uint64_t *end, pch_error *err)
+{
+    const pch_vx_array *a;
+    const pj_rows *r;
+    PCH_TRY(pj_snapshot_cluster(s, f, c, &a, &r, begin, end, err));
+    *arr = s->c_arr;
+    *dt = s->c_dt;
+    *rows = s->c_rows;
+    s->c_arr = NULL;       /* detached: the caller's now */
+    s->c_dt = NULL;
+    s->c_file = -1;
+    return PCH_OK;
+}
+
+void pj_snapshot_cluster_range(const pch_vxp_snapshot *s, size_t f, uint32_t c, uint64_t *begin, uint64_t *end)
+{
+    *begin = s->files[f].cluster_begin[c];
+    *end = s->files[f].cluster_begin[c + 1];
+}
+
+int pj_snapshot_file_dtype(pch_vxp_snapshot *s, size_t f, const pch_vx_dtype **dt, pch_error *err)
+{
+    if (f >= s->n_files) return pch_error_set(err, PCH_EINVAL, "projection: no data file %zu", f);
+    s->point = false;
+    PCH_TRY(open_file(s, &s->files[f], true, err));
+    *dt = pch_vx_file_dtype(s->files[f].f);
+    return PCH_OK;
+}
+
 /* Page k of the paged trajectory whose first row is e->row: the next rows of the same file,
 ** possibly in later clusters (§7.2). */
 static int load_page(pch_vxp_snapshot *s, const entry *e, uint32_t k, uint64_t *row, uint64_t *base, pch_error *err)

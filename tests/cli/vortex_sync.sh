@@ -172,6 +172,11 @@ run compact-needed 0 "$VX" compact "$R" --if-needed --l0-runs 0 --l0-files 0 --m
 run compact 0 "$VX" compact "$R" --json
 [ "$(jget "$T/compact.out" compacted)" = True ] && ok || bad "compact did not run: $(cat "$T/compact.out")"
 same compacted
+# ... and its rows are in the order a fresh build writes them (the synced documents merged back
+# among the others, not appended: a time window's zone maps prune as in a rebuild, §22.4)
+q="SELECT doc_path, trajectory_key, n_steps FROM runs"
+"$VX" sql "$R" "$q" --format csv >"$T/order-a" 2>&1 && "$VX" sql "$T/fresh-compacted" "$q" --format csv >"$T/order-b" 2>&1 &&
+    cmp -s "$T/order-a" "$T/order-b" && ok || { bad "compacted: rows not in a fresh build's order"; diff "$T/order-a" "$T/order-b" | head -4; }
 run inspect-c 0 "$VX" inspect "$R"
 has inspect-c "$T/inspect-c.out" "^maint +l0_runs=0 l0_files=0 l0_directory_rows=0 l0_directory_memory=0 rows=[0-9]+ shadowed_rows=0 active_density=1\.0000"
 run sync-after-compact 0 "$VX" sync --from "$IN" --to "$R" --json
