@@ -14,16 +14,20 @@
 #                BTree/bitmap indexes) and DuckDB/Parquet through ../shared/bench/traj/run.sh;
 #                our build, cold (a process a read) and warm (bench-get) point reads and round trips
 #   3. queries   bench/vortex_queries.py: narrow scans per process and warm (bench-sql), RL, SFT
-#   4. checks    the default build holds no Vortex code (nm of pchronicle and libpchronicle.so)
-#   5. report    bench/report/report.js -> $OUT/REPORT.md, verdict.json, plots/*.{dat,gp} ->
+#   4. ops       bench/vortex_sync.sh: syncs, compaction, vacuum against a fresh build
+#   5. s3        bench/s3_point_reads.sh: point reads on a radosgw, ours and official Lance's GETs
+#   6. checks    the default build holds no Vortex code (nm of pchronicle and libpchronicle.so)
+#   7. report    bench/report/report.js -> $OUT/REPORT.md, verdict.json, plots/*.{dat,gp} ->
 #                gnuplot -> plots/*.png, plots/*.svg
 # Environment (defaults): BUILD=build  OUT=bench/report  WORK=/tmp/pch-bench-report (corpus/,
 #   peers/, vortex/)  CORPORA="chat-heavy tool-heavy dedup-heavy rl multi-agent pathological"
 #   TINY=0 (1: gen-kinds --tiny --count $TINY_COUNT, fewer keys and repetitions)  TINY_COUNT=12
 #   N=200 point-read keys, RUNS=5 query repetitions (TINY: 10 and 2)
-#   STAGES="corpora systems queries ops report" (the default-build check runs with report)
+#   STAGES="corpora systems queries ops s3 report" (the default-build check runs with report)
 #   ops: bench/vortex_sync.sh on each corpus, OPS_ROUNDS=8 syncs of OPS_PCT=1 % of the documents,
 #   then compact and vacuum (TINY: 2 rounds of 10 %): the operations gate of §22.4
+#   s3: bench/s3_point_reads.sh on each corpus with PEER=lance, S3_KEYS=20 keys (TINY: 2), on the
+#   radosgw PCH_RGW_ENV names (make test's) or one started for the stage (tests/s3/rgw.sh)
 #   SFT_FORMATS="messages count" SFT_TIMEOUT=120 (s; the messages lines of a long trajectory
 #   grow with the square of its steps: a read past it is reported as stopped)
 #   TRAJ_DIR=../shared/bench/traj  LANCE_ORACLE_DIR=.cache/lance-oracle (scripts/bootstrap.sh)
@@ -47,7 +51,7 @@ else
     export N=${N:-200} VERIFY=${VERIFY:-20} RUNS=${RUNS:-5}
 fi
 export SFT_FORMATS=${SFT_FORMATS:-"messages count"} SFT_TIMEOUT=${SFT_TIMEOUT:-120}
-STAGES=${STAGES:-"corpora systems queries ops report"}
+STAGES=${STAGES:-"corpora systems queries ops s3 report"}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 say() { printf '[bench_report %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -101,9 +105,31 @@ if has ops; then
     done
     cmd "CORPUS=\$CORPUS_DIR/<kind>/docs ROUNDS=$rounds PCT=$pct REPEAT=$rep bench/vortex_sync.sh   (each kind)"
 fi
+# 5. point reads on S3 (§22.2 local and object storage separately): a radosgw (the run's of make
+# test when PCH_RGW_ENV names it, else one of our own, tests/s3/rgw.sh, stopped at the end);
+# our cold/first/warm processes and official Lance's, GETs counted (bench/s3_point_reads.sh)
+if has s3; then
+    own_rgw=""
+    if [ -z "${PCH_RGW_ENV:-}" ]; then
+        own_rgw=$WORK/rgw
+        say "s3: starting a radosgw (tests/s3/rgw.sh)"
+        tests/s3/rgw.sh start "$own_rgw" > "$VX_DIR/results/rgw.log" 2>&1 || { tail -20 "$VX_DIR/results/rgw.log" >&2; die "radosgw did not start"; }
+        PCH_RGW_ENV=$own_rgw/env
+        trap 'tests/s3/rgw.sh stop "$own_rgw" >/dev/null 2>&1' EXIT
+    fi
+    s3_keys=${S3_KEYS:-$([ "$TINY" = 1 ] && echo 2 || echo 20)}
+    for c in $CORPORA; do
+        say "s3 $c"
+        (. "$PCH_RGW_ENV" && PCH_BUILD=$BUILD JSON_OUT="$VX_DIR/results/s3-$c.json" PEER=lance \
+            bench/s3_point_reads.sh "$CORPUS_DIR/$c/docs" "$s3_keys") > "$VX_DIR/results/s3-$c.md" 2> "$VX_DIR/results/s3-$c.log" ||
+            { tail -5 "$VX_DIR/results/s3-$c.log" >&2; die "s3 $c"; }
+    done
+    cmd "PEER=lance JSON_OUT=\$VX_DIR/results/s3-<kind>.json bench/s3_point_reads.sh \$CORPUS_DIR/<kind>/docs $s3_keys   (each kind; radosgw of tests/s3/rgw.sh)"
+    if [ -n "$own_rgw" ]; then tests/s3/rgw.sh stop "$own_rgw" >/dev/null 2>&1; trap - EXIT; fi
+fi
 has report || exit 0
 
-# 5. the default build holds no Vortex code (RFC-0006 §22.4): no pch_vx symbol in the default
+# 6. the default build holds no Vortex code (RFC-0006 §22.4): no pch_vx symbol in the default
 # CLI or library, and neither needs the Vortex library
 syms=0; checked=()
 for b in "$BUILD/pchronicle" "$BUILD/libpchronicle.so"; do
@@ -115,7 +141,7 @@ done
 printf '{"vortex_symbols": %d, "checked": [%s], "rule": "nm symbols matching pch_vx or pch_vortex, and ldd naming a vortex library"}\n' \
     "$syms" "$(IFS=,; echo "${checked[*]}")" > "$VX_DIR/results/default-build.json"
 
-# 6. the report
+# 7. the report
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 node - "$VX_DIR/results/environment.json" "$commit" "$t_start" "$(nproc) cores, $cpu, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)" \
     "load $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end" "$(node --version)" "$CMDS" <<'JS'

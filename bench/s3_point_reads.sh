@@ -22,14 +22,17 @@
 # tests/s3/faultproxy.py, which counts its GETs: first as our importer wrote the tables (no
 # scalar index: Lance scans the key columns), then after `oracle.js index` compacted them and
 # built BTree indexes on run_id and trajectory_key (its best layout for this read).
-# Prints the load first. Removes the prefixes at the end.
+# Prints the load first. Removes the prefixes at the end. JSON_OUT=FILE also writes the figures
+# as JSON (make bench-report's S3 gate, bench/report/report.js): per way and peer pass, GETs
+# per process (mean, max), process wall ms (p50, p95), bytes requested and used (means).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CORPUS=${1:?usage: bench/s3_point_reads.sh CORPUS_DIR [KEYS]}
 KEYS=${2:-20}
 BUILD=${PCH_BUILD:-build}
-VX=$PWD/$BUILD/pchronicle-vortex
-P=$PWD/$BUILD/pchronicle
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+VX=$BUILD/pchronicle-vortex
+P=$BUILD/pchronicle
 : "${AWS_ENDPOINT_URL:?set the S3 variables (. DIR/env of tests/s3/rgw.sh)}"
 BUCKET=${PCH_S3_BUCKET:-pch-test}
 [ -x "$VX" ] || { echo "build first: make" >&2; exit 1; }
@@ -57,8 +60,9 @@ for i in range(k):
     print("%s\t%s" % (r["run_id"], r["trajectory_key"]))
 PY
 echo "# $n trajectories, $(wc -l < "$T/keys") keys"
-run_way() {   # WAY: one line per key: gets bytes_requested bytes_useful cache_hits
-    local way=$1 i=0
+ms_now() { date +%s%N; }
+run_way() {   # WAY: one line per key: gets bytes_requested bytes_useful cache_hits wall_ms
+    local way=$1 i=0 t0 t1
     while IFS=$'\t' read -r run key; do
         i=$((i + 1))
         case $way in
@@ -66,19 +70,47 @@ run_way() {   # WAY: one line per key: gets bytes_requested bytes_useful cache_h
             first) c=$T/cache-$i; rm -rf "$c" ;;
             warm) c=$T/cache-$i ;;
         esac
+        t0=$(ms_now)
         PCH_OBJECT_CACHE=$c "$VX" get "$R" --run-id "$run" --trajectory-key "$key" --compact --stats 2>"$T/err" >/dev/null
-        grep -o 'stats: s3 .*' "$T/err" | sed 's/[a-z_]*=//g; s/stats: s3 //' | awk '{print $1, $3, $4, $7}'
+        t1=$(ms_now)
+        grep -o 'stats: s3 .*' "$T/err" | sed 's/[a-z_]*=//g; s/stats: s3 //' |
+            awk -v ms="$(( (t1 - t0) / 1000 ))" '{print $1, $3, $4, $7, ms / 1000}'
     done < "$T/keys"
+}
+# json: the per-key files of every way and peer pass into $JSON_OUT (when set)
+json() {
+    [ -n "${JSON_OUT:-}" ] || return 0
+    python3 - "$T" "$JSON_OUT" "$n" "$CORPUS" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
+import glob, json, os, sys
+T, out, n, corpus, load = sys.argv[1:6]
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(p / 100 * (len(v) - 1))))] if v else None
+res = {"trajectories": int(n), "corpus": corpus, "load": load, "ours": {}, "lance": {}}
+for f in sorted(glob.glob(os.path.join(T, "pass-*.txt"))):
+    who, way = os.path.basename(f)[5:-4].split("-", 1)
+    rows = [list(map(float, l.split())) for l in open(f) if l.strip()]
+    if not rows: continue
+    g = [r[0] for r in rows]; ms = [r[-1] for r in rows]
+    d = {"keys": len(rows), "gets_mean": sum(g) / len(g), "gets_max": max(g), "ms_p50": pct(ms, 50), "ms_p95": pct(ms, 95)}
+    if who == "ours":
+        d.update(bytes_requested_mean=sum(r[1] for r in rows) / len(rows), bytes_used_mean=sum(r[2] for r in rows) / len(rows),
+                 cache_hits_mean=sum(r[3] for r in rows) / len(rows))
+    res[who][way] = d
+json.dump(res, open(out, "w"), indent=1)
+PY
 }
 printf '| way | GETs per process (mean / max) | bytes requested (mean) | bytes used (mean) | tail-cache hits (mean) |\n'
 printf '| --- | --- | --- | --- | --- |\n'
 for way in cold first warm; do
-    run_way $way | awk -v w=$way '{g+=$1; if ($1>m) m=$1; b+=$2; u+=$3; h+=$4; n++}
-        END {printf "| %s | %.1f / %d | %.0f | %.0f | %.1f |\n", w, g/n, m, b/n, u/n, h/n}'
+    run_way $way > "$T/pass-ours-$way.txt"
+    awk -v w=$way '{g+=$1; if ($1>m) m=$1; b+=$2; u+=$3; h+=$4; n++}
+        END {printf "| %s | %.1f / %d | %.0f | %.0f | %.1f |\n", w, g/n, m, b/n, u/n, h/n}' "$T/pass-ours-$way.txt"
 done
+json
 
 [ "${PEER:-}" = lance ] || exit 0
-ORACLE=${PCH_CACHE:-$PWD/.cache}/lance-oracle/oracle.js
+ORACLE=${LANCE_ORACLE_DIR:-${PCH_CACHE:-$PWD/.cache}/lance-oracle}/oracle.js
 [ -f "$ORACLE" ] || { echo "PEER=lance: the oracle is missing at $ORACLE (scripts/bootstrap.sh)" >&2; exit 1; }
 SL=s3://$BUCKET/bench-point-sl-$$
 cleanup_sl() {
@@ -93,19 +125,24 @@ trap cleanup_sl EXIT
 python3 tests/s3/faultproxy.py "${AWS_ENDPOINT_URL##*:}" "$T/px.port" "$T/sched" "$T/px.log" & px=$!
 for _ in $(seq 1 100); do [ -s "$T/px.port" ] && break; sleep 0.05; done
 PX=http://127.0.0.1:$(cat "$T/px.port")
-peer_pass() {   # LABEL: each key's rows of the three tables, a cold oracle process per table
+peer_pass() {   # TAG LABEL: each key's rows of the three tables, a cold oracle process per table
+    local t0 t1
     while IFS=$'\t' read -r run key; do
         : > "$T/px.log"
+        t0=$(ms_now)
         for t in runs steps tool_calls; do
             AWS_ENDPOINT_URL=$PX node "$ORACLE" dump "$SL/$t.lance" --where "run_id = '$run' AND trajectory_key = '$key'" > "$T/o.out" 2>&1 ||
                 { echo "oracle dump of $t failed: $(tail -2 "$T/o.out")" >&2; exit 1; }
         done
-        echo "$(grep -c '^GET ' "$T/px.log")"
-    done < "$T/keys" | awk -v l="$1" '{g+=$1; if ($1>m) m=$1; n++} END {printf "| %s | %.1f / %d | | | |\n", l, g/n, m}'
+        t1=$(ms_now)
+        echo "$(grep -c '^GET ' "$T/px.log") $(( (t1 - t0) / 1000 ))" | awk '{print $1, $2 / 1000}'
+    done < "$T/keys" > "$T/pass-lance-$1.txt"
+    awk -v l="$2" '{g+=$1; if ($1>m) m=$1; n++} END {printf "| %s | %.1f / %d | | | |\n", l, g/n, m}' "$T/pass-lance-$1.txt"
 }
-peer_pass "official Lance, cold, 3 tables, as written"
+peer_pass as_written "official Lance, cold, 3 tables, as written"
 # its best layout: fragments compacted, old versions cleaned up, BTree on the key columns
 for t in runs steps tool_calls; do
     node "$ORACLE" index "$SL/$t.lance" run_id trajectory_key 2>"$T/idx.err" || { echo "oracle index of $t failed: $(tail -2 "$T/idx.err")" >&2; exit 1; }
 done
-peer_pass "official Lance, cold, 3 tables, compacted + BTree(run_id, trajectory_key)"
+peer_pass compacted_btree "official Lance, cold, 3 tables, compacted + BTree(run_id, trajectory_key)"
+json

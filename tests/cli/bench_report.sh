@@ -2,7 +2,9 @@
 # Smoke run of `make bench-report` (bench/bench_report.sh with TINY=1; RFC-0006 §22): the six
 # corpus kinds of §22.1 at a few documents each, every system on them (official Lance and
 # DuckDB/Parquet through ../shared/bench/traj/run.sh, our Vortex and Storyline projections),
-# the queries, the default-build check and the report with its plots — the same code as the
+# the queries, the operations after syncs and compaction, point reads on S3 (the run's radosgw,
+# PCH_RGW_ENV, or one the stage starts), the default-build check and the report with its
+# plots — the same code as the
 # full run, so the harness cannot rot. Then the report's arithmetic: the verdict is computed
 # from the result files (a point read made slower than Lance turns its gate and the verdict),
 # figures that are missing read "not measured" and never pass, and the generator is
@@ -43,6 +45,13 @@ has default-build "$M" '^\| the default build .*\| 0 Vortex symbols in pchronicl
 # the operations gate, measured on every kind (bench/vortex_sync.sh: 2 syncs, compact, vacuum)
 has ops "$M" '^\| after syncs and compaction: .*\| scans [0-9.]+×, p95 [0-9.]+×, compaction [0-9.]+× build, bytes [0-9.]+× \(2 syncs\) \((\*\*pass\*\*|\*\*fail\*\*)\) \|'
 for c in $KINDS; do [ -s "$W/vortex/results/ops-$c.json" ] && ok || bad "no ops result for $c"; done
+# point reads on S3 (the run's radosgw, PCH_RGW_ENV, or one the stage starts): ours and official
+# Lance's GETs, the S3 gate computed on every kind
+for c in $KINDS; do
+    has "s3 $c" "$M" "^\| $c \| S3 point read, a cold process each: GETs mean / max, p50 / p95 \| [0-9.]+ / [0-9]+ GETs, [0-9.]+ / [0-9.]+ ms \| — \| [0-9.]+ / [0-9]+ GETs, "
+done
+has s3-gate "$M" '^\| S3 full-trajectory p95 .*\| GETs [0-9.]+ / [0-9.]+ = [0-9.]+×, p95 [0-9.]+ / [0-9.]+ ms \([0-9.]+× better\) \((\*\*pass\*\*|\*\*fail\*\*)\) \|'
+has s3-goal "$M" '^\| rl \| ≤ 3 GETs per S3 point read after open \(cold, worst key\) \| [0-9]+ \('
 has rl "$M" '^\| rl \| rl \(our process\) \| [0-9.]+ s, [0-9.]+ M tokens/s \| — \| [0-9.]+ ms warm \| [0-9.]+ ms warm \|$'
 python3 - "$R/verdict.json" "$M" >"$T/v.out" 2>&1 <<'PY' && ok || { bad "verdict.json disagrees with REPORT.md"; cat "$T/v.out"; }
 import json, re, sys
@@ -51,7 +60,7 @@ m = re.search(r"^\*\*Verdict: (.*?)\*\* — ", open(sys.argv[2]).read(), re.M)
 assert m and m.group(1) == v["verdict"], (m and m.group(1), v["verdict"])
 assert {g["id"] for g in v["gates"]} >= {"roundtrip", "default-build", "small-objects", "point-p95", "narrow-scan", "bytes-vs-lance", "s3", "rl-3x", "build-2x", "ops"}
 PY
-for p in bytes point_warm point_process scans build training; do
+for p in bytes point_warm point_process scans build training s3_gets; do
     if [ "$(head -c 8 "$R/plots/$p.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && grep -q '<svg' "$R/plots/$p.svg"; then ok; else bad "plot $p: no PNG or SVG"; fi
 done
 
