@@ -14,6 +14,7 @@
 #                BTree/bitmap indexes) and DuckDB/Parquet through ../shared/bench/traj/run.sh;
 #                our build, cold (a process a read) and warm (bench-get) point reads and round trips
 #   3. queries   bench/vortex_queries.py: narrow scans per process and warm (bench-sql), RL, SFT
+#      matrix    pchronicle-vortex benchmark: the §22.3 matrix on our two projections
 #   4. ops       bench/vortex_sync.sh: syncs, compaction, vacuum against a fresh build
 #   5. s3        bench/s3_point_reads.sh: point reads on a radosgw, ours and official Lance's GETs
 #   6. checks    the default build holds no Vortex code (nm of pchronicle and libpchronicle.so)
@@ -23,7 +24,7 @@
 #   peers/, vortex/)  CORPORA="chat-heavy tool-heavy dedup-heavy rl multi-agent pathological"
 #   TINY=0 (1: gen-kinds --tiny --count $TINY_COUNT, fewer keys and repetitions)  TINY_COUNT=12
 #   N=200 point-read keys, RUNS=5 query repetitions (TINY: 10 and 2)
-#   STAGES="corpora systems queries ops s3 report" (the default-build check runs with report)
+#   STAGES="corpora systems queries matrix ops s3 report" (the default-build check runs with report)
 #   ops: bench/vortex_sync.sh on each corpus, OPS_ROUNDS=8 syncs of OPS_PCT=1 % of the documents,
 #   then compact and vacuum (TINY: 2 rounds of 10 %): the operations gate of §22.4
 #   s3: bench/s3_point_reads.sh on each corpus with PEER=lance, S3_KEYS=20 keys (TINY: 2), on the
@@ -51,7 +52,7 @@ else
     export N=${N:-200} VERIFY=${VERIFY:-20} RUNS=${RUNS:-5}
 fi
 export SFT_FORMATS=${SFT_FORMATS:-"messages count"} SFT_TIMEOUT=${SFT_TIMEOUT:-120}
-STAGES=${STAGES:-"corpora systems queries ops s3 report"}
+STAGES=${STAGES:-"corpora systems queries matrix ops s3 report"}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 say() { printf '[bench_report %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -91,6 +92,17 @@ if has queries; then
     say "queries"
     CORPORA="$CORPORA" JSON_OUT="$VX_DIR/results/queries.json" python3 bench/vortex_queries.py > "$VX_DIR/results/queries.md"
     cmd "CORPORA=\"$CORPORA\" SFT_FORMATS=\"$SFT_FORMATS\" SFT_TIMEOUT=$SFT_TIMEOUT JSON_OUT=\$VX_DIR/results/queries.json bench/vortex_queries.py"
+fi
+# 3b. the §22.3 matrix of `pchronicle-vortex benchmark` on our two projections of each kind
+if has matrix; then
+    if [ "$TINY" = 1 ]; then bm=(--keys 3 --repeat 2 --cold 2); else bm=(--keys 20 --repeat 3 --cold 5); fi
+    for c in $CORPORA; do
+        say "matrix $c"
+        "$BUILD/pchronicle-vortex" benchmark "$VX_DIR/roots/vortex-$c" --storyline "$VX_DIR/roots/storyline-$c" "${bm[@]}" \
+            --json "$VX_DIR/results/benchmark-$c.json" --quiet > "$VX_DIR/results/benchmark-$c.txt" 2> "$VX_DIR/results/benchmark-$c.log" ||
+            { tail -5 "$VX_DIR/results/benchmark-$c.log" >&2; die "benchmark $c"; }
+    done
+    cmd "pchronicle-vortex benchmark \$VX_DIR/roots/vortex-<kind> --storyline \$VX_DIR/roots/storyline-<kind> ${bm[*]} --json \$VX_DIR/results/benchmark-<kind>.json   (each kind)"
 fi
 # 4. operations after syncs, compaction and vacuum (the scan amplification, footprint and
 # recovery budgets of bench/vortex_sync.sh)

@@ -99,6 +99,7 @@ for (const c of corpora) {
     scans, train,
     ops: vx(`ops-${c}.json`),
     s3: vx(`s3-${c}.json`),
+    matrix: vx(`benchmark-${c}.json`),
     rl_peer: { lance: peerQ(lq, "rl", "warm"), parquet: peerQ(dq, "rl", "warm") },
     loads: [["vortex build", vb], ["vortex get", vp], ["storyline build", sb], ["Lance build", lb], ["Lance queries", lq], ["DuckDB build", db], ["DuckDB queries", dq]]
       .filter(([, r]) => r).map(([n, r]) => `${n} ${r.loadavg_start ? r.loadavg_start[0] : "—"}→${r.loadavg_end ? r.loadavg_end[0] : "—"}`),
@@ -326,6 +327,20 @@ for (const c of corpora) {
   }
   if (x.read_stats) row("cold get --stats (mean)", [`${x.read_stats.read_requests} reads, ${x.read_stats.bytes_read} B read, ${x.read_stats.bytes_decoded} B decoded`, "—", "—", "—"]);
   row("round trip", ["vortex", "storyline", "lance", "parquet"].map((k) => (x.round_trip[k] ? `${x.round_trip[k][0]}/${x.round_trip[k][1]}` : "—")));
+}
+o.push("", "## The §22.3 matrix on our two projections (`pchronicle-vortex benchmark`)", "");
+o.push("Each query warm (one process, opened once, repeated over the keys) and cold (a process per run); bytes read and decoded from the cold runs' `--stats`; peak RSS of a cold process; the Storyline column is `pchronicle` processes on our Storyline Lance tables of the same documents (no Preview or training reader there). Official Lance and DuckDB/Parquet are in the table above.", "");
+o.push("| corpus | query | warm p50 / p95 / p99 ms | cold p50 / p95 ms | cold CPU ms | cold peak RSS MiB | bytes read / decoded | Storyline cold p50 / p95 ms |", "| --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const c of corpora) {
+  const m = C[c].matrix;
+  if (!m) { o.push(`| ${c} | not measured | | | | | | |`); continue; }
+  for (const q of m.queries) {
+    const w = q.warm ? `${ms(q.warm.p50_ms)} / ${ms(q.warm.p95_ms)} / ${ms(q.warm.p99_ms)}` : "—";
+    const k = q.cold;
+    const sl = q.storyline_cold ? `${ms(q.storyline_cold.p50_ms)} / ${ms(q.storyline_cold.p95_ms)}` : "—";
+    const bytes = k && num(k.bytes_read) ? `${k.bytes_read}${num(k.bytes_decoded) ? ` / ${k.bytes_decoded}` : ""}` : "—";
+    o.push(`| ${c} | ${q.id}: ${q.what} | ${w} | ${k ? `${ms(k.p50_ms)} / ${ms(k.p95_ms)}` : "—"} | ${k ? f(k.cpu_ms, 1) : "—"} | ${k ? f(k.peak_rss_mib, 1) : "—"} | ${bytes} | ${sl} |`);
+  }
 }
 o.push("", "1-min load average at the start→end of each measurement:", "");
 for (const c of corpora) o.push(`- ${c}: ${C[c].loads.join("; ")}`);

@@ -2,7 +2,8 @@
 # Smoke run of `make bench-report` (bench/bench_report.sh with TINY=1; RFC-0006 §22): the six
 # corpus kinds of §22.1 at a few documents each, every system on them (official Lance and
 # DuckDB/Parquet through ../shared/bench/traj/run.sh, our Vortex and Storyline projections),
-# the queries, the operations after syncs and compaction, point reads on S3 (the run's radosgw,
+# the queries, the §22.3 matrix (pchronicle-vortex benchmark), the operations after syncs and
+# compaction, point reads on S3 (the run's radosgw,
 # PCH_RGW_ENV, or one the stage starts), the default-build check and the report with its
 # plots — the same code as the
 # full run, so the harness cannot rot. Then the report's arithmetic: the verdict is computed
@@ -45,6 +46,11 @@ has default-build "$M" '^\| the default build .*\| 0 Vortex symbols in pchronicl
 # the operations gate, measured on every kind (bench/vortex_sync.sh: 2 syncs, compact, vacuum)
 has ops "$M" '^\| after syncs and compaction: .*\| scans [0-9.]+×, p95 [0-9.]+×, compaction [0-9.]+× build, bytes [0-9.]+× \(2 syncs\) \((\*\*pass\*\*|\*\*fail\*\*)\) \|'
 for c in $KINDS; do [ -s "$W/vortex/results/ops-$c.json" ] && ok || bad "no ops result for $c"; done
+# the §22.3 matrix of `pchronicle-vortex benchmark` on our two projections, every kind
+for c in $KINDS; do
+    has "matrix $c" "$M" "^\| $c \| point_full: .*\| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9]+ / [0-9]+ \| [0-9.]+ / [0-9.]+ \|$"
+    has "matrix $c" "$M" "^\| $c \| content_on: .*\| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| "
+done
 # point reads on S3 (the run's radosgw, PCH_RGW_ENV, or one the stage starts): ours and official
 # Lance's GETs, the S3 gate computed on every kind
 for c in $KINDS; do

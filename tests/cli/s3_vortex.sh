@@ -86,6 +86,14 @@ shape=$("$P" objects cat "$R/$("$P" objects cat "$R/CURRENT" | python3 -c 'impor
 want=$((2 + 2 * ${shape% *} + ${shape#* }))
 g=$(stat_of scan-gets gets)
 [ "${g:-99}" -le "$want" ] && ok || bad "a cold narrow scan made ${g:-?} GETs (files and clusters: $shape; at most $want)"
+# `benchmark` on the S3 root: its cold runs' GETs come from their --stats (a point read's
+# include CURRENT and the manifest, at most 5 as above)
+PCH_OBJECT_CACHE=off run bench-s3 0 "$VX" benchmark "$R" --only point_full,scan_source --keys 2 --repeat 1 --cold 2 --json "$T/bench.json" --quiet
+python3 -c 'import json, sys
+q = {x["id"]: x for x in json.load(open(sys.argv[1]))["queries"]}
+assert 3 <= q["point_full"]["cold"]["gets"] <= 5, q["point_full"]
+assert q["scan_source"]["cold"]["gets"] >= 3 and q["scan_source"]["cold"]["bytes_read"] > 0, q["scan_source"]' "$T/bench.json" &&
+    ok || bad "benchmark on S3: GETs not reported: $(cat "$T/bench.json")"
 
 # --- a damaged data object: a flipped byte in the cluster, then in the tail, fails the read
 # with the digest's message, never a wrong answer (a root of its own)

@@ -1,6 +1,6 @@
 /* pchronicle-vortex: the Vortex side's program (RFC-0006 §3.6: the pchronicle program links no
 ** Vortex code). Subcommands: convert, dump, inspect, check (Vortex files); build, get,
-** export, verify, inspect, sql, rl, sft, bench-get, bench-sql (the projection). Exit codes: 0 success,
+** export, verify, inspect, sql, rl, sft, bench-get, bench-sql, benchmark (the projection). Exit codes: 0 success,
 ** 1 failure (message on stderr), 2 usage error. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -39,6 +39,8 @@ static const char usage_text[] =
     "                         warm in-process point-read latencies (benchmarks)\n"
     "  bench-sql ROOT --queries FILE [--repeat N] [--engine auto|sqlite]\n"
     "                         warm in-process SQL latencies (benchmarks)\n"
+    "  benchmark ROOT [--keys N] [--repeat R] [--cold N] [--storyline SL_ROOT] [--json FILE]\n"
+    "                         the RFC-0006 §22.3 query matrix, warm and cold (p50/p95/p99, CPU, RSS, bytes, GETs)\n"
     "every command takes --help\n";
 
 int vx_fail(const char *what, const pch_error *err)
@@ -116,6 +118,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "sft") == 0) rc = vx_cmd_sft(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "bench-get") == 0) rc = vx_cmd_bench_get(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "bench-sql") == 0) rc = vx_cmd_bench_sql(ctx, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "benchmark") == 0) rc = vx_cmd_benchmark(ctx, argc - 2, argv + 2);
     else if (strcmp(argv[1], "check") == 0) rc = vx_cmd_check(ctx, argc - 2, argv + 2);
     else {
         fprintf(stderr, "pchronicle-vortex: unknown command '%s'\n", argv[1]);

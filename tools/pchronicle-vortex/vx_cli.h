@@ -44,6 +44,8 @@ void vx_input_close(vx_input *in, const char *cmd);
 /* SQL relations over a projection root (cmd_sql.c) */
 int vx_cmd_sql(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_bench_sql(pch_ctx *ctx, int argc, char **argv);
+/* the §22.3 query matrix, warm and cold (cmd_bench.c) */
+int vx_cmd_benchmark(pch_ctx *ctx, int argc, char **argv);
 /* training readers (cmd_train.c) */
 int vx_cmd_rl(pch_ctx *ctx, int argc, char **argv);
 int vx_cmd_sft(pch_ctx *ctx, int argc, char **argv);
