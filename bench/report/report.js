@@ -169,7 +169,7 @@ oneOf.push(gate("s3", "S3 full-trajectory p95 ≥ 1.5× better, or ≥ 50 % fewe
   const p = s3pair(x);
   if (!p) return { value: "not measured", ok: null };
   const [a, b] = p, t = ratio(b.ms_p95, a.ms_p95), g = ratio(a.gets_mean, b.gets_mean);
-  return { value: `GETs ${f(a.gets_mean, 1)} / ${f(b.gets_mean, 1)} = ${f(g)}×, p95 ${ms(a.ms_p95)} / ${ms(b.ms_p95)} ms (${f(t)}× better)`, ok: t >= 1.5 || g <= 0.5 };
+  return { value: `GETs ${f(a.gets_mean, 1)} / ${f(b.gets_mean, 1)} = ${f(g, 4)}×, p95 ${ms(a.ms_p95)} / ${ms(b.ms_p95)} ms (${f(t)}× better)`, ok: t >= 1.5 || g <= 0.5 };
 }), "every"));
 oneOf.push(gate("rl-3x", "token/RL read ≥ 3× Lance (our process vs Lance warm)", "≥ 3×", per((x) => {
   const t = x.train.find((r) => r.read === "rl");
