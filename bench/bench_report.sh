@@ -64,7 +64,7 @@ mkdir -p "$CORPUS_DIR" "$VX_DIR/results" "$OUT/plots"
 CMDS=$VX_DIR/results/commands.txt
 has corpora && : > "$CMDS"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
-git diff --quiet HEAD -- src include tools bench 2>/dev/null || commit="$commit (with uncommitted changes)"
+git diff --quiet HEAD -- src include tools bench ':!bench/report' 2>/dev/null || commit="$commit (with uncommitted changes)"
 cmd() { printf '%s   # %s, commit %s\n' "$1" "$(date -u +%H:%M:%SZ)" "$commit" >> "$CMDS"; }
 t_start=$(date -u +%Y-%m-%dT%H:%M:%SZ); load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
