@@ -272,23 +272,24 @@ done:
 
 /* ------------------------------------------------------------------ cold: a process a run */
 
-/* The figure NAME=number on the first line of text that starts with `line` (-1: none). */
+/* The figure NAME=number on a line of text that starts with `line` (-1: none): get prints
+** "stats: ..." lines and, on S3, a "stats: s3 ..." line, in either order. */
 static double stat_of(const char *text, const char *line, const char *name)
 {
-    const char *p = text, *e;
     size_t nl = strlen(name), ll = strlen(line);
-    while (p && strncmp(p, line, ll) != 0) p = (p = strchr(p, '\n')) ? p + 1 : NULL;
-    if (!p) return -1;
-    e = strchr(p, '\n');
-    for (const char *q = p; (q = strstr(q, name)) && (!e || q < e); q += nl)
-        if ((q == p || q[-1] == ' ') && q[nl] == '=') return strtod(q + nl + 1, NULL);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        const char *e = strchr(p, '\n');
+        if (strncmp(p, line, ll) != 0) continue;
+        for (const char *q = p; (q = strstr(q, name)) && (!e || q < e); q += nl)
+            if ((q == p || q[-1] == ' ') && q[nl] == '=') return strtod(q + nl + 1, NULL);
+    }
     return -1;
 }
 
 /* The cold runs' processes are started by a spawner forked before anything is read: a child's
 ** peak RSS (wait4's ru_maxrss) starts from the size of the process that forked it, and this
-** one grows with the warm queries. Request: argc, then each argument NUL-terminated; reply:
-** struct spawned. */
+** one grows with the warm queries. Request: a u32 byte count, then the arguments, each
+** NUL-terminated; reply: struct spawned. */
 typedef struct spawned { int status; double ms, cpu_ms, rss_mib; } spawned;
 
 static int full_io(int fd, void *p, size_t n, bool wr)
