@@ -212,6 +212,20 @@ else if (G.roundtrip === true && G["default-build"] === true && (G["narrow-scan"
   why = `not passed: ${[...missing, ...(oneOfOk ? [] : ["one of four"]), ...(G.ops === true ? [] : ["ops"])].join(", ")}`;
 }
 
+// The costliest sync of the operations stage against the full build (bench/vortex_sync.sh):
+// its time and bytes written, and the share of the documents it found changed.
+function syncCost(x) {
+  const o = x.ops;
+  if (!o || !o.syncs || !o.syncs.length || !num(o.build_s) || !num(o.build_bytes)) return null;
+  let w = null;
+  for (const y of o.syncs) {
+    const n = y.added + y.changed + y.removed + y.unchanged;
+    const c = { time_pct: 100 * y.seconds / o.build_s, bytes_pct: 100 * y.bytes_written / o.build_bytes, share_pct: n ? 100 * (y.added + y.changed + y.removed) / n : 0 };
+    if (!w || c.time_pct > w.time_pct) w = c;
+  }
+  return w;
+}
+
 // ------------------------------------------------------------------ project goals (the issues')
 function goals(x, c) {
   const out = [];
@@ -230,6 +244,9 @@ function goals(x, c) {
   const sft = x.train.find((r) => r.read === "sft_messages") || x.train.find((r) => r.read === "sft");
   if (sft && sft.timed_out_s) g("SFT ≥ 600 MiB/s of message text (`messages` lines)", `stopped after ${sft.timed_out_s} s`, false);
   else g("SFT ≥ 600 MiB/s of message text (`messages` lines)", sft && num(sft.message_mib_per_s) ? `${f(sft.message_mib_per_s, 1)} MiB/s` : "—", sft && num(sft.message_mib_per_s) ? sft.message_mib_per_s >= 600 : null);
+  const sc = syncCost(x);
+  g("sync ≤ 5 % of a full build at 1 % changed (the costliest sync: time, bytes written)", sc ? `${f(sc.time_pct, 1)} %, ${f(sc.bytes_pct, 1)} % (${f(sc.share_pct, 1)} % of the documents changed)` : "—",
+    sc ? sc.time_pct <= 5 && sc.bytes_pct <= 5 : null);
   const s3 = x.s3 && x.s3.ours && x.s3.ours.cold;
   // a process's GETs include CURRENT and the manifest: the open (bench/s3_point_reads.sh)
   g("≤ 3 GETs per S3 point read after open (cold, worst key)", s3 ? `${f(s3.gets_max - 2, 0)} (${f(s3.gets_max, 0)} with CURRENT and the manifest)` : "—", s3 ? s3.gets_max - 2 <= 3 : null);
@@ -285,6 +302,9 @@ plots.push([histogram("build", "Build throughput", "MiB/s of ATIF JSON", SYS.map
 plots.push([histogram("s3_gets", "GETs per point read on S3 (a process each)", "GETs", ["Vortex cold", "Vortex warm (tail cache)", "official Lance as written", "official Lance compacted + BTree"],
   corpora.map((c) => { const s = C[c].s3; const g = (o) => (o ? o.gets_mean : null); return [c, g(s && s.ours.cold), g(s && s.ours.warm), g(s && s.lance.as_written), g(s && s.lance.compacted_btree)]; }), true),
   "GETs per point read on S3 (radosgw), mean per process: ours cold and with the tail cache, official Lance's three tables (log scale)"]);
+plots.push([histogram("sync_cost", "Incremental sync against a full build (the costliest of the syncs)", "% of the full build", ["time", "bytes written", "documents changed"],
+  corpora.map((c) => { const w = syncCost(C[c]); return [c, w ? w.time_pct : null, w ? w.bytes_pct : null, w ? w.share_pct : null]; })),
+  "sync cost against the changed share: the costliest sync's time and bytes written as % of a full build, beside the share of documents it changed"]);
 const sftRate = (x, read) => { const s = x.train.find((r) => r.read === read); return s ? s.message_mib_per_s : null; };
 plots.push([histogram("training", "Training reads (our process)", "MiB/s (SFT) / M tokens/s (RL)", ["SFT messages lines MiB/s", "SFT C API (count) MiB/s", "RL M completion tokens/s"],
   corpora.map((c) => { const r = C[c].train.find((t) => t.read === "rl"); return [c, sftRate(C[c], "sft_messages") ?? sftRate(C[c], "sft"), sftRate(C[c], "sft_count"), r && num(r.tokens_per_s) ? r.tokens_per_s / 1e6 : null]; })),

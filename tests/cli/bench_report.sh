@@ -57,6 +57,7 @@ for c in $KINDS; do
     has "s3 $c" "$M" "^\| $c \| S3 point read, a cold process each: GETs mean / max, p50 / p95 \| [0-9.]+ / [0-9]+ GETs, [0-9.]+ / [0-9.]+ ms \| — \| [0-9.]+ / [0-9]+ GETs, "
 done
 has s3-gate "$M" '^\| S3 full-trajectory p95 .*\| GETs [0-9.]+ / [0-9.]+ = [0-9.]+×, p95 [0-9.]+ / [0-9.]+ ms \([0-9.]+× better\) \((\*\*pass\*\*|\*\*fail\*\*)\) \|'
+has sync-goal "$M" '^\| rl \| sync ≤ 5 % of a full build at 1 % changed \(the costliest sync: time, bytes written\) \| [0-9.]+ %, [0-9.]+ % \([0-9.]+ % of the documents changed\) \| '
 has s3-goal "$M" '^\| rl \| ≤ 3 GETs per S3 point read after open \(cold, worst key\) \| [0-9]+ \('
 has rl "$M" '^\| rl \| rl \(our process\) \| [0-9.]+ s, [0-9.]+ M tokens/s \| — \| [0-9.]+ ms warm \| [0-9.]+ ms warm \|$'
 python3 - "$R/verdict.json" "$M" >"$T/v.out" 2>&1 <<'PY' && ok || { bad "verdict.json disagrees with REPORT.md"; cat "$T/v.out"; }
@@ -66,7 +67,7 @@ m = re.search(r"^\*\*Verdict: (.*?)\*\* — ", open(sys.argv[2]).read(), re.M)
 assert m and m.group(1) == v["verdict"], (m and m.group(1), v["verdict"])
 assert {g["id"] for g in v["gates"]} >= {"roundtrip", "default-build", "small-objects", "point-p95", "narrow-scan", "bytes-vs-lance", "s3", "rl-3x", "build-2x", "ops"}
 PY
-for p in bytes point_warm point_process scans build training s3_gets; do
+for p in bytes point_warm point_process scans build training s3_gets sync_cost; do
     if [ "$(head -c 8 "$R/plots/$p.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && grep -q '<svg' "$R/plots/$p.svg"; then ok; else bad "plot $p: no PNG or SVG"; fi
 done
 
