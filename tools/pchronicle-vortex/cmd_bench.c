@@ -45,7 +45,7 @@ typedef struct bquery {
     int kind;
     bool preview;
     const char *train;                 /* Q_TRAIN: "sft" or "rl" */
-    char sql[1024];
+    char sql[2400];                    /* the longest: 84 bytes and a quoted name (at most 1,100) */
     /* results */
     stat3 warm, cold, sl;
     double warm_cpu_ms, cold_cpu_ms, cold_rss_mib, sl_rss_mib;
