@@ -522,6 +522,13 @@ PY
         run corpus-frames-stats 0 "$VX" get "$T/corpus-frames" "$key" --compact --stats
         has "corpus-frames: a point read reads segments in part" "$T/corpus-frames-stats.err" ' segments_partial=[1-9]'
         has "corpus-frames: --stats breaks the bytes down" "$T/corpus-frames-stats.err" '^stats: io current=1/[0-9]+ manifest=1/[0-9]+ directory=[1-9][0-9]*/[0-9]+ footer=[1-9][0-9]*/[0-9]+ segment_tables=[1-9][0-9]*/[0-9]+ lanes=[1-9][0-9]*/[0-9]+ '
+        # ... and totals them: every read of the open and of the lanes, and the blobs' bytes
+        python3 -c 'import re, sys
+m = re.search(r"^stats: io (.*)$", open(sys.argv[1]).read(), re.M)
+io = {k: (int(r), int(b)) for k, r, b in re.findall(r"(\w+)=(\d+)/(\d+)", m.group(1))}
+parts = ("current", "manifest", "directory", "footer", "segment_tables", "lanes", "blobs")
+assert io["total"] == tuple(sum(io[p][i] for p in parts) for i in (0, 1)), io' "$T/corpus-frames-stats.err" &&
+            ok || bad "corpus-frames: --stats total is not the sum of its parts: $(grep '^stats: io' "$T/corpus-frames-stats.err")"
         # a flipped byte in the largest segment: the point read of the trajectory whose frames
         # hold it fails naming the block, point reads of the others still answer, verify finds it
         c=$T/c-block; rm -rf "$c"; cp -a "$T/corpus-frames" "$c"
