@@ -668,7 +668,7 @@ static int patches_meta(dstate *ds, const uint8_t *p, size_t n, uint64_t pm[6], 
 }
 
 /* Patch rows of base (same dtype): patch k (k < np) replaces row idx[k] - origin with row k of
-** vals; idx must be sorted ascending and every row in base. */
+** vals. The caller (sparse_range) has checked idx: sorted, each in [origin, origin + base rows). */
 static int patch_gather(dstate *ds, const uint64_t *idx, uint64_t np, uint64_t origin, pch_vx_array *vals,
                       pch_vx_array **base)
 {
@@ -677,11 +677,7 @@ static int patch_gather(dstate *ds, const uint64_t *idx, uint64_t np, uint64_t o
     int rc;
     if (!(map = pch_malloc(ds->ctx, (size_t)((*base)->len + 1) * 8))) return NOMEM();
     for (uint64_t k = 0; k < (*base)->len; k++) map[k] = np + k;
-    for (uint64_t k = 0; k < np; k++) {
-        uint64_t pos = idx[k] - origin;
-        if (idx[k] < origin || pos >= (*base)->len || (k && idx[k] <= idx[k - 1])) { rc = BAD("vortex patches: index %" PRIu64 " out of range or unsorted", idx[k]); goto done; }
-        map[pos] = k;
-    }
+    for (uint64_t k = 0; k < np; k++) map[idx[k] - origin] = k;
     parts[0] = vals;
     parts[1] = *base;
     if ((rc = pch_vx__array_concat(&cat, (*base)->dtype, ds->ctx, parts, 2, ds->err))) goto done;
@@ -692,6 +688,25 @@ done:
     pch_free(ds->ctx, map);
     pch_vx_array_free(cat);
     return rc;
+}
+
+/* The np = pm[0] indices of patches (child ii, metadata pm) of an array of len rows, checked as
+** every reader of them needs before it uses one: an integer ptype, at most len of them, strictly
+** ascending, each within the rows (row idx[k] - pm[1]). *idx is the caller's (pch_free). */
+static int patch_indices(dstate *ds, const dnode *n, uint32_t ii, const uint64_t pm[6], uint64_t len, uint64_t **idx)
+{
+    uint64_t np = pm[0];
+    if (!is_int_ptype(pm[2])) return BAD("vortex patches: indices ptype %" PRIu64, pm[2]);
+    if (np > len) return BAD("vortex patches: %" PRIu64 " patches for %" PRIu64 " rows", np, len);
+    PCH_TRY(decode_ints(ds, n, ii, (unsigned)pm[2], np, idx, NULL));
+    for (uint64_t k = 0; k < np; k++)
+        if ((*idx)[k] < pm[1] || (*idx)[k] - pm[1] >= len || (k && (*idx)[k] <= (*idx)[k - 1])) {
+            uint64_t bad = (*idx)[k];
+            pch_free(ds->ctx, *idx);
+            *idx = NULL;
+            return BAD("vortex patches: index %" PRIu64 " out of range or unsorted", bad);
+        }
+    return PCH_OK;
 }
 
 /* vortex.sparse rows [b, b + cnt) of len (a whole decode is the range of every row): the fill
@@ -716,16 +731,8 @@ static int sparse_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint
     if (rc < 0) return rc;
     if (!has || hc || n->kids.n != 2 || n->bufs.n != 1) return BAD("vortex sparse: bad metadata/children");
     np = pm[0];
-    if (!is_int_ptype(pm[2])) return BAD("vortex patches: indices ptype %" PRIu64, pm[2]);
-    if (np > len) return BAD("vortex patches: %" PRIu64 " patches for %" PRIu64 " rows", np, len);
-    PCH_TRY(node_buf(ds, n, 0, &bp, &bl, 1));
-    PCH_TRY(pch_vx__scalar_decode(&s, bp, bl, ds->err));
-    PCH_TRY(decode_ints(ds, n, 0, (unsigned)pm[2], np, &idx, NULL));
-    for (uint64_t k = 0; k < np; k++)
-        if (idx[k] < pm[1] || idx[k] - pm[1] >= len || (k && idx[k] <= idx[k - 1])) {
-            rc = BAD("vortex patches: index %" PRIu64 " out of range or unsorted", idx[k]);
-            goto done;
-        }
+    PCH_TRY(patch_indices(ds, n, 0, pm, len, &idx));
+    if ((rc = node_buf(ds, n, 0, &bp, &bl, 1)) || (rc = pch_vx__scalar_decode(&s, bp, bl, ds->err))) goto done;
     for (lo = 0, hi = np; lo < hi;) {             /* first patch at or after row b */
         uint64_t mid = lo + (hi - lo) / 2;
         if (idx[mid] - pm[1] < b) lo = mid + 1; else hi = mid;
@@ -889,14 +896,11 @@ static int patch_rows(dstate *ds, const dnode *n, uint32_t ii, uint32_t vi, cons
     unsigned w = pch_vx_ptype_width(a->dtype->ptype);
     pch_vx_array *vals = NULL;
     int rc;
-    if (!is_int_ptype(pm[2])) return BAD("vortex patches: indices ptype %" PRIu64, pm[2]);
-    if (np > len) return BAD("vortex patches: %" PRIu64 " patches for %" PRIu64 " rows", np, len);
-    if ((rc = decode_ints(ds, n, ii, (unsigned)pm[2], np, &idx, NULL))) return rc;
+    PCH_TRY(patch_indices(ds, n, ii, pm, len, &idx));
     if ((rc = decode_child(ds, n, vi, a->dtype, np, &vals))) goto done;
     for (uint64_t k = 0; k < np; k++) {
         uint64_t pos = idx[k] - pm[1];
         bool valid;
-        if (idx[k] < pm[1] || pos >= len || (k && idx[k] <= idx[k - 1])) { rc = BAD("vortex patches: index %" PRIu64 " out of range or unsorted", idx[k]); goto done; }
         if (pos < b || pos - b >= a->len) continue;
         memcpy(a->data + (pos - b) * w, vals->data + k * w, w);
         valid = pch_vx_array_is_valid(vals, k);
