@@ -192,6 +192,29 @@ static int copy_doc(pch_vxp_snapshot *ps, pch_vxp_builder *b, fcur *u, const pj_
     return pj_builder_copied_doc(b, in ? in : logical, err);
 }
 
+/* Cursor x's next document comes before y's in the walk (the lower file first on a tie). */
+static bool fcur_before(const fcur *x, const fcur *y)
+{
+    int c = walk_cmp(x->ds[x->d].path, y->ds[y->d].path);
+    return c < 0 || (c == 0 && x->f < y->f);
+}
+
+/* Restore the min-heap h[0..n) (by fcur_before) below slot i. */
+static void fcur_sift(fcur **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        fcur *t;
+        if (l < n && fcur_before(h[l], h[m])) m = l;
+        if (l + 1 < n && fcur_before(h[l + 1], h[m])) m = l + 1;
+        if (m == i) return;
+        t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
 /* The live rows of the rewritten files whose rows are of the builder's dtype (ok[f]) copied
 ** into b as they are (§12.3): no document is rebuilt or parsed, each cluster is decoded once.
 ** The files' documents are merged into the order a build's walk would write them (each file
@@ -203,11 +226,11 @@ static int copy_doc(pch_vxp_snapshot *ps, pch_vxp_builder *b, fcur *u, const pj_
 static int copy_merged(pch_vxp_snapshot *ps, pch_vxp_builder *b, const uint8_t *ok, size_t nf, const placed *pl,
                        size_t n_pl, const pj_docrec *docs, size_t n_docs, pch_vxp_compact_stats *st, pch_error *err)
 {
-    fcur *u = calloc(nf ? nf : 1, sizeof *u);
+    fcur *u = calloc(nf ? nf : 1, sizeof *u), **h = malloc((nf ? nf : 1) * sizeof *h);
     docstart *ds = malloc((n_pl ? n_pl : 1) * sizeof *ds);
     size_t nu = 0, n_ds = 0;
     int rc = PCH_OK;
-    if (!u || !ds) { free(u); free(ds); return nomem(err); }
+    if (!u || !h || !ds) { free(u); free(h); free(ds); return nomem(err); }
     for (size_t f = 0, k = 0; f < nf; f++) {
         size_t k0, d0 = n_ds;
         const char *doc = NULL;
@@ -231,16 +254,19 @@ static int copy_merged(pch_vxp_snapshot *ps, pch_vxp_builder *b, const uint8_t *
         pj_snapshot_file_info(ps, f, &u[nu].rows, &del, &n_del);
         nu++;
     }
-    while (rc == PCH_OK) {
-        fcur *best = NULL;
-        for (size_t i = 0; i < nu; i++)
-            if (u[i].d < u[i].n_ds && (!best || walk_cmp(u[i].ds[u[i].d].path, best->ds[best->d].path) < 0)) best = &u[i];
-        if (!best) break;
-        rc = copy_doc(ps, b, best, docs, n_docs, st, err);
+    /* the files' next documents in a heap: a --full compaction of many files takes the next
+    ** document in log(files) comparisons, not one per file */
+    for (size_t i = 0; i < nu; i++) h[i] = &u[i];
+    for (size_t i = nu / 2; i-- > 0;) fcur_sift(h, nu, i);
+    for (size_t nh = nu; nh && rc == PCH_OK;) {
+        rc = copy_doc(ps, b, h[0], docs, n_docs, st, err);
+        if (h[0]->d == h[0]->n_ds) h[0] = h[--nh];   /* that file is done */
+        fcur_sift(h, nh, 0);
     }
 done:
     for (size_t i = 0; i < nu; i++) fcur_drop(&u[i]);
     free(u);
+    free(h);
     free(ds);
     return rc;
 }
