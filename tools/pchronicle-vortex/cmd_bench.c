@@ -277,8 +277,9 @@ done:
 static double stat_of(const char *text, const char *line, const char *name)
 {
     size_t nl = strlen(name), ll = strlen(line);
-    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-        const char *e = strchr(p, '\n');
+    const char *e;
+    for (const char *p = text; p && *p; p = e ? e + 1 : NULL) {
+        e = strchr(p, '\n');
         if (strncmp(p, line, ll) != 0) continue;
         for (const char *q = p; (q = strstr(q, name)) && (!e || q < e); q += nl)
             if ((q == p || q[-1] == ' ') && q[nl] == '=') return strtod(q + nl + 1, NULL);
@@ -565,16 +566,12 @@ int vx_cmd_benchmark(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--only") == 0) only = v;
     }
     if (!b.root) { fprintf(stderr, "pchronicle-vortex benchmark: expected ROOT\n%s", usage); return VX_EXIT_USAGE; }
-    for (size_t i = 0; i < NQ; i++) {
-        const char *p = only;
-        size_t l = strlen(qs[i].id);
-        on[i] = !only;
-        for (; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) on[i] |= strcspn(p, ",") == l && strncmp(p, qs[i].id, l) == 0;
-    }
+    for (size_t i = 0; i < NQ; i++) on[i] = !only;
     for (const char *p = only; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         size_t l = strcspn(p, ","), i = 0;
         while (i < NQ && !(strlen(qs[i].id) == l && strncmp(p, qs[i].id, l) == 0)) i++;
         if (i == NQ) { fprintf(stderr, "pchronicle-vortex benchmark: --only: no query '%.*s'\n%s", (int)l, p, usage); return VX_EXIT_USAGE; }
+        on[i] = true;
     }
     /* this program (the cold runs) and pchronicle beside it (the Storyline side) */
     if ((sl = readlink("/proc/self/exe", b.self, sizeof b.self - 1)) <= 0) { fprintf(stderr, "pchronicle-vortex benchmark: cannot find this program (/proc/self/exe)\n"); return VX_EXIT_FAIL; }
