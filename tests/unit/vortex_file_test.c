@@ -955,6 +955,20 @@ static void test_vortex_file__bool_ranges(void)
     pch_vx_dtype_free(dt);
 }
 
+/* Rows [bgn, bgn + n) of the serialized array seg (rows rows of dt, from a) read as a range equal
+** the slice of a. */
+static void check_range(segio *io, const pch_buf *seg, const pch_vx_dtype *dt, const pch_vx_array *a, uint64_t rows,
+                        uint64_t bgn, uint64_t n, const char *what)
+{
+    pch_error err;
+    pch_vx_array *part = NULL, *want = NULL;
+    PCH_CHECK_OK(pch_vx__deserialize_range(&part, &io->dc, seg->data, seg->len, dt, rows, bgn, n, &err), &err);
+    PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
+    PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "%s rows %llu+%llu", what, (unsigned long long)bgn, (unsigned long long)n);
+    pch_vx_array_free(part);
+    pch_vx_array_free(want);
+}
+
 /* vortex.sparse row ranges (a fill value and patches, as the sampling compressor writes a
 ** mostly-null lane): each range equals the slice of the whole array — ranges with no patch,
 ** with one, with many, at both ends — for integer and string values. */
@@ -996,23 +1010,10 @@ static void test_vortex_file__sparse_ranges(void)
         PCH_CHECK_OK(segio_serialize(&io, &seg, root, &err), &err);
         for (uint64_t bgn = 0; bgn < rows; bgn += 1 + rndn(2000)) {
             uint64_t n = 1 + rndn(bgn % 2 ? 5 : 900);
-            pch_vx_array *part = NULL, *want = NULL;
-            if (n > rows - bgn) n = rows - bgn;
-            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &io.dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
-            PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, n, &err), &err);
-            PCH_CHECK_MSG(part && pch_vx_array_equal(part, want), "%s rows %llu+%llu", types[t], (unsigned long long)bgn, (unsigned long long)n);
-            pch_vx_array_free(part);
-            pch_vx_array_free(want);
+            check_range(&io, &seg, dt, a, rows, bgn, n > rows - bgn ? rows - bgn : n, types[t]);
         }
-        for (uint64_t k = 0; k < 2; k++) {          /* the first and the last row, both patches */
-            pch_vx_array *part = NULL, *want = NULL;
-            uint64_t bgn = k ? rows - 1 : 0;
-            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &io.dc, seg.data, seg.len, dt, rows, bgn, 1, &err), &err);
-            PCH_CHECK_OK(pch_vx__array_slice(&want, a, bgn, 1, &err), &err);
-            PCH_CHECK(part && pch_vx_array_equal(part, want));
-            pch_vx_array_free(part);
-            pch_vx_array_free(want);
-        }
+        check_range(&io, &seg, dt, a, rows, 0, 1, types[t]);          /* the first and the last row, both patches */
+        check_range(&io, &seg, dt, a, rows, rows - 1, 1, types[t]);
         pch_buf_dispose(&seg);
         pch_arena_dispose(&arena);
         pch_vx_array_free(a);
