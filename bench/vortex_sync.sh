@@ -7,6 +7,10 @@
 #   2. ROUNDS syncs, each after changing PCT % of the documents (a third edited, a third
 #      removed, a third added as copies), none compacted: each sync's wall s and bytes written
 #      (`sync --json`) against the full build's;
+#   2b. SWEEP (default "5 20"): from the same full build, one sync after changing each of those
+#      percentages of the documents (a hard-linked copy of the root and the input each; the
+#      same three kinds of change): the sync cost against the changed share (`sweep` in
+#      results.json);
 #   3. `compact` (wall s; throughput over the ATIF bytes of the documents it holds); then the
 #      same point reads and scans of the state after the last sync (L0 runs and deleted rows in
 #      place, kept as a hard-linked copy) and of the compacted root, alternately, three rounds
@@ -26,7 +30,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
 CORPUS=${CORPUS:-/tmp/traj-corpus/scaled/docs}
 OUT=${OUT:-/tmp/vortex-sync}
-ROUNDS=${ROUNDS:-8}; PCT=${PCT:-1}; N=${N:-200}; REPEAT=${REPEAT:-20}
+ROUNDS=${ROUNDS:-8}; PCT=${PCT:-1}; N=${N:-200}; REPEAT=${REPEAT:-20}; SWEEP=${SWEEP-"5 20"}
 [ -d "$CORPUS" ] || { echo "no corpus at $CORPUS (../shared/bench/traj/gen-corpus.js, or bench/vortex_traj.sh STAGES=corpus)"; exit 1; }
 say() { printf '[vortex_sync %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 rm -rf "$OUT"; mkdir -p "$OUT/bin"
@@ -40,7 +44,7 @@ du_b() { du -sb "$1" | cut -f1; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
 # the documents each round changes (seeded), and keys among the others
-python3 - "$IN" "$ROUNDS" "$PCT" "$N" "$OUT" <<'PY'
+SWEEP=$SWEEP python3 - "$IN" "$ROUNDS" "$PCT" "$N" "$OUT" <<'PY'
 import json, os, random, sys
 root, rounds, pct, n, out = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 docs = sorted(os.path.relpath(os.path.join(dp, f), root) for dp, _, fs in os.walk(root) for f in fs if f.endswith(".json"))
@@ -54,6 +58,14 @@ for r in range(rounds):
     plan.append({"edit": chunk[:third], "remove": chunk[third:2 * third], "copy": chunk[2 * third:]})
 touched = set(d for p in plan for k in p for d in p[k])
 json.dump(plan, open(os.path.join(out, "plan.json"), "w"))
+# the sweep's changes: for each percentage, its own seeded sample of the documents
+sweep = {}
+for sp in os.environ.get("SWEEP", "").split():
+    srnd = random.Random("sweep-" + sp)
+    chunk = srnd.sample(docs, max(3, int(len(docs) * float(sp) / 100)))
+    third = len(chunk) // 3
+    sweep[sp] = {"edit": chunk[:third], "remove": chunk[third:2 * third], "copy": chunk[2 * third:]}
+json.dump(sweep, open(os.path.join(out, "sweep-plan.json"), "w"))
 keys = []
 for d in order[rounds * per:]:
     if len(keys) >= n: break
@@ -72,11 +84,11 @@ reads() {   # reads TAG [ROOT]: warm point reads and narrow scans of ROOT ($R) i
     "$VX" bench-get "${2:-$R}" --keys "$OUT/keys.txt" --key-kind trajectory --warmup 1 --repeat 3 >"$OUT/$1-get.json"
     "$VX" bench-sql "${2:-$R}" --queries "$OUT/scans.sql" --repeat "$REPEAT" >"$OUT/$1-sql.json"
 }
-mutate() {  # mutate ROUND: the plan's edits (a message), removals and copies, each by rename
-    python3 - "$IN" "$OUT/plan.json" "$1" <<'PY'
+mutate() {  # mutate ROUND [INPUT PLAN KEY]: the plan's edits (a message), removals and copies, each by rename
+    python3 - "${2:-$IN}" "${3:-$OUT/plan.json}" "$1" "${4:-}" <<'PY'
 import json, os, sys
 root, plan, r = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
-p = plan[r]
+p = plan[sys.argv[4]] if sys.argv[4] else plan[r]
 def put(path, d):
     tmp = path + ".tmp"
     json.dump(d, open(tmp, "w")); os.rename(tmp, path)
@@ -96,10 +108,23 @@ PY
 find "$IN" -type f -exec cat {} + >/dev/null
 say "full build (load $(load1))"
 in_bytes=$(du -sb --apparent-size "$IN" | cut -f1)
-t0=$(now); "$VX" build --from "$IN" --to "$R" --quiet; t1=$(now)
+t0=$(now); "$VX" build --from "$IN" --to "$R" --quiet --json >"$OUT/build.json"; t1=$(now)
 build_s=$(secs "$t0" "$t1"); build_bytes=$(du_b "$R")
 say "build: $build_s s, $build_bytes B"
 reads base
+# the sweep: one sync of each changed share from this build (copies by hard link: a sync
+# writes new files and renames CURRENT, and mutate renames over the input's links)
+: >"$OUT/sweep.jsonl"
+k=0
+for sp in $SWEEP; do
+    k=$((k + 1))
+    rm -rf "$OUT/sw-in" "$OUT/sw-root"; cp -al "$IN" "$OUT/sw-in"; cp -al "$R" "$OUT/sw-root"
+    mutate $((900 + k)) "$OUT/sw-in" "$OUT/sweep-plan.json" "$sp"
+    t0=$(now); j=$("$VX" sync --from "$OUT/sw-in" --to "$OUT/sw-root" --json); t1=$(now)
+    printf '{"pct":%s,"wall_s":%s,"sync":%s}\n' "$sp" "$(secs "$t0" "$t1")" "$j" >>"$OUT/sweep.jsonl"
+    say "sweep $sp %: $(secs "$t0" "$t1") s: $j"
+done
+rm -rf "$OUT/sw-in" "$OUT/sw-root"
 : >"$OUT/syncs.jsonl"
 for ((r = 0; r < ROUNDS; r++)); do
     mutate $r
@@ -133,6 +158,9 @@ out = sys.argv[1]
 build_s, build_bytes, in_bytes, compact_s, final_in, vac_bytes, fresh_bytes, full_s, full_bytes = (float(x) for x in sys.argv[2:11])
 load = sys.argv[11]
 cj = json.loads(open(os.path.join(out, "compact.json")).readline())
+cf = json.loads(open(os.path.join(out, "compact-full.json")).readline())
+bj = json.loads(open(os.path.join(out, "build.json")).readline())
+sweep = [json.loads(l) for l in open(os.path.join(out, "sweep.jsonl")) if l.strip()]
 syncs = [json.loads(l) for l in open(os.path.join(out, "syncs.jsonl"))]
 def med(xs):
     xs = sorted(xs); return xs[len(xs) // 2]
@@ -159,15 +187,29 @@ bt = in_bytes / 1048576 / build_s; ct = final_in / 1048576 / compact_s
 rows.append(("compaction (%d files rewritten, %d kept) throughput ÷ full build's" % (cj["files_rewritten"], cj["files_kept"]),
              "%.1f ÷ %.1f MiB/s of ATIF held = %.2f×" % (ct, bt, ct / bt), "≥ 1×", ct >= bt))
 rows.append(("bytes after it and vacuum ÷ a fresh build", "%.1f ÷ %.1f MB = %.3f×" % (vac_bytes / 1e6, fresh_bytes / 1e6, vac_bytes / fresh_bytes), "within 5 %", abs(vac_bytes / fresh_bytes - 1) <= 0.05))
+# write amplification (bytes written per ATIF byte read, `--json` of each): the build's, the
+# syncs' (all of them together), the compaction's; and over the root's life, everything the
+# build, the syncs and the compaction wrote per byte the compacted root holds (after vacuum)
+sw = sum(s["bytes_written"] for s in syncs); sr = sum(s["bytes_read"] for s in syncs)
+life = (bj["bytes_written"] + sw + cj["bytes_written"]) / vac_bytes
+rows.append(("write amplification: build / syncs / compaction (bytes written ÷ ATIF bytes read)",
+             "%.3f / %.3f / %.3f" % (bj["write_amplification"], sw / sr if sr else 0, cj["write_amplification"]), "—", True))
+rows.append(("bytes the build, the %d syncs and the compaction wrote ÷ the compacted root's" % len(syncs),
+             "%.1f MB ÷ %.1f MB = %.2f×" % ((bj["bytes_written"] + sw + cj["bytes_written"]) / 1e6, vac_bytes / 1e6, life), "—", True))
+for w in sweep:
+    y = w["sync"]
+    rows.append(("a sync of %s %% of the documents changed ÷ full build (time, bytes written)" % w["pct"],
+                 "%.2f s, %.1f MB = %.1f %%, %.1f %%" % (y["seconds"], y["bytes_written"] / 1e6, 100 * y["seconds"] / build_s, 100 * y["bytes_written"] / build_bytes), "—", True))
 ft = final_in / 1048576 / full_s
 rows.append(("compact --full (every file rewritten) throughput ÷ full build's", "%.1f ÷ %.1f MiB/s = %.2f×" % (ft, bt, ft / bt), "≥ 1×", ft >= bt))
 rows.append(("bytes after --full and vacuum ÷ a fresh build", "%.1f ÷ %.1f MB = %.3f×" % (full_bytes / 1e6, fresh_bytes / 1e6, full_bytes / fresh_bytes), "within 5 %", abs(full_bytes / fresh_bytes - 1) <= 0.05))
 print("| figure | measured | goal | met |")
 print("| --- | --- | --- | --- |")
-for r in rows: print("| %s | %s | %s | %s |" % (r[0], r[1], r[2], "yes" if r[3] else "**no**"))
+for r in rows: print("| %s | %s | %s | %s |" % (r[0], r[1], r[2], "—" if r[2] == "—" else "yes" if r[3] else "**no**"))
 print("\npoint reads p50/p95 ms: fresh build %.2f/%.2f, after the syncs %.2f/%.2f, compacted %.2f/%.2f; scans p50 ms fresh %s, after the syncs %s, compacted %s; load at the end %s"
       % (g["base"] + g["l0"] + g["compacted"] + (q["base"], q["l0"], q["compacted"], load)))
-json.dump({"build_s": build_s, "build_bytes": build_bytes, "input_bytes": in_bytes, "syncs": syncs, "get": g, "sql": q,
+json.dump({"build_s": build_s, "build_bytes": build_bytes, "input_bytes": in_bytes, "build": bj, "syncs": syncs, "sweep": sweep,
+           "compact": cj, "compact_full": cf, "lifetime_write_amplification": life, "get": g, "sql": q,
            "compact_s": compact_s, "final_input_bytes": final_in, "vacuum_bytes": vac_bytes, "fresh_bytes": fresh_bytes,
            "compact_full_s": full_s, "full_bytes": full_bytes, "loadavg_end": load}, open(os.path.join(out, "results.json"), "w"), indent=1)
 PY

@@ -146,7 +146,7 @@ for c in $CORPORA; do
     if has vortex; then
         root=$ROOTS/vortex-$c
         stage_begin "$c" vortex-build; rc=0
-        timed_build vortex "$c" "$root" "$VXB" build --from "$CORPUS_DIR/$c/docs" --to "$root" --source-id "$c" || rc=$?
+        timed_build vortex "$c" "$root" "$VXB" build --from "$CORPUS_DIR/$c/docs" --to "$root" --source-id "$c" --json || rc=$?
         stage_end "$c" vortex-build "$rc"
         if [ "$rc" = 0 ]; then
             stage_begin "$c" vortex-get; rc=0

@@ -74,6 +74,8 @@ for (const c of corpora) {
     build_mib_s: { vortex: vb && !vb.status ? vb.build_mib_s : null, storyline: sb && !sb.status ? sb.build_mib_s : null,
                    lance: lb ? lb.build_mib_s : null, parquet: db ? db.build_mib_s : null },
     build_rss_mib: { vortex: vb ? vb.peak_rss_mib : null, storyline: sb ? sb.peak_rss_mib : null, lance: lb ? lb.peak_rss_mib : null, parquet: db ? db.peak_rss_mib : null },
+    // the build's own figures (`build --json`): encode time and write amplification (§22.2)
+    build_stats: vb && vb.stats ? vb.stats : null,
     build_cpu_s: { vortex: vb ? vb.user_s + vb.sys_s : null, storyline: sb ? sb.user_s + sb.sys_s : null, lance: lb ? lb.cpu_s : null, parquet: db ? db.cpu_s : null },
     point_warm: {
       vortex: vw ? vw.total : null,
@@ -302,9 +304,19 @@ plots.push([histogram("build", "Build throughput", "MiB/s of ATIF JSON", SYS.map
 plots.push([histogram("s3_gets", "GETs per point read on S3 (a process each)", "GETs", ["Vortex cold", "Vortex warm (tail cache)", "official Lance as written", "official Lance compacted + BTree"],
   corpora.map((c) => { const s = C[c].s3; const g = (o) => (o ? o.gets_mean : null); return [c, g(s && s.ours.cold), g(s && s.ours.warm), g(s && s.lance.as_written), g(s && s.lance.compacted_btree)]; }), true),
   "GETs per point read on S3 (radosgw), mean per process: ours cold and with the tail cache, official Lance's three tables (log scale)"]);
-plots.push([histogram("sync_cost", "Incremental sync against a full build (the costliest of the syncs)", "% of the full build", ["time", "bytes written", "documents changed"],
-  corpora.map((c) => { const w = syncCost(C[c]); return [c, w ? w.time_pct : null, w ? w.bytes_pct : null, w ? w.share_pct : null]; })),
-  "sync cost against the changed share: the costliest sync's time and bytes written as % of a full build, beside the share of documents it changed"]);
+// the sweep's shares (bench/vortex_sync.sh SWEEP), the same for every kind of one run
+const sweepShares = [...new Set(corpora.flatMap((c) => (C[c].ops && C[c].ops.sweep ? C[c].ops.sweep.map((w) => w.pct) : [])))].sort((a, b) => a - b);
+const sweepAt = (x, pct) => {
+  const o = x.ops, w = o && o.sweep ? o.sweep.find((y) => y.pct === pct) : null;
+  return w ? { time_pct: 100 * w.sync.seconds / o.build_s, bytes_pct: 100 * w.sync.bytes_written / o.build_bytes } : null;
+};
+plots.push([histogram("sync_cost", "Incremental sync against a full build, by the share of documents changed", "% of the full build",
+  ["time, 1 % (costliest round)", ...sweepShares.map((p) => `time, ${p} %`), "bytes written, 1 %", ...sweepShares.map((p) => `bytes written, ${p} %`)],
+  corpora.map((c) => {
+    const w = syncCost(C[c]), sw = sweepShares.map((p) => sweepAt(C[c], p));
+    return [c, w ? w.time_pct : null, ...sw.map((y) => (y ? y.time_pct : null)), w ? w.bytes_pct : null, ...sw.map((y) => (y ? y.bytes_pct : null))];
+  })),
+  `sync cost against the changed share: time and bytes written as % of a full build, for the costliest of the 1 % syncs and one sync each of ${sweepShares.join(" and ") || "(no sweep)"} % changed`]);
 const sftRate = (x, read) => { const s = x.train.find((r) => r.read === read); return s ? s.message_mib_per_s : null; };
 plots.push([histogram("training", "Training reads (our process)", "MiB/s (SFT) / M tokens/s (RL)", ["SFT messages lines MiB/s", "SFT C API (count) MiB/s", "RL M completion tokens/s"],
   corpora.map((c) => { const r = C[c].train.find((t) => t.read === "rl"); return [c, sftRate(C[c], "sft_messages") ?? sftRate(C[c], "sft"), sftRate(C[c], "sft_count"), r && num(r.tokens_per_s) ? r.tokens_per_s / 1e6 : null]; })),
@@ -332,6 +344,9 @@ for (const c of corpora) {
   const row = (fig, cells) => o.push(`| ${c} | ${fig} | ${cells.join(" | ")} |`);
   row("bytes MiB (× JSON)", SYS.map(([k]) => (num(x.bytes[k]) ? `${mib(x.bytes[k])} (${f(x.bytes[k] / x.json_bytes, 3)})` : "—")));
   row("build MiB/s (peak RSS MiB)", SYS.map(([k]) => (num(x.build_mib_s[k]) ? `${f(x.build_mib_s[k], 1)} (${x.build_rss_mib[k]})` : "—")));
+  const bs = x.build_stats;
+  row("build encode s of CPU s; bytes written (write amplification: ÷ ATIF bytes)", [bs && num(x.build_cpu_s.vortex)
+    ? `${f(bs.encode_seconds, 2)} of ${f(x.build_cpu_s.vortex, 2)} s (${f(100 * bs.encode_seconds / x.build_cpu_s.vortex, 0)} %); ${mib(bs.bytes_written)} MiB (${f(bs.write_amplification, 3)})` : "—", "—", "—", "—"]);
   row("point read warm p50 / p95 / p99 ms", [x.point_warm.vortex, null, x.point_warm.lance, x.point_warm.parquet].map((p) => (p ? `${ms(p.p50_ms)} / ${ms(p.p95_ms)} / ${ms(p.p99_ms)}` : "—")));
   row("point read, a process each, p50 / p95 ms", SYS.map(([k]) => (x.point_process[k] ? `${ms(x.point_process[k].p50_ms)} / ${ms(x.point_process[k].p95_ms)}` : "—")));
   for (const s of x.scans) row(`${s.query} warm p50 ms (process)`, [`${ms(s.warm_p50_ms)} (${ms(s.process_p50_ms)})`, "—", `${ms(s.lance.warm_p50_ms)} (${ms(s.lance.process_p50_ms)})`, `${ms(s.duckdb.warm_p50_ms)} (${ms(s.duckdb.process_p50_ms)})`]);
@@ -361,6 +376,18 @@ for (const c of corpora) {
     const bytes = k && num(k.bytes_read) ? `${k.bytes_read}${num(k.bytes_decoded) ? ` / ${k.bytes_decoded}` : ""}` : "—";
     o.push(`| ${c} | ${q.id}: ${q.what} | ${w} | ${k ? `${ms(k.p50_ms)} / ${ms(k.p95_ms)}` : "—"} | ${k ? f(k.cpu_ms, 1) : "—"} | ${k ? f(k.peak_rss_mib, 1) : "—"} | ${bytes} | ${sl} |`);
   }
+}
+o.push("", "## Operations: write amplification, sync against the changed share, compaction (`bench/vortex_sync.sh`)", "");
+o.push("Write amplification = bytes written ÷ ATIF bytes the operation read (`build`, `sync`, `compact --json`); over the root's life = everything the build, the syncs and the compaction wrote ÷ the compacted root's bytes after vacuum. Each sync of the sweep starts from the full build.", "");
+o.push(`| corpus | write amplification: build / syncs / compaction | over the root's life | compaction: files rewritten / kept, ATIF MiB in, MiB written, s | ${["1 % (costliest round)", ...sweepShares.map((p) => `${p} %`)].map((p) => `sync of ${p}: time, bytes written (% of build)`).join(" | ")} |`,
+  `| --- | --- | --- | --- | ${["", ...sweepShares].map(() => "---").join(" | ")} |`);
+for (const c of corpora) {
+  const op = C[c].ops;
+  if (!op || !op.build) { o.push(`| ${c} | not measured | | | ${["", ...sweepShares].map(() => "").join(" | ")} |`); continue; }
+  const sw = op.syncs.reduce((a, y) => a + y.bytes_written, 0), sr = op.syncs.reduce((a, y) => a + y.bytes_read, 0);
+  const cj = op.compact, w = syncCost(C[c]);
+  const cell = (y) => (y ? `${f(y.time_pct, 1)} %, ${f(y.bytes_pct, 1)} %` : "—");
+  o.push(`| ${c} | ${f(op.build.write_amplification, 3)} / ${sr ? f(sw / sr, 3) : "—"} / ${f(cj.write_amplification, 3)} | ${f(op.lifetime_write_amplification)}× | ${cj.files_rewritten} / ${cj.files_kept}, ${mib(cj.bytes_read)}, ${mib(cj.bytes_written)}, ${f(cj.seconds, 2)} | ${[cell(w), ...sweepShares.map((p) => cell(sweepAt(C[c], p)))].join(" | ")} |`);
 }
 o.push("", "1-min load average at the start→end of each measurement:", "");
 for (const c of corpora) o.push(`- ${c}: ${C[c].loads.join("; ")}`);

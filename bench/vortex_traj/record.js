@@ -18,6 +18,11 @@ const rssKiB = field(/Maximum resident set size \(kbytes\): (\d+)/);
 const logText = fs.existsSync(a.log) ? fs.readFileSync(a.log, "utf8") : "";
 const lines = logText.split("\n").filter((l) => l.trim() && !/^\s*(Command being timed|User time|System time|Percent of CPU|Elapsed|Average|Maximum|Major|Minor|Voluntary|Involuntary|Swaps|File system|Socket|Signals|Page size|Exit status)/.test(l));
 const jsonBytes = man.stats.json_bytes;
+function buildStats(f) {
+  if (!fs.existsSync(f)) return null;
+  const l = fs.readFileSync(f, "utf8").split("\n").find((x) => x.startsWith("{"));
+  try { return l ? JSON.parse(l) : null; } catch (e) { return null; }
+}
 const bytes = L.fileBytes(a.root);
 const res = {
   kind: `${a.kind}-build`, corpus: man.corpus, corpus_dir: path.resolve(a.corpus), fingerprint: man.fingerprint_sha256,
@@ -29,6 +34,9 @@ const res = {
   cpu_percent: field(/Percent of CPU this job got: (\d+)%/), peak_rss_mib: rssKiB === null ? null : Math.round(rssKiB / 1024),
   bytes: { total: bytes, ...L.bytesByTop(a.root) }, bytes_ratio_vs_json: +(bytes / jsonBytes).toFixed(4),
   summary: lines.slice(-3).join("\n"),
+  // the build's own figures when it printed them (`pchronicle-vortex build --json` on stdout):
+  // bytes written, write amplification, encode seconds (RFC-0006 §22.2)
+  stats: buildStats(`${a.log}.out`),
   loadavg_start: a.loadavg_start ? a.loadavg_start.split(/\s+/).map(Number) : null, loadavg_end: L.loadavg(),
 };
 L.writeJson(a.results, res);

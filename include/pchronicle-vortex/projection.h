@@ -97,6 +97,10 @@ typedef struct pch_vxp_build_stats {
     /* what this commit wrote (data files, blob packs, directories, manifest): an incremental
     ** sync's cost (§11.2); data_bytes etc. are the snapshot's totals */
     uint64_t written_bytes;
+    /* seconds spent encoding lanes (compressor sampling, encodings, zstd), summed over the
+    ** encoding threads: the build's encode time (RFC-0006 §22.2); the rest of `seconds` is
+    ** parsing, building lanes and writing */
+    double encode_seconds;
     /* an incremental commit left more L0 directory runs or L0 directory memory than its
     ** limits allow (§12.2): `pchronicle-vortex compact` is due */
     bool maintenance_required;

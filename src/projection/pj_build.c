@@ -1367,6 +1367,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     else CK(pj_current_swap(b->ctx, b->root, b->had_current ? &b->cur_raw : NULL, b->cur.snapshot_id, b->snapshot_id, mdigest, err));
     b->committed = true;
     b->st.seconds = pch_time_mono() - b->t0;
+    for (size_t i = 0; i < b->n_lanes; i++) b->st.encode_seconds += b->lanes[i].seconds;
     if (b->o.progress) fputc('\n', stderr);
     if (stats) *stats = b->st;
 #undef CK

@@ -87,13 +87,22 @@ want=$((2 + 2 * ${shape% *} + ${shape#* }))
 g=$(stat_of scan-gets gets)
 [ "${g:-99}" -le "$want" ] && ok || bad "a cold narrow scan made ${g:-?} GETs (files and clusters: $shape; at most $want)"
 # `benchmark` on the S3 root: its cold runs' GETs come from their --stats (a point read's
-# include CURRENT and the manifest, at most 5 as above)
-PCH_OBJECT_CACHE=off run bench-s3 0 "$VX" benchmark "$R" --only point_full,scan_source --keys 2 --repeat 1 --cold 2 --json "$T/bench.json" --quiet
+# include CURRENT and the manifest, at most 5 as above), ranges and bytes requested; beside
+# our Storyline tables of the same documents on the same server (`pchronicle --stats`)
+SL=s3://$B/$PRE/storyline
+run bench-sl 0 "$P" import --from "$IN" --input-format atif --output-format storyline --to "$SL"
+PCH_OBJECT_CACHE=off run bench-s3 0 "$VX" benchmark "$R" --storyline "$SL" --only point_full,scan_source --keys 2 --repeat 1 --cold 2 --json "$T/bench.json" --quiet
 python3 -c 'import json, sys
 q = {x["id"]: x for x in json.load(open(sys.argv[1]))["queries"]}
 assert 3 <= q["point_full"]["cold"]["gets"] <= 5, q["point_full"]
-assert q["scan_source"]["cold"]["gets"] >= 3 and q["scan_source"]["cold"]["bytes_read"] > 0, q["scan_source"]' "$T/bench.json" &&
-    ok || bad "benchmark on S3: GETs not reported: $(cat "$T/bench.json")"
+assert q["scan_source"]["cold"]["gets"] >= 3 and q["scan_source"]["cold"]["bytes_read"] > 0, q["scan_source"]
+for i in ("point_full", "scan_source"):
+    for side in ("cold", "storyline_cold"):
+        c = q[i][side]
+        # ranges: the byte ranges the reader asked for, before they were coalesced into GETs
+        assert c["gets"] >= 1 and c["ranges"] >= 1 and c["bytes_requested"] > 0, (i, side, c)
+    assert q[i]["storyline_cold"]["bytes_read"] > 0, q[i]' "$T/bench.json" &&
+    ok || bad "benchmark on S3: GETs, ranges or bytes not reported: $(cat "$T/bench.json")"
 
 # --- a damaged data object: a flipped byte in the cluster, then in the tail, fails the read
 # with the digest's message, never a wrong answer (a root of its own)

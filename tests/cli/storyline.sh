@@ -95,6 +95,10 @@ while read -r doc tk; do
 done < "$tmp/cands"
 "$CLI" get "$R" --session-id agent-001 --compact > "$tmp/g-s.jsonl" 2>&1; rc=$?
 { [ $rc = 0 ] && [ "$(wc -l < "$tmp/g-s.jsonl")" = 1 ]; } || { echo "FAIL get --session-id: exit $rc"; fail=1; }
+# --stats: the Lance bytes the read took and its time on stderr, the document unchanged on stdout
+"$CLI" get "$R" --session-id agent-001 --compact --stats > "$tmp/g-st.jsonl" 2>"$tmp/g-st.err"; rc=$?
+{ [ $rc = 0 ] && cmp -s "$tmp/g-s.jsonl" "$tmp/g-st.jsonl" && grep -Eq '^stats: bytes_read=[1-9][0-9]* seconds=[0-9.]+$' "$tmp/g-st.err" &&
+  ! grep -q 'stats: s3' "$tmp/g-st.err"; } || { echo "FAIL get --stats: exit $rc"; cat "$tmp/g-st.err"; fail=1; }
 "$CLI" get "$R" --run-id no-such-run >/dev/null 2>"$tmp/g.err"; rc=$?
 { [ $rc = 1 ] && grep -q "no run 'no-such-run'" "$tmp/g.err"; } || { echo "FAIL get --run-id missing: exit $rc"; fail=1; }
 "$CLI" get "$R" mm-run-1 --session-id mm-run-1 >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL get with two keys must exit 2"; fail=1; }

@@ -59,7 +59,7 @@ for q in b["queries"]:
     mono(c, 0.01)                                    # a process takes more than 10 us
     # a cold process's own peak: far below what a copy of the benchmark process would show
     assert 1 < c["peak_rss_mib"] < 200 and c["cpu_ms"] > 0, (i, c)
-    assert c["gets"] is None, (i, c)                 # a local root: no S3 request
+    assert c["gets"] is None and c["ranges"] is None and c["bytes_requested"] is None, (i, c)   # local: no S3 request
     if i.startswith("point") or i.startswith("lookup") or q.get("sql"):
         assert c["bytes_read"] > 0, (i, c)           # from the cold runs' --stats
     if i.startswith("point"):
@@ -69,6 +69,8 @@ for q in b["queries"]:
     else:
         assert q["storyline_cold"]["n"] == 2, q
         mono(q["storyline_cold"])
+        # `pchronicle get|sql --stats`: the Lance bytes it read; no S3 request here
+        assert q["storyline_cold"]["bytes_read"] > 0 and q["storyline_cold"]["gets"] is None, q
 print("ok")
 PY
 # SQL row counts are the rows `sql` prints; the parameters come from the root itself

@@ -45,7 +45,27 @@ if [ "$VG" = 1 ]; then CORPUS=tests/data/atif; ROUNDS=1; ENGINES=auto; else CORP
 IN=$T/src/in
 mkdir -p "$T/src" && cp -r "$CORPUS" "$IN"
 R=$T/root
-run base 0 "$VX" build --from "$IN" --to "$R" --quiet
+run base 0 "$VX" build --from "$IN" --to "$R" --quiet --json
+# write amplification (RFC-0006 §20.3, §22.2): bytes written per ATIF byte read, the same
+# measure for build, sync and compaction; FILE's JSON must hold it and agree with its parts
+wamp() {
+    python3 - "$@" <<'PY' && ok || bad "$1: write amplification: $(cat "$2")"
+import json, os, sys
+tag, f, kind = sys.argv[1:4]
+j = json.loads(open(f).readline())
+rd = j["input_bytes"] if kind == "build" else j["bytes_read"]
+assert rd > 0 and j["bytes_written"] > 0, (rd, j["bytes_written"])
+assert abs(j["write_amplification"] - j["bytes_written"] / rd) < 1e-3, j
+assert 0 <= j.get("encode_seconds", 0) and j["seconds"] > 0, j
+if kind == "build":
+    # what the build wrote is the snapshot on disk: its files less staging and locks
+    disk = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(sys.argv[4]) if "/staging" not in d + "/"
+               for n in ns if n != "CURRENT")
+    assert j["bytes_written"] == disk, (j["bytes_written"], disk)
+    assert 0 < j["encode_seconds"] < j["seconds"] * os.cpu_count(), j
+PY
+}
+wamp build "$T/base.out" build "$R"
 s0=$(cur "$R")
 
 # same: the export, every relation (both engines), RL and SFT of root $1 equal a fresh build's
@@ -149,6 +169,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     sleep 0.01
     run "sync-$r" 0 "$VX" sync --from "$IN" --to "$R" --json || continue
     [ "$(jget "$T/sync-$r.out" published)" = True ] && [ "$(cur "$R")" != "$before" ] && ok || bad "round $r published nothing: $(cat "$T/sync-$r.out")"
+    wamp "sync-$r" "$T/sync-$r.out" sync
     [ "$(jget "$T/sync-$r.out" changed)" -ge 2 ] && [ "$(jget "$T/sync-$r.out" added)" -ge 1 ] && [ "$(jget "$T/sync-$r.out" tombstones)" -ge 1 ] && ok ||
         bad "round $r: counts $(cat "$T/sync-$r.out")"
     same "round$r"
@@ -171,6 +192,7 @@ run compact-needed 0 "$VX" compact "$R" --if-needed --l0-runs 0 --l0-files 0 --m
 [ "$(jget "$T/compact-needed.out" compacted)" = False ] && [ "$(cur "$R")" = "$pre" ] && ok || bad "compact --if-needed without a trigger ran: $(cat "$T/compact-needed.out")"
 run compact 0 "$VX" compact "$R" --json
 [ "$(jget "$T/compact.out" compacted)" = True ] && ok || bad "compact did not run: $(cat "$T/compact.out")"
+wamp compact "$T/compact.out" compact
 same compacted
 # ... and its rows are in the order a fresh build writes them (the synced documents merged back
 # among the others, not appended: a time window's zone maps prune as in a rebuild, §22.4)

@@ -1,9 +1,9 @@
 /* pchronicle-vortex benchmark (RFC-0006 §20, §22.2, §22.3): the query matrix of §22.3 on one
 ** projection root, local or s3://, each query warm (this process: the snapshot or SQL session
 ** opened once, the query repeated) and cold (a new process of this program per run, as a user
-** runs it): p50/p95/p99, CPU, peak RSS, bytes read and decoded, GETs on object storage. With
-** --storyline, the same point reads and SQL as cold `pchronicle` processes on our Storyline
-** Lance tables of the same documents. The peers' columns (official Lance, DuckDB/Parquet) and
+** runs it): p50/p95/p99, CPU, peak RSS, bytes read and decoded, GETs, ranges and bytes on
+** object storage. With --storyline, the same point reads and SQL as cold `pchronicle`
+** processes on our Storyline Lance tables of the same documents. The peers' columns (official Lance, DuckDB/Parquet) and
 ** the operations that change a root (sync, compaction, vacuum) are make bench-report's
 ** (bench/report/README.md). Uses only public headers. */
 #include <errno.h>
@@ -28,11 +28,11 @@ static const char usage[] =
     "  content lanes not projected and projected, a content predicate, SFT and RL reads.\n"
     "  Each query warm (this process, opened once, repeated R times over N keys; default 20\n"
     "  keys, R 3) and cold (a new process per run, N runs, default 5): p50/p95/p99 ms, CPU ms,\n"
-    "  peak RSS and, from the cold runs' --stats, bytes read and decoded and S3 GETs (the GETs\n"
-    "  include CURRENT and the manifest). Keys, the time window (the middle tenth of the steps'\n"
+    "  peak RSS and, from the cold runs' --stats, bytes read and decoded and, on S3, GETs,\n"
+    "  ranges and bytes requested (the GETs include CURRENT and the manifest). Keys, the time window (the middle tenth of the steps'\n"
     "  times), the model and the function (the most frequent) come from the root itself.\n"
     "  --storyline SL_ROOT: the point reads and SQL also as cold `pchronicle` processes on our\n"
-    "  Storyline tables of the same documents. --only: those query ids. --json FILE (- for\n"
+    "  Storyline tables of the same documents (local or s3://; their --stats too). --only: those query ids. --json FILE (- for\n"
     "  stdout): every figure as JSON. Sync, compaction and vacuum change a root and are measured\n"
     "  by make bench-report (bench/vortex_sync.sh); the peers too (bench/report/README.md).\n";
 
@@ -49,7 +49,10 @@ typedef struct bquery {
     /* results */
     stat3 warm, cold, sl;
     double warm_cpu_ms, cold_cpu_ms, cold_rss_mib, sl_rss_mib;
-    double bytes_read, bytes_decoded, gets;   /* cold, means per run */
+    /* cold, means per run (-1: not printed); gets, ranges and s3_bytes (bytes requested)
+    ** only on object storage; sl_*: the Storyline runs' (`pchronicle --stats`) */
+    double bytes_read, bytes_decoded, gets, ranges, s3_bytes;
+    double sl_bytes_read, sl_gets, sl_ranges, sl_s3_bytes;
     uint64_t rows;                     /* SQL rows; lookups: candidates of the first key */
 } bquery;
 
@@ -379,7 +382,10 @@ static int spawn(bench *b, const char **argv, bool ok3, double *ms, double *cpu,
 static int cold(bench *b, bquery *x, bool sl)
 {
     const size_t nk = x->kind == Q_LOOKUP_SESSION ? b->n_sess : b->n_keys;
-    double *lat = calloc(b->cold + 1, sizeof *lat), cpu_sum = 0, rss = 0, br = -1, bd = -1, gets = -1;
+    double *lat = calloc(b->cold + 1, sizeof *lat), cpu_sum = 0, rss = 0;
+    double sum[5] = { -1, -1, -1, -1, -1 };   /* bytes_read, bytes_decoded, gets, ranges, bytes_requested */
+    static const char *const line[5] = { "stats: ", "stats: ", "stats: s3 ", "stats: s3 ", "stats: s3 " };
+    static const char *const field[5] = { "bytes_read", "bytes_decoded", "gets", "ranges", "bytes_requested" };
     int rc = PCH_OK;
     if (!lat) return pch_error_set(&b->err, PCH_ENOMEM, "out of memory");
     for (uint64_t i = 0; i < b->cold && rc == PCH_OK; i++) {
@@ -402,32 +408,36 @@ static int cold(bench *b, bquery *x, bool sl)
             av[a++] = "--compact";
             if (x->preview) av[a++] = "--preview";
         }
-        if (!sl) av[a++] = "--stats";
+        av[a++] = "--stats";
         av[a] = NULL;
         rc = spawn(b, av, x->kind == Q_LOOKUP_RUN || x->kind == Q_LOOKUP_SESSION, &ms, &cpu, &r, &et);
         if (rc == PCH_OK) {
             lat[i] = ms;
             cpu_sum += cpu;
             if (r > rss) rss = r;
-            double v;
-            /* get and sql print bytes_read (and get bytes_decoded); a process that made S3
-            ** requests prints its GETs; a figure not printed stays unknown (-1) */
-            if ((v = stat_of(et, "stats: ", "bytes_read")) >= 0) br = (br < 0 ? 0 : br) + v;
-            if ((v = stat_of(et, "stats: ", "bytes_decoded")) >= 0) bd = (bd < 0 ? 0 : bd) + v;
-            if ((v = stat_of(et, "stats: s3 ", "gets")) >= 0) gets = (gets < 0 ? 0 : gets) + v;
+            /* get and sql print bytes_read (and our get bytes_decoded); a process that made
+            ** S3 requests prints its GETs, ranges and bytes requested; a figure not printed
+            ** stays unknown (-1) */
+            for (int k = 0; k < 5; k++) {
+                double v = stat_of(et, line[k], field[k]);
+                if (v >= 0) sum[k] = (sum[k] < 0 ? 0 : sum[k]) + v;
+            }
         }
         free(et);
     }
+    for (int k = 0; k < 5; k++) if (sum[k] >= 0) sum[k] /= (double)b->cold;
     if (rc == PCH_OK && sl) {
         x->sl = summarize(lat, b->cold);
         x->sl_rss_mib = rss;
+        x->sl_bytes_read = sum[0];
+        x->sl_gets = sum[2]; x->sl_ranges = sum[3]; x->sl_s3_bytes = sum[4];
     } else if (rc == PCH_OK) {
         x->cold = summarize(lat, b->cold);
         x->cold_cpu_ms = cpu_sum / (double)b->cold;
         x->cold_rss_mib = rss;
-        x->bytes_read = br < 0 ? -1 : br / (double)b->cold;
-        x->bytes_decoded = bd < 0 ? -1 : bd / (double)b->cold;
-        x->gets = gets < 0 ? -1 : gets / (double)b->cold;
+        x->bytes_read = sum[0];
+        x->bytes_decoded = sum[1];
+        x->gets = sum[2]; x->ranges = sum[3]; x->s3_bytes = sum[4];
     }
     free(lat);
     return rc;
@@ -476,9 +486,19 @@ static void write_json(FILE *o, const bench *b, const char *snap, uint64_t traj,
             put_opt(o, "bytes_read", x->bytes_read, 0);
             put_opt(o, "bytes_decoded", x->bytes_decoded, 0);
             put_opt(o, "gets", x->gets, 2);
+            put_opt(o, "ranges", x->ranges, 2);
+            put_opt(o, "bytes_requested", x->s3_bytes, 0);
             fputc('}', o);
         }
-        if (x->sl.n) { put_stat(o, "storyline_cold", &x->sl); fprintf(o, ",\"peak_rss_mib\":%.1f}", x->sl_rss_mib); }
+        if (x->sl.n) {
+            put_stat(o, "storyline_cold", &x->sl);
+            fprintf(o, ",\"peak_rss_mib\":%.1f", x->sl_rss_mib);
+            put_opt(o, "bytes_read", x->sl_bytes_read, 0);
+            put_opt(o, "gets", x->sl_gets, 2);
+            put_opt(o, "ranges", x->sl_ranges, 2);
+            put_opt(o, "bytes_requested", x->sl_s3_bytes, 0);
+            fputc('}', o);
+        }
         fputc('}', o);
     }
     fputs("]}\n", o);
@@ -507,19 +527,19 @@ static void write_table(const bench *b, const bquery *qs, size_t nq, const bool 
 int vx_cmd_benchmark(pch_ctx *ctx, int argc, char **argv)
 {
     static const bquery matrix[] = {
-        { "point_full", "exact-key point read (run id + trajectory key), full reconstruction", Q_POINT, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "point_preview", "the same, Preview hydration (§13.6)", Q_POINT, true, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "lookup_run", "run candidate lookup (--run-id)", Q_LOOKUP_RUN, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "lookup_session", "session candidate lookup (--session-id)", Q_LOOKUP_SESSION, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "scan_source", "narrow step scan: steps by source", Q_SQL, false, NULL, "SELECT source, count(*) FROM steps GROUP BY source", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "scan_time_model", "narrow step scan: a time window by model", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "tool_group", "tool calls grouped by function", Q_SQL, false, NULL, "SELECT function_name, count(*) FROM tool_calls GROUP BY function_name", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "tool_filter", "tool calls of one function", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "content_off", "steps of one model, content lanes not projected", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "content_on", "the same steps with their message projected", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "content_pred", "a content predicate (message LIKE '%error%')", Q_SQL, false, NULL, "SELECT count(*) FROM steps WHERE message LIKE '%error%'", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "sft", "SFT read (copied context as the reader takes it), the C API", Q_TRAIN, false, "sft", "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
-        { "rl", "RL token and logprob scan", Q_TRAIN, false, "rl", "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "point_full", "exact-key point read (run id + trajectory key), full reconstruction", Q_POINT, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "point_preview", "the same, Preview hydration (§13.6)", Q_POINT, true, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "lookup_run", "run candidate lookup (--run-id)", Q_LOOKUP_RUN, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "lookup_session", "session candidate lookup (--session-id)", Q_LOOKUP_SESSION, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "scan_source", "narrow step scan: steps by source", Q_SQL, false, NULL, "SELECT source, count(*) FROM steps GROUP BY source", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "scan_time_model", "narrow step scan: a time window by model", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "tool_group", "tool calls grouped by function", Q_SQL, false, NULL, "SELECT function_name, count(*) FROM tool_calls GROUP BY function_name", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "tool_filter", "tool calls of one function", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "content_off", "steps of one model, content lanes not projected", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "content_on", "the same steps with their message projected", Q_SQL, false, NULL, "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "content_pred", "a content predicate (message LIKE '%error%')", Q_SQL, false, NULL, "SELECT count(*) FROM steps WHERE message LIKE '%error%'", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "sft", "SFT read (copied context as the reader takes it), the C API", Q_TRAIN, false, "sft", "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+        { "rl", "RL token and logprob scan", Q_TRAIN, false, "rl", "", {0}, {0}, {0}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
     };
     enum { NQ = sizeof matrix / sizeof matrix[0] };
     bquery qs[NQ];

@@ -108,7 +108,7 @@ static const char build_usage[] =
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
     "         [--frame-bytes BYTES] [--zstd-dict BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
     "         [--shard-rows N] [--source-id ID] [--partition NAME] [--prompt-prefix on|off]\n"
-    "         [--threads N] [--quiet]\n"
+    "         [--threads N] [--quiet] [--json]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
     "  Sizes take K/M/G suffixes. Defaults: hot < 8K, cold < 256K (larger content goes to blob\n"
     "  packs), dedup-min 256 on a local ROOT (a value of at least 256 bytes seen twice before\n"
@@ -122,7 +122,10 @@ static const char build_usage[] =
     "  1024 directory rows per shard,\n"
     "  one lane-encoding thread per CPU (0) — the files are the same for any --threads.\n"
     "  --prompt-prefix off keeps every prompt_token_ids list plain (default on: prompts that\n"
-    "  share long prefixes are stored as checkpoint + suffix where that saves >= 20 %).\n";
+    "  share long prefixes are stored as checkpoint + suffix where that saves >= 20 %).\n"
+    "  --json prints the build's figures as one JSON object on stdout: counts, the snapshot's\n"
+    "  bytes, bytes_written (every file the build wrote) and write_amplification (bytes_written\n"
+    "  / the ATIF bytes read), seconds and encode_seconds (lane encoding, summed over threads).\n";
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -174,6 +177,22 @@ static bool build_option(const char *a)
     return false;
 }
 
+/* build --json: the figures §22.2 asks of a build — what it read, what it wrote (write
+** amplification = bytes written / ATIF bytes read) and its encode time */
+static void print_build_json(const pch_vxp_build_stats *st, size_t rejected)
+{
+    uint64_t total = st->data_bytes + st->blob_bytes + st->directory_bytes + st->manifest_bytes;
+    printf("{\"snapshot_id\":\"%s\",\"documents\":%" PRIu64 ",\"rejected\":%zu,\"trajectories\":%" PRIu64 ",\"steps\":%" PRIu64
+           ",\"tool_calls\":%" PRIu64 ",\"input_bytes\":%" PRIu64 ",\"logical_bytes\":%" PRIu64 ",\"bytes\":%" PRIu64
+           ",\"data_bytes\":%" PRIu64 ",\"blob_bytes\":%" PRIu64 ",\"directory_bytes\":%" PRIu64 ",\"manifest_bytes\":%" PRIu64
+           ",\"bytes_written\":%" PRIu64 ",\"write_amplification\":%.4f,\"data_files\":%" PRIu64 ",\"clusters\":%" PRIu64
+           ",\"blobs\":%" PRIu64 ",\"dedup_hits\":%" PRIu64 ",\"seconds\":%.3f,\"encode_seconds\":%.3f}\n",
+           st->snapshot_id, st->documents, rejected, st->trajectories, st->steps, st->tool_calls, st->input_bytes,
+           st->logical_bytes, total, st->data_bytes, st->blob_bytes, st->directory_bytes, st->manifest_bytes,
+           st->written_bytes, st->input_bytes ? (double)st->written_bytes / (double)st->input_bytes : 0.0,
+           st->data_files, st->clusters, st->blobs, st->dedup_hits, st->seconds, st->encode_seconds);
+}
+
 int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
 {
     pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
@@ -186,7 +205,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     char *source_alloc = NULL;
     build_st bs;
     pch_error err;
-    int rc, quiet = 0;
+    int rc, quiet = 0, json = 0;
     memset(&bs, 0, sizeof bs);
     memset(&in, 0, sizeof in);
     pch_error_clear(&err);
@@ -195,6 +214,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         uint64_t *sz = NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { fputs(build_usage, stdout); return VX_EXIT_OK; }
         if (strcmp(a, "--quiet") == 0) { quiet = 1; continue; }
+        if (strcmp(a, "--json") == 0) { json = 1; continue; }
         if (!build_option(a)) { fprintf(stderr, "pchronicle-vortex build: unknown option %s\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
         if (!v) { fprintf(stderr, "pchronicle-vortex build: %s needs a value\n", a); fputs(build_usage, stderr); return VX_EXIT_USAGE; }
         i++;
@@ -292,6 +312,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
                 (double)(st.data_bytes + st.blob_bytes + st.directory_bytes + st.manifest_bytes) / 1048576.0,
                 (double)st.data_bytes / 1048576.0, (double)st.blob_bytes / 1048576.0, (double)st.directory_bytes / 1048576.0,
                 st.data_files, st.clusters, st.blobs, st.dedup_hits, st.seconds);
+    if (json) print_build_json(&st, ds.rejected);
     if (!quiet && st.staging_removed)
         fprintf(stderr, "removed %" PRIu64 " staging directories (%.1f MiB) that writers which did not finish left behind\n",
                 st.staging_removed, (double)st.staging_removed_bytes / 1048576.0);

@@ -53,6 +53,12 @@ bool pch_cli_parse_u64(const char *s, unsigned long long max, unsigned long long
 /* Seconds on the monotonic clock (durations: sync's debounce, sql --stats). */
 double pch_cli_now(void);
 
+/* --stats of sql and get, on stderr: "stats: bytes_read=N seconds=S" (Lance data bytes read,
+** seconds since t0) and, when the process made object-store requests, "stats: s3 gets=N
+** ranges=N bytes_requested=N bytes_useful=N requests=N retries=N cache_hits=N" (RFC-0006
+** §20.2, §22.2: GETs, ranges and bytes, as pchronicle-vortex prints them). */
+void pch_cli_print_stats(double t0);
+
 /* Verb entry points (one per cmd_<verb>.c). */
 int pch_cmd_lance(int argc, char **argv);
 int pch_cmd_validate(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* pchronicle get ROOT KEY [--compact]: one trajectory of a Storyline root (with its
+/* pchronicle get ROOT KEY [--compact] [--stats]: one trajectory of a Storyline root (with its
 ** embedded subagents) as ATIF JSON on stdout (docs/storyline.md §4, §5). --trajectory-key,
 ** --run-id and --session-id say which identity the key is (RFC-0006 §13.4); a run or session
 ** id shared by several documents prints each and exits 3 with the list of candidates. */
@@ -13,9 +13,9 @@
 #define GET_EXIT_SEVERAL 3
 
 static const char k_usage[] =
-    "usage: pchronicle get ROOT TRAJECTORY_KEY [--compact]\n"
-    "       pchronicle get ROOT (--trajectory-key K | --run-id R | --session-id S) [--compact]\n"
-    "       pchronicle get ROOT --run-id R --trajectory-key K [--compact]\n"
+    "usage: pchronicle get ROOT TRAJECTORY_KEY [--compact] [--stats]\n"
+    "       pchronicle get ROOT (--trajectory-key K | --run-id R | --session-id S) [--compact] [--stats]\n"
+    "       pchronicle get ROOT --run-id R --trajectory-key K [--compact] [--stats]\n"
     "Print one trajectory of a Storyline root as an ATIF document (pretty JSON; --compact:\n"
     "one line). A plain key is a trajectory key, or else a producer id (the trajectories\n"
     "whose key is KEY@<document path>: their trajectory_id, or a document root's session_id);\n"
@@ -23,7 +23,9 @@ static const char k_usage[] =
     "--session-id name the document roots with that run id or producer session id; --run-id\n"
     "with --trajectory-key names the trajectory K of run R. Several trajectories: each is\n"
     "printed, a list on stderr names the flags that select each alone, and the exit status\n"
-    "is 3. Exit status 1 when the key is not in the root.\n";
+    "is 3. Exit status 1 when the key is not in the root.\n"
+    "  --stats       print the bytes read from Lance data files and the time to stderr (on\n"
+    "                s3://, a second line: GETs, ranges and bytes requested)\n";
 
 static int print_one(pch_ctx *ctx, const char *root, const char *run_id, const char *key, bool compact,
                      pch_error *err)
@@ -48,10 +50,12 @@ static bool selected(const pch_storyline_match *m, const char *in_run)
 
 int pch_cmd_get(int argc, char **argv)
 {
-    bool compact = false;
+    bool compact = false, stats = false;
+    const double t0 = pch_cli_now();
     const char *by[3] = { NULL, NULL, NULL };   /* indexed by pch_storyline_key_kind (the flags) */
     const pch_cli_opt opts[] = {
         { "compact", false, NULL, &compact },
+        { "stats", false, NULL, &stats },
         { "trajectory-key", true, &by[PCH_STORYLINE_KEY_TRAJECTORY], NULL },
         { "run-id", true, &by[PCH_STORYLINE_KEY_RUN], NULL },
         { "session-id", true, &by[PCH_STORYLINE_KEY_SESSION], NULL },
@@ -113,6 +117,7 @@ int pch_cmd_get(int argc, char **argv)
         rc = GET_EXIT_SEVERAL;
     }
 done:
+    if (stats && ctx) pch_cli_print_stats(t0);
     if (ctx) pch_storyline_matches_free(ctx, m, n);
     pch_ctx_free(ctx);
     free(pos);

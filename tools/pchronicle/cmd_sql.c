@@ -19,7 +19,8 @@ static const char k_usage[] =
     "docs/sql.md lists the columns and what is pushed down.\n"
     "  --format F    table (default), csv or jsonl\n"
     "  --version N   read version N of a Lance dataset (default: the latest)\n"
-    "  --stats       print the bytes read from Lance data files and the time to stderr\n";
+    "  --stats       print the bytes read from Lance data files and the time to stderr (on\n"
+    "                s3://, a second line: GETs, ranges and bytes requested)\n";
 
 int pch_cmd_sql(int argc, char **argv)
 {
@@ -48,8 +49,7 @@ int pch_cmd_sql(int argc, char **argv)
     {
         double t0 = pch_cli_now();
         rc = pch_sql_run_at(pos[0], ver, pos[1], fmt, stdout, &err) == 0 ? PCH_CLI_EXIT_OK : pch_cli_fail(&err);
-        if (stats)
-            fprintf(stderr, "stats: bytes_read=%llu seconds=%.3f\n", (unsigned long long)pch_lance_bytes_read(), pch_cli_now() - t0);
+        if (stats) pch_cli_print_stats(t0);
     }
 done:
     free(pos);

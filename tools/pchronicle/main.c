@@ -11,6 +11,8 @@
 #include "cj_cli.h"
 #include "storyline_cli.h"
 #include "pchronicle/common.h"
+#include "pchronicle/io.h"
+#include "pchronicle/lance.h"
 
 /* Add new verbs here (keep the list sorted as it should appear in --help). */
 static const pch_cli_verb k_verbs[] = {
@@ -78,6 +80,18 @@ double pch_cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void pch_cli_print_stats(double t0)
+{
+    pch_store_stats o;
+    fprintf(stderr, "stats: bytes_read=%llu seconds=%.3f\n", (unsigned long long)pch_lance_bytes_read(), pch_cli_now() - t0);
+    pch_store_process_stats(&o);
+    if (o.requests)
+        fprintf(stderr, "stats: s3 gets=%llu ranges=%llu bytes_requested=%llu bytes_useful=%llu requests=%llu retries=%llu cache_hits=%llu\n",
+                (unsigned long long)o.gets, (unsigned long long)o.ranges, (unsigned long long)o.bytes_requested,
+                (unsigned long long)o.bytes_useful, (unsigned long long)o.requests, (unsigned long long)o.retries,
+                (unsigned long long)o.cache_hits);
 }
 
 bool pch_cli_parse_u64(const char *s, unsigned long long max, unsigned long long *out)
