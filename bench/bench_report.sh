@@ -16,7 +16,8 @@
 #   3. queries   bench/vortex_queries.py: narrow scans per process and warm (bench-sql), RL, SFT
 #      matrix    pchronicle-vortex benchmark: the §22.3 matrix on our two projections
 #   4. ops       bench/vortex_sync.sh: syncs, compaction, vacuum against a fresh build
-#   5. s3        bench/s3_point_reads.sh: point reads on a radosgw, ours and official Lance's GETs
+#   5. s3        bench/s3_point_reads.sh: point reads on a radosgw, ours and official Lance's GETs,
+#                and the §22.3 matrix there (benchmark on both our projections, MATRIX_OUT)
 #   6. checks    the default build holds no Vortex code (nm of pchronicle and libpchronicle.so)
 #   7. report    bench/report/report.js -> $OUT/REPORT.md, verdict.json, plots/*.{dat,gp} ->
 #                gnuplot -> plots/*.png, plots/*.svg
@@ -26,7 +27,8 @@
 #   N=200 point-read keys, RUNS=5 query repetitions (TINY: 10 and 2)
 #   STAGES="corpora systems queries matrix ops s3 report" (the default-build check runs with report)
 #   ops: bench/vortex_sync.sh on each corpus, OPS_ROUNDS=8 syncs of OPS_PCT=1 % of the documents,
-#   then compact and vacuum (TINY: 2 rounds of 10 %): the operations gate of §22.4
+#   then compact and vacuum (TINY: 2 rounds of 10 %): the operations gate of §22.4; and one sync
+#   of each OPS_SWEEP="5 20" % changed from the same build (sync cost against the changed share)
 #   s3: bench/s3_point_reads.sh on each corpus with PEER=lance, S3_KEYS=20 keys (TINY: 2), on the
 #   radosgw PCH_RGW_ENV names (make test's) or one started for the stage (tests/s3/rgw.sh)
 #   SFT_FORMATS="messages count" SFT_TIMEOUT=120 (s; the messages lines of a long trajectory
@@ -108,14 +110,15 @@ fi
 # recovery budgets of bench/vortex_sync.sh)
 if has ops; then
     if [ "$TINY" = 1 ]; then rounds=${OPS_ROUNDS:-2}; pct=${OPS_PCT:-10}; rep=3; else rounds=${OPS_ROUNDS:-8}; pct=${OPS_PCT:-1}; rep=20; fi
+    sweep=${OPS_SWEEP-"5 20"}
     for c in $CORPORA; do
         say "ops $c"
-        CORPUS="$CORPUS_DIR/$c/docs" OUT="$WORK/ops/$c" ROUNDS=$rounds PCT=$pct REPEAT=$rep \
+        CORPUS="$CORPUS_DIR/$c/docs" OUT="$WORK/ops/$c" ROUNDS=$rounds PCT=$pct REPEAT=$rep SWEEP="$sweep" \
             bench/vortex_sync.sh > "$VX_DIR/results/ops-$c.md" 2> "$VX_DIR/results/ops-$c.log" ||
             { tail -5 "$VX_DIR/results/ops-$c.log" >&2; die "ops $c"; }
         cp "$WORK/ops/$c/results.json" "$VX_DIR/results/ops-$c.json"
     done
-    cmd "CORPUS=\$CORPUS_DIR/<kind>/docs ROUNDS=$rounds PCT=$pct REPEAT=$rep bench/vortex_sync.sh   (each kind)"
+    cmd "CORPUS=\$CORPUS_DIR/<kind>/docs ROUNDS=$rounds PCT=$pct REPEAT=$rep SWEEP=\"$sweep\" bench/vortex_sync.sh   (each kind)"
 fi
 # 5. point reads on S3 (§22.2 local and object storage separately): a radosgw (the run's of make
 # test when PCH_RGW_ENV names it, else one of our own, tests/s3/rgw.sh, stopped at the end);
@@ -130,13 +133,15 @@ if has s3; then
         trap 'tests/s3/rgw.sh stop "$own_rgw" >/dev/null 2>&1' EXIT
     fi
     s3_keys=${S3_KEYS:-$([ "$TINY" = 1 ] && echo 2 || echo 20)}
+    if [ "$TINY" = 1 ]; then s3m="--keys 2 --repeat 1 --cold 2"; else s3m="--keys 20 --repeat 3 --cold 5"; fi
     for c in $CORPORA; do
         say "s3 $c"
         (. "$PCH_RGW_ENV" && PCH_BUILD=$BUILD JSON_OUT="$VX_DIR/results/s3-$c.json" PEER=lance \
+            MATRIX_OUT="$VX_DIR/results/s3-matrix-$c.json" MATRIX_ARGS="$s3m" \
             bench/s3_point_reads.sh "$CORPUS_DIR/$c/docs" "$s3_keys") > "$VX_DIR/results/s3-$c.md" 2> "$VX_DIR/results/s3-$c.log" ||
             { tail -5 "$VX_DIR/results/s3-$c.log" >&2; die "s3 $c"; }
     done
-    cmd "PEER=lance JSON_OUT=\$VX_DIR/results/s3-<kind>.json bench/s3_point_reads.sh \$CORPUS_DIR/<kind>/docs $s3_keys   (each kind; radosgw of tests/s3/rgw.sh)"
+    cmd "PEER=lance JSON_OUT=\$VX_DIR/results/s3-<kind>.json MATRIX_OUT=\$VX_DIR/results/s3-matrix-<kind>.json MATRIX_ARGS=\"$s3m\" bench/s3_point_reads.sh \$CORPUS_DIR/<kind>/docs $s3_keys   (each kind; radosgw of tests/s3/rgw.sh)"
     if [ -n "$own_rgw" ]; then tests/s3/rgw.sh stop "$own_rgw" >/dev/null 2>&1; trap - EXIT; fi
 fi
 has report || exit 0

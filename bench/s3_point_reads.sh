@@ -22,6 +22,9 @@
 # tests/s3/faultproxy.py, which counts its GETs: first as our importer wrote the tables (no
 # scalar index: Lance scans the key columns), then after `oracle.js index` compacted them and
 # built BTree indexes on run_id and trajectory_key (its best layout for this read).
+# MATRIX_OUT=FILE also runs `pchronicle-vortex benchmark` (the §22.3 matrix, MATRIX_ARGS, default
+# "--keys 20 --repeat 3 --cold 5") on the S3 root, with --storyline on the same corpus imported
+# as a Storyline root to the same server, every process without the tail cache, into FILE.
 # Prints the load first. Removes the prefixes at the end. JSON_OUT=FILE also writes the figures
 # as JSON (make bench-report's S3 gate, bench/report/report.js): per way and peer pass, GETs
 # per process (mean, max), process wall ms (p50, p95), bytes requested and used (means).
@@ -109,9 +112,7 @@ for way in cold first warm; do
 done
 json
 
-[ "${PEER:-}" = lance ] || exit 0
-ORACLE=${LANCE_ORACLE_DIR:-${PCH_CACHE:-$PWD/.cache}/lance-oracle}/oracle.js
-[ -f "$ORACLE" ] || { echo "PEER=lance: the oracle is missing at $ORACLE (scripts/bootstrap.sh)" >&2; exit 1; }
+[ "${PEER:-}" = lance ] || [ -n "${MATRIX_OUT:-}" ] || exit 0
 SL=s3://$BUCKET/bench-point-sl-$$
 cleanup_sl() {
     [ -n "${px:-}" ] && kill "$px" 2>/dev/null
@@ -121,6 +122,19 @@ cleanup_sl() {
 trap cleanup_sl EXIT
 "$P" import --from "$CORPUS" --to "$SL" --input-format atif --output-format storyline --quiet 2>/dev/null ||
     { echo "storyline import to $SL failed" >&2; exit 1; }
+# the §22.3 matrix on S3 (RFC-0006 §22.2: local and object storage separately): our projection
+# and our Storyline tables of the same documents on the same server, before official Lance
+# compacts and indexes those tables below; every process cold (no tail cache)
+if [ -n "${MATRIX_OUT:-}" ]; then
+    # shellcheck disable=SC2086
+    PCH_OBJECT_CACHE=off "$VX" benchmark "$R" --storyline "$SL" ${MATRIX_ARGS:---keys 20 --repeat 3 --cold 5} \
+        --json "$MATRIX_OUT" --quiet > "$T/matrix.txt" 2> "$T/matrix.err" ||
+        { echo "benchmark on S3 failed: $(tail -3 "$T/matrix.err")" >&2; exit 1; }
+    echo; echo "# the §22.3 matrix on S3 (pchronicle-vortex benchmark $R --storyline $SL)"; cat "$T/matrix.txt"
+fi
+[ "${PEER:-}" = lance ] || exit 0
+ORACLE=${LANCE_ORACLE_DIR:-${PCH_CACHE:-$PWD/.cache}/lance-oracle}/oracle.js
+[ -f "$ORACLE" ] || { echo "PEER=lance: the oracle is missing at $ORACLE (scripts/bootstrap.sh)" >&2; exit 1; }
 : > "$T/sched"
 python3 tests/s3/faultproxy.py "${AWS_ENDPOINT_URL##*:}" "$T/px.port" "$T/sched" "$T/px.log" & px=$!
 for _ in $(seq 1 100); do [ -s "$T/px.port" ] && break; sleep 0.05; done

@@ -102,6 +102,7 @@ for (const c of corpora) {
     ops: vx(`ops-${c}.json`),
     s3: vx(`s3-${c}.json`),
     matrix: vx(`benchmark-${c}.json`),
+    s3_matrix: vx(`s3-matrix-${c}.json`),
     rl_peer: { lance: peerQ(lq, "rl", "warm"), parquet: peerQ(dq, "rl", "warm") },
     loads: [["vortex build", vb], ["vortex get", vp], ["storyline build", sb], ["Lance build", lb], ["Lance queries", lq], ["DuckDB build", db], ["DuckDB queries", dq]]
       .filter(([, r]) => r).map(([n, r]) => `${n} ${r.loadavg_start ? r.loadavg_start[0] : "—"}→${r.loadavg_end ? r.loadavg_end[0] : "—"}`),
@@ -375,6 +376,18 @@ for (const c of corpora) {
     const sl = q.storyline_cold ? `${ms(q.storyline_cold.p50_ms)} / ${ms(q.storyline_cold.p95_ms)}` : "—";
     const bytes = k && num(k.bytes_read) ? `${k.bytes_read}${num(k.bytes_decoded) ? ` / ${k.bytes_decoded}` : ""}` : "—";
     o.push(`| ${c} | ${q.id}: ${q.what} | ${w} | ${k ? `${ms(k.p50_ms)} / ${ms(k.p95_ms)}` : "—"} | ${k ? f(k.cpu_ms, 1) : "—"} | ${k ? f(k.peak_rss_mib, 1) : "—"} | ${bytes} | ${sl} |`);
+  }
+}
+o.push("", "## The §22.3 matrix on S3 (radosgw; `pchronicle-vortex benchmark s3://…`)", "");
+o.push("The same matrix on the same documents built to the radosgw of the `s3` stage, our Storyline tables imported beside them (before official Lance compacts them for its point reads). Every process cold, without the tail cache: GETs, ranges (the byte ranges the reader asked for, before coalescing) and bytes requested from the S3 counters of `--stats`, means per process; a GET count includes CURRENT and the manifest (ours) or the version listing (Storyline).", "");
+o.push("| corpus | query | warm p50 / p95 ms | cold p50 / p95 ms | GETs / ranges / MiB requested | Storyline cold p50 / p95 ms | Storyline GETs / ranges / MiB |", "| --- | --- | --- | --- | --- | --- | --- |");
+for (const c of corpora) {
+  const m = C[c].s3_matrix;
+  if (!m) { o.push(`| ${c} | not measured | | | | | |`); continue; }
+  const io = (k) => (k && num(k.gets) ? `${f(k.gets, 1)} / ${f(k.ranges, 1)} / ${mib(k.bytes_requested)}` : "—");
+  for (const q of m.queries) {
+    const k = q.cold, sl = q.storyline_cold;
+    o.push(`| ${c} | ${q.id} | ${q.warm ? `${ms(q.warm.p50_ms)} / ${ms(q.warm.p95_ms)}` : "—"} | ${k ? `${ms(k.p50_ms)} / ${ms(k.p95_ms)}` : "—"} | ${io(k)} | ${sl ? `${ms(sl.p50_ms)} / ${ms(sl.p95_ms)}` : "—"} | ${io(sl)} |`);
   }
 }
 o.push("", "## Operations: write amplification, sync against the changed share, compaction (`bench/vortex_sync.sh`)", "");

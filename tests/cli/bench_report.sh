@@ -2,8 +2,8 @@
 # Smoke run of `make bench-report` (bench/bench_report.sh with TINY=1; RFC-0006 §22): the six
 # corpus kinds of §22.1 at a few documents each, every system on them (official Lance and
 # DuckDB/Parquet through ../shared/bench/traj/run.sh, our Vortex and Storyline projections),
-# the queries, the §22.3 matrix (pchronicle-vortex benchmark), the operations after syncs and
-# compaction, point reads on S3 (the run's radosgw,
+# the queries, the §22.3 matrix (pchronicle-vortex benchmark, locally and on S3), the operations
+# after syncs and compaction (write amplification, a sweep of changed shares), point reads on S3 (the run's radosgw,
 # PCH_RGW_ENV, or one the stage starts), the default-build check and the report with its
 # plots — the same code as the
 # full run, so the harness cannot rot. Then the report's arithmetic: the verdict is computed
@@ -50,6 +50,21 @@ for c in $KINDS; do [ -s "$W/vortex/results/ops-$c.json" ] && ok || bad "no ops 
 for c in $KINDS; do
     has "matrix $c" "$M" "^\| $c \| point_full: .*\| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9]+ / [0-9]+ \| [0-9.]+ / [0-9.]+ \|$"
     has "matrix $c" "$M" "^\| $c \| content_on: .*\| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| "
+done
+# the build's encode time and write amplification (`build --json`), every kind
+for c in $KINDS; do
+    has "encode $c" "$M" "^\| $c \| build encode s of CPU s; bytes written \(write amplification: ÷ ATIF bytes\) \| [0-9.]+ of [0-9.]+ s \([0-9]+ %\); [0-9.]+ MiB \([0-9.]+\) \|"
+done
+# write amplification of build, syncs and compaction, over the root's life, and the sweep of
+# changed shares (one sync of 5 % and one of 20 % from the same build), every kind
+has ops-header "$M" '^\| corpus \| write amplification: build / syncs / compaction \| .* \| sync of 5 %: time, bytes written \(% of build\) \| sync of 20 %: '
+for c in $KINDS; do
+    has "ops-wa $c" "$M" "^\| $c \| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+× \| [0-9]+ / [0-9]+, [0-9.]+, [0-9.]+, [0-9.]+ \| [0-9.]+ %, [0-9.]+ % \| [0-9.]+ %, [0-9.]+ % \| [0-9.]+ %, [0-9.]+ % \|$"
+done
+# the §22.3 matrix on S3: both our projections on the radosgw, GETs, ranges and bytes of each
+for c in $KINDS; do
+    has "s3 matrix $c" "$M" "^\| $c \| point_full \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ / [0-9.]+ \|$"
+    has "s3 matrix $c" "$M" "^\| $c \| scan_source \| .* \| [0-9.]+ / [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ / [0-9.]+ \|$"
 done
 # point reads on S3 (the run's radosgw, PCH_RGW_ENV, or one the stage starts): ours and official
 # Lance's GETs, the S3 gate computed on every kind
