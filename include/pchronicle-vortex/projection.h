@@ -389,6 +389,23 @@ typedef struct pch_vxp_lanes_stats {
 } pch_vxp_lanes_stats;
 PCH_API void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out);
 
+/* Content columns of a lane scan (§13.2, §13.6): the steps relation's `message` read from the
+** message lanes alone, no document rebuilt. A scan that also names the lane paths
+** pch_vxp_message_lanes returns (n of them, in that order) hands those arrays of a cluster, as
+** pch_vxp_lanes_next returned them, to pch_vxp_message_text with a step item (the index into
+** the lanes' step items) and gets the step's message as the relation renders the Storyline
+** column: canonical JSON text (keys sorted, compact; a text message is its JSON string),
+** external values hydrated from the blob packs and checked; *text NULL when the step has no
+** message. *text is borrowed until the next call. */
+typedef struct pch_vxp_content pch_vxp_content;
+PCH_API size_t pch_vxp_message_lanes(const char *const **paths);
+PCH_API int pch_vxp_content_open(pch_vxp_content **out, pch_vxp_snapshot *s, pch_error *err);
+PCH_API int pch_vxp_message_text(pch_vxp_content *c, const pch_vx_array *const *lanes, uint64_t step,
+                                 const char **text, size_t *len, pch_error *err);
+/* Blob values read (hydrated) and content bytes decoded so far. */
+PCH_API void pch_vxp_content_stats(const pch_vxp_content *c, uint64_t *blobs_hydrated, uint64_t *bytes_decoded);
+PCH_API void pch_vxp_content_free(pch_vxp_content *c);
+
 /* ---------------------------------------------------------------- training reads (§13.5) */
 
 /* Which steps a training reader considers (docs/training.md). */

@@ -2075,6 +2075,123 @@ int pj_chat_tools(pj_chat *c, pch_buf *out, const pj_rows *r, uint64_t row, pch_
     return PCH_OK;
 }
 
+/* ---------------------------------------------------------------- content columns (§13.6)
+**
+** The SQL relations' `message` column read from the message lanes of a lane scan: the value
+** a Full point read writes for the step (external values hydrated from the blob packs and
+** checked), rendered as the relation renders the Storyline column — canonical JSON text
+** (JSONB → text: keys sorted, compact). A text message is already in that form. */
+
+static const int k_message_lanes[] = {
+    PJ_MESSAGE_KIND, PJ_MESSAGE_HOT, PJ_MESSAGE_COLD, PJ_MESSAGE_REF, PJ_MESSAGE_PART_KIND,
+    PJ_MESSAGE_PART_HOT, PJ_MESSAGE_PART_COLD, PJ_MESSAGE_PART_REF, PJ_MESSAGE_PART_ESCAPE
+};
+#define N_MESSAGE_LANES (sizeof k_message_lanes / sizeof k_message_lanes[0])
+
+struct pch_vxp_content {
+    pj_chat *chat;
+    pj_rows rows;                 /* only the message lanes are set */
+    pch_json_parser *jp;
+    pch_buf raw, jsonb, text;
+};
+
+static char g_msg_path[N_MESSAGE_LANES][48];
+static const char *g_msg_list[N_MESSAGE_LANES];
+static pthread_once_t g_msg_once = PTHREAD_ONCE_INIT;
+
+static void message_paths(void)
+{
+    for (size_t i = 0; i < N_MESSAGE_LANES; i++) {
+        int l = k_message_lanes[i];
+        snprintf(g_msg_path[i], sizeof g_msg_path[i], "%s.%s", pj_group_names[pj_lane_group[l]], pj_lane_names[l]);
+        g_msg_list[i] = g_msg_path[i];
+    }
+}
+
+size_t pch_vxp_message_lanes(const char *const **paths)
+{
+    pthread_once(&g_msg_once, message_paths);
+    *paths = g_msg_list;
+    return N_MESSAGE_LANES;
+}
+
+int pch_vxp_content_open(pch_vxp_content **out, pch_vxp_snapshot *s, pch_error *err)
+{
+    pch_vxp_content *c = calloc(1, sizeof *c);
+    pj_blobs *blobs;
+    int rc;
+    *out = NULL;
+    if (!c) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    pch_buf_init(&c->raw, NULL);
+    pch_buf_init(&c->jsonb, NULL);
+    pch_buf_init(&c->text, NULL);
+    if ((rc = pj_snapshot_blobs(s, &blobs, err)) < 0 || (rc = pj_chat_new(&c->chat, blobs, err)) < 0 ||
+        (rc = pch_json_parser_new(&c->jp, NULL, NULL, err)) < 0) {
+        pch_vxp_content_free(c);
+        return rc;
+    }
+    *out = c;
+    return PCH_OK;
+}
+
+void pch_vxp_content_free(pch_vxp_content *c)
+{
+    if (!c) return;
+    pj_chat_free(c->chat);
+    pch_json_parser_free(c->jp);
+    pch_buf_dispose(&c->raw);
+    pch_buf_dispose(&c->jsonb);
+    pch_buf_dispose(&c->text);
+    free(c);
+}
+
+void pch_vxp_content_stats(const pch_vxp_content *c, uint64_t *blobs_hydrated, uint64_t *bytes_decoded)
+{
+    *blobs_hydrated = c ? c->chat->st.blobs_hydrated : 0;
+    *bytes_decoded = c ? c->chat->st.bytes_decoded : 0;
+}
+
+int pch_vxp_message_text(pch_vxp_content *c, const pch_vx_array *const *lanes, uint64_t step, const char **text,
+                         size_t *len, pch_error *err)
+{
+    rd *d;
+    const pch_vx_array *kinds;
+    uint64_t k, pb, pe;
+    const pch_json_value *v;
+    *text = NULL;
+    *len = 0;
+    for (size_t i = 0; i < N_MESSAGE_LANES; i++) c->rows.l[k_message_lanes[i]] = lanes[i];
+    pch_buf_clear(&c->raw);
+    d = chat_rd(c->chat, &c->raw, &c->rows, err);
+    kinds = L1(MESSAGE_KIND);
+    if (!kinds || kinds->dtype->kind != PCH_VX_PRIMITIVE || step >= kinds->len) return corrupt(d, "message_kind lane missing or short");
+    k = load_u(kinds, step);
+    if (k == PJ_CK_PARTS) {
+        PCH_TRY(write_parts(d, step));
+    } else {
+        PCH_TRY(range(d, L1(MESSAGE_PART_KIND), step, &pb, &pe));
+        if (pe != pb) return corrupt(d, "content parts on a message that is not a parts list");
+        if (k == PJ_CK_ABSENT) return PCH_OK;       /* no message: SQL NULL */
+        if (k != PJ_CK_TEXT && k != PJ_CK_JSON) return corrupt(d, "unknown content kind");
+        PCH_TRY(content(d, L1(MESSAGE_HOT), L1(MESSAGE_COLD), L1(MESSAGE_REF), step, k == PJ_CK_TEXT));
+    }
+    if (c->raw.oom) return corrupt(d, "out of memory");
+    if (k == PJ_CK_TEXT) {              /* a JSON string, escaped as JSONB → text escapes it */
+        *text = (const char *)c->raw.data;
+        *len = c->raw.len;
+        return PCH_OK;
+    }
+    /* parts or other JSON: through JSONB, as the Storyline column holds it */
+    if (pch_json_parser_parse(c->jp, (const char *)c->raw.data, c->raw.len, &v, err) < 0) return err->code;
+    pch_buf_clear(&c->jsonb);
+    pch_buf_clear(&c->text);
+    PCH_TRY(pch_jsonb__encode(&c->jsonb, v, (const char *)c->raw.data, err));
+    PCH_TRY(pch_jsonb__to_json(&c->text, c->jsonb.data, c->jsonb.len, err));
+    *text = (const char *)c->text.data;
+    *len = c->text.len;
+    return PCH_OK;
+}
+
 /* §15: offsets of one level agree across lanes, kinds in range, token/logprob lengths. */
 size_t pj_model_check(const pj_rows *r, const char *file, pch_vxp_finding_cb cb, void *payload)
 {

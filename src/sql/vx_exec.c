@@ -579,6 +579,14 @@ static bool parse_select(parser *ps, char alias_of_item[][128])
     }
     (void)accept_op(&ps->x, ";");
     if (ps->x.cur.t != T_END || ps->x.bad) return reject(ps, "a statement the engine does not parse");
+    /* the step's message with a trajectory key: SQLite's path rebuilds the documents holding
+    ** the key (the trajectory directory) instead of writing every cluster's messages */
+    {
+        int mc = col_of(p, "message"), kc = col_of(p, "trajectory_key");
+        bool key = false;
+        for (int i = 0; i < p->n_pred; i++) key |= p->pred[i].col == kc && p->pred[i].op == P_EQ && p->pred[i].n_lit == 1;
+        if (mc >= 0 && ((p->used >> mc) & 1) && key) return reject(ps, "a message read by trajectory key (the documents holding it)");
+    }
     return true;
 }
 

@@ -341,26 +341,35 @@ static int find_docs(vx_src *s, const char *key, size_t key_len, uint64_t **pos,
 /* ---- narrow scans straight from the lanes (§13.2, §13.3) ----
 **
 ** When every column a statement uses (and every pushed one) of steps or tool_calls is one the
-** lanes hold as typed values, the rows come from a lane scan of each cluster: only those
-** lanes are decoded, no document is rebuilt, nothing is hydrated. Each column below takes
+** lanes hold as typed values, or the step's message, the rows come from a lane scan of each
+** cluster: only those lanes are decoded, no document is rebuilt, and only a message read
+** hydrates its external value (§13.6). Each column below takes
 ** the value the Storyline importer would put in it; the differential test
 ** (tests/cli/vortex_sql.sh) checks the two paths against a Storyline root. */
 
 enum {                              /* the lanes a narrow scan may read */
     LN_SOURCE_ID, LN_RUN_KEY, LN_SESSION_ID, LN_TRAJ_KEY, LN_PAGE_INDEX, LN_STEP_ID, LN_TS_MS, LN_TS_TEXT,
     LN_SOURCE, LN_MODEL, LN_LLM, LN_COPIED, LN_PROMPT, LN_COMPLETION, LN_CACHED, LN_COST, LN_CALL_ID,
-    LN_FUNCTION, LN_N
+    LN_FUNCTION, LN_MSG,                /* LN_MSG .. LN_N: the message lanes (pch_vxp_message_lanes) */
+    LN_N = LN_MSG + 9
 };
-static const char *const k_lane_path[LN_N] = {
+static const char *const k_lane_path[LN_MSG] = {
     "id.source_id", "id.run_key", "id.session_id", "id.trajectory_key", "id.page_index", "steps.step_id",
     "steps.timestamp_ms", "steps.timestamp_text", "steps.source", "steps.model_name", "steps.llm_call_count",
     "steps.is_copied_context", "tokens.prompt_tokens", "tokens.completion_tokens", "tokens.cached_tokens",
     "tokens.cost_usd", "tools.tool_call_id", "tools.function_name"
 };
+/* The path of lane l: the message lanes' are the projection's (pch_vxp_message_lanes). */
+static const char *lane_path(int l)
+{
+    const char *const *msg;
+    if (l < LN_MSG) return k_lane_path[l];
+    return (size_t)(l - LN_MSG) < pch_vxp_message_lanes(&msg) ? msg[l - LN_MSG] : "?";
+}
 
 /* Column name → (lanes it reads, kind). Kinds say how a value is made. */
 enum { K_ID, K_ORDINAL, K_STEP_I64, K_STEP_STR, K_TS_TEXT, K_SOURCE, K_STEP_BOOL, K_STEP_F64, K_CALL_ORD,
-       K_CALL_STR, K_HAS_CALLS, K_N_CALLS };
+       K_CALL_STR, K_HAS_CALLS, K_N_CALLS, K_MESSAGE };
 typedef struct lane_col_def { const char *name; int kind, lane, lane2; } lane_col_def;
 static const lane_col_def k_step_cols[] = {
     { "source_id", K_ID, LN_SOURCE_ID, -1 }, { "run_id", K_ID, LN_RUN_KEY, -1 },
@@ -372,6 +381,8 @@ static const lane_col_def k_step_cols[] = {
     { "cached_tokens", K_STEP_I64, LN_CACHED, -1 }, { "cost_usd", K_STEP_F64, LN_COST, -1 },
     { "llm_call_count", K_STEP_I64, LN_LLM, -1 }, { "is_copied_context", K_STEP_BOOL, LN_COPIED, -1 },
     { "has_tool_calls", K_HAS_CALLS, LN_CALL_ID, -1 }, { "n_tool_calls", K_N_CALLS, LN_CALL_ID, -1 },
+    /* content (§13.6): the message written from its lanes (pch_vxp_message_text) */
+    { "message", K_MESSAGE, LN_MSG, -1 },
 };
 static const lane_col_def k_call_cols[] = {
     { "source_id", K_ID, LN_SOURCE_ID, -1 }, { "run_id", K_ID, LN_RUN_KEY, -1 },
@@ -433,6 +444,7 @@ struct pch_sql_lanes {
     int traj_of[64];                /* runs from the summaries: runs column -> trajectories column, -1 */
     bool runs_view;
     long xp;                        /* its --explain entry, -1 */
+    pch_vxp_content *content;       /* a content column is read (K_MESSAGE): its writer */
 };
 
 static const lane_col_def *find_def(pch_storyline_table t, const char *name)
@@ -459,6 +471,12 @@ static void lanes_close(pch_sql_lanes *c)
         t->rows += st.rows;
         t->rows_pruned += st.rows_pruned;
         t->clusters_summary_warm += st.clusters_summary_warm;
+    }
+    if (c->content) {
+        uint64_t blobs, decoded;
+        pch_vxp_content_stats(c->content, &blobs, &decoded);
+        g_blobs += blobs;
+        pch_vxp_content_free(c->content);
     }
     traj_acc_free(c->s->ctx, c->acc);
     pch_vxp_lanes_free(c->it);
@@ -602,6 +620,7 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_s
             const lane_col_def *d = c->def[i];
             c->lane_at[d->lane] = 0;
             if (d->lane2 >= 0) c->lane_at[d->lane2] = 0;
+            if (d->kind == K_MESSAGE) for (int l = LN_MSG; l < LN_N; l++) c->lane_at[l] = 0;
             c->need_ent |= d->kind == K_ID;
             c->need_ord |= d->kind == K_ORDINAL;
             c->need_cpos |= d->kind == K_CALL_ORD;
@@ -612,8 +631,9 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_s
         if (c->lane_at[l] == 0) { c->spine = l; break; }
     c->lane_at[c->spine] = 0;
     for (int l = 0; l < LN_N; l++)
-        if (c->lane_at[l] == 0) { c->lane_at[l] = (int)n; paths[n++] = k_lane_path[l]; }
+        if (c->lane_at[l] == 0) { c->lane_at[l] = (int)n; paths[n++] = lane_path(l); }
     if ((rc = pch_vxp_lanes_open(&c->it, s->snap, paths, n, err)) < 0) { lanes_close(c); return rc; }
+    if (c->lane_at[LN_MSG] >= 0 && (rc = pch_vxp_content_open(&c->content, s->snap, err)) < 0) { lanes_close(c); return rc; }
     pch_buf_init(&why, s->ctx);
     pch_buf_printf(&why, "%s: narrow scan, no document rebuilt; lanes", table_name(t));
     for (size_t i = 0; i < n; i++) pch_buf_printf(&why, "%s %s", i ? "," : "", paths[i]);
@@ -670,7 +690,8 @@ static int lanes_batch(pch_sql_lanes *c, uint64_t n_out, const pch_lance_batch *
         pch_lance_column *lc = &c->lc[k];
         out_col *o = c->runs_view ? (c->traj_of[k] >= 0 ? &c->col[c->traj_of[k]] : NULL) : &c->col[k];
         memset(lc, 0, sizeof *lc);
-        lc->type = c->schema->fields[k].type;
+        /* a message is its JSON text already (pch_vxp_message_text), not JSONB */
+        lc->type = c->def[k] && c->def[k]->kind == K_MESSAGE ? PCH_LANCE_UTF8 : c->schema->fields[k].type;
         lc->n_rows = (size_t)n_out;
         if (!o || (!c->def[k] && !c->acc)) { lc->validity = c->zeros; continue; }
         if (o->val.oom || o->off.oom || o->data.oom || o->valid.oom) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
@@ -811,7 +832,7 @@ static int enum_rows(pch_sql_lanes *c, const pch_vx_array *const *L, uint64_t ro
         for (int k = 0; k < n_chk; k++) {
             uint64_t b, e;
             if (!list_rng(L[c->lane_at[chk[k]]], r, &b, &e) || b != sb || e != se)
-                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with %s on the steps of a row", k_lane_path[chk[k]], k_lane_path[c->spine]);
+                return pch_error_set(err, PCH_ECORRUPT, "vortex sql: lane %s disagrees with %s on the steps of a row", lane_path(chk[k]), lane_path(c->spine));
         }
         if (pch_vx_row_uint(pg, r) == 0) c->step_base = 0;
         if (pch_vx_row_uint(pg, r) == 0 && c->need_ent) {      /* a first page: its identity */
@@ -893,7 +914,7 @@ char pch_sql__vx_lane_kind(pch_storyline_table t, const char *column)
     if (t != PCH_STORYLINE_STEPS && t != PCH_STORYLINE_TOOL_CALLS) return 0;
     if (!(d = find_def(t, column))) return 0;
     switch (d->kind) {
-    case K_ID: case K_STEP_STR: case K_TS_TEXT: case K_SOURCE: case K_CALL_STR: return 's';
+    case K_ID: case K_STEP_STR: case K_TS_TEXT: case K_SOURCE: case K_CALL_STR: case K_MESSAGE: return 's';
     case K_STEP_F64: return 'f';
     default: return 'i';
     }
@@ -1046,7 +1067,7 @@ static int vec_codes(out_col *o, pch_sql_vec *v, const pch_vx_array *x, const ui
     return PCH_OK;
 }
 
-static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, uint64_t n)
+static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, uint64_t n, pch_error *err)
 {
     static const char *const k_source[4] = { NULL, "system", "user", "agent" };
     static const size_t k_source_n[4] = { 0, 6, 4, 5 };
@@ -1057,7 +1078,7 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
     uint8_t *ok = vbuf(&o->valid, n);
     /* each output row's step item, for the readers below that index it directly */
     const uint64_t *rs = d->kind == K_TS_TEXT || d->kind == K_STEP_F64 || d->kind == K_STEP_BOOL ||
-                         d->kind == K_HAS_CALLS || d->kind == K_N_CALLS ? row_map(c, false) : NULL;
+                         d->kind == K_HAS_CALLS || d->kind == K_N_CALLS || d->kind == K_MESSAGE ? row_map(c, false) : NULL;
     int64_t *iv = NULL;
     memset(v, 0, sizeof *v);
     v->valid = ok;
@@ -1115,6 +1136,26 @@ static int vec_column(pch_sql_lanes *c, const pch_vx_array *const *L, size_t k, 
                 pch_time_format_iso8601(iso, (int64_t)pch_vx_row_uint(ms, si));
                 PCH_TRY(pch_buf_append(&o->data, iso, strlen(iso)));
             } else ok[j] = 0;
+            off[j + 1] = (int64_t)o->data.len;
+        }
+        v->kind = 's';
+        v->data = o->data.data ? o->data.data : (const uint8_t *)"";
+        v->off = off;
+        return PCH_OK;
+    }
+    case K_MESSAGE: {              /* each row's message, written from the message lanes */
+        const pch_vx_array *ml[LN_N - LN_MSG];
+        int64_t *off;
+        for (int l = LN_MSG; l < LN_N; l++) ml[l - LN_MSG] = L[c->lane_at[l]];
+        pch_buf_clear(&o->data);
+        if (!(off = vbuf(&o->off, (n + 1) * 8))) return PCH_ENOMEM;
+        off[0] = 0;
+        for (uint64_t j = 0; j < n; j++) {
+            const char *t;
+            size_t tn;
+            PCH_TRY(pch_vxp_message_text(c->content, ml, rs[j], &t, &tn, err));
+            ok[j] = t != NULL;
+            if (t) PCH_TRY(pch_buf_append(&o->data, t, tn));
             off[j + 1] = (int64_t)o->data.len;
         }
         v->kind = 's';
@@ -1215,9 +1256,13 @@ static int lanes_next(pch_sql_lanes *c, const pch_lance_batch **out, bool *eof, 
         PCH_TRY(enum_rows(c, L, rows, &n_out, err));
         if (n_out) break;
     }
-    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++)
-        if (c->def[k] && (vec_column(c, L, k, n_out) < 0 || vec_to_batch(c, k, n_out) < 0))
-            return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+    for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
+        int rc;
+        if (!c->def[k]) continue;
+        if ((rc = vec_column(c, L, k, n_out, err)) == PCH_OK) rc = vec_to_batch(c, k, n_out);
+        /* the content writer says what failed; the rest can only run out of memory */
+        if (rc < 0) return rc == PCH_ENOMEM || c->def[k]->kind != K_MESSAGE ? pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory") : rc;
+    }
     return lanes_batch(c, n_out, out, err);
 }
 
@@ -1237,8 +1282,10 @@ int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool 
         if (*n) break;
     }
     for (size_t k = 0; k < c->schema->n_fields && k < 64; k++) {
+        int rc;
         if (!c->def[k]) continue;
-        if (vec_column(c, L, k, *n) < 0) return pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory");
+        if ((rc = vec_column(c, L, k, *n, err)) < 0)
+            return rc == PCH_ENOMEM || c->def[k]->kind != K_MESSAGE ? pch_error_set(err, PCH_ENOMEM, "vortex sql: out of memory") : rc;
         cols[k] = c->v[k];
     }
     return PCH_OK;

@@ -49,7 +49,7 @@ for name in ("a", "b", "c"):   # the same session id three times: each key carri
 # external values (above --cold-max): blob packs, read only when a content column is (§13.6)
 doc = {"schema_version": "ATIF-v1.6", "session_id": "external-values", "agent": {"name": "gen", "version": "1"},
        "steps": [{"step_id": 1, "source": "user", "message": "go"},
-                 {"step_id": 2, "source": "agent", "message": "done", "reasoning_content": "r" * 300000,
+                 {"step_id": 2, "source": "agent", "message": "done " + "m" * 300000, "reasoning_content": "r" * 300000,
                   "tool_calls": [{"tool_call_id": "e1", "function_name": "big", "arguments": {"a": 1}}],
                   "observation": {"results": [{"source_call_id": "e1", "content": "o" * 300000}]}}]}
 with open(os.path.join(g, "external.json"), "w") as f:
@@ -150,6 +150,12 @@ for p in $pairs; do
     same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, timestamp_ms, timestamp, source, model_name, prompt_tokens, completion_tokens, cached_tokens, cost_usd, llm_call_count, is_copied_context, has_tool_calls, n_tool_calls FROM steps ORDER BY 1, 2, 4, 5"
     same $p "SELECT source_id, run_id, session_id, trajectory_key, step_ordinal, step_id, call_ordinal, tool_call_id, function_name FROM tool_calls ORDER BY 1, 2, 4, 5, 7"
     same $p "SELECT count(*), min(timestamp), max(timestamp_ms) FROM steps WHERE timestamp_ms >= 1700000000000 AND model_name IS NOT NULL"
+    # the message from its lanes (text, parts, cold and external values; canonical JSON as the
+    # Storyline column renders it, hydrated there from objects when large), filtered by it
+    same $p "SELECT source_id, run_id, trajectory_key, step_ordinal, message FROM steps ORDER BY 1, 2, 3, 4"
+    same $p "SELECT model_name, count(*), count(message), sum(length(message)) FROM steps GROUP BY 1 ORDER BY 1"
+    same $p "SELECT trajectory_key, step_ordinal FROM steps WHERE message LIKE '%e%' AND source = 'agent' ORDER BY 1, 2" empty-ok
+    same $p "SELECT message, count(*) FROM steps WHERE message IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 20"
     # every runs column the summaries hold (read like trajectories)
     same $p "SELECT source_id, run_id, session_id, trajectory_key, doc_path, preorder, parent_trajectory_key, agent_name, agent_model_name, state, n_steps, first_timestamp_ms, last_timestamp_ms FROM runs ORDER BY 1, 2, 4"
 done
@@ -242,11 +248,23 @@ checks=$((checks + 1))
 { grep -q "^steps: documents holding the key (trajectory_key = '$k' through the trajectory directory)" "$tmp/x4" &&
   grep -q 'documents found: 1' "$tmp/x4" && grep -q '^totals: documents rebuilt 1,' "$tmp/x4"; } ||
     { echo "FAIL --explain of a key lookup:"; cat "$tmp/x4"; fail=1; }
-"$VX" sql "$tmp/win.vx" "SELECT count(message) FROM steps WHERE source = 'user'" --explain >"$tmp/x5" 2>&1
+"$VX" sql "$tmp/win.vx" "SELECT count(extra) FROM steps WHERE source = 'user'" --explain >"$tmp/x5" 2>&1
 checks=$((checks + 1))
-{ grep -q '^steps: every document rebuilt (column message is read from documents)' "$tmp/x5" &&
+{ grep -q '^steps: every document rebuilt (column extra is read from documents)' "$tmp/x5" &&
   grep -q "pushed source = 'user' -> the rows of each document" "$tmp/x5" &&
   grep -q '^totals: documents rebuilt 800,' "$tmp/x5"; } || { echo "FAIL --explain of a document scan:"; cat "$tmp/x5"; fail=1; }
+# the message is written from its lanes (§13.6): a narrow scan, no document rebuilt, with either
+# engine; by trajectory key, the documents holding the key (the directory) instead
+for eng in auto sqlite; do
+    "$VX" sql "$tmp/win.vx" "SELECT count(*) FROM steps WHERE message LIKE '%step 1 %' AND source = 'user'" --explain --engine $eng >"$tmp/x7" 2>&1
+    checks=$((checks + 1))
+    { grep -q '^steps: narrow scan, no document rebuilt; lanes .*message.message_kind, message.message_hot' "$tmp/x7" &&
+      grep -q '^totals: documents rebuilt 0,' "$tmp/x7"; } || { echo "FAIL --explain of a message scan ($eng):"; cat "$tmp/x7"; fail=1; }
+done
+"$VX" sql "$tmp/win.vx" "SELECT message FROM steps WHERE trajectory_key = '$k'" --explain >"$tmp/x8" 2>&1
+checks=$((checks + 1))
+{ grep -q "^steps: documents holding the key" "$tmp/x8" && grep -q '^totals: documents rebuilt 1,' "$tmp/x8"; } ||
+    { echo "FAIL --explain of a message by key:"; cat "$tmp/x8"; fail=1; }
 "$VX" sql "$tmp/win.vx" "SELECT count(*) FROM observation_results" --explain >"$tmp/x6" 2>&1
 checks=$((checks + 1))
 { grep -q '^observation_results: every document rebuilt' "$tmp/x6" && grep -q '^totals: documents rebuilt 1600,' "$tmp/x6"; } ||
@@ -271,7 +289,10 @@ n=$("$VX" sql "$tmp/gen.vx" "SELECT group_concat(trajectory_key || ':' || trajec
 [ "$n" = "shared-session@collide/a.json:0 shared-session@collide/b.json:0 shared-session@collide/c.json:0" ] ||
     { echo "FAIL keys of documents sharing a session id: $n"; fail=1; }
 n=$("$CLI" sql "$tmp/gen.sl" "SELECT count(*) FROM steps WHERE message_object IS NOT NULL" --format csv | tail -1)
-[ "$n" = 3 ] || { echo "FAIL large messages kept as objects by the Storyline root: $n (want 3)"; fail=1; }
+[ "$n" = 4 ] || { echo "FAIL large messages kept as objects by the Storyline root: $n (want 4)"; fail=1; }
+# ... and the messages the lanes give are text (the lane tier), parts, cold and external values
+n=$("$VX" sql "$tmp/gen.vx" "SELECT sum(message LIKE '[%'), sum(length(message) > 70000), sum(length(message) > 300000) FROM steps" --format csv | tail -1)
+[ "$n" = "2,4,1" ] || { echo "FAIL the message lanes' kinds in the generated input: $n (want parts, long and external ones)"; fail=1; }
 n=$("$VX" sql "$tmp/gen.vx" "SELECT count(*) FROM steps WHERE assets LIKE '%object_id%'" --format csv | tail -1)
 [ "$n" -ge 1 ] || { echo "FAIL no embedded asset listed with its object id"; fail=1; }
 
