@@ -407,8 +407,15 @@ for (const c of corpora) o.push(`- ${c}: ${C[c].loads.join("; ")}`);
 o.push("", "## Plots", "");
 for (const [name, cap] of plots) o.push(`![${cap}](plots/${name}.svg)`, "", `*${cap}* ([PNG](plots/${name}.png), [data](plots/${name}.dat))`, "");
 o.push("## The project's goals (each a ratio in this run)", "");
-o.push("| corpus | goal | measured | met |", "| --- | --- | --- | --- |");
-for (const c of corpora) for (const g of goals(C[c], c)) o.push(`| ${c} | ${g.name} | ${g.value} | ${g.ok === null ? "not measured" : g.ok ? "yes" : "**no**"} |`);
+// Where a goal that is not met has its reason measured (the figures themselves are this run's).
+const reasons = {
+  "bytes": "docs/vortex-projection.md §8 \"Bytes goal\", §3: the 64 KiB zstd frames that let a point read decode only its own rows cost 14–23 % (a frame no longer sees repeats across trajectories); 32-byte content ids of values stored once are incompressible",
+  "build": "docs/vortex-projection.md §8 \"Build\": CPU per MiB on two cores (ATIF parsing and validation, building lanes, the sampling compressor); the encode-time row above says the compressor's share in this run",
+  "SFT": "docs/training.md \"SFT\": zstd of the message lanes, JSON escaping, UTF-8 validation and the kernel's copies take more CPU per MiB than 600 MiB/s on two cores allows; `messages` lines repeat the conversation so far (quadratic in a trajectory's steps)",
+};
+const reasonOf = (name) => { for (const [k, v] of Object.entries(reasons)) if (name.startsWith(k)) return v; return "—"; };
+o.push("| corpus | goal | measured | met | where not met, the measured reason |", "| --- | --- | --- | --- | --- |");
+for (const c of corpora) for (const g of goals(C[c], c)) o.push(`| ${c} | ${g.name} | ${g.value} | ${g.ok === null ? "not measured" : g.ok ? "yes" : "**no**"} | ${g.ok === false ? reasonOf(g.name) : ""} |`);
 o.push("", "## §22.4 Go/No-Go, computed", "");
 o.push("| gate | threshold | " + corpora.join(" | ") + " | result |", "| --- | --- | " + corpora.map(() => "---").join(" | ") + " | --- |");
 for (const g of gates) {

@@ -165,7 +165,9 @@ for q in \
     "SELECT run_id, step_ordinal FROM steps WHERE step_ordinal = 29 LIMIT 0" \
     "SELECT model_name, count(*), count(model_name) FROM steps WHERE source = 'agent' GROUP BY model_name" \
     "SELECT function_name, count(function_name), count(*) FROM tool_calls WHERE step_ordinal > 0 GROUP BY 1 ORDER BY 3 DESC, 1" \
-    "SELECT count(*), function_name FROM tool_calls WHERE function_name <> 'bash' GROUP BY function_name"; do
+    "SELECT count(*), function_name FROM tool_calls WHERE function_name <> 'bash' GROUP BY function_name" \
+    "SELECT run_id, message FROM steps WHERE step_ordinal = 0 ORDER BY 1 LIMIT 3" \
+    "SELECT message, count(*) FROM steps WHERE message >= 'msg 1' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"; do
     # under valgrind the dictionary root runs only the statements on its coded columns
     case "$VG:$R:$q" in 1:*big.vx:*model_name*|1:*big.vx:*function_name*) ;; 1:*big.vx:*) continue ;; esac
     both vec "$q"
@@ -197,7 +199,8 @@ for q in \
     "SELECT source, count(*) FROM steps WHERE model_name = 'M-1' COLLATE NOCASE GROUP BY 1" \
     "SELECT count(*) FROM steps WHERE source = 'agent' OR model_name IS NULL" \
     "SELECT count(*) FROM steps WHERE prompt_tokens = '12'" \
-    "SELECT run_id, message FROM steps WHERE step_ordinal = 0 ORDER BY 1 LIMIT 3" \
+    "SELECT run_id, reasoning_content FROM steps WHERE step_ordinal = 0 ORDER BY 1 LIMIT 3" \
+    "SELECT message FROM steps WHERE trajectory_key = 'no such key'" \
     "SELECT * FROM tool_calls ORDER BY run_id, step_ordinal, call_ordinal LIMIT 3" \
     "SELECT s.run_id, t.function_name FROM steps s JOIN tool_calls t USING (run_id, step_ordinal) ORDER BY 1, 2 LIMIT 5" \
     "SELECT state, count(*) FROM runs GROUP BY 1" \
