@@ -242,6 +242,10 @@ int pch_sql__vx_vec_next(pch_sql_lanes *c, pch_sql_vec *cols, uint64_t *n, bool 
 ** vx_vec_live gives the batch's live flags (1 = a row of the relation; NULL: every row is). */
 void pch_sql__vx_vec_allow_mask(pch_sql_lanes *c);
 const uint8_t *pch_sql__vx_vec_live(const pch_sql_lanes *c);
+/* The vectorised engine's LIKE: 1 when text s[0..sn) (valid UTF-8; it ends at a NUL byte, as
+** SQLite's text does) matches ASCII pattern[0..pn) ('%', '_', ASCII case folded, no escape)
+** exactly as SQLite's LIKE decides. */
+int pch_sql__vx_like(const uint8_t *pattern, size_t pn, const uint8_t *s, size_t sn);
 /* The Vortex relations (runs, steps, tool_calls, observation_results, trajectories) of root as
 ** temp virtual tables of db. SQLite result code. */
 int pch_sql__vx_attach(sqlite3 *db, const char *root, char **msg);

@@ -8,7 +8,8 @@
 **         [WHERE pred AND ...] [GROUP BY term, ...] [ORDER BY term [ASC|DESC], ...]
 **         [LIMIT n [OFFSET m]]
 ** items: columns, count(*), count/sum/min/max/avg(column); preds: column op literal (= == !=
-** <> < <= > >=, either side), IS [NOT] NULL, [NOT] BETWEEN, IN (literals). Nothing else —
+** <> < <= > >=, either side), IS [NOT] NULL, [NOT] BETWEEN, IN (literals), text column LIKE
+** 'ASCII pattern' (SQLite's matching, like_match; no ESCAPE). Nothing else —
 ** a join, an expression, a function, DISTINCT, HAVING, a collation, a literal of another
 ** type than its column — is in its grammar, and goes to SQLite.
 **
@@ -172,7 +173,7 @@ static bool is_reserved(const tok *t)
 /* ------------------------------------------------------------------ plans */
 
 enum { A_NONE, A_COUNT_STAR, A_COUNT, A_SUM, A_MIN, A_MAX, A_AVG };
-enum { P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_NULL, P_NOTNULL, P_IN, P_NOTIN };
+enum { P_EQ, P_NE, P_LT, P_LE, P_GT, P_GE, P_NULL, P_NOTNULL, P_IN, P_NOTIN, P_LIKE };
 
 #define VQ_MAX 32                   /* items, predicates, keys, literals of one statement */
 
@@ -307,6 +308,28 @@ static bool cmp_op(const tok *t, int *op)
 
 static bool parse_conj(parser *ps);
 
+/* column LIKE 'pattern' is the engine's when SQLite would match exactly as like_match does: a
+** text column, an ASCII pattern (no NUL) within SQLite's pattern length limit, no ESCAPE, and
+** LIKE folding ASCII case as it does by default (PRAGMA case_sensitive_like off, asked of the
+** connection itself). */
+static bool like_fits(parser *ps, int col, int slot)
+{
+    sqlite3_value *v = ps->p->lit[slot];
+    sqlite3_stmt *st = NULL;
+    const unsigned char *t;
+    int n, folds = 0;
+    if (kind_of(ps->p, col) != 's' || sqlite3_value_type(v) != SQLITE_TEXT) return reject(ps, "LIKE of a column or literal that is not text");
+    t = sqlite3_value_text(v);
+    n = sqlite3_value_bytes(v);
+    for (int i = 0; i < n; i++) if (!t[i] || t[i] >= 0x80) return reject(ps, "a LIKE pattern that is not ASCII");
+    if (n > sqlite3_limit(ps->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, -1)) return reject(ps, "a LIKE pattern over SQLite's length limit");
+    if (is_kw(&ps->x.cur, "ESCAPE")) return reject(ps, "LIKE ... ESCAPE");
+    if (sqlite3_prepare_v2(ps->db, "SELECT 'a' LIKE 'A'", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        folds = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return folds == 1 ? true : reject(ps, "LIKE that does not fold case (case_sensitive_like)");
+}
+
 static bool parse_pred(parser *ps)
 {
     int col, op, a, b;
@@ -347,6 +370,8 @@ static bool parse_pred(parser *ps)
         return add_pred(ps, col, P_GE, a, 1) && add_pred(ps, col, P_LE, b, 1);
     } else if (accept_kw(&ps->x, "IN")) {
         op = P_IN;
+    } else if (accept_kw(&ps->x, "LIKE")) {
+        return parse_lit(ps, &a) && like_fits(ps, col, a) && add_pred(ps, col, P_LIKE, a, 1);
     } else {
         return reject(ps, "an expression the engine does not evaluate");
     }
@@ -780,11 +805,62 @@ static int ensure_groups(vq_exec *e, uint64_t g)
     return PCH_OK;
 }
 
+/* One character of UTF-8 text s[..e) (the lanes hold valid UTF-8), 0 at the end. */
+static uint32_t u8_next(const uint8_t **s, const uint8_t *e)
+{
+    uint32_t c;
+    if (*s >= e) return 0;
+    c = *(*s)++;
+    if (c >= 0xc0) {
+        c = c >= 0xf0 ? c & 0x07 : c >= 0xe0 ? c & 0x0f : c & 0x1f;
+        while (*s < e && (**s & 0xc0) == 0x80) c = (c << 6) | (*(*s)++ & 0x3f);
+    }
+    return c;
+}
+static uint32_t ascii_lower(uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* SQLite's LIKE (func.c, patternCompare: '%' any run, '_' one character, ASCII case folded,
+** no escape) of ASCII pattern p[..pe) against s[..se): 0 match, 1 no match, 2 no match for
+** any later start either (SQLite's NOWILDCARDMATCH, which ends the search early). */
+static int like_match(const uint8_t *p, const uint8_t *pe, const uint8_t *s, const uint8_t *se)
+{
+    uint32_t c, c2;
+    while ((c = u8_next(&p, pe)) != 0) {
+        if (c == '%') {
+            while ((c = u8_next(&p, pe)) == '%' || c == '_')
+                if (c == '_' && u8_next(&s, se) == 0) return 2;
+            if (c == 0) return 0;
+            for (uint32_t lo = ascii_lower(c), up = lo >= 'a' && lo <= 'z' ? lo - 32 : lo;;) {
+                while (s < se && *s != lo && *s != up) s++;
+                if (s >= se) return 2;
+                s++;
+                int m = like_match(p, pe, s, se);
+                if (m != 1) return m;
+            }
+        }
+        c2 = u8_next(&s, se);
+        if (c == c2 || (c2 < 0x80 && ascii_lower(c) == ascii_lower(c2)) || (c == '_' && c2 != 0)) continue;
+        return 1;
+    }
+    return s >= se ? 0 : 1;
+}
+
+int pch_sql__vx_like(const uint8_t *pattern, size_t pn, const uint8_t *s, size_t sn)
+{
+    const uint8_t *nul = memchr(s, 0, sn);
+    return like_match(pattern, pattern + pn, s, nul ? nul : s + sn) == 0;
+}
+
 static bool pred_holds(const vq_plan *p, const vq_pred *pr, const vq_val *v)
 {
     if (pr->op == P_NULL) return v->type == SQLITE_NULL;
     if (pr->op == P_NOTNULL) return v->type != SQLITE_NULL;
     if (v->type == SQLITE_NULL) return false;
+    if (pr->op == P_LIKE) {
+        sqlite3_value *l = p->lit[pr->lit0];
+        return v->type == SQLITE_TEXT &&
+               pch_sql__vx_like(sqlite3_value_text(l), (size_t)sqlite3_value_bytes(l), (const uint8_t *)v->s, v->n);
+    }
     if (pr->op == P_IN || pr->op == P_NOTIN) {
         bool hit = false;
         for (int k = 0; k < pr->n_lit && !hit; k++) {

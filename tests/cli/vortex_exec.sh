@@ -167,7 +167,16 @@ for q in \
     "SELECT function_name, count(function_name), count(*) FROM tool_calls WHERE step_ordinal > 0 GROUP BY 1 ORDER BY 3 DESC, 1" \
     "SELECT count(*), function_name FROM tool_calls WHERE function_name <> 'bash' GROUP BY function_name" \
     "SELECT run_id, message FROM steps WHERE step_ordinal = 0 ORDER BY 1 LIMIT 3" \
-    "SELECT message, count(*) FROM steps WHERE message >= 'msg 1' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"; do
+    "SELECT message, count(*) FROM steps WHERE message >= 'msg 1' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5" \
+    "SELECT count(*) FROM steps WHERE message LIKE '%msg 1%'" \
+    "SELECT run_id, step_ordinal FROM steps WHERE message LIKE '\"MSG _ %' ORDER BY 1, 2 LIMIT 30" \
+    "SELECT count(*) FROM steps WHERE message LIKE '%' AND source LIKE 'a%'" \
+    "SELECT count(*) FROM steps WHERE message LIKE '%%_7%'" \
+    "SELECT model_name, count(*) FROM steps WHERE model_name LIKE 'm-_' GROUP BY 1" \
+    "SELECT function_name, count(*) FROM tool_calls WHERE function_name LIKE '_n_code' GROUP BY 1" \
+    "SELECT function_name, count(*) FROM tool_calls WHERE function_name LIKE '%, WITH%' GROUP BY 1" \
+    "SELECT count(*) FROM tool_calls WHERE function_name LIKE ''" \
+    "SELECT count(*) FROM steps WHERE message LIKE '%\"'"; do
     # under valgrind the dictionary root runs only the statements on its coded columns
     case "$VG:$R:$q" in 1:*big.vx:*model_name*|1:*big.vx:*function_name*) ;; 1:*big.vx:*) continue ;; esac
     both vec "$q"
@@ -201,6 +210,10 @@ for q in \
     "SELECT count(*) FROM steps WHERE prompt_tokens = '12'" \
     "SELECT run_id, reasoning_content FROM steps WHERE step_ordinal = 0 ORDER BY 1 LIMIT 3" \
     "SELECT message FROM steps WHERE trajectory_key = 'no such key'" \
+    "SELECT count(*) FROM steps WHERE message LIKE '%1!%%' ESCAPE '!'" \
+    "SELECT count(*) FROM steps WHERE message NOT LIKE '%1%'" \
+    "SELECT count(*) FROM tool_calls WHERE function_name LIKE 'ü%'" \
+    "SELECT count(*) FROM steps WHERE step_ordinal LIKE '1%'" \
     "SELECT * FROM tool_calls ORDER BY run_id, step_ordinal, call_ordinal LIMIT 3" \
     "SELECT s.run_id, t.function_name FROM steps s JOIN tool_calls t USING (run_id, step_ordinal) ORDER BY 1, 2 LIMIT 5" \
     "SELECT state, count(*) FROM runs GROUP BY 1" \
