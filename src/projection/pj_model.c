@@ -2175,8 +2175,8 @@ int pch_vxp_message_text(pch_vxp_content *c, const pch_vx_array *const *lanes, u
         if (k != PJ_CK_TEXT && k != PJ_CK_JSON) return corrupt(d, "unknown content kind");
         PCH_TRY(content(d, L1(MESSAGE_HOT), L1(MESSAGE_COLD), L1(MESSAGE_REF), step, k == PJ_CK_TEXT));
     }
-    if (c->raw.oom) return corrupt(d, "out of memory");
-    if (k == PJ_CK_TEXT) {              /* a JSON string, escaped as JSONB → text escapes it */
+    if (c->raw.oom) return pch_error_set(err, PCH_ENOMEM, "projection: out of memory");
+    if (k == PJ_CK_TEXT) {              /* its JSON string, escaped as JSONB → text escapes one */
         *text = (const char *)c->raw.data;
         *len = c->raw.len;
         return PCH_OK;

@@ -633,7 +633,12 @@ static int lanes_open(void *h, pch_storyline_table t, uint64_t used, const pch_s
     for (int l = 0; l < LN_N; l++)
         if (c->lane_at[l] == 0) { c->lane_at[l] = (int)n; paths[n++] = lane_path(l); }
     if ((rc = pch_vxp_lanes_open(&c->it, s->snap, paths, n, err)) < 0) { lanes_close(c); return rc; }
-    if (c->lane_at[LN_MSG] >= 0 && (rc = pch_vxp_content_open(&c->content, s->snap, err)) < 0) { lanes_close(c); return rc; }
+    if (c->lane_at[LN_MSG] >= 0) {
+        const char *const *mp;
+        if (pch_vxp_message_lanes(&mp) != LN_N - LN_MSG) rc = pch_error_set(err, PCH_EINVAL, "vortex sql: the message lanes are not the ones this scan knows");
+        else rc = pch_vxp_content_open(&c->content, s->snap, err);
+        if (rc < 0) { lanes_close(c); return rc; }
+    }
     pch_buf_init(&why, s->ctx);
     pch_buf_printf(&why, "%s: narrow scan, no document rebuilt; lanes", table_name(t));
     for (size_t i = 0; i < n; i++) pch_buf_printf(&why, "%s %s", i ? "," : "", paths[i]);
