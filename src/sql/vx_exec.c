@@ -206,6 +206,7 @@ typedef struct parser {
     sqlite3 *db;
     char alias[128];
     const char *table;
+    int depth;                      /* parentheses open in the WHERE clause */
 } parser;
 
 static bool reject(parser *ps, const char *why)
@@ -334,7 +335,10 @@ static bool parse_pred(parser *ps)
 {
     int col, op, a, b;
     if (accept_op(&ps->x, "(")) {
+        /* a bound on the recursion: the parser's stack stays small whatever the input */
+        if (++ps->depth > 64) return reject(ps, "parentheses nested deeper than 64");
         if (!parse_conj(ps)) return false;
+        ps->depth--;
         return accept_op(&ps->x, ")") ? true : reject(ps, "an expression the engine does not evaluate");
     }
     if (ps->x.cur.t == T_NUM || ps->x.cur.t == T_STR || is_op(&ps->x.cur, "-") || is_op(&ps->x.cur, "+")) {

@@ -224,6 +224,11 @@ for q in \
     both sqlite "$q"
 done
 
+# parentheses nested past the engine's bound: SQLite's (the parser's recursion stays bounded)
+deep="$(printf '(%.0s' $(seq 70))source = 'agent'$(printf ')%.0s' $(seq 70))"
+both sqlite "SELECT count(*) FROM steps WHERE $deep"
+both vec "SELECT count(*) FROM steps WHERE ((((source = 'agent'))))"
+
 # several statements: each takes its own path
 "$VX" sql "$R" "SELECT count(*) FROM steps; SELECT sum(cost_usd) FROM steps" --explain >"$tmp/x2"
 checks=$((checks + 1))
