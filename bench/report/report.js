@@ -412,6 +412,8 @@ const reasons = {
   "bytes": "docs/vortex-projection.md §8 \"Bytes goal\", §3: the 64 KiB zstd frames that let a point read decode only its own rows cost 14–23 % (a frame no longer sees repeats across trajectories); 32-byte content ids of values stored once are incompressible",
   "build": "docs/vortex-projection.md §8 \"Build\": CPU per MiB on two cores (ATIF parsing and validation, building lanes, the sampling compressor); the encode-time row above says the compressor's share in this run",
   "SFT": "docs/training.md \"SFT\": zstd of the message lanes, JSON escaping, UTF-8 validation and the kernel's copies take more CPU per MiB than 600 MiB/s on two cores allows; `messages` lines repeat the conversation so far (quadratic in a trajectory's steps)",
+  "sync": "a sync's fixed part (every input file listed and stated, the parent's document list and directory loaded, a manifest written) against the kind's build: the Operations table's sweep gives the slope over the changed share",
+  "≤ 3 GETs": "a trajectory tree whose subagents lie in the next cluster reads both clusters (docs/vortex-projection.md §8: 7 of 20 sampled `multi-agent` keys locally); on S3 adjacent clusters mostly come in one ranged GET",
 };
 const reasonOf = (name) => { for (const [k, v] of Object.entries(reasons)) if (name.startsWith(k)) return v; return "—"; };
 o.push("| corpus | goal | measured | met | where not met, the measured reason |", "| --- | --- | --- | --- | --- |");
