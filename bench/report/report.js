@@ -318,6 +318,12 @@ plots.push([histogram("sync_cost", "Incremental sync against a full build, by th
     return [c, w ? w.time_pct : null, ...sw.map((y) => (y ? y.time_pct : null)), w ? w.bytes_pct : null, ...sw.map((y) => (y ? y.bytes_pct : null))];
   })),
   `sync cost against the changed share: time and bytes written as % of a full build, for the costliest of the 1 % syncs and one sync each of ${sweepShares.join(" and ") || "(no sweep)"} % changed`]);
+// GETs per query of the §22.3 matrix on S3 (ours, a cold process each), per corpus kind
+const s3q = [...new Set(corpora.flatMap((c) => (C[c].s3_matrix ? C[c].s3_matrix.queries.filter((q) => q.cold && num(q.cold.gets)).map((q) => q.id) : [])))];
+plots.push([histogram("s3_query_gets", "GETs per query on S3 (the §22.3 matrix, a cold process each)", "GETs", corpora,
+  // (an underscore would be a subscript in gnuplot's enhanced text)
+  s3q.map((id) => [id.replace(/_/g, "-"), ...corpora.map((c) => { const q = C[c].s3_matrix ? C[c].s3_matrix.queries.find((y) => y.id === id) : null; return q && q.cold ? q.cold.gets : null; })]), true),
+  "S3 GETs per query of the §22.3 matrix (ours, a cold process each, CURRENT and the manifest included), per corpus kind (log scale)"]);
 const sftRate = (x, read) => { const s = x.train.find((r) => r.read === read); return s ? s.message_mib_per_s : null; };
 plots.push([histogram("training", "Training reads (our process)", "MiB/s (SFT) / M tokens/s (RL)", ["SFT messages lines MiB/s", "SFT C API (count) MiB/s", "RL M completion tokens/s"],
   corpora.map((c) => { const r = C[c].train.find((t) => t.read === "rl"); return [c, sftRate(C[c], "sft_messages") ?? sftRate(C[c], "sft"), sftRate(C[c], "sft_count"), r && num(r.tokens_per_s) ? r.tokens_per_s / 1e6 : null]; })),

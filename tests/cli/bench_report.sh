@@ -82,7 +82,7 @@ m = re.search(r"^\*\*Verdict: (.*?)\*\* — ", open(sys.argv[2]).read(), re.M)
 assert m and m.group(1) == v["verdict"], (m and m.group(1), v["verdict"])
 assert {g["id"] for g in v["gates"]} >= {"roundtrip", "default-build", "small-objects", "point-p95", "narrow-scan", "bytes-vs-lance", "s3", "rl-3x", "build-2x", "ops"}
 PY
-for p in bytes point_warm point_process scans build training s3_gets sync_cost; do
+for p in bytes point_warm point_process scans build training s3_gets s3_query_gets sync_cost; do
     if [ "$(head -c 8 "$R/plots/$p.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && grep -q '<svg' "$R/plots/$p.svg"; then ok; else bad "plot $p: no PNG or SVG"; fi
 done
 
