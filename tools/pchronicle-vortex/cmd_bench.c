@@ -3,9 +3,9 @@
 ** opened once, the query repeated) and cold (a new process of this program per run, as a user
 ** runs it): p50/p95/p99, CPU, peak RSS, bytes read and decoded, GETs, ranges and bytes on
 ** object storage. With --storyline, the same point reads and SQL as cold `pchronicle`
-** processes on our Storyline Lance tables of the same documents. The peers' columns (official Lance, DuckDB/Parquet) and
-** the operations that change a root (sync, compaction, vacuum) are make bench-report's
-** (bench/report/README.md). Uses only public headers. */
+** processes on our Storyline Lance tables of the same documents. The peers' columns (official
+** Lance, DuckDB/Parquet) and the operations that change a root (sync, compaction, vacuum) are
+** make bench-report's (bench/report/README.md). Uses only public headers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,12 +29,14 @@ static const char usage[] =
     "  Each query warm (this process, opened once, repeated R times over N keys; default 20\n"
     "  keys, R 3) and cold (a new process per run, N runs, default 5): p50/p95/p99 ms, CPU ms,\n"
     "  peak RSS and, from the cold runs' --stats, bytes read and decoded and, on S3, GETs,\n"
-    "  ranges and bytes requested (the GETs include CURRENT and the manifest). Keys, the time window (the middle tenth of the steps'\n"
-    "  times), the model and the function (the most frequent) come from the root itself.\n"
+    "  ranges and bytes requested (the GETs include CURRENT and the manifest). Keys, the time\n"
+    "  window (the middle tenth of the steps' times), the model and the function (the most\n"
+    "  frequent) come from the root itself.\n"
     "  --storyline SL_ROOT: the point reads and SQL also as cold `pchronicle` processes on our\n"
-    "  Storyline tables of the same documents (local or s3://; their --stats too). --only: those query ids. --json FILE (- for\n"
-    "  stdout): every figure as JSON. Sync, compaction and vacuum change a root and are measured\n"
-    "  by make bench-report (bench/vortex_sync.sh); the peers too (bench/report/README.md).\n";
+    "  Storyline tables of the same documents (local or s3://; their --stats too). --only: those\n"
+    "  query ids. --json FILE (- for stdout): every figure as JSON. Sync, compaction and vacuum\n"
+    "  change a root and are measured by make bench-report (bench/vortex_sync.sh); the peers\n"
+    "  too (bench/report/README.md).\n";
 
 enum { Q_POINT, Q_LOOKUP_RUN, Q_LOOKUP_SESSION, Q_SQL, Q_TRAIN };
 
