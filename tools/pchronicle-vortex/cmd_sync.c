@@ -73,13 +73,6 @@ static void add_watches(int fd, const char *dir, unsigned depth)
     closedir(d);
 }
 
-/* bytes written per ATIF byte of the documents an operation read (RFC-0006 §20.3, §22.2: the
-** same measure for build, sync and compaction) */
-static double write_amp(uint64_t written, uint64_t atif)
-{
-    return atif ? (double)written / (double)atif : 0.0;
-}
-
 static void print_compact(const pch_vxp_compact_stats *c, bool json)
 {
     if (json) {
@@ -88,7 +81,7 @@ static void print_compact(const pch_vxp_compact_stats *c, bool json)
         printf(",\"documents\":%" PRIu64 ",\"files_rewritten\":%" PRIu64 ",\"files_copied\":%" PRIu64 ",\"files_kept\":%" PRIu64
                ",\"bytes_read\":%" PRIu64 ",\"bytes_written\":%" PRIu64 ",\"write_amplification\":%.4f,\"seconds\":%.3f}\n",
                c->documents, c->files_rewritten, c->files_copied, c->files_kept, c->input_bytes,
-               c->ran ? c->build.written_bytes : 0, write_amp(c->ran ? c->build.written_bytes : 0, c->input_bytes), c->seconds);
+               c->ran ? c->build.written_bytes : 0, vx_write_amp(c->ran ? c->build.written_bytes : 0, c->input_bytes), c->seconds);
     } else if (!c->ran) {
         fprintf(stderr, "no compaction trigger met: CURRENT stays %s\n", c->snapshot_id);
     } else {
@@ -297,7 +290,7 @@ static int sync_pass(pch_ctx *ctx, const char *from, const char *to, const pch_v
                ",\"encode_seconds\":%.3f,\"maintenance_required\":%s}\n",
                st.published ? "true" : "false", st.snapshot_id, st.added, st.changed, st.removed, st.unchanged, st.read,
                st.rejected, st.tombstones, st.input_bytes, st.published ? st.build.written_bytes : 0,
-               write_amp(st.published ? st.build.written_bytes : 0, st.input_bytes), st.seconds,
+               vx_write_amp(st.published ? st.build.written_bytes : 0, st.input_bytes), st.seconds,
                st.published ? st.build.encode_seconds : 0.0,
                st.published && st.build.maintenance_required ? "true" : "false");
     } else if (!cli.quiet) {

@@ -189,7 +189,7 @@ static void print_build_json(const pch_vxp_build_stats *st, size_t rejected)
            ",\"blobs\":%" PRIu64 ",\"dedup_hits\":%" PRIu64 ",\"seconds\":%.3f,\"encode_seconds\":%.3f}\n",
            st->snapshot_id, st->documents, rejected, st->trajectories, st->steps, st->tool_calls, st->input_bytes,
            st->logical_bytes, total, st->data_bytes, st->blob_bytes, st->directory_bytes, st->manifest_bytes,
-           st->written_bytes, st->input_bytes ? (double)st->written_bytes / (double)st->input_bytes : 0.0,
+           st->written_bytes, vx_write_amp(st->written_bytes, st->input_bytes),
            st->data_files, st->clusters, st->blobs, st->dedup_hits, st->seconds, st->encode_seconds);
 }
 

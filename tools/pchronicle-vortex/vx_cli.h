@@ -78,4 +78,11 @@ int vx_infer_add(vx_infer *inf, const pch_json_value *obj);
 int vx_infer_schema(vx_infer *inf, char **schema_out);   /* malloc'd schema text */
 void vx_infer_free(vx_infer *inf);
 
+/* Write amplification (RFC-0006 §20.3, §22.2): bytes written per ATIF byte the operation
+** read — the same measure for build, sync and compaction --json. */
+static inline double vx_write_amp(uint64_t written, uint64_t atif)
+{
+    return atif ? (double)written / (double)atif : 0.0;
+}
+
 #endif
