@@ -386,6 +386,8 @@ typedef struct pch_vxp_lanes_stats {
                                         ** snapshot held decoded from an earlier scan */
     uint64_t clusters_deleted;          /* every row deleted (§12.2): skipped, not read */
     uint64_t rows_deleted;              /* deleted rows of the clusters read (not kept) */
+    uint64_t clusters_fetched_ahead;    /* on object storage: clusters whose reads were fetched
+                                        ** several at once, concurrently, before they were read */
 } pch_vxp_lanes_stats;
 PCH_API void pch_vxp_lanes_stats_get(const pch_vxp_lanes *it, pch_vxp_lanes_stats *out);
 

@@ -401,6 +401,19 @@ PCH_API void pch_vx_file_set_min_fetch(pch_vx_file *f, uint64_t bytes);
 /* Bytes [off, off + len) of the file will be read soon: a file on object storage fetches them
 ** with one request now (so the reads that follow make none); a local file ignores it. */
 PCH_API int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *err);
+/* Several such ranges (ranges[2i] offset, ranges[2i+1] length), fetched at once: on object
+** storage concurrently, each its own request (nearby ones coalesced by the store); at most
+** PCH_VX_PREFETCH_MAX of them not fetched already, the rest ignored. For a scan that reads
+** ahead (pch_vx_file_scan_ranges gives a scan's reads): one after another its requests'
+** latencies add up. A local file ignores it. */
+#define PCH_VX_PREFETCH_MAX 8
+PCH_API int pch_vx_file_prefetch_ranges(pch_vx_file *f, const uint64_t *ranges, size_t n, pch_error *err);
+/* The reads pch_vx_file_scan would make for opts (columns and a row range; no filter or
+** selection): the segments it needs that are not cached, coalesced as it would coalesce
+** them, as *n (offset, length) pairs in *ranges (freed with pch_free on the file's context).
+** Nothing is read. */
+PCH_API int pch_vx_file_scan_ranges(pch_vx_file *f, const pch_vx_scan_options *opts, uint64_t **ranges,
+                                    size_t *n, pch_error *err);
 /* Read bytes [off, off + len) of the file with one request, pass them to check (may be NULL)
 ** and keep them: reads inside the range then come from these bytes, with no request (a
 ** segment check set on the file still runs). For a caller that checks a whole range against

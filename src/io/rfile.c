@@ -452,6 +452,53 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
     return fetch(f, off, len, false, err);
 }
 
+/* Read-ahead fetches at most this many ranges at once: the spans hold them until they are
+** read, beside the spans of the reads around them. */
+#define AHEAD_SPANS PCH_RFILE_AHEAD_MAX
+_Static_assert(AHEAD_SPANS <= N_SPANS / 2, "read-ahead spans leave room for the reads around them");
+
+int pch_rfile_prefetch_ranges(pch_rfile *f, const uint64_t *r, size_t n, pch_error *err)
+{
+    pch_store_range rs[AHEAD_SPANS];
+    span *sp[AHEAD_SPANS];
+    size_t k = 0;
+    uint64_t useful = 0;
+    int rc = PCH_OK;
+    if (f->fd >= 0 || n == 0) return PCH_OK;
+    if (!f->have_size) PCH_TRY(fetch(f, 0, PCH_RFILE_PROBE, true, err));
+    for (size_t i = 0; i < n && k < AHEAD_SPANS && rc == PCH_OK; i++) {
+        uint64_t off = r[2 * i], len = r[2 * i + 1];
+        size_t l;
+        span *s;
+        if (!len || off > f->size || len > f->size - off || span_holding(f, off, len)) continue;
+        s = span_slot(f);
+        pch_buf_clear(&s->data);
+        if (!pch_u64_to_size(&l, len) || pch_buf_reserve(&s->data, l) < 0) {
+            pch_buf_dispose(&s->data);
+            pch_buf_init(&s->data, f->ctx);
+            rc = pch_error_set(err, PCH_ENOMEM, "out of memory for a %llu-byte read-ahead", (unsigned long long)len);
+            break;
+        }
+        s->data.len = l;            /* taken: span_slot hands out empty spans first */
+        s->off = off;
+        s->used = ++f->clock;
+        rs[k].off = off;
+        rs[k].len = len;
+        rs[k].dst = s->data.data;
+        sp[k++] = s;
+        useful += len;
+    }
+    if (rc == PCH_OK && k) {
+        rc = pch_store_read_ranges(f->st, f->key, rs, k, err);
+        /* the ranges are the callers' when they read them from the spans (pch_rfile_pread) */
+        f->st->stats.ranges -= k;
+        f->st->stats.bytes_useful -= useful;
+    }
+    if (rc < 0)
+        for (size_t j = 0; j < k; j++) pch_buf_clear(&sp[j]->data);
+    return rc;
+}
+
 void pch_rfile_keep_tail(pch_rfile *f, uint64_t off, const void *bytes, uint64_t len)
 {
     if (f && f->fd < 0 && f->id[0] && !f->tail_cached && f->have_size && off <= f->size && len == f->size - off &&

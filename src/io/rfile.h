@@ -34,6 +34,13 @@ int pch_rfile_pread(pch_rfile *f, void *dst, size_t len, uint64_t off, pch_error
 ** reads inside it that follow make no request. A local file: nothing. */
 int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err);
 
+/* Fetch n ranges of an object now (r[2i] offset, r[2i+1] length), concurrently (the store
+** runs up to its max_in_flight requests at once), each kept as a span; at most
+** PCH_RFILE_AHEAD_MAX of those not held already, the rest ignored. A local file: nothing. For
+** a scan reading ahead: its reads then come from the spans, with no request. */
+#define PCH_RFILE_AHEAD_MAX 8
+int pch_rfile_prefetch_ranges(pch_rfile *f, const uint64_t *r, size_t n, pch_error *err);
+
 /* The caller checked bytes [off, size) of object f against a digest of its own (a data
 ** file's tail against the manifest): keep them in the tail cache under f's identity, if it
 ** has one (pch_rfile_note_identity) and they are at most PCH_RFILE_PROBE bytes. Best effort;

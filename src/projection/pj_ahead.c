@@ -253,6 +253,7 @@ void pj_lanes_ahead_stats(pj_lanes_ahead *a, pch_vxp_lanes_stats *out)
         out->rows += s->rows;
         out->rows_pruned += s->rows_pruned;
         out->clusters_summary_warm += s->clusters_summary_warm;
+        out->clusters_fetched_ahead += s->clusters_fetched_ahead;
     }
     pthread_mutex_unlock(&a->mu);
 }

@@ -162,6 +162,7 @@ typedef struct pj_psum {
 typedef struct pj_psums {
     pj_psum *row;                   /* one per row of the cluster */
     bool closes;
+    bool ahead;                     /* decoded by a read-ahead, not yet tested by its scan */
 } pj_psums;
 
 /* Decoded summaries a snapshot keeps for its pruned scans (a warm session tests a cluster's
@@ -1751,6 +1752,10 @@ struct pch_vxp_lanes {
     ** cluster of every file, pruned or not) is phase modulo stride; ord counts them */
     uint32_t stride, phase;
     uint64_t ord, last_ord;
+    /* read-ahead on object storage: clusters [cluster, ahead_end) of files[ahead_file - 1]
+    ** are fetched (read_ahead; ahead_file 0: none) */
+    size_t ahead_file;
+    uint32_t ahead_end;
 };
 
 int pch_vxp_lanes_open(pch_vxp_lanes **out, pch_vxp_snapshot *s, const char *const *lanes, size_t n,
@@ -1950,6 +1955,7 @@ static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_
     uint64_t rows = e - b;
     out->row = NULL;
     out->closes = false;
+    out->ahead = false;
     so.columns = k_prune_lanes;
     so.n_columns = PR_N;
     so.row_begin = b;
@@ -1990,27 +1996,57 @@ static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_
 /* The summaries of cluster c = [b, e) of d: which rows may hold a match (it->keep). *skip
 ** when none may and the cluster's last row does not continue into the next cluster. The
 ** decoded summaries stay with the snapshot while its budget allows. */
+/* The summaries of cluster c = [b, e) of d into *ps: the snapshot's decoded ones (*warm), or
+** decoded now and kept with the snapshot while its budget allows, else into *tmp (the
+** caller frees tmp->row). */
+static int psums_of(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uint64_t e, pj_psums **ps, pj_psums *tmp,
+                    bool *warm, pch_error *err)
+{
+    pch_vxp_snapshot *s = it->s;
+    uint64_t bytes = (e - b) * sizeof(pj_psum);
+    bool fits = s->psum_bytes + bytes <= s->psum_budget;
+    *ps = d->psum ? &d->psum[c] : NULL;
+    *warm = *ps && (*ps)->row && !(*ps)->ahead;
+    if (*ps && (*ps)->row) {
+        (*ps)->ahead = false;        /* this scan's read-ahead decoded them: not warm */
+        return PCH_OK;
+    }
+    PCH_TRY(psums_decode(it, d, b, e, tmp, err));
+    if (fits && !d->psum) d->psum = pch_calloc(s->ctx, d->n_clusters ? d->n_clusters : 1, sizeof *d->psum);
+    if (fits && d->psum) {
+        d->psum[c] = *tmp;
+        tmp->row = NULL;                /* the snapshot's now */
+        s->psum_bytes += bytes;
+        *ps = &d->psum[c];
+    } else {
+        *ps = tmp;
+    }
+    return PCH_OK;
+}
+
+/* May the trajectory summarised by p hold a row the scan's predicates keep? */
+static bool psum_may(const pch_vxp_lanes *it, const pj_psum *p)
+{
+    bool may = true;
+    if (it->p.has_ts_lo) may = p->has_ts && p->max_ts >= it->p.ts_lo;
+    if (it->p.has_ts_hi && may) may = p->has_ts && p->min_ts <= it->p.ts_hi;
+    if (it->p.source_bits && may) may = (p->source & it->p.source_bits) != 0;
+    if (it->p.model && may) may = (p->model & it->model_bits) == it->model_bits;
+    if (it->p.function && may) may = (p->tool & it->tool_bits) == it->tool_bits;
+    if (it->p.copied == 1 && may) may = p->copied > 0;
+    if (it->p.copied == 0 && may) may = p->copied < p->steps;
+    return may;
+}
+
 static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uint64_t e, bool *skip, pch_error *err)
 {
     pch_vxp_snapshot *s = it->s;
-    pj_psums tmp = { NULL, false }, *ps = d->psum ? &d->psum[c] : NULL;
+    pj_psums tmp = { NULL, false, false }, *ps;
     uint64_t rows = e - b, kept = 0;
+    bool warm;
     *skip = false;
-    if (ps && ps->row) it->st.clusters_summary_warm++;
-    else {
-        uint64_t bytes = rows * sizeof(pj_psum);
-        bool fits = s->psum_bytes + bytes <= s->psum_budget;
-        PCH_TRY(psums_decode(it, d, b, e, &tmp, err));
-        if (fits && !d->psum) d->psum = pch_calloc(s->ctx, d->n_clusters ? d->n_clusters : 1, sizeof *d->psum);
-        if (fits && d->psum) {
-            d->psum[c] = tmp;
-            tmp.row = NULL;             /* the snapshot's now */
-            s->psum_bytes += bytes;
-            ps = &d->psum[c];
-        } else {
-            ps = &tmp;
-        }
-    }
+    PCH_TRY(psums_of(it, d, c, b, e, &ps, &tmp, &warm, err));
+    it->st.clusters_summary_warm += warm;
     if (rows > it->keep_cap) {
         pch_free(s->ctx, it->keep);
         if (!(it->keep = pch_malloc(s->ctx, (size_t)rows))) {
@@ -2021,15 +2057,7 @@ static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uin
         it->keep_cap = (size_t)rows;
     }
     for (uint64_t r = 0; r < rows; r++) {
-        const pj_psum *p = &ps->row[r];
-        bool may = true;
-        if (it->p.has_ts_lo) may = p->has_ts && p->max_ts >= it->p.ts_lo;
-        if (it->p.has_ts_hi && may) may = p->has_ts && p->min_ts <= it->p.ts_hi;
-        if (it->p.source_bits && may) may = (p->source & it->p.source_bits) != 0;
-        if (it->p.model && may) may = (p->model & it->model_bits) == it->model_bits;
-        if (it->p.function && may) may = (p->tool & it->tool_bits) == it->tool_bits;
-        if (it->p.copied == 1 && may) may = p->copied > 0;
-        if (it->p.copied == 0 && may) may = p->copied < p->steps;
+        bool may = psum_may(it, &ps->row[r]);
         it->keep[r] = may;
         kept += may;
     }
@@ -2037,6 +2065,92 @@ static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uin
     it->st.rows_pruned += rows - kept;
     if (kept == 0) *skip = rows > 0 && ps->closes;
     pch_free(s->ctx, tmp.row);
+    return PCH_OK;
+}
+
+/* Read-ahead on object storage (docs/object-storage.md "Narrow scans on S3"): one cluster
+** after another, a cold scan of N clusters waited N request latencies (19-72 GETs of 15-40 ms
+** each on the radosgw, the §22.3 matrix on S3). So a scan asks for the reads of its next
+** AHEAD_CLUSTERS clusters at once, which the store runs concurrently; a pruned scan first
+** fetches those clusters' summary lanes at once and decodes them, then fetches only the
+** clusters they keep. Every read is still checked as it is decoded (the segment table). */
+#define AHEAD_CLUSTERS 8
+#define AHEAD_BYTES ((uint64_t)64 << 20)   /* at most this much fetched ahead at once */
+
+/* Fetch, at once, the reads of lanes cols[0..n) over clusters cl[i] of d (those with want[i]),
+** in order while they fit one prefetch (PCH_VX_PREFETCH_MAX reads, AHEAD_BYTES; the first
+** always): *upto = the number of cl[] covered. */
+static int ahead_fetch(dataf *d, const char *const *cols, size_t n, const uint32_t *cl, const bool *want, size_t ncl,
+                       size_t *upto, pch_ctx *ctx, pch_error *err)
+{
+    uint64_t all[2 * PCH_VX_PREFETCH_MAX], bytes = 0;
+    size_t na = 0, i;
+    int rc = PCH_OK;
+    for (i = 0; i < ncl && rc == PCH_OK; i++) {
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        uint64_t *r = NULL, rb = 0;
+        size_t nr = 0;
+        if (!want[i]) continue;
+        so.columns = cols;
+        so.n_columns = n;
+        so.row_begin = d->cluster_begin[cl[i]];
+        so.row_end = d->cluster_begin[cl[i] + 1];
+        if ((rc = pch_vx_file_scan_ranges(d->f, &so, &r, &nr, err)) < 0) break;
+        for (size_t k = 0; k < nr; k++) rb += r[2 * k + 1];
+        if (na && (na + nr > PCH_VX_PREFETCH_MAX || bytes + rb > AHEAD_BYTES)) {
+            pch_free(ctx, r);
+            break;                  /* the next read-ahead starts here */
+        }
+        if (nr > PCH_VX_PREFETCH_MAX - na) nr = PCH_VX_PREFETCH_MAX - na;   /* the first cluster's: in part */
+        memcpy(all + 2 * na, r, nr * 2 * sizeof *r);
+        na += nr;
+        bytes += rb;
+        pch_free(ctx, r);
+    }
+    *upto = i;
+    if (rc == PCH_OK) rc = pch_vx_file_prefetch_ranges(d->f, all, na, err);
+    return rc < 0 ? pch_error_prefix(err, "%s", d->path) : PCH_OK;
+}
+
+static int read_ahead(pch_vxp_lanes *it, dataf *d, pch_error *err)
+{
+    uint32_t cl[AHEAD_CLUSTERS], c;
+    bool want[AHEAD_CLUSTERS];
+    size_t n = 0, upto;
+    if (!d->segs || !pch_rfile_is_remote(it->s->root)) return PCH_OK;
+    if (it->ahead_file == it->file + 1 && it->cluster < it->ahead_end) return PCH_OK;
+    for (c = it->cluster; c < d->n_clusters && n < AHEAD_CLUSTERS; c++) {
+        uint64_t b = d->cluster_begin[c], e = d->cluster_begin[c + 1];
+        /* a read-ahead worker's iterator (pj_ahead.c) reads every stride-th cluster: its own
+        ** (the current cluster's ordinal is it->ord - 1) */
+        if ((it->ord - 1 + (c - it->cluster)) % it->stride != it->phase) continue;
+        if ((it->prune && it->skip && it->skip[c]) || (d->n_del && dead_in(d, b, e) == e - b)) continue;
+        cl[n] = c;
+        want[n++] = true;
+    }
+    if (it->prune) {
+        bool cold[AHEAD_CLUSTERS];
+        for (size_t i = 0; i < n; i++) cold[i] = !d->psum || !d->psum[cl[i]].row;
+        PCH_TRY(ahead_fetch(d, k_prune_lanes, PR_N, cl, cold, n, &upto, it->s->ctx, err));
+        n = upto;                   /* summaries fetched: the clusters tested now */
+        for (size_t i = 0; i < n; i++) {
+            /* read as summary_keep will: a cluster none of whose rows may match, and whose last
+            ** trajectory does not go on into the next cluster, is not read */
+            pj_psums tmp = { NULL, false, false }, *ps;
+            uint64_t b = d->cluster_begin[cl[i]], rows = d->cluster_begin[cl[i] + 1] - b;
+            bool warm, any;
+            PCH_TRY(psums_of(it, d, cl[i], b, b + rows, &ps, &tmp, &warm, err));
+            ps->ahead = !warm && ps != &tmp;
+            any = !ps->closes;
+            for (uint64_t r = 0; r < rows && !any; r++) any = psum_may(it, &ps->row[r]);
+            pch_free(it->s->ctx, tmp.row);
+            want[i] = any;
+        }
+    }
+    PCH_TRY(ahead_fetch(d, (const char *const *)it->cols, it->n, cl, want, n, &upto, it->s->ctx, err));
+    for (size_t i = 0; i < upto; i++) it->st.clusters_fetched_ahead += want[i];
+    it->ahead_file = it->file + 1;
+    it->ahead_end = upto < n ? cl[upto] : c;   /* the next read-ahead: at the first not fetched */
     return PCH_OK;
 }
 
@@ -2069,8 +2183,9 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         b = d->cluster_begin[it->cluster];
         e = d->cluster_begin[it->cluster + 1];
         it->st.clusters++;
+        if (it->prune && it->skip_file != it->file) PCH_TRY(zone_skips(it, d, err));
+        PCH_TRY(read_ahead(it, d, err));
         if (it->prune) {
-            if (it->skip_file != it->file) PCH_TRY(zone_skips(it, d, err));
             if (it->skip && it->skip[it->cluster]) {
                 it->st.clusters_zone_pruned++;
                 it->cluster++;

@@ -99,6 +99,8 @@ void pch_vxp_sql_explain_end(FILE *out)
                     (unsigned long long)e->st.clusters_summary_pruned, (unsigned long long)e->st.clusters_read,
                     (unsigned long long)e->st.rows, (unsigned long long)e->st.rows_pruned,
                     (unsigned long long)e->st.clusters_summary_warm);
+        if (e->st.clusters_fetched_ahead)
+            fprintf(out, "; fetched ahead, concurrently: %llu clusters", (unsigned long long)e->st.clusters_fetched_ahead);
         fputc('\n', out);
     }
     fprintf(out, "totals: documents rebuilt %llu, clusters decoded lane by lane %llu, bytes read %llu, bytes checked %llu, "
@@ -471,6 +473,7 @@ static void lanes_close(pch_sql_lanes *c)
         t->rows += st.rows;
         t->rows_pruned += st.rows_pruned;
         t->clusters_summary_warm += st.clusters_summary_warm;
+        t->clusters_fetched_ahead += st.clusters_fetched_ahead;
     }
     if (c->content) {
         uint64_t blobs, decoded;

@@ -247,29 +247,48 @@ static int cmp_seg_off(const void *a, const void *b, void *payload)
 }
 
 /* Load the listed segments (duplicates and cached ones skipped), coalescing neighbours. */
-static int prefetch(pch_vx_file *f, segvec *sv, pch_error *err)
+/* The segments of sv not cached whole, sorted by offset and without repeats, into
+** sv->v[0..*k); *need: their bytes. */
+static void uncached(pch_vx_file *f, segvec *sv, size_t *k, size_t *need, bool count_hits)
 {
-    size_t need = 0, k = 0;
     uint32_t *v = sv->v;
-    int rc = PCH_OK;
-    if (!sv->n) return PCH_OK;
+    *k = *need = 0;
     qsort_r(v, sv->n, sizeof(uint32_t), cmp_seg_off, f);
     for (size_t i = 0; i < sv->n; i++) {
         if (i && v[i] == v[i - 1]) continue;   /* sorted by offset: equal ids are adjacent */
-        if (seg_whole(f, v[i])) { f->st.cache_hits++; continue; }
-        v[k++] = v[i];
-        need += f->seg_len[v[i]];
+        if (seg_whole(f, v[i])) { f->st.cache_hits += count_hits; continue; }
+        v[(*k)++] = v[i];
+        *need += f->seg_len[v[i]];
     }
+}
+
+/* The read that starts at v[i]: segments closer than the coalescing gap are one read of
+** [*start, *end); returns the index after its last segment. */
+static size_t coalesced(const pch_vx_file *f, const uint32_t *v, size_t k, size_t i, uint64_t *start, uint64_t *end)
+{
+    size_t j = i + 1;
+    *start = f->seg_off[v[i]];
+    *end = *start + f->seg_len[v[i]];
+    while (j < k && f->seg_off[v[j]] <= *end + f->gap) {
+        uint64_t e = f->seg_off[v[j]] + f->seg_len[v[j]];
+        if (e > *end) *end = e;
+        j++;
+    }
+    return j;
+}
+
+static int prefetch(pch_vx_file *f, segvec *sv, pch_error *err)
+{
+    size_t need, k;
+    uint32_t *v = sv->v;
+    int rc = PCH_OK;
+    if (!sv->n) return PCH_OK;
+    uncached(f, sv, &k, &need, true);
     if (f->cache_bytes + need > f->cache_budget) cache_clear(f);
     for (size_t i = 0; i < k && !rc;) {
-        size_t j = i + 1;
-        uint64_t start = f->seg_off[v[i]], end = start + f->seg_len[v[i]];
+        uint64_t start, end;
+        size_t j = coalesced(f, v, k, i, &start, &end);
         uint8_t *tmp;
-        while (j < k && f->seg_off[v[j]] <= end + f->gap) {
-            uint64_t e = f->seg_off[v[j]] + f->seg_len[v[j]];
-            if (e > end) end = e;
-            j++;
-        }
         if (!(tmp = pch_malloc(f->ctx, (size_t)(end - start) + 1))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
         rc = f_read(f, start, (size_t)(end - start), tmp, err);
         for (size_t x = i; x < j && !rc; x++) {
@@ -935,6 +954,17 @@ int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch_error *
     if (!f->rf || off > f->size || len > f->size - off) return PCH_OK;
     return pch_rfile_prefetch(f->rf, off, len, err);
 }
+_Static_assert(PCH_VX_PREFETCH_MAX == PCH_RFILE_AHEAD_MAX, "the Vortex reader promises what the object layer fetches");
+int pch_vx_file_prefetch_ranges(pch_vx_file *f, const uint64_t *ranges, size_t n, pch_error *err)
+{
+    if (!f->rf) return PCH_OK;
+    for (size_t i = 0; i < n; i++)
+        if (ranges[2 * i] > f->size || ranges[2 * i + 1] > f->size - ranges[2 * i])
+            return pch_error_set(err, PCH_EINVAL, "vortex: prefetch of %" PRIu64 " bytes at %" PRIu64 " is past the file's %" PRIu64,
+                                 ranges[2 * i + 1], ranges[2 * i], f->size);
+    return pch_rfile_prefetch_ranges(f->rf, ranges, n, err);
+}
+
 int pch_vx_file_hold(pch_vx_file *f, uint64_t off, uint64_t len, pch_vx_range_check_fn check, void *payload,
                      pch_error *err)
 {
@@ -1377,6 +1407,54 @@ int pch_vx_file_zone_prune(pch_vx_file *f, const pch_vx_scan_options *o, uint8_t
         return pch_error_set(err, PCH_EINVAL, "vortex zone prune: a comparison is needed");
     PCH_TRY(resolve(f, o->filter_column, &fc, err));
     return zones_pruned(f, &fc, o, pruned, n_zones, zone_len, err);
+}
+
+/* The reads a scan of o's columns over its row range would make, planned as
+** pch_vx_file_scan plans them (segments not cached whole, coalesced across the file's gap),
+** without reading: for a caller that fetches the reads of several scans at once
+** (pch_vx_file_prefetch_ranges). No filter, no selection. */
+int pch_vx_file_scan_ranges(pch_vx_file *f, const pch_vx_scan_options *o, uint64_t **ranges, size_t *n,
+                            pch_error *err)
+{
+    uint64_t begin, end, nr, *rows = NULL, *out = NULL;
+    segvec sv = { NULL, 0, 0 };
+    size_t k = 0, need, m = 0;
+    int rc = PCH_OK;
+    *ranges = NULL;
+    *n = 0;
+    if (!o || (o->version != 1 && o->version != PCH_VX_SCAN_OPTIONS_VERSION) || !o->columns || o->selection ||
+        (o->filter_column && o->filter_op != PCH_VX_CMP_NONE))
+        return pch_error_set(err, PCH_EINVAL, "vortex scan ranges: columns and a row range only");
+    begin = o->row_begin;
+    end = o->row_end ? o->row_end : f->root.rows;
+    if (begin > end || end > f->root.rows) return pch_error_set(err, PCH_EINVAL, "vortex scan: rows %" PRIu64 "..%" PRIu64 " outside 0..%" PRIu64, begin, end, f->root.rows);
+    if (f->dt->kind != PCH_VX_STRUCT) return pch_error_set(err, PCH_EUNSUPPORTED, "vortex scan: root dtype is not a struct");
+    nr = end - begin;
+    if (nr > SIZE_MAX / 8 || !(rows = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+    for (uint64_t r = 0; r < nr; r++) rows[r] = begin + r;
+    for (size_t i = 0; i < o->n_columns && !rc; i++) {
+        colref c;
+        pch_vx_array *dummy = NULL;
+        if ((rc = resolve(f, o->columns[i], &c, err))) break;
+        rc = rr(f, c.node, rows, nr, &sv, &dummy, err);
+        pch_vx_array_free(dummy);
+    }
+    pch_free(f->ctx, rows);
+    if (!rc && sv.n) {
+        uncached(f, &sv, &k, &need, false);
+        if (!(out = pch_malloc(f->ctx, (k ? k : 1) * 2 * sizeof *out))) rc = pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
+        for (size_t i = 0; !rc && i < k; m++) {
+            uint64_t start, stop;
+            i = coalesced(f, sv.v, k, i, &start, &stop);
+            out[2 * m] = start;
+            out[2 * m + 1] = stop - start;
+        }
+    }
+    pch_free(f->ctx, sv.v);
+    if (rc) { pch_free(f->ctx, out); return rc; }
+    *ranges = out;
+    *n = m;
+    return PCH_OK;
 }
 
 int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array **out,

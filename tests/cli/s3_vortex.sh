@@ -9,7 +9,11 @@
 #     data object's cluster or tail fails the read with the digest's message and no output,
 #     and is not kept in the tail cache (the repaired object then reads through it); an
 #     object shorter than its manifest says fails with both sizes; a cold narrow scan reads
-#     the manifest once and each cluster with one request;
+#     the manifest once and each cluster with one request; on a root of many clusters a scan
+#     fetches several clusters' reads at once (--explain says how many), a pruned one only
+#     the clusters its summaries keep, each answer the local root's (rl and sft too, whose
+#     workers read ahead their own clusters); a read-ahead whose
+#     requests fail fails the scan with the server's error;
 #   - a second build commits sequence 2 with the first as its parent; a CURRENT that lags
 #     behind the commits (a writer that died after committing) is followed, not forked;
 #   - 16 builds that race on one root (held at the server until all 16 commit at once):
@@ -86,6 +90,41 @@ shape=$("$P" objects cat "$R/$("$P" objects cat "$R/CURRENT" | python3 -c 'impor
 want=$((2 + 2 * ${shape% *} + ${shape#* }))
 g=$(stat_of scan-gets gets)
 [ "${g:-99}" -le "$want" ] && ok || bad "a cold narrow scan made ${g:-?} GETs (files and clusters: $shape; at most $want)"
+# read-ahead (docs/object-storage.md "Narrow scans on S3"): a scan of a root of many clusters
+# fetches the reads of several clusters at once, concurrently; a pruned scan first their
+# summary lanes, then only the clusters they keep; every answer the local root's
+RM=s3://$B/$PRE/many
+run build-many 0 "$VX" build --from "$IN" --to "$RM" --cluster-bytes 4096 --quiet
+run build-many-local 0 "$VXL" build --from "$IN" --to "$T/many" --cluster-bytes 4096 --quiet
+fn=$("$VXL" sql "$T/many" "select function_name from tool_calls group by function_name order by count(*) desc, function_name limit 1" --format csv | tail -1)
+k=0
+for q in "select source, count(*) from steps group by source order by source" \
+         "select trajectory_key, count(*) from tool_calls where function_name = '$fn' group by trajectory_key order by trajectory_key" \
+         "select count(*) from tool_calls where function_name = 'no-such-function'"; do
+    k=$((k + 1))
+    PCH_OBJECT_CACHE=off run "ahead$k" 0 "$VX" sql "$RM" "$q" --format csv
+    "$VXL" sql "$T/many" "$q" --format csv > "$T/aheadl$k.out" 2>/dev/null
+    same "read-ahead scan $k" "$T/ahead$k.out" "$T/aheadl$k.out"
+    PCH_OBJECT_CACHE=off "$VX" sql "$RM" "$q" --explain > "$T/ahead$k.x" 2>&1
+    "$VXL" sql "$T/many" "$q" --explain > "$T/aheadl$k.x" 2>&1
+    dec=$(grep -o '[0-9]* decoded' "$T/ahead$k.x" | head -1 | cut -d' ' -f1)
+    got=$(grep -o 'fetched ahead, concurrently: [0-9]*' "$T/ahead$k.x" | head -1 | grep -o '[0-9]*$')
+    decl=$(grep -o '[0-9]* decoded' "$T/aheadl$k.x" | head -1 | cut -d' ' -f1)
+    [ -n "$dec" ] && [ "$dec" = "$decl" ] && [ "${got:-0}" = "$dec" ] && ok ||
+        bad "scan $k: ${got:-0} clusters fetched ahead, ${dec:-?} decoded (locally ${decl:-?}): $(cat "$T/ahead$k.x")"
+    # 12 clusters: the first scan spans two rounds of read-ahead; the last is pruned by summaries
+    [ $k != 1 ] || [ "${dec:-0}" -ge 9 ] && ok || bad "scan 1 decoded ${dec:-?} clusters of 12"
+    [ $k != 3 ] || grep -q ' [1-9][0-9]* pruned by summaries' "$T/ahead$k.x" && ok || bad "scan 3 pruned nothing by summaries"
+    ! grep -q 'fetched ahead' "$T/aheadl$k.x" && ok || bad "a local scan says it fetched ahead"
+done
+# the training readers' workers read ahead their own clusters (every W-th): the same lines
+for tr in "rl --format jsonl" "sft --format messages" "sft --format atif"; do
+    k=$((k + 1))
+    PCH_OBJECT_CACHE=off run "ahead$k" 0 "$VX" ${tr%% *} "$RM" ${tr#* }
+    "$VXL" ${tr%% *} "$T/many" ${tr#* } > "$T/aheadl$k.out" 2>/dev/null
+    [ -s "$T/aheadl$k.out" ] && ok || bad "$tr on the local root printed nothing"
+    same "read-ahead $tr" "$T/ahead$k.out" "$T/aheadl$k.out"
+done
 # `benchmark` on the S3 root: its cold runs' GETs come from their --stats (a point read's
 # include CURRENT and the manifest, at most 5 as above), ranges and bytes requested; beside
 # our Storyline tables of the same documents on the same server (`pchronicle --stats`)
@@ -315,6 +354,15 @@ has commit-fails "$T/commit-fails.err" 'HTTP 500 \(after 5 attempts\)'
 "$P" objects ls "$R4/commits/" > "$T/r4-commits"
 [ "$(wc -l < "$T/r4-commits")" = 1 ] && ok || bad "a failed commit left: $(cat "$T/r4-commits")"
 run after-fail-verify 0 "$VX" verify "$R4"
+# a read-ahead whose requests fail on every try fails the scan with the server's error and
+# prints nothing; the same scan then answers (nothing of the failed fetch is kept)
+fault pass@.vortex $(for _ in $(seq 1 48); do printf '500@.vortex '; done)
+PCH_OBJECT_CACHE=off AWS_ENDPOINT_URL=$PX run ahead-fails 1 "$VX" sql "$RM" "select source, count(*) from steps group by source order by source" --format csv
+has ahead-fails "$T/ahead-fails.err" 'HTTP 500 \(after 5 attempts\)'
+[ ! -s "$T/ahead-fails.out" ] && ok || bad "a failed read-ahead still printed $(head -c 200 "$T/ahead-fails.out")"
+fault
+PCH_OBJECT_CACHE=off AWS_ENDPOINT_URL=$PX run ahead-after 0 "$VX" sql "$RM" "select source, count(*) from steps group by source order by source" --format csv
+same "the scan after a failed read-ahead" "$T/ahead-after.out" "$T/aheadl1.out"
 AWS_SECRET_ACCESS_KEY=wrong run denied 1 "$VX" build --from "$IN" --to "$R4" --quiet
 has denied "$T/denied.err" 'access denied \(HTTP 403'
 [ "$(wc -l < "$T/denied.err")" = 1 ] && ok || bad "wrong secret: $(wc -l < "$T/denied.err") lines"

@@ -1503,9 +1503,30 @@ static void test_vortex_file__scan_features(void)
         so.n_columns = 2;
         so.row_begin = 2500;
         so.row_end = 2503;
+        /* the reads the scan will make, planned without reading (a read-ahead's) */
+        uint64_t *rg = NULL, planned = 0;
+        size_t nrg = 0;
         pch_vx_file_reset_io_stats(f);
+        PCH_CHECK_OK(pch_vx_file_scan_ranges(f, &so, &rg, &nrg, &err), &err);
+        for (size_t i = 0; i < nrg; i++) planned += rg[2 * i + 1];
+        pch_free(NULL, rg);
+        pch_vx_file_io_stats(f, &st);
+        PCH_CHECK(st.requests == 0 && st.bytes_read == 0);
         PCH_CHECK_OK(pch_vx_file_scan(f, &so, &out, &odt, &err), &err);
         PCH_CHECK(out->len == 3 && odt->n_fields == 2);
+        pch_vx_file_io_stats(f, &st);
+        PCH_CHECK_MSG(nrg == st.requests && planned == st.bytes_read, "planned %zu reads of %llu bytes, read %llu of %llu", nrg,
+                      (unsigned long long)planned, (unsigned long long)st.requests, (unsigned long long)st.bytes_read);
+        /* what is cached is not planned again; a filter is not planned at all */
+        PCH_CHECK_OK(pch_vx_file_scan_ranges(f, &so, &rg, &nrg, &err), &err);
+        PCH_CHECK(nrg == 0);
+        pch_free(NULL, rg);
+        {
+            pch_vx_scan_options fo = so;
+            fo.filter_column = "x";
+            fo.filter_op = PCH_VX_CMP_EQ;
+            PCH_CHECK(pch_vx_file_scan_ranges(f, &fo, &rg, &nrg, &err) == PCH_EINVAL && rg == NULL);
+        }
         pch_vx_array_row_json(&t, out, 0);
         PCH_CHECK_EQ_STR(t.ptr, "{\"meta.a\":5000,\"opt.c\":null}");
         pch_vx_text_dispose(&t);
