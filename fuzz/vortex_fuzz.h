@@ -37,7 +37,7 @@ static inline void fz_read_paged(const uint8_t *data, size_t size)
     int fd = memfd_create("fz", 0);
     pch_vx_file *f = NULL;
     pch_error err;
-    pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, size > 64 ? size / 2 : 4, 64, NULL, NULL, NULL, 0 };
+    pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, size > 64 ? size / 2 : 4, 64, NULL, NULL, NULL, 0, 0, 0 };
     if (fd < 0) return;
     if (write(fd, data, size) != (ssize_t)size) { close(fd); return; }
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);

@@ -323,8 +323,11 @@ PCH_API int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *p
 ** from 0, non-decreasing; may be NULL): the first row of each chunk and the row count,
 ** shared by every chunked layout of the file with n_chunks chunks (each chunk is checked
 ** against them when parsed), so that finding a row's chunk reads no other chunk's layout.
-** pch_vx_file_check reads and checks everything. */
-#define PCH_VX_PAGED_OPEN_VERSION 1
+** pch_vx_file_check reads and checks everything. also_off/also_len (version 2; len 0: none):
+** a range the caller reads next; on object storage it is fetched together with the tail when
+** the tail is one block (concurrently: one round trip for both), and read from those bytes
+** later (its reads and checks are the caller's, as for any range). */
+#define PCH_VX_PAGED_OPEN_VERSION 2
 typedef int (*pch_vx_tail_check_fn)(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len,
                                     pch_error *err);
 typedef struct pch_vx_paged_open {
@@ -335,6 +338,7 @@ typedef struct pch_vx_paged_open {
     void *payload;
     const uint64_t *chunk_starts;
     uint32_t n_chunks;
+    uint64_t also_off, also_len;       /* version 2 */
 } pch_vx_paged_open;
 PCH_API int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, const pch_vx_paged_open *o,
                                    pch_error *err);

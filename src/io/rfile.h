@@ -37,7 +37,9 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
 /* Fetch n ranges of an object now (r[2i] offset, r[2i+1] length), concurrently (the store
 ** runs up to its max_in_flight requests at once), each kept as a span; at most
 ** PCH_RFILE_AHEAD_MAX of those not held already, the rest ignored. A local file: nothing. For
-** a scan reading ahead: its reads then come from the spans, with no request. */
+** a scan reading ahead: its reads then come from the spans, with no request. An answer that
+** does not fit the ranges asked keeps nothing and is not an error here (the reads that follow
+** ask again and report it); a failed request is. */
 #define PCH_RFILE_AHEAD_MAX 8
 int pch_rfile_prefetch_ranges(pch_rfile *f, const uint64_t *r, size_t n, pch_error *err);
 

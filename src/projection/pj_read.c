@@ -1102,7 +1102,7 @@ static int open_fail(dataf *d, int rc)
 ** one read, checked against the manifest's digest in one pass (a paged open costs a scan of
 ** `scaled` 1.08x per process in block reads and their hashes, measured); a file opened paged
 ** before gets the rest of its tail the same way (read_tail). */
-static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
+static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster, pch_error *err)
 {
     pch_buf p;
     uint8_t *tail = NULL;
@@ -1132,7 +1132,13 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
     if (p.oom) return open_fail(d, nomem(err));
     if (one_block) {
         pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, (uint32_t)d->tail_len, tail_block_check, d,
-                                 d->cluster_begin, d->n_clusters };
+                                 d->cluster_begin, d->n_clusters, 0, 0 };
+        /* a point read's cluster is fetched with the tail, concurrently: it needs both, and
+        ** the manifest says where both are (one round trip fewer; load_cluster_at holds it) */
+        if (whole_checks && cluster < d->n_clusters) {
+            po.also_off = d->coff[cluster];
+            po.also_len = d->clen[cluster];
+        }
         d->tail_msg[0] = 0;
         rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
         if (rc < 0 && d->tail_msg[0]) {
@@ -1143,7 +1149,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, pch_error *err)
     } else if (!whole && pj_segtab_tail_off(d->segs)) {
         /* every lane is chunked by cluster: the chunks start where the manifest's clusters do */
         pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, pj_segtab_block_bytes(d->segs), pj_segtab_check_tail, d->segs,
-                                 d->cluster_begin, d->n_clusters };
+                                 d->cluster_begin, d->n_clusters, 0, 0 };
         rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
     } else {
         /* the tail (footer, zone tables, dictionaries) is read once: checked against the
@@ -1200,7 +1206,7 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
         *base = s->c_begin;
         return PCH_OK;
     }
-    PCH_TRY(open_file(s, d, !s->point, err));
+    PCH_TRY(open_file(s, d, !s->point, cluster, err));
     pch_vx_array_free(s->c_arr);
     pch_vx_dtype_free(s->c_dt);
     s->c_arr = NULL;
@@ -1288,7 +1294,7 @@ int pj_snapshot_file_dtype(pch_vxp_snapshot *s, size_t f, const pch_vx_dtype **d
 {
     if (f >= s->n_files) return pch_error_set(err, PCH_EINVAL, "projection: no data file %zu", f);
     s->point = false;
-    PCH_TRY(open_file(s, &s->files[f], true, err));
+    PCH_TRY(open_file(s, &s->files[f], true, UINT32_MAX, err));
     *dt = pch_vx_file_dtype(s->files[f].f);
     return PCH_OK;
 }
@@ -2179,7 +2185,7 @@ int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uin
         }
         it->last_ord = it->ord - 1;
         d = &s->files[it->file];
-        PCH_TRY(open_file(s, d, true, err));
+        PCH_TRY(open_file(s, d, true, UINT32_MAX, err));
         b = d->cluster_begin[it->cluster];
         e = d->cluster_begin[it->cluster + 1];
         it->st.clusters++;

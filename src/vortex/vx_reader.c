@@ -848,8 +848,8 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
     uint64_t nb;
     int rc;
     *out = NULL;
-    if (!o || o->version != PCH_VX_PAGED_OPEN_VERSION)
-        return pch_error_set(err, PCH_EINVAL, "vortex: paged open options version %u (want %u)", o ? o->version : 0, PCH_VX_PAGED_OPEN_VERSION);
+    if (!o || o->version < 1 || o->version > PCH_VX_PAGED_OPEN_VERSION)
+        return pch_error_set(err, PCH_EINVAL, "vortex: paged open options version %u (want 1..%u)", o ? o->version : 0, PCH_VX_PAGED_OPEN_VERSION);
     if (o->block_bytes < 64)
         return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks (at least 64)", o->block_bytes);
     for (uint32_t i = 0; o->chunk_starts && i <= o->n_chunks; i++)
@@ -861,6 +861,12 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
     if (o->tail_off > f->size || f->size - o->tail_off < PCH_VX_EOF_SIZE || f->size - o->tail_off > ((uint64_t)1 << 31)) {
         rc = pch_error_set(err, PCH_ECORRUPT, "vortex: '%s' is %" PRIu64 " bytes, its tail cannot start at %" PRIu64, path, f->size, o->tail_off);
         goto fail;
+    }
+    if (o->version >= 2 && o->also_len && f->size - o->tail_off <= o->block_bytes && o->also_off <= f->size &&
+        o->also_len <= f->size - o->also_off) {
+        /* the tail is one block, read whole first: the caller's next range comes with it */
+        const uint64_t both[4] = { o->tail_off, f->size - o->tail_off, o->also_off, o->also_len };
+        if ((rc = pch_rfile_prefetch_ranges(f->rf, both, 2, err)) < 0) { pch_error_prefix(err, "vortex: '%s'", path); goto fail; }
     }
     f->tail_off = o->tail_off;
     f->tblock = o->block_bytes;

@@ -5,9 +5,10 @@
 #   - `build --to s3://...` of tests/data/atif: export, every get, the relations through sql,
 #     rl, sft and verify give what the same build on a local root gives, byte for byte;
 #   - a cold get reads with at most 5 GETs (CURRENT, manifest, directory shard, the data
-#     file's tail, its cluster; no segment table), printed by --stats; a flipped byte in the
-#     data object's cluster or tail fails the read with the digest's message and no output,
-#     and is not kept in the tail cache (the repaired object then reads through it); an
+#     file's tail, its cluster, those two asked for at once; no segment table), printed by
+#     --stats; a flipped byte in the data object's cluster or tail fails the read with the
+#     digest's message and no output, and is not kept in the tail cache (the repaired object
+#     then reads through it); an
 #     object shorter than its manifest says fails with both sizes; a cold narrow scan reads
 #     the manifest once and each cluster with one request; on a root of many clusters a scan
 #     fetches several clusters' reads at once (--explain says how many), a pruned one only
@@ -289,6 +290,15 @@ rcs="$(cat "$T/s1.rc") $(cat "$T/s2.rc")"
 run sync-race-verify 0 "$VX" verify "$R5"
 "$VXL" sync --from "$IN2" --to "$LS" --quiet
 rm -f "$T/hold"
+# a cold point read asks for the data file's tail and its cluster at once: on a file this
+# small the store coalesces them into one GET (two, one after the other, before)
+: > "$T/proxy.log"
+fault
+PCH_OBJECT_CACHE=off AWS_ENDPOINT_URL=$PX run get-both 0 "$VX" get "$R" --trajectory-key "$(head -1 "$T/keys")" --compact --stats
+same "the point read through the proxy" "$T/get-both.out" "$T/getl1.out"
+[ "$(grep -c '/data/.*\.vortex ' "$T/proxy.log")" = 1 ] && ok ||
+    bad "the tail and the cluster were not fetched with one request: $(grep '/data/' "$T/proxy.log")"
+has "a cold point read of a small root: 4 GETs" "$T/get-both.err" 'gets=4 '
 
 # --- snapshots, pins and vacuum on S3
 id_of() { "$P" objects cat "$R5/commits/$(printf %020d "$1").json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["snapshot_id"])'; }

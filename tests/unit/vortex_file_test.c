@@ -1826,7 +1826,7 @@ static void test_vortex_file__paged_open(void)
     }
     for (int pass = 0; pass < 6; pass++) {
         tailchk t = { file.data, tail_off, B, 0, -1 };
-        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, B, tail_matches, &t, starts, CHUNKS };
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, B, tail_matches, &t, starts, CHUNKS, 0, 0 };
         pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
         pch_vx_array *got = NULL, *want = NULL;
         pch_vx_dtype *gdt = NULL;
@@ -1883,8 +1883,10 @@ static void test_vortex_file__paged_open(void)
     }
     /* bad options and a tail that starts after the layout */
     {
-        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, 512, NULL, NULL, NULL, 0 };
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, tail_off, 512, NULL, NULL, NULL, 0, 0, 0 };
         po.version = 0;
+        PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
+        po.version = PCH_VX_PAGED_OPEN_VERSION + 1;    /* a version from the future: refused */
         PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
         po.version = PCH_VX_PAGED_OPEN_VERSION;
         po.block_bytes = 32;
