@@ -1999,9 +1999,6 @@ static int psums_decode(pch_vxp_lanes *it, dataf *d, uint64_t b, uint64_t e, pj_
     return PCH_OK;
 }
 
-/* The summaries of cluster c = [b, e) of d: which rows may hold a match (it->keep). *skip
-** when none may and the cluster's last row does not continue into the next cluster. The
-** decoded summaries stay with the snapshot while its budget allows. */
 /* The summaries of cluster c = [b, e) of d into *ps: the snapshot's decoded ones (*warm), or
 ** decoded now and kept with the snapshot while its budget allows, else into *tmp (the
 ** caller frees tmp->row). */
@@ -2044,6 +2041,9 @@ static bool psum_may(const pch_vxp_lanes *it, const pj_psum *p)
     return may;
 }
 
+/* The summaries of cluster c = [b, e) of d: which rows may hold a match (it->keep). *skip
+** when none may and the cluster's last row does not continue into the next cluster. The
+** decoded summaries stay with the snapshot while its budget allows. */
 static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uint64_t e, bool *skip, pch_error *err)
 {
     pch_vxp_snapshot *s = it->s;
@@ -2122,7 +2122,7 @@ static int read_ahead(pch_vxp_lanes *it, dataf *d, pch_error *err)
 {
     uint32_t cl[AHEAD_CLUSTERS], c;
     bool want[AHEAD_CLUSTERS];
-    size_t n = 0, upto;
+    size_t n = 0, n_all, upto;
     if (!d->segs || !pch_rfile_is_remote(it->s->root)) return PCH_OK;
     if (it->ahead_file == it->file + 1 && it->cluster < it->ahead_end) return PCH_OK;
     for (c = it->cluster; c < d->n_clusters && n < AHEAD_CLUSTERS; c++) {
@@ -2134,6 +2134,7 @@ static int read_ahead(pch_vxp_lanes *it, dataf *d, pch_error *err)
         cl[n] = c;
         want[n++] = true;
     }
+    n_all = n;
     if (it->prune) {
         bool cold[AHEAD_CLUSTERS];
         for (size_t i = 0; i < n; i++) cold[i] = !d->psum || !d->psum[cl[i]].row;
@@ -2156,7 +2157,7 @@ static int read_ahead(pch_vxp_lanes *it, dataf *d, pch_error *err)
     PCH_TRY(ahead_fetch(d, (const char *const *)it->cols, it->n, cl, want, n, &upto, it->s->ctx, err));
     for (size_t i = 0; i < upto; i++) it->st.clusters_fetched_ahead += want[i];
     it->ahead_file = it->file + 1;
-    it->ahead_end = upto < n ? cl[upto] : c;   /* the next read-ahead: at the first not fetched */
+    it->ahead_end = upto < n_all ? cl[upto] : c;   /* the next read-ahead: at the first not fetched */
     return PCH_OK;
 }
 

@@ -246,7 +246,6 @@ static int cmp_seg_off(const void *a, const void *b, void *payload)
     return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
 }
 
-/* Load the listed segments (duplicates and cached ones skipped), coalescing neighbours. */
 /* The segments of sv not cached whole, sorted by offset and without repeats, into
 ** sv->v[0..*k); *need: their bytes. */
 static void uncached(pch_vx_file *f, segvec *sv, size_t *k, size_t *need, bool count_hits)
@@ -277,6 +276,7 @@ static size_t coalesced(const pch_vx_file *f, const uint32_t *v, size_t k, size_
     return j;
 }
 
+/* Load the listed segments (duplicates and cached ones skipped), coalescing neighbours. */
 static int prefetch(pch_vx_file *f, segvec *sv, pch_error *err)
 {
     size_t need, k;
