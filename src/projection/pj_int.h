@@ -320,9 +320,10 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
                     uint64_t *bytes, pch_error *err);
 /* Open ROOT/rel: check its size against the manifest's, read its header and page table
 ** (version 2; version 1: the whole table) and check their digest and extents before
-** anything is used; data_rel names the data file in messages. */
+** anything is used; data_rel names the data file in messages. whole: most pages will be read
+** (a scan, verify): on object storage the table is fetched with one request. */
 int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *rel, uint64_t want_bytes,
-                   const char *want_digest, const char *data_rel, uint64_t file_bytes, pch_error *err);
+                   const char *want_digest, const char *data_rel, uint64_t file_bytes, bool whole, pch_error *err);
 /* The table in raw[0..len) (copied), checked as pj_segtab_load does bar the digest (pages
 ** are checked when used). */
 int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t len, const char *data_rel,

@@ -1121,7 +1121,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster
     const bool one_block = remote && d->tail_len >= 64 && d->tail_len <= ((uint64_t)1 << 31);
     const bool whole_checks = one_block && !whole && has_cluster_digests(d);
     if (d->seg_path[0] && !whole_checks) {
-        rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, err);
+        rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, whole, err);
         if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->seg_path));
         if (pj_segtab_tail_off(d->segs) && pj_segtab_tail_off(d->segs) != d->tail_off)
             return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: its tail digests start at %" PRIu64 ", the manifest's tail at %" PRIu64,

@@ -297,7 +297,7 @@ int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t le
 }
 
 int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *rel, uint64_t want_bytes,
-                   const char *want_digest, const char *data_rel, uint64_t file_bytes, pch_error *err)
+                   const char *want_digest, const char *data_rel, uint64_t file_bytes, bool whole, pch_error *err)
 {
     pch_buf p;
     pj_segtab *t = NULL;
@@ -319,6 +319,10 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
         rc = pch_error_set(err, PCH_ECORRUPT, "%" PRIu64 " bytes, the manifest says %" PRIu64, (uint64_t)end, want_bytes);
         goto fail;
     }
+    /* a reader that will want most pages (a scan) takes the whole table with one request on
+    ** object storage: its pages, read one by one as the scan reaches them, were a request
+    ** each, one after another (each page is still checked when first used) */
+    if (whole && (rc = pch_rfile_prefetch(fd, 0, want_bytes, err)) < 0) goto fail;
     if (!(t = segtab_new(ctx, rel))) { rc = nomem(err); goto fail; }
     t->file_bytes = file_bytes;
     if (want_bytes < 8) { rc = pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel); goto fail; }

@@ -82,7 +82,7 @@ static void check_segments(vctx *v, const pch_json_value *item, const char *rel,
         return;
     }
     if (pj_path_check(srel, strlen(srel), &e) < 0) { finding(v, srel, "%s", e.msg); return; }
-    if (pj_segtab_load(&t, v->ctx, v->root, srel, bytes, dig, rel, fbytes, &e) < 0) { finding(v, srel, "%s", e.msg); return; }
+    if (pj_segtab_load(&t, v->ctx, v->root, srel, bytes, dig, rel, fbytes, true, &e) < 0) { finding(v, srel, "%s", e.msg); return; }
     snprintf(full, sizeof full, "%s/%s", v->root, rel);
     if (pj_segtab_match(t, f, &e) < 0 || pj_segtab_check_file(t, full, &e) < 0) finding(v, rel, "%s", e.msg);
     pj_segtab_free(t);
