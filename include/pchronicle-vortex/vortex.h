@@ -410,7 +410,7 @@ PCH_API int pch_vx_file_prefetch(pch_vx_file *f, uint64_t off, uint64_t len, pch
 ** PCH_VX_PREFETCH_MAX of them not fetched already, the rest ignored. For a scan that reads
 ** ahead (pch_vx_file_scan_ranges gives a scan's reads): one after another its requests'
 ** latencies add up. A local file ignores it. */
-#define PCH_VX_PREFETCH_MAX 8
+#define PCH_VX_PREFETCH_MAX 16
 PCH_API int pch_vx_file_prefetch_ranges(pch_vx_file *f, const uint64_t *ranges, size_t n, pch_error *err);
 /* The reads pch_vx_file_scan would make for opts (columns and a row range; no filter or
 ** selection): the segments it needs that are not cached, coalesced as it would coalesce

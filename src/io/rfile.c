@@ -17,7 +17,7 @@
 #include "io/io_int.h"
 #include "io/rfile.h"
 
-#define N_SPANS 16
+#define N_SPANS 32
 
 typedef struct span {
     uint64_t off;

@@ -40,7 +40,7 @@ int pch_rfile_prefetch(pch_rfile *f, uint64_t off, uint64_t len, pch_error *err)
 ** a scan reading ahead: its reads then come from the spans, with no request. An answer that
 ** does not fit the ranges asked keeps nothing and is not an error here (the reads that follow
 ** ask again and report it); a failed request is. */
-#define PCH_RFILE_AHEAD_MAX 8
+#define PCH_RFILE_AHEAD_MAX 16
 int pch_rfile_prefetch_ranges(pch_rfile *f, const uint64_t *r, size_t n, pch_error *err);
 
 /* The caller checked bytes [off, size) of object f against a digest of its own (a data

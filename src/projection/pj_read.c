@@ -2083,14 +2083,14 @@ static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uin
 #define AHEAD_CLUSTERS 8
 #define AHEAD_BYTES ((uint64_t)64 << 20)   /* at most this much fetched ahead at once */
 
-/* Fetch, at once, the reads of lanes cols[0..n) over clusters cl[i] of d (those with want[i]),
-** in order while they fit one prefetch (PCH_VX_PREFETCH_MAX reads, AHEAD_BYTES; the first
-** always): *upto = the number of cl[] covered. */
-static int ahead_fetch(dataf *d, const char *const *cols, size_t n, const uint32_t *cl, const bool *want, size_t ncl,
-                       size_t *upto, pch_ctx *ctx, pch_error *err)
+/* Plan the reads of lanes cols[0..n) over clusters cl[i] of d (those with want[i]) into
+** all[] after its *na pairs, in order while they fit `cap` reads in all and AHEAD_BYTES (the
+** first cluster's always, in part if need be): *upto = the number of cl[] covered. */
+static int ahead_plan(dataf *d, const char *const *cols, size_t n, const uint32_t *cl, const bool *want, size_t ncl,
+                      uint64_t *all, size_t *na, size_t cap, size_t *upto, pch_ctx *ctx, pch_error *err)
 {
-    uint64_t all[2 * PCH_VX_PREFETCH_MAX], bytes = 0;
-    size_t na = 0, i;
+    uint64_t bytes = 0;
+    size_t i, first = *na;
     int rc = PCH_OK;
     for (i = 0; i < ncl && rc == PCH_OK; i++) {
         pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
@@ -2103,46 +2103,64 @@ static int ahead_fetch(dataf *d, const char *const *cols, size_t n, const uint32
         so.row_end = d->cluster_begin[cl[i] + 1];
         if ((rc = pch_vx_file_scan_ranges(d->f, &so, &r, &nr, err)) < 0) break;
         for (size_t k = 0; k < nr; k++) rb += r[2 * k + 1];
-        if (na && (na + nr > PCH_VX_PREFETCH_MAX || bytes + rb > AHEAD_BYTES)) {
+        if (*na > first && (*na + nr > cap || bytes + rb > AHEAD_BYTES)) {
             pch_free(ctx, r);
             break;                  /* the next read-ahead starts here */
         }
-        if (nr > PCH_VX_PREFETCH_MAX - na) nr = PCH_VX_PREFETCH_MAX - na;   /* the first cluster's: in part */
-        memcpy(all + 2 * na, r, nr * 2 * sizeof *r);
-        na += nr;
+        if (nr > cap - *na) nr = cap - *na;   /* the first cluster's: in part */
+        memcpy(all + 2 * *na, r, nr * 2 * sizeof *r);
+        *na += nr;
         bytes += rb;
         pch_free(ctx, r);
     }
     *upto = i;
-    if (rc == PCH_OK) rc = pch_vx_file_prefetch_ranges(d->f, all, na, err);
     return rc < 0 ? pch_error_prefix(err, "%s", d->path) : PCH_OK;
+}
+
+static int ahead_get(dataf *d, const uint64_t *all, size_t na, pch_error *err)
+{
+    return pch_vx_file_prefetch_ranges(d->f, all, na, err) < 0 ? pch_error_prefix(err, "%s", d->path) : PCH_OK;
+}
+
+/* The clusters of d from `from` on that the scan will consider, at most AHEAD_CLUSTERS, into
+** cl[0..*n): its own (a read-ahead worker's iterator, pj_ahead.c, reads every stride-th
+** cluster; the current cluster's ordinal is it->ord - 1), not ruled out by zone maps, with a
+** live row. Returns the cluster after the last one looked at. */
+static uint32_t ahead_pick(const pch_vxp_lanes *it, const dataf *d, uint32_t from, uint32_t *cl, size_t *n)
+{
+    uint32_t c;
+    *n = 0;
+    for (c = from; c < d->n_clusters && *n < AHEAD_CLUSTERS; c++) {
+        uint64_t b = d->cluster_begin[c], e = d->cluster_begin[c + 1];
+        if ((it->ord - 1 + (c - it->cluster)) % it->stride != it->phase) continue;
+        if ((it->prune && it->skip && it->skip[c]) || (d->n_del && dead_in(d, b, e) == e - b)) continue;
+        cl[(*n)++] = c;
+    }
+    return c;
 }
 
 static int read_ahead(pch_vxp_lanes *it, dataf *d, pch_error *err)
 {
     uint32_t cl[AHEAD_CLUSTERS], c;
     bool want[AHEAD_CLUSTERS];
-    size_t n = 0, n_all, upto;
+    uint64_t all[2 * PCH_VX_PREFETCH_MAX];
+    size_t n, n_all, upto, na = 0;
     if (!d->segs || !pch_rfile_is_remote(it->s->root)) return PCH_OK;
     if (it->ahead_file == it->file + 1 && it->cluster < it->ahead_end) return PCH_OK;
-    for (c = it->cluster; c < d->n_clusters && n < AHEAD_CLUSTERS; c++) {
-        uint64_t b = d->cluster_begin[c], e = d->cluster_begin[c + 1];
-        /* a read-ahead worker's iterator (pj_ahead.c) reads every stride-th cluster: its own
-        ** (the current cluster's ordinal is it->ord - 1) */
-        if ((it->ord - 1 + (c - it->cluster)) % it->stride != it->phase) continue;
-        if ((it->prune && it->skip && it->skip[c]) || (d->n_del && dead_in(d, b, e) == e - b)) continue;
-        cl[n] = c;
-        want[n++] = true;
-    }
+    c = ahead_pick(it, d, it->cluster, cl, &n);
     n_all = n;
+    for (size_t i = 0; i < n; i++) want[i] = true;
     if (it->prune) {
+        /* the summaries first (held already when the round before fetched them with its data:
+        ** no request), decoded as summary_keep will read them */
         bool cold[AHEAD_CLUSTERS];
         for (size_t i = 0; i < n; i++) cold[i] = !d->psum || !d->psum[cl[i]].row;
-        PCH_TRY(ahead_fetch(d, k_prune_lanes, PR_N, cl, cold, n, &upto, it->s->ctx, err));
+        PCH_TRY(ahead_plan(d, k_prune_lanes, PR_N, cl, cold, n, all, &na, PCH_VX_PREFETCH_MAX / 2, &upto, it->s->ctx, err));
+        PCH_TRY(ahead_get(d, all, na, err));
         n = upto;                   /* summaries fetched: the clusters tested now */
         for (size_t i = 0; i < n; i++) {
-            /* read as summary_keep will: a cluster none of whose rows may match, and whose last
-            ** trajectory does not go on into the next cluster, is not read */
+            /* a cluster none of whose rows may match, and whose last trajectory does not go
+            ** on into the next cluster, is not read */
             pj_psums tmp = { NULL, false, false }, *ps;
             uint64_t b = d->cluster_begin[cl[i]], rows = d->cluster_begin[cl[i] + 1] - b;
             bool warm, any;
@@ -2153,12 +2171,23 @@ static int read_ahead(pch_vxp_lanes *it, dataf *d, pch_error *err)
             pch_free(it->s->ctx, tmp.row);
             want[i] = any;
         }
+        na = 0;
     }
-    PCH_TRY(ahead_fetch(d, (const char *const *)it->cols, it->n, cl, want, n, &upto, it->s->ctx, err));
+    PCH_TRY(ahead_plan(d, (const char *const *)it->cols, it->n, cl, want, n, all, &na, PCH_VX_PREFETCH_MAX / 2, &upto,
+                       it->s->ctx, err));
     for (size_t i = 0; i < upto; i++) it->st.clusters_fetched_ahead += want[i];
     it->ahead_file = it->file + 1;
     it->ahead_end = upto < n_all ? cl[upto] : c;   /* the next read-ahead: at the first not fetched */
-    return PCH_OK;
+    if (it->prune && it->ahead_end == c) {
+        /* the next round's summaries ride with this round's data: one round trip a round */
+        uint32_t cl2[AHEAD_CLUSTERS];
+        bool cold2[AHEAD_CLUSTERS];
+        size_t n2, upto2;
+        ahead_pick(it, d, c, cl2, &n2);
+        for (size_t i = 0; i < n2; i++) cold2[i] = !d->psum || !d->psum[cl2[i]].row;
+        PCH_TRY(ahead_plan(d, k_prune_lanes, PR_N, cl2, cold2, n2, all, &na, PCH_VX_PREFETCH_MAX, &upto2, it->s->ctx, err));
+    }
+    return ahead_get(d, all, na, err);
 }
 
 int pch_vxp_lanes_next(pch_vxp_lanes *it, const pch_vx_array *const **lanes, uint64_t *rows, bool *eof,
