@@ -1415,6 +1415,21 @@ int pch_vx_file_zone_prune(pch_vx_file *f, const pch_vx_scan_options *o, uint8_t
     return zones_pruned(f, &fc, o, pruned, n_zones, zone_len, err);
 }
 
+/* The segments that reading rows[0..nr) of columns cols[0..ncol) needs, into *sv (none read). */
+static int plan_columns(pch_vx_file *f, const char *const *cols, size_t ncol, const uint64_t *rows, uint64_t nr,
+                        segvec *sv, pch_error *err)
+{
+    int rc = PCH_OK;
+    for (size_t i = 0; i < ncol && !rc; i++) {
+        colref c;
+        pch_vx_array *dummy = NULL;
+        if ((rc = resolve(f, cols[i], &c, err))) break;
+        rc = rr(f, c.node, rows, nr, sv, &dummy, err);
+        pch_vx_array_free(dummy);
+    }
+    return rc;
+}
+
 /* The reads a scan of o's columns over its row range would make, planned as
 ** pch_vx_file_scan plans them (segments not cached whole, coalesced across the file's gap),
 ** without reading: for a caller that fetches the reads of several scans at once
@@ -1438,13 +1453,7 @@ int pch_vx_file_scan_ranges(pch_vx_file *f, const pch_vx_scan_options *o, uint64
     nr = end - begin;
     if (nr > SIZE_MAX / 8 || !(rows = pch_malloc(f->ctx, (size_t)(nr ? nr : 1) * 8))) return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");
     for (uint64_t r = 0; r < nr; r++) rows[r] = begin + r;
-    for (size_t i = 0; i < o->n_columns && !rc; i++) {
-        colref c;
-        pch_vx_array *dummy = NULL;
-        if ((rc = resolve(f, o->columns[i], &c, err))) break;
-        rc = rr(f, c.node, rows, nr, &sv, &dummy, err);
-        pch_vx_array_free(dummy);
-    }
+    rc = plan_columns(f, o->columns, o->n_columns, rows, nr, &sv, err);
     pch_free(f->ctx, rows);
     if (!rc && sv.n) {
         uncached(f, &sv, &k, &need, false);
@@ -1542,13 +1551,7 @@ int pch_vx_file_scan(pch_vx_file *f, const pch_vx_scan_options *o, pch_vx_array 
     {
         /* plan every column first so all their segments are fetched in one coalesced pass */
         segvec sv = { NULL, 0, 0 };
-        for (size_t i = 0; i < ncol && !rc; i++) {
-            colref c;
-            pch_vx_array *dummy = NULL;
-            if ((rc = resolve(f, cols[i], &c, err))) break;
-            rc = rr(f, c.node, rows, nr, &sv, &dummy, err);
-            pch_vx_array_free(dummy);
-        }
+        rc = plan_columns(f, cols, ncol, rows, nr, &sv, err);
         if (!rc) rc = prefetch(f, &sv, err);
         pch_free(f->ctx, sv.v);
         if (rc) goto done;
