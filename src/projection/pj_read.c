@@ -2074,12 +2074,13 @@ static int summary_keep(pch_vxp_lanes *it, dataf *d, uint32_t c, uint64_t b, uin
     return PCH_OK;
 }
 
-/* Read-ahead on object storage (docs/object-storage.md "Narrow scans on S3"): one cluster
-** after another, a cold scan of N clusters waited N request latencies (19-72 GETs of 15-40 ms
-** each on the radosgw, the §22.3 matrix on S3). So a scan asks for the reads of its next
+/* Read-ahead on object storage (docs/object-storage.md "Read-ahead"): one cluster after
+** another, a cold scan of N clusters waited N request latencies (19-72 GETs of 15-40 ms each
+** on the radosgw, the §22.3 matrix on S3). So a scan asks for the reads of its next
 ** AHEAD_CLUSTERS clusters at once, which the store runs concurrently; a pruned scan first
 ** fetches those clusters' summary lanes at once and decodes them, then fetches only the
-** clusters they keep. Every read is still checked as it is decoded (the segment table). */
+** clusters they keep, and with them the summaries of the round after. Every read is still
+** checked as it is decoded (the segment table). */
 #define AHEAD_CLUSTERS 8
 #define AHEAD_BYTES ((uint64_t)64 << 20)   /* at most this much fetched ahead at once */
 
