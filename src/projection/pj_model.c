@@ -61,16 +61,28 @@ int pj_data_dtype(pch_ctx *ctx, pch_vx_dtype **out, pch_error *err)
 /* The JSON text is an integer in canonical form (what "%lld" prints). */
 static bool int_text(const char *p, size_t n, int64_t *v)
 {
-    char tmp[24];
-    char *end;
-    long long x;
+    /* Canonical int64 text only ("-?(0|[1-9][0-9]*)", no "-0"): anything else keeps its text,
+    ** so the document writes back byte for byte. Hand-rolled: strtoll + snprintf to prove
+    ** the round trip were ~4 % of a build's CPU (two calls per step). */
+    size_t i = 0;
+    bool neg = false;
+    uint64_t x = 0;
     if (n == 0 || n > 20) return false;
-    memcpy(tmp, p, n);
-    tmp[n] = 0;
-    errno = 0;
-    x = strtoll(tmp, &end, 10);
-    if (errno || *end || (size_t)snprintf(tmp, sizeof tmp, "%lld", x) != n || memcmp(tmp, p, n) != 0) return false;
-    *v = x;
+    if (p[0] == '-') { neg = true; i = 1; }
+    if (i == n || p[i] < '0' || p[i] > '9') return false;
+    if (p[i] == '0') {
+        if (n != i + 1 || neg) return false;
+        *v = 0;
+        return true;
+    }
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (d > 9) return false;
+        if (x > (UINT64_MAX - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    if (neg ? x > (uint64_t)INT64_MAX + 1 : x > (uint64_t)INT64_MAX) return false;
+    *v = neg ? (int64_t)(0 - x) : (int64_t)x;
     return true;
 }
 

@@ -201,6 +201,24 @@ static void test_core__iso8601(void)
     PCH_CHECK_EQ_STR(out, "2024-05-01T12:00:01.123Z");
     pch_time_format_iso8601(out, -1);
     PCH_CHECK_EQ_STR(out, "1969-12-31T23:59:59.999Z");
+    pch_time_format_iso8601(out, -62167219200000LL);        /* the first ms of year 0 */
+    PCH_CHECK_EQ_STR(out, "0000-01-01T00:00:00.000Z");
+    pch_time_format_iso8601(out, 253402300799999LL);        /* the last ms of year 9999 */
+    PCH_CHECK_EQ_STR(out, "9999-12-31T23:59:59.999Z");
+    pch_time_format_iso8601(out, 253402300800000LL);        /* past the hand-written range */
+    PCH_CHECK_EQ_STR(out, "10000-01-01T00:00:00.000Z");
+    /* every formatted instant of years 0..9999 parses back to itself (parser and formatter
+    ** are separate code) */
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 20000; i++) {
+        int64_t want;
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        want = -62167219200000LL + (int64_t)(x % (253402300800000ull + 62167219200000ull));
+        pch_time_format_iso8601(out, want);
+        PCH_CHECK_EQ_INT(strlen(out), 24);
+        PCH_CHECK_OK(pch_time_parse_iso8601(&ms, out, 24, &err), &err);
+        PCH_CHECK_MSG(ms == want, "%s", out);
+    }
 }
 
 static void test_core__publish_replace_and_create_if_absent(void)

@@ -150,6 +150,9 @@ static void test_projection__metrics_forms_roundtrip(void)
         "{\"logprobs\":[-0.1,-0.3033546805381775,1.5e-3,-0.0],\"extra\":{\"a\":{\"reward\":2}},\"cost_usd\":1e-3,"
         "\"prompt_token_ids\":[4294967295,0],\"completion_token_ids\":[-0]}",
         "{\"completion_token_ids\":[1,2],\"logprobs\":[-0.5],\"cached_tokens\":0}",
+        /* counts typed only when their text is canonical int64: the rest keep their text */
+        "{\"prompt_tokens\":-0,\"completion_tokens\":9223372036854775807,\"cached_tokens\":-9223372036854775808}",
+        "{\"prompt_tokens\":-1,\"completion_tokens\":0,\"cached_tokens\":-0}",
         "{}",
     };
     char doc[1024];
@@ -178,7 +181,8 @@ static int on_doc(pch_atif_doc *d, void *payload)
     return pch_vxp_builder_add_doc(x->b, d, 0, &x->err) < 0 ? -1 : 0;
 }
 
-static int build_dir(const char *root, const char *dir, pch_vxp_build_options *o, pch_error *err)
+static int build_dir_with(const char *root, const char *dir, pch_vxp_build_options *o, const pch_atif_options *ao,
+                          pch_error *err)
 {
     dir_build x;
     pch_atif_dir_stats st;
@@ -186,11 +190,16 @@ static int build_dir(const char *root, const char *dir, pch_vxp_build_options *o
     memset(&x, 0, sizeof x);
     o->assets_root = dir;
     rc = pch_vxp_builder_open(&x.b, g_ctx, root, o, err);
-    if (rc == 0) rc = pch_atif_dir_import(g_ctx, dir, NULL, on_doc, NULL, NULL, &x, &st, err);
+    if (rc == 0) rc = pch_atif_dir_import(g_ctx, dir, ao, on_doc, NULL, NULL, &x, &st, err);
     if (rc < 0 && x.err.msg[0]) *err = x.err;
     if (rc == 0) rc = pch_vxp_builder_commit(x.b, NULL, err);
     pch_vxp_builder_free(x.b);
     return rc;
+}
+
+static int build_dir(const char *root, const char *dir, pch_vxp_build_options *o, pch_error *err)
+{
+    return build_dir_with(root, dir, o, NULL, err);
 }
 
 static void test_projection__testdata_roundtrip_tiers(void)
@@ -238,19 +247,22 @@ static void test_projection__testdata_roundtrip_tiers(void)
     }
 }
 
-/* Lane-encoding threads and the flusher thread never change a byte of a data file. */
+/* Lane-encoding threads, the flusher thread and the import's parsing threads never change a
+** byte of a data file. */
 static void test_projection__threads_byte_identical(void)
 {
     char cmd[1400];
     for (uint32_t t = 1; t <= 3; t += 2) {
         pch_vxp_build_options o = PCH_VXP_BUILD_OPTIONS_INIT;
+        pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
         pch_error err;
         char name[16];
         snprintf(name, sizeof name, "thr%u", t);
         o.threads = t;
         o.cluster_bytes = 8192;   /* several clusters in flight */
+        ao.threads = t;
         rmrf(tmp_path(name));
-        PCH_CHECK_OK(build_dir(tmp_path(name), "tests/data/atif", &o, &err), &err);
+        PCH_CHECK_OK(build_dir_with(tmp_path(name), "tests/data/atif", &o, &ao, &err), &err);
     }
     snprintf(cmd, sizeof cmd, "cmp -s \"$(ls '%s'/data/default/*.vortex)\" \"$(ls '%s'/data/default/*.vortex)\"",
              tmp_path("thr1"), tmp_path("thr3"));
