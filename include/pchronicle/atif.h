@@ -138,6 +138,20 @@ typedef struct pch_atif_result {
     const char *source_call_id;             /* decoded, NULL if absent/null */
 } pch_atif_result;
 
+/* A metrics token array read once by the parser, typed (RFC-0006 §6.5): prompt/completion
+** ids when every element is an integer written without fraction, exponent or sign in
+** 0..2^32-1 (uint32_t), logprobs when every element is a finite number written with a
+** fraction or exponent (double, the value the JSON text denotes). Its text is
+** f[PCH_ATIF_S_METRICS].ptr + off, len bytes ('[' to ']'): set only where that text is the
+** document's own (a compact document), so a consumer scanning the metrics text can tell
+** this member from a duplicate of its key. typed false: read the text. */
+typedef struct pch_atif_tokens {
+    bool typed;
+    const void *data;                       /* n uint32_t or double; NULL when n is 0 */
+    uint32_t n;
+    size_t off, len;
+} pch_atif_tokens;
+
 typedef struct pch_atif_step {
     uint32_t ordinal;                       /* step_ordinal: position in steps (input order) */
     pch_atif_raw f[PCH_ATIF_S_N];           /* f[TOOL_CALLS], f[OBSERVATION]: only a JSON null */
@@ -158,6 +172,8 @@ typedef struct pch_atif_step {
     const pch_atif_member *obs_unknown; uint32_t n_obs_unknown;
     bool has_results;                       /* observation.results present */
     const pch_atif_result *results; uint32_t n_results;
+    /* metrics.prompt_token_ids, completion_token_ids, logprobs (pch_atif_tokens) */
+    pch_atif_tokens tokens[3];
 } pch_atif_step;
 
 typedef enum pch_atif_state {

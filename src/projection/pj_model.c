@@ -121,6 +121,7 @@ typedef struct app {
     pch_buf pids;                /* u32, back to back */
     struct pj_pstep { size_t off; uint32_t n; bool has; } *ps;
     size_t n_ps, cap_ps;
+    const pch_atif_step *step;   /* the step whose metrics put_metrics reads */
 } app;
 
 #define B(l) (a->lane[PJ_##l])
@@ -583,8 +584,19 @@ static int typed_member(app *a, mmember *x, size_t rest, size_t pids0)
     else if (key_is(x, "logprobs")) { buf = &a->tmp; kind = PCH_JSON__ARRAY_REAL; which = 3; }
     else return PCH_OK;
     before = buf->len;
+    {   /* the values the ATIF parser read, when it kept this very member typed (the same
+        ** acceptance as pch_json__number_array's): its text is not parsed again */
+        const pch_atif_tokens *t = a->step ? &a->step->tokens[which - 1] : NULL;
+        if (t && t->typed && t->len <= rest && x->val == a->step->f[PCH_ATIF_S_METRICS].ptr + t->off) {
+            if (t->n && pch_buf_append(buf, t->data, (size_t)t->n * (kind == PCH_JSON__ARRAY_U32 ? 4 : 8)) < 0) return oom(a);
+            used = t->len;
+            r = 1;
+            goto typed;
+        }
+    }
     if ((r = pch_json__number_array(a->jp, x->val, rest, kind, buf, &used)) < 0) return oom(a);
     if (!r) return PCH_OK;
+typed:
     if (buf->len > before) memmove(buf->data + base, buf->data + before, buf->len - before);   /* "[]": no data yet */
     buf->len = base + (buf->len - before);
     x->typed = which;
@@ -697,7 +709,9 @@ static int put_metrics(app *a, const pch_atif_step *s, uint64_t *ptok, uint64_t 
     }
     pch_buf_clear(&a->cids);
     pch_buf_clear(&a->tmp);
+    a->step = s;
     TRY(metrics_members(a, m, pids0, &n_mem));
+    a->step = NULL;
     mem = (const mmember *)(const void *)a->mem.data;
     esc_begin(a);
     for (size_t i = 0; i < n_mem; i++) {
