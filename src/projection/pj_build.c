@@ -867,6 +867,8 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, ui
     PCH_TRY(pch_vx_dtype_parse(&dt, b->ctx, DIR_SCHEMA, err));
     pch_buf_init(&p, b->ctx);
     wo.zone_len = 1024;
+    wo.threads = b->o.threads;   /* the commit waits on the directory: its lanes in parallel
+                                 ** (the file is the same for any number of threads) */
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
     CK(pch_vx_builder_new(&vb, b->ctx, dt, err));
     for (size_t s = 0, shard = 0; s < b->n_d || (s == 0 && b->n_d == 0 && shard == 0); shard++) {
@@ -963,8 +965,26 @@ done:
     return rc;
 }
 
-/* Move one staged file into the root, create-if-absent (names are unique per writer). */
-static int publish_file(pch_vxp_builder *b, const char *rel, pch_error *err)
+/* The root's directories that gained a name since the last dirs_sync: fsynced once each
+** before the manifest is linked, instead of once per file (the §9.5 order holds where it
+** matters: nothing names a file before its name is durable). */
+#define PUB_DIRS 16
+typedef struct pub_dirs { char *dir[PUB_DIRS]; size_t n; } pub_dirs;
+
+static int dirs_sync(pub_dirs *d, pch_error *err)
+{
+    int rc = PCH_OK;
+    for (size_t i = 0; i < d->n; i++) {
+        if (rc == PCH_OK) rc = pch_fsync_dir(d->dir[i], err);
+        free(d->dir[i]);
+    }
+    d->n = 0;
+    return rc;
+}
+
+/* Move one staged file into the root, create-if-absent (names are unique per writer); its
+** directory joins d (fsynced by dirs_sync; at once when d is full). */
+static int publish_file(pch_vxp_builder *b, const char *rel, pub_dirs *d, pch_error *err)
 {
     pch_buf from, to;
     char *slash;
@@ -988,7 +1008,10 @@ static int publish_file(pch_vxp_builder *b, const char *rel, pch_error *err)
     }
     unlink((const char *)from.data);
     *slash = 0;
-    rc = pch_fsync_dir((const char *)to.data, err);
+    for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->dir[i], (const char *)to.data) == 0) goto done;
+    if (d->n < PUB_DIRS && (d->dir[d->n] = strdup((const char *)to.data))) d->n++;
+    else rc = pch_fsync_dir((const char *)to.data, err);
 done:
     pch_buf_dispose(&from);
     pch_buf_dispose(&to);
@@ -1095,8 +1118,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     const bool delta = b->delta && !b->delta->compaction;
     const pch_json_value *pm = b->delta ? b->delta->parent : NULL;
     maint mt;
+    pub_dirs pub;
     int rc = PCH_OK;
     if (b->committed) return pch_error_set(err, PCH_EINVAL, "projection: builder already committed");
+    pub.n = 0;
     memset(&mt, 0, sizeof mt);
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx); pch_buf_init(&kidx, b->ctx);
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx);
@@ -1335,32 +1360,35 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     b->st.written_bytes += m.len;
     b->st.data_bytes = mt.data_bytes;
     /* publish in the §9.5 order: blob packs, content directory, data, trajectory
-    ** directory, manifest; CURRENT last */
-    for (size_t i = 0; i < pj_content_n_files(b->content); i++) CK(publish_file(b, pj_content_file(b->content, i), err));
+    ** directory, manifest; CURRENT last. The names of the files before the manifest are made
+    ** durable together, by one fsync of each directory, before the manifest is linked. */
+    for (size_t i = 0; i < pj_content_n_files(b->content); i++) CK(publish_file(b, pj_content_file(b->content, i), &pub, err));
     for (size_t i = 0; i < b->n_files; i++) {
         char r2[128];
         snprintf(r2, sizeof r2, "data/%s/%s.vortex", b->o.partition, b->files[i].id);
-        CK(publish_file(b, r2, err));
+        CK(publish_file(b, r2, &pub, err));
         snprintf(r2, sizeof r2, "data/%s/%s.segments", b->o.partition, b->files[i].id);
-        CK(publish_file(b, r2, err));
+        CK(publish_file(b, r2, &pub, err));
     }
     for (uint64_t s = 0; s < shards; s++) {
         char r2[128];
         if (delta) snprintf(r2, sizeof r2, "directories/trajectory/%s-l0.vortex", b->snapshot_id);
         else snprintf(r2, sizeof r2, "directories/trajectory/%s-%" PRIu64 ".vortex", b->snapshot_id, s);
-        CK(publish_file(b, r2, err));
+        CK(publish_file(b, r2, &pub, err));
     }
     for (uint64_t k = 0; k < b->n_key_shards; k++) {
         char r2[128];
         snprintf(r2, sizeof r2, "directories/keys/%s-%" PRIu64 ".vortex", b->snapshot_id, k);
-        CK(publish_file(b, r2, err));
+        CK(publish_file(b, r2, &pub, err));
     }
     {
         char r2[128];
         snprintf(r2, sizeof r2, "directories/documents/%s.vortex", b->snapshot_id);
-        CK(publish_file(b, r2, err));
+        CK(publish_file(b, r2, &pub, err));
     }
-    CK(publish_file(b, rel, err));
+    CK(dirs_sync(&pub, err));     /* every file the manifest names, durable before it */
+    CK(publish_file(b, rel, &pub, err));
+    CK(dirs_sync(&pub, err));
 
     /* CURRENT: under a lock, only if it is still what this writer read (§10.2, §11.4) */
     if (b->remote) CK(pj_remote_commit(b->remote, b->snapshot_id, mdigest, err));
@@ -1374,6 +1402,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
 done:
     pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir); pch_buf_dispose(&kidx);
     if (dw.running) pj_task_join(&dw, NULL);    /* a failed commit waits for it */
+    for (size_t i = 0; i < pub.n; i++) free(pub.dir[i]);
     pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&dj.json);
     free(all);
     return rc;
