@@ -40,7 +40,9 @@ struct pj_content {
     size_t n, cap;
     uint32_t *slots;                  /* open-addressing set over e (index + 1) */
     size_t n_slots;
-    uint64_t *seen;                   /* values seen inline: id bits + sightings (seen_before) */
+    uint64_t *sfast;                  /* fast hashes of the stored values (sfast_has), 0 = free */
+    size_t n_sfast, cap_sfast;
+    uint64_t *seen;                   /* values seen inline: fast-hash bits + sightings (seen_before) */
     size_t n_seen, cap_seen;          /* open addressing; capacity bounded by dedup_index_bytes */
     bool seen_full;
     pj_blobs *parent;                 /* the parent snapshot's external content (a sync) */
@@ -81,6 +83,7 @@ void pj_content_free(pj_content *c)
     pch_free(c->ctx, c->pack_ids);
     pch_free(c->ctx, c->e);
     pch_free(c->ctx, c->slots);
+    pch_free(c->ctx, c->sfast);
     pch_free(c->ctx, c->seen);
     pch_free(c->ctx, c);
 }
@@ -103,6 +106,73 @@ const char *pj_content_file(const pj_content *c, size_t i) { return i < c->n_fil
 static uint64_t id_hash(const uint8_t id[32]) { return pch_load_le64(id); }
 
 /* Set lookup: index of the entry with this id, or -1. */
+/* A fast 64-bit hash of a value's bytes (a multiply-fold over 8-byte words), for the two
+** questions a build asks of every value of at least dedup-min bytes: was it stored already,
+** has it been seen before. The BLAKE3 content id (§9.4) is computed only for the values that
+** go external; hashing every candidate with it was a third of the appending thread's time
+** on `scaled`. A collision of fast hashes costs a BLAKE3 and an exact lookup (stored), or
+** sends a value external early (seen): never a wrong reference. */
+static inline uint64_t fold(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static uint64_t fast_hash(const void *v, size_t n)
+{
+    static const uint64_t K0 = 0xa0761d6478bd642full, K1 = 0xe7037ed1a0b428dbull,
+                          K2 = 0x8ebc6af09c88c6e3ull, K3 = 0x589965cc75374cc3ull;
+    const uint8_t *p = v;
+    uint64_t h0 = K0 ^ (uint64_t)n, h1 = K1, h2 = K2, h3 = K3;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {       /* four independent lanes */
+        h0 = fold(pch_load_le64(p + i) ^ K1, h0 ^ K0);
+        h1 = fold(pch_load_le64(p + i + 8) ^ K2, h1 ^ K0);
+        h2 = fold(pch_load_le64(p + i + 16) ^ K3, h2 ^ K0);
+        h3 = fold(pch_load_le64(p + i + 24) ^ K0, h3 ^ K1);
+    }
+    for (; i + 8 <= n; i += 8) h0 = fold(pch_load_le64(p + i) ^ K1, h0 ^ K2);
+    if (i < n) {
+        uint8_t t[8] = { 0 };
+        memcpy(t, p + i, n - i);
+        h1 = fold(pch_load_le64(t) ^ K3, h1 ^ K2);
+    }
+    return fold(fold(h0, h1 ^ K1) ^ fold(h2, h3 ^ K2), K3 ^ (uint64_t)n);
+}
+
+static bool sfast_has(const pj_content *c, uint64_t h)
+{
+    h |= 1;                               /* 0 marks a free slot */
+    if (!c->cap_sfast) return false;
+    for (size_t k = (size_t)(h >> 1) & (c->cap_sfast - 1); c->sfast[k]; k = (k + 1) & (c->cap_sfast - 1))
+        if (c->sfast[k] == h) return true;
+    return false;
+}
+
+static int sfast_add(pj_content *c, uint64_t h, pch_error *err)
+{
+    h |= 1;
+    if (sfast_has(c, h)) return PCH_OK;
+    if ((c->n_sfast + 1) * 2 > c->cap_sfast) {
+        size_t nc = c->cap_sfast ? c->cap_sfast * 2 : 1024;
+        uint64_t *ns = pch_calloc(c->ctx, nc, sizeof *ns);
+        if (!ns) return nomem(err);
+        for (size_t i = 0; i < c->cap_sfast; i++) {
+            size_t j;
+            if (!c->sfast[i]) continue;
+            for (j = (size_t)(c->sfast[i] >> 1) & (nc - 1); ns[j]; j = (j + 1) & (nc - 1)) {}
+            ns[j] = c->sfast[i];
+        }
+        pch_free(c->ctx, c->sfast);
+        c->sfast = ns;
+        c->cap_sfast = nc;
+    }
+    for (size_t k = (size_t)(h >> 1) & (c->cap_sfast - 1);; k = (k + 1) & (c->cap_sfast - 1))
+        if (!c->sfast[k]) { c->sfast[k] = h; break; }
+    c->n_sfast++;
+    return PCH_OK;
+}
+
 static int64_t find(const pj_content *c, const uint8_t id[32])
 {
     if (!c->n_slots) return -1;
@@ -182,7 +252,7 @@ static int pack_open(pj_content *c, pch_error *err)
 }
 
 /* Store one external value (new id). */
-static int store(pj_content *c, const uint8_t id[32], const void *p, size_t n, uint8_t logical_type,
+static int store(pj_content *c, const uint8_t id[32], uint64_t h, const void *p, size_t n, uint8_t logical_type,
                  const char *media_type, pch_error *err)
 {
     size_t bound = ZSTD_compressBound(n);
@@ -231,6 +301,7 @@ static int store(pj_content *c, const uint8_t id[32], const void *p, size_t n, u
     for (size_t s = (size_t)(id_hash(id) & (c->n_slots - 1));; s = (s + 1) & (c->n_slots - 1))
         if (!c->slots[s]) { c->slots[s] = (uint32_t)c->n + 1; break; }
     c->n++;
+    if ((rc = sfast_add(c, h, err)) < 0) goto done;
     c->st.blobs++;
     c->chunk_bytes += codec == CODEC_ZSTD ? zn : n;
     if (c->chunk_bytes >= PACK_CHUNK_BYTES) rc = pack_flush_chunk(c, err);
@@ -247,15 +318,15 @@ done:
 ** (measured, docs/vortex-projection.md §8, "Repeated content"). */
 #define EXTERNAL_AFTER_SIGHTINGS 2
 
-/* Remember that id was seen; true if it had been seen EXTERNAL_AFTER_SIGHTINGS times
-** before. A slot keeps the first 62 bits of the id and, in its low 2 bits, the sightings so
-** far (1 or more, so a used slot is never 0). Two ids that share those bits count as one:
-** that can only send a value external early, never make a wrong reference (a reference is
-** the whole id, §9.4). The set stops growing at dedup_index_bytes (values first seen after
-** that are simply not deduplicated). */
-static bool seen_before(pj_content *c, const uint8_t id[32])
+/* Remember that a value of fast hash h was seen; true if it had been seen
+** EXTERNAL_AFTER_SIGHTINGS times before. A slot keeps 62 bits of the hash and, in its low 2
+** bits, the sightings so far (1 or more, so a used slot is never 0). Two values that share
+** those bits count as one: that can only send a value external early, never make a wrong
+** reference (a reference is the whole BLAKE3 id, §9.4). The set stops growing at
+** dedup_index_bytes (values first seen after that are simply not deduplicated). */
+static bool seen_before(pj_content *c, uint64_t h)
 {
-    uint64_t key = pch_load_le64(id) & ~(uint64_t)3;
+    uint64_t key = h & ~(uint64_t)3;
     size_t mask, k;
     if (!c->cap_seen) {
         size_t cap = 4096;
@@ -292,31 +363,40 @@ int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type,
                    pj_tier *tier, uint8_t id[32], pch_error *err)
 {
     bool asset = logical_type == PJ_CK_PARTS;
-    bool repeat = false;
+    bool repeat = false, have_id = false;
+    uint64_t h = 0;
     /* §9.3: assets are always external; a value that repeats an earlier one (at least
     ** dedup_min_bytes) is external too, stored once; everything else by size */
     if (!asset && n < c->o->hot_max_bytes && (!c->o->dedup_min_bytes || n < c->o->dedup_min_bytes)) {
         *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK;
     }
     if (asset || n >= c->o->cold_max_bytes || (c->o->dedup_min_bytes && n >= c->o->dedup_min_bytes)) {
-        bool reuse;
-        pch_blake3_hash(id, p, n);
-        reuse = find(c, id) >= 0;
-        /* a sync: the parent already stores it (an asset keeps its own media type) */
-        if (!reuse && !asset && c->parent) PCH_TRY(pj_blobs_has(c->parent, id, &reuse, err));
+        const bool forced = asset || n >= c->o->cold_max_bytes;   /* external whatever */
+        bool reuse = false;
+        h = fast_hash(p, n);
+        /* the id where it is needed: the value goes external, a sync's parent may store it,
+        ** or this build may have (its fast hash is a stored one's) */
+        if (forced || c->parent || sfast_has(c, h)) {
+            pch_blake3_hash(id, p, n);
+            have_id = true;
+            reuse = find(c, id) >= 0;
+            /* a sync: the parent already stores it (an asset keeps its own media type) */
+            if (!reuse && !asset && c->parent) PCH_TRY(pj_blobs_has(c->parent, id, &reuse, err));
+        }
         if (reuse) {
             *tier = PJ_TIER_EXTERNAL;
             c->st.external_bytes += n;
             c->st.dedup_hits++;
             return PCH_OK;
         }
-        if (!asset && n < c->o->cold_max_bytes) repeat = seen_before(c, id);
+        if (!asset && n < c->o->cold_max_bytes) repeat = seen_before(c, h);
     }
     if (!asset && !repeat && n < c->o->hot_max_bytes) { *tier = PJ_TIER_HOT; c->st.hot_bytes += n; return PCH_OK; }
     if (!asset && !repeat && n < c->o->cold_max_bytes) { *tier = PJ_TIER_COLD; c->st.cold_bytes += n; return PCH_OK; }
+    if (!have_id) pch_blake3_hash(id, p, n);
     *tier = PJ_TIER_EXTERNAL;
     c->st.external_bytes += n;
-    return store(c, id, p, n, logical_type, media_type, err);
+    return store(c, id, h, p, n, logical_type, media_type, err);
 }
 
 static int cmp_entry(const void *a, const void *b)

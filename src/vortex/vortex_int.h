@@ -169,6 +169,11 @@ typedef struct pch_vx_encoder {
     uint32_t *fsst_losses;
     uint64_t chunk;
     uint32_t **fsst_pairs;        /* the encoding thread's training scratch (NULL: none) */
+    /* The FSST table fsst_hopeless trained on the probe it judged, taken by fsst_node for
+    ** the same probe instead of training it again (training is deterministic: the same
+    ** table); encode_rec frees it when it is done with that probe. */
+    struct pch_vx_fsst_table *probe_fsst;
+    const pch_vx_array *probe_fsst_of;
 } pch_vx_encoder;
 #define PCH_VX_FSST_LOSSES 2u
 #define PCH_VX_FSST_REPROBE 64u

@@ -827,8 +827,14 @@ static int fsst_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
     pch_buf meta;
     int rc;
     *ok = 0;
-    if (!(t = pch_malloc(e->ctx, sizeof *t))) return OOM();
-    if ((rc = pch_vx__fsst_train_with(t, e->ctx, a, NULL, e->fsst_pairs, err))) goto done;
+    if (e->probe_fsst && e->probe_fsst_of == a) {   /* trained by fsst_hopeless on a */
+        t = e->probe_fsst;
+        e->probe_fsst = NULL;
+        e->probe_fsst_of = NULL;
+    } else {
+        if (!(t = pch_malloc(e->ctx, sizeof *t))) return OOM();
+        if ((rc = pch_vx__fsst_train_with(t, e->ctx, a, NULL, e->fsst_pairs, err))) goto done;
+    }
     if (!pch_mul_size(&cap, a->data_len, 2) || !pch_add_size(&cap, cap, 1)) { rc = OOM(); goto done; }
     syms = pch_arena_alloc(e->arena, (size_t)t->n * 8 + 1);
     lens = pch_arena_alloc(e->arena, (size_t)t->n + 1);
@@ -1122,6 +1128,12 @@ static int fsst_hopeless(pch_vx_encoder *e, const pch_vx_array *a, uint64_t best
     if (!(t = pch_malloc(e->ctx, sizeof *t))) return OOM();
     rc = pch_vx__fsst_train_with(t, e->ctx, a, &ratio, e->fsst_pairs, err);
     if (!rc) *out = (valid_bytes * ratio / 65536) * 9 / 10 + 9 * (uint64_t)t->n > best;
+    if (!rc && !*out) {           /* fsst_node encodes this probe next: with this table */
+        pch_free(e->ctx, e->probe_fsst);
+        e->probe_fsst = t;
+        e->probe_fsst_of = a;
+        return rc;
+    }
     pch_free(e->ctx, t);
     return rc;
 }
@@ -1169,7 +1181,13 @@ static int encode_rec(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **o
             if ((rc = fsst_hopeless(e, probe, best_size, &hopeless, err))) break;
             if (hopeless) continue;
         }
-        if ((rc = try_candidate(e, probe, c, &n, &ok, err))) break;
+        rc = try_candidate(e, probe, c, &n, &ok, err);
+        if (e->probe_fsst) {          /* not taken: drop it before the probe can be freed */
+            pch_free(e->ctx, e->probe_fsst);
+            e->probe_fsst = NULL;
+            e->probe_fsst_of = NULL;
+        }
+        if (rc) break;
         if (ok) {
             /* zstd decodes slower and has no random access: it must win by a quarter */
             uint64_t s = c == C_ZSTD ? tree_size(n) + tree_size(n) / 4 : tree_size(n);
