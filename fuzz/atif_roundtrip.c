@@ -48,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t ne, nw;
     if (pch_ctx_new(&ctx, NULL, NULL, NULL) != 0) return 0;
     o.strict = size > 0 && (data[0] & 1);
+    o.tokens = true;
     (void)pch_atif_validate(ctx, (const char *)data, size, "f.json", &o, NULL, NULL, &ne, &nw, NULL);
     if (pch_atif_doc_parse(&d, ctx, (const char *)data, size, "f.json", &o, NULL, NULL, NULL) == 0) {
         check_tokens(ctx, d);

@@ -67,9 +67,12 @@ typedef struct pch_atif_options {
     ** threads <= 1 walked is called before the walk. A caller that needs its own state to
     ** answer select (a sync's previous document list) builds it while the walk runs. */
     int (*walked)(void *payload);
+    bool tokens;               /* version 5: keep the metrics token arrays typed
+                               ** (pch_atif_step.tokens) for a consumer that stores them
+                               ** typed; false: tokens[].typed stays false (no copies) */
 } pch_atif_options;
-#define PCH_ATIF_OPTIONS_VERSION 4
-#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1, NULL, NULL, false, NULL }
+#define PCH_ATIF_OPTIONS_VERSION 5
+#define PCH_ATIF_OPTIONS_INIT { PCH_ATIF_OPTIONS_VERSION, false, NULL, NULL, 1, NULL, NULL, false, NULL, false }
 
 /* ---- normalised model (read-only views; lifetime: until pch_atif_doc_free) ---- */
 
@@ -144,7 +147,8 @@ typedef struct pch_atif_result {
 ** fraction or exponent (double, the value the JSON text denotes). Its text is
 ** f[PCH_ATIF_S_METRICS].ptr + off, len bytes ('[' to ']'): set only where that text is the
 ** document's own (a compact document), so a consumer scanning the metrics text can tell
-** this member from a duplicate of its key. typed false: read the text. */
+** this member from a duplicate of its key. Kept only when pch_atif_options.tokens asks for
+** them. typed false: read the text. */
 typedef struct pch_atif_tokens {
     bool typed;
     const void *data;                       /* n uint32_t or double; NULL when n is 0 */

@@ -96,6 +96,7 @@ typedef struct V {
     char first_err[512];
     pch_atif_doc *doc;     /* NULL in validate-only mode */
     int minor;             /* schema minor version of the document root, -1 unknown */
+    bool tokens;           /* keep typed token arrays (options.tokens) */
 } V;
 
 static void emit(V *v, sev s, const char *code, const char *suffix, const char *fmt, ...)
@@ -485,7 +486,7 @@ static void check_metrics(V *v, const pch_json_value *m, pch_atif_step *st)
     check_int_array(v, f[4], "prompt_token_ids", true);
     check_int_array(v, f[5], "completion_token_ids", true);
     check_int_array(v, f[6], "logprobs", false);
-    if (st)
+    if (st && v->tokens)
         for (int i = 0; i < 3; i++) keep_tokens(v, m, f[4 + i], st, i);
     check_extra(v, f[7]);
 }
@@ -1167,6 +1168,7 @@ static void v_init(V *v, pch_ctx *ctx, const char *file, const pch_atif_options 
     v->ctx = ctx;
     v->file = file ? file : "";
     v->strict = opts && opts->strict;
+    v->tokens = opts && opts->version >= 5 && opts->tokens;
     v->source_id = opts && opts->source_id ? opts->source_id : "";
     v->fingerprint = opts && opts->source_fingerprint ? opts->source_fingerprint : "";
     v->cb = cb;

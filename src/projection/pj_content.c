@@ -140,6 +140,22 @@ static uint64_t fast_hash(const void *v, size_t n)
     return fold(fold(h0, h1 ^ K1) ^ fold(h2, h3 ^ K2), K3 ^ (uint64_t)n);
 }
 
+/* The two hash sets of this file (sfast, seen) hold uint64 keys, 0 = a free slot, probed
+** linearly from (key >> shift): old[0..cap) moved into a new table of nc slots (NULL: no
+** memory). */
+static uint64_t *u64set_rehash(pch_ctx *ctx, const uint64_t *old, size_t cap, size_t nc, unsigned shift)
+{
+    uint64_t *ns = pch_calloc(ctx, nc, sizeof *ns);
+    if (!ns) return NULL;
+    for (size_t i = 0; i < cap; i++) {
+        size_t j;
+        if (!old[i]) continue;
+        for (j = (size_t)(old[i] >> shift) & (nc - 1); ns[j]; j = (j + 1) & (nc - 1)) {}
+        ns[j] = old[i];
+    }
+    return ns;
+}
+
 static bool sfast_has(const pj_content *c, uint64_t h)
 {
     h |= 1;                               /* 0 marks a free slot */
@@ -155,14 +171,8 @@ static int sfast_add(pj_content *c, uint64_t h, pch_error *err)
     if (sfast_has(c, h)) return PCH_OK;
     if ((c->n_sfast + 1) * 2 > c->cap_sfast) {
         size_t nc = c->cap_sfast ? c->cap_sfast * 2 : 1024;
-        uint64_t *ns = pch_calloc(c->ctx, nc, sizeof *ns);
+        uint64_t *ns = u64set_rehash(c->ctx, c->sfast, c->cap_sfast, nc, 1);
         if (!ns) return nomem(err);
-        for (size_t i = 0; i < c->cap_sfast; i++) {
-            size_t j;
-            if (!c->sfast[i]) continue;
-            for (j = (size_t)(c->sfast[i] >> 1) & (nc - 1); ns[j]; j = (j + 1) & (nc - 1)) {}
-            ns[j] = c->sfast[i];
-        }
         pch_free(c->ctx, c->sfast);
         c->sfast = ns;
         c->cap_sfast = nc;
@@ -345,12 +355,9 @@ static bool seen_before(pj_content *c, uint64_t h)
     if (++c->n_seen * 2 > c->cap_seen) {
         size_t nc = c->cap_seen * 2;
         uint64_t *ns;
-        if (nc * sizeof *ns > c->o->dedup_index_bytes || !(ns = pch_calloc(c->ctx, nc, sizeof *ns))) { c->seen_full = true; return false; }
-        for (size_t i = 0; i < c->cap_seen; i++) {
-            size_t j;
-            if (!c->seen[i]) continue;
-            for (j = (size_t)(c->seen[i] >> 2) & (nc - 1); ns[j]; j = (j + 1) & (nc - 1)) {}
-            ns[j] = c->seen[i];
+        if (nc * sizeof *ns > c->o->dedup_index_bytes || !(ns = u64set_rehash(c->ctx, c->seen, c->cap_seen, nc, 2))) {
+            c->seen_full = true;
+            return false;
         }
         pch_free(c->ctx, c->seen);
         c->seen = ns;

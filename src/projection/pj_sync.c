@@ -468,6 +468,7 @@ int pch_vxp_sync(pch_ctx *ctx, const char *input, const char *root, const pch_vx
     ao.select_payload = &x;
     ao.walked = docs_load_join;
     ao.digest = true;
+    ao.tokens = true;
     memset(&ds, 0, sizeof ds);
     /* on object storage the shards cost requests: read only once something changed */
     pj_task_start(&dl, dir_load, ps, !pch_rfile_is_remote(root));

@@ -36,17 +36,27 @@ static char *tmp_path(const char *name)
 }
 
 /* Build ROOT from one document text (or fail with the builder's error). */
-static int build_one(const char *root, const char *text, const pch_vxp_build_options *o, pch_error *err)
+/* tokens: the parser keeps the metrics token arrays typed (as the CLI's import asks) */
+static int build_one_with(const char *root, const char *text, const pch_vxp_build_options *o, bool tokens,
+                          pch_error *err)
 {
+    pch_atif_options ao = PCH_ATIF_OPTIONS_INIT;
     pch_atif_doc *d = NULL;
     pch_vxp_builder *b = NULL;
-    int rc = pch_atif_doc_parse(&d, g_ctx, text, strlen(text), "doc.json", NULL, NULL, NULL, err);
+    int rc;
+    ao.tokens = tokens;
+    rc = pch_atif_doc_parse(&d, g_ctx, text, strlen(text), "doc.json", &ao, NULL, NULL, err);
     if (rc == 0) rc = pch_vxp_builder_open(&b, g_ctx, root, o, err);
     if (rc == 0) rc = pch_vxp_builder_add_doc(b, d, strlen(text), err);
     if (rc == 0) rc = pch_vxp_builder_commit(b, NULL, err);
     pch_vxp_builder_free(b);
     pch_atif_doc_free(d);
     return rc;
+}
+
+static int build_one(const char *root, const char *text, const pch_vxp_build_options *o, pch_error *err)
+{
+    return build_one_with(root, text, o, true, err);
 }
 
 /* get(KEY) of ROOT equals text (exactly one candidate). */
@@ -166,10 +176,12 @@ static void test_projection__metrics_forms_roundtrip(void)
                  "{\"schema_version\":\"ATIF-v1.4\",\"session_id\":\"%s\",\"agent\":{\"name\":\"a\",\"version\":\"1\"},"
                  "\"steps\":[{\"step_id\":1,\"source\":\"user\",\"message\":\"hi\"},"
                  "{\"step_id\":2,\"source\":\"agent\",\"message\":\"ok\",\"metrics\":%s}]}", key, metrics[k]);
-        rmrf(root);
-        PCH_CHECK_OK(build_one(root, doc, &o, &err), &err);
-        PCH_CHECK_MSG(get_equals(root, key, doc, PCH_VXP_FULL), "metrics form %zu", k);
-        PCH_CHECK(healthy(root));
+        for (int tokens = 0; tokens < 2; tokens++) {   /* arrays typed by the parser, or read here */
+            rmrf(root);
+            PCH_CHECK_OK(build_one_with(root, doc, &o, tokens, &err), &err);
+            PCH_CHECK_MSG(get_equals(root, key, doc, PCH_VXP_FULL), "metrics form %zu, tokens %d", k, tokens);
+            PCH_CHECK(healthy(root));
+        }
     }
 }
 
@@ -247,8 +259,8 @@ static void test_projection__testdata_roundtrip_tiers(void)
     }
 }
 
-/* Lane-encoding threads, the flusher thread and the import's parsing threads never change a
-** byte of a data file. */
+/* Lane-encoding threads, the flusher thread, the import's parsing threads and token arrays
+** typed by the parser (pch_atif_options.tokens) never change a byte of a data file. */
 static void test_projection__threads_byte_identical(void)
 {
     char cmd[1400];
@@ -261,6 +273,7 @@ static void test_projection__threads_byte_identical(void)
         o.threads = t;
         o.cluster_bytes = 8192;   /* several clusters in flight */
         ao.threads = t;
+        ao.tokens = t > 1;        /* arrays typed by the parser, or read by the builder */
         rmrf(tmp_path(name));
         PCH_CHECK_OK(build_dir_with(tmp_path(name), "tests/data/atif", &o, &ao, &err), &err);
     }

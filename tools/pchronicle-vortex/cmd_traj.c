@@ -293,6 +293,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     ao.select = on_select;
     ao.select_payload = &bs;
     ao.digest = true;
+    ao.tokens = true;             /* token arrays straight into their lanes */
     pch_error_clear(&bs.doc_err);
     memset(&ds, 0, sizeof ds);
     rc = pch_atif_dir_import(ctx, input, &ao, on_doc, NULL, on_finding, &bs, &ds, &err);
