@@ -82,7 +82,7 @@ static bool int_text(const char *p, size_t n, int64_t *v)
         x = x * 10 + d;
     }
     if (neg ? x > (uint64_t)INT64_MAX + 1 : x > (uint64_t)INT64_MAX) return false;
-    *v = neg ? (int64_t)(0 - x) : (int64_t)x;
+    *v = !neg ? (int64_t)x : x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x;
     return true;
 }
 
