@@ -189,6 +189,10 @@ double pch_time_mono(void);
 int pch_file_read_all(pch_buf *out, const char *path, size_t max, pch_error *err);
 /* write(2) all of data[0..len) to fd, retrying short writes and EINTR (at most 1 GiB a
 ** call). 0, or -1 with errno set. */
+/* A fast 64-bit hash of p[0..n) for in-memory hash tables (hash.c): not a digest, never
+** stored; a collision must only cost a comparison. */
+uint64_t pch_hash64(const void *p, size_t n);
+
 /* A set of strings (strset.c; zero-initialise). An entry is hashed and compared up to its
 ** first NUL, so it may carry a payload after it. take: adds k, owned by the set from then
 ** on (1), or 0 when an equal entry is there (k stays the caller's); add copies k. <0: ENOMEM. */

@@ -537,21 +537,6 @@ bool pch_lance__value_fits_chunk(pch_lance_page_out *o, const uint8_t *p, size_t
 ** sequential u16 indices under zstd -3) outweighs the wider window. */
 #define PDICT_MIN_AVG 256u
 
-/* 64-bit multiply-xorshift hash, 8 bytes a step (not an attack-resistant hash: a collision
-** only costs a comparison). */
-static uint64_t pdict_hash(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0xff51afd7ed558ccdull), t = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        h = (h ^ pch_load_le64(p + i)) * 0x9fb21c651e98df25ull;
-        h ^= h >> 29;
-    }
-    for (size_t k = 0; i + k < n; k++) t |= (uint64_t)p[i + k] << (8 * k);
-    h = (h ^ t) * 0x9fb21c651e98df25ull;
-    return h ^ (h >> 32);
-}
-
 /* Distinct values of the page: idx (dict[0]) gets one u32 item number per row, first
 ** (scratch[1]) the first row of each item. */
 static int pdict_dedupe(pch_lance_page_out *o, const pch_lance_page_in *in, size_t *n_items,
@@ -575,7 +560,7 @@ static int pdict_dedupe(pch_lance_page_out *o, const pch_lance_page_in *in, size
         const uint8_t *p = in->data + in->offsets[r];
         size_t len = (size_t)(in->offsets[r + 1] - in->offsets[r]), slot;
         if (in->validity && !in->validity[r]) continue;          /* idx 0 */
-        slot = (size_t)pdict_hash(p, len) & mask;
+        slot = (size_t)pch_hash64(p, len) & mask;   /* a collision costs a comparison */
         for (;;) {
             uint32_t v = table[slot];
             if (v == 0) {

@@ -106,39 +106,12 @@ const char *pj_content_file(const pj_content *c, size_t i) { return i < c->n_fil
 static uint64_t id_hash(const uint8_t id[32]) { return pch_load_le64(id); }
 
 /* Set lookup: index of the entry with this id, or -1. */
-/* A fast 64-bit hash of a value's bytes (a multiply-fold over 8-byte words), for the two
-** questions a build asks of every value of at least dedup-min bytes: was it stored already,
-** has it been seen before. The BLAKE3 content id (§9.4) is computed only for the values that
-** go external; hashing every candidate with it was a third of the appending thread's time
-** on `scaled`. A collision of fast hashes costs a BLAKE3 and an exact lookup (stored), or
-** sends a value external early (seen): never a wrong reference. */
-static inline uint64_t fold(uint64_t a, uint64_t b)
-{
-    __uint128_t r = (__uint128_t)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-}
-
-static uint64_t fast_hash(const void *v, size_t n)
-{
-    static const uint64_t K0 = 0xa0761d6478bd642full, K1 = 0xe7037ed1a0b428dbull,
-                          K2 = 0x8ebc6af09c88c6e3ull, K3 = 0x589965cc75374cc3ull;
-    const uint8_t *p = v;
-    uint64_t h0 = K0 ^ (uint64_t)n, h1 = K1, h2 = K2, h3 = K3;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {       /* four independent lanes */
-        h0 = fold(pch_load_le64(p + i) ^ K1, h0 ^ K0);
-        h1 = fold(pch_load_le64(p + i + 8) ^ K2, h1 ^ K0);
-        h2 = fold(pch_load_le64(p + i + 16) ^ K3, h2 ^ K0);
-        h3 = fold(pch_load_le64(p + i + 24) ^ K0, h3 ^ K1);
-    }
-    for (; i + 8 <= n; i += 8) h0 = fold(pch_load_le64(p + i) ^ K1, h0 ^ K2);
-    if (i < n) {
-        uint8_t t[8] = { 0 };
-        memcpy(t, p + i, n - i);
-        h1 = fold(pch_load_le64(t) ^ K3, h1 ^ K2);
-    }
-    return fold(fold(h0, h1 ^ K1) ^ fold(h2, h3 ^ K2), K3 ^ (uint64_t)n);
-}
+/* A fast hash of a value's bytes (pch_hash64) answers the two questions a build asks of every
+** value of at least dedup-min bytes: was it stored already, has it been seen before. The
+** BLAKE3 content id (§9.4) is computed only for the values that go external; hashing every
+** candidate with it was a third of the appending thread's time on `scaled`. A collision of
+** fast hashes costs a BLAKE3 and an exact lookup (stored), or sends a value external early
+** (seen): never a wrong reference. */
 
 /* The two hash sets of this file (sfast, seen) hold uint64 keys, 0 = a free slot, probed
 ** linearly from (key >> shift): old[0..cap) moved into a new table of nc slots (NULL: no
@@ -380,7 +353,7 @@ int pj_content_put(pj_content *c, const void *p, size_t n, uint8_t logical_type,
     if (asset || n >= c->o->cold_max_bytes || (c->o->dedup_min_bytes && n >= c->o->dedup_min_bytes)) {
         const bool forced = asset || n >= c->o->cold_max_bytes;   /* external whatever */
         bool reuse = false;
-        h = fast_hash(p, n);
+        h = pch_hash64(p, n);
         /* the id where it is needed: the value goes external, a sync's parent may store it,
         ** or this build may have (its fast hash is a stored one's) */
         if (forced || c->parent || sfast_has(c, h)) {

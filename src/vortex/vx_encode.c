@@ -232,25 +232,6 @@ typedef struct hmap {
     uint64_t n;
 } hmap;
 
-/* A word at a time: the dictionary trial hashes every value of a content chunk (a byte-wise
-** FNV took 5 % of a build). Only the trial's table uses it; codes follow first occurrence. */
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    if (i < n) {
-        w = 0;
-        memcpy(&w, p + i, n - i);
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    }
-    return h ^ (h >> 29);
-}
-
 static int value_eq(const pch_vx_array *a, uint64_t i, uint64_t j)
 {
     const pch_vx_dtype *d = a->dtype;
@@ -267,9 +248,11 @@ static uint64_t value_hash(const pch_vx_array *a, uint64_t i)
     const pch_vx_dtype *d = a->dtype;
     if (d->kind == PCH_VX_PRIMITIVE) {
         unsigned w = pch_vx_ptype_width(d->ptype);
-        return hash_bytes(a->data + i * w, w);
+        return pch_hash64(a->data + i * w, w);
     }
-    return hash_bytes(a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]));
+    /* a word at a time: the dictionary trial hashes every value of a content chunk (a
+    ** byte-wise FNV took 5 % of a build); codes follow first occurrence, not the hash */
+    return pch_hash64(a->data + a->offsets[i], (size_t)(a->offsets[i + 1] - a->offsets[i]));
 }
 
 /* Dictionary of the valid values of a (primitive or varbin). codes[i] per row (0 for nulls),
