@@ -437,17 +437,15 @@ static void check_content(V *v, const pch_json_value *x, const char *key)
 
 /* Keep a valid token array typed (pch_atif_tokens): the values the parse just read, so a
 ** consumer storing them typed does not parse their text again (issue: parse each value
-** once; on `rl` the second parse was 13 % of a build's CPU). Only where the step's metrics
-** text is the document's own bytes, so that off/len name the array in it. */
+** once; on `rl` the second parse was 13 % of a build's CPU). The caller checked that the
+** step's metrics text is the document's own bytes, so that off/len name the array in it. */
 static void keep_tokens(V *v, const pch_json_value *m, const pch_json_value *x, pch_atif_step *st, int which)
 {
-    const pch_atif_raw *r = &st->f[PCH_ATIF_S_METRICS];
     pch_atif_tokens *t = &st->tokens[which];
     const bool ids = which < 2;
     void *data = NULL;
-    if (!v->doc || !x || x->kind != PCH_JSON_ARRAY || !r->ptr || r->len != m->span_len ||
-        x->span_off < m->span_off || x->span_len > m->span_len - (x->span_off - m->span_off) ||
-        memcmp(r->ptr, v->src + m->span_off, m->span_len) != 0)
+    if (!x || x->kind != PCH_JSON_ARRAY || x->span_off < m->span_off ||
+        x->span_len > m->span_len - (x->span_off - m->span_off))
         return;
     for (uint32_t i = 0; i < x->n; i++) {
         const pch_json_value *e = &x->u.items[i];
@@ -486,8 +484,11 @@ static void check_metrics(V *v, const pch_json_value *m, pch_atif_step *st)
     check_int_array(v, f[4], "prompt_token_ids", true);
     check_int_array(v, f[5], "completion_token_ids", true);
     check_int_array(v, f[6], "logprobs", false);
-    if (st && v->tokens)
-        for (int i = 0; i < 3; i++) keep_tokens(v, m, f[4 + i], st, i);
+    if (st && v->tokens && v->doc && (f[4] || f[5] || f[6])) {
+        const pch_atif_raw *r = &st->f[PCH_ATIF_S_METRICS];   /* once a step, not once an array */
+        if (r->ptr && r->len == m->span_len && memcmp(r->ptr, v->src + m->span_off, m->span_len) == 0)
+            for (int i = 0; i < 3; i++) keep_tokens(v, m, f[4 + i], st, i);
+    }
     check_extra(v, f[7]);
 }
 
