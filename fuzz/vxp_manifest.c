@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pj_manifest_parse(fz_ctx(), &cur, mtext, mlen, &p, &m, &err) == 0) {
         /* every list entry was checked: walk them as the reader does */
         static const char *const lists[] = { "data_files", "trajectory_directory", "content_directory", "blob_packs",
-                                             "directory_runs", "documents" };
+                                             "directory_runs", "documents", "key_index", "lane_report" };
         for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
             const pch_json_value *l = pj_json_member(m, lists[k], PCH_JSON_ARRAY);
             char path[256];

@@ -1,7 +1,8 @@
 /* Fuzz target: a segment digest table of the Vortex trajectory projection (pj_segs.c): any
 ** bytes are parsed against a data file size taken from the input, and every entry of a table
 ** that parses is then checked against bytes of the input (digest mismatches are errors, never
-** crashes or reads outside the entry). */
+** crashes or reads outside the entry), and rows of a version-4 table (some taken from the
+** input) are asked for their row digests. */
 #include "vortex_fuzz.h"
 #include "projection/pj_int.h"
 
@@ -22,6 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)pj_segtab_check(t, i, off, data, len, &err);
             (void)pj_segtab_check_block(t, i, i, data, len, &err);
             (void)pj_segtab_check_tail(t, i, data, len, &err);   /* version 3: the data file's tail */
+        }
+        for (uint32_t c = 0; c < 4; c++) {                         /* version 4: row digests */
+            const uint8_t *row;
+            if (pj_segtab_row_digest(t, (uint64_t)c * 63 + data[size - 1], &row, &err) == PCH_OK) (void)row[31];
         }
         pj_segtab_free(t);
     }

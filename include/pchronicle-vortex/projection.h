@@ -71,13 +71,19 @@ typedef struct pch_vxp_build_options {
                                    ** bytes trains a zstd dictionary of at most this size that
                                    ** its frames share (standard vortex.zstd, §7.2): the
                                    ** repeats small frames cannot see. 0 = none */
+    uint64_t frame_rows;           /* ... and once a frame holds this many trajectories (and
+                                   ** 1 KiB), with each lane's per-trajectory offsets plain:
+                                   ** a point read's lane bytes then follow its trajectory at
+                                   ** any cluster size (issue 18 item 5). 0 = by bytes alone.
+                                   ** Default PCH_VXP_FRAME_ROWS_DEFAULT */
 } pch_vxp_build_options;
-#define PCH_VXP_BUILD_OPTIONS_VERSION 4
+#define PCH_VXP_BUILD_OPTIONS_VERSION 5
+#define PCH_VXP_FRAME_ROWS_DEFAULT 32
 #define PCH_VXP_DEDUP_DEFAULT UINT64_MAX   /* dedup_min_bytes: 256 local, 0 on object storage */
 #define PCH_VXP_DEDUP_LOCAL 256
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 32u << 20, 256u << 20, 1024, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10, PCH_VXP_ZSTD_DICT_DEFAULT }
+        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10, PCH_VXP_ZSTD_DICT_DEFAULT, PCH_VXP_FRAME_ROWS_DEFAULT }
 #define PCH_VXP_ZSTD_DICT_DEFAULT 0
 #define PCH_VXP_ZSTD_DICT_MAX (1u << 20)
 
@@ -235,6 +241,7 @@ typedef struct pch_vxp_query_stats {  /* §20.2 */
     ** footers (the Vortex tail and postscript, and the manifest-digest check of the tail),
     ** segment digest tables (head and the pages used), lane segments */
     pch_vxp_io_part current, manifest, directory, footer, segment_tables, lanes;
+    uint64_t rows_checked;             /* rows a point read checked against their row digests */
 } pch_vxp_query_stats;
 
 /* Pin CURRENT → manifest (digest checked) → directory shards (digests checked). Later reads

@@ -120,6 +120,10 @@ PCH_API bool pch_vx_row_bytes(const pch_vx_array *a, uint64_t i, const char **p,
 PCH_API uint64_t pch_vx_row_uint(const pch_vx_array *a, uint64_t i);
 /* Value equality of two arrays of equal dtype (used by tests and round trips). */
 PCH_API int pch_vx_array_equal(const pch_vx_array *a, const pch_vx_array *b);
+/* BLAKE3 of row `row` of a in a canonical form that depends on its values only, never on
+** how they were encoded or sliced (docs/vortex-projection.md §6 "Row digests"): equal rows of
+** equal dtypes have equal digests, so a writer's row and a reader's decoded copy compare. */
+PCH_API void pch_vx_row_digest(const pch_vx_array *a, uint64_t row, uint8_t out[32]);
 /* Append row i as JSON to out (NUL-terminated, ctx-allocated growing string with *len):
 ** int64/uint64 exact, floats shortest round-trip (NaN/inf as strings), binary as
 ** {"base64":"..."}, null as null, structs as objects, lists as arrays. */
@@ -195,9 +199,15 @@ typedef struct pch_vx_write_options {
                                ** frames (ZstdMetadata.dictionary_size: standard Vortex); frames
                                ** of 64 KiB lose the repeats a single frame would share, and the
                                ** dictionary wins much of that back. 0 = none. */
+    uint32_t frame_rows;       /* options version 6: a frame also closes once it holds this many
+                               ** rows of the chunk and PCH_VX_FRAME_MIN payload bytes, and a
+                               ** framed list's top-level offsets stay plain (random access,
+                               ** no 1,024-value FastLanes block): what a one-row read of a
+                               ** lane costs then follows its row, not the chunk. 0 = neither */
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 5
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 6
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0, 0 }
+#define PCH_VX_FRAME_MIN 1024u
 #define PCH_VX_ZSTD_DICT_RATIO 64
 
 /* Per-lane report (RFC-0006 §8.1). Strings borrowed from the writer. */

@@ -19,10 +19,21 @@
 
 #include "projection/pj_int.h"
 
-#define DIR_SCHEMA "source_id:utf8,run_key:utf8,trajectory_key:utf8,key_hash:u64,session_id:utf8?," \
+/* The trajectory directory, version 2 (pj_read.c reads version 1 too): a trajectory key that
+** is `<run key>@<document path>` is left null, and a session id equal to the run key null
+** with key_flags bit 1 — what every point read reads of a shard is half as long. */
+#define DIR_SCHEMA "source_id:utf8,run_key:utf8,trajectory_key:utf8?,session_id:utf8?," \
     "parent_run_key:utf8?,parent_trajectory_key:utf8?,doc_path:utf8,is_root:bool,file_id:utf8," \
     "cluster:u32,row:u64,revision:u64,deleted:bool,logical_bytes:u64,step_count:u32," \
-    "tool_call_count:u32,min_timestamp_ms:i64?,max_timestamp_ms:i64?"
+    "tool_call_count:u32,min_timestamp_ms:i64?,max_timestamp_ms:i64?,key_flags:u8"
+#define DIR_SESSION_IS_RUN 1u
+
+/* Is t `<run>@<doc>` (the key a document's root trajectory gets, left out of the directory)? */
+static bool key_is_derived(const char *t, const char *run, const char *doc)
+{
+    size_t rn = strlen(run);
+    return strncmp(t, run, rn) == 0 && t[rn] == '@' && strcmp(t + rn + 1, doc) == 0;
+}
 
 typedef struct dentry {
     char *source_id, *run_key, *traj_key, *session_id, *parent_run, *parent_traj, *doc_path;
@@ -52,6 +63,8 @@ typedef struct dfile {
     char digest[80];
     char seg_dig[80];             /* its segment digest table (pj_segs.c) */
     uint64_t seg_bytes;
+    uint8_t *rdig;                /* pch_vx_row_digest of each row, for the table (§6 "Row
+                                  ** digests": a point read checks the rows it decodes) */
 } dfile;
 
 typedef struct cplace {
@@ -154,6 +167,8 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         return pch_error_set(err, PCH_EINVAL, "projection: frame size %" PRIu64 " above 1 GiB", opts->frame_bytes);
     if (opts->zstd_dict_bytes > PCH_VXP_ZSTD_DICT_MAX)
         return pch_error_set(err, PCH_EINVAL, "projection: zstd dictionary size %" PRIu64 " above %u", opts->zstd_dict_bytes, PCH_VXP_ZSTD_DICT_MAX);
+    if (opts->frame_rows > ((uint64_t)1 << 20))
+        return pch_error_set(err, PCH_EINVAL, "projection: frame rows %" PRIu64 " above 1M", opts->frame_rows);
     if (opts->partition && (!opts->partition[0] || strchr(opts->partition, '/') || strcmp(opts->partition, ".") == 0 ||
                             strcmp(opts->partition, "..") == 0 || strlen(opts->partition) > 64))
         return pch_error_set(err, PCH_EINVAL, "projection: partition '%s' must be one path segment", opts->partition);
@@ -210,7 +225,8 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         b->st.staging_removed_bytes = ss.removed_bytes;
     }
     {
-        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "directories/documents", "directories/keys", "manifests" };
+        static const char *const sub[] = { "blobs", "directories/trajectory", "directories/content", "directories/documents", "directories/keys",
+                                           "directories/lanes", "manifests" };
         for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
             CK(stage_path(b, &p, sub[i]) < 0 ? nomem(err) : PCH_OK);
             CK(pch_mkdirs((const char *)p.data, err));
@@ -283,6 +299,7 @@ void pch_vxp_builder_free(pch_vxp_builder *b)
     pch_free(b->ctx, b->d);
     for (size_t i = 0; i < b->n_files; i++) {
         free(b->files[i].crows); free(b->files[i].coff); free(b->files[i].clen); free(b->files[i].cdig);
+        free(b->files[i].rdig);
     }
     pch_free(b->ctx, b->files);
     pch_buf_dispose(&b->cur_raw);
@@ -417,6 +434,7 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     wo.threads = b->o.threads;
     wo.frame_bytes = (uint32_t)b->o.frame_bytes;   /* a chunk's rows are whole trajectories */
     wo.zstd_dict_bytes = (uint32_t)b->o.zstd_dict_bytes;
+    wo.frame_rows = b->o.frame_bytes ? (uint32_t)b->o.frame_rows : 0;   /* frames by rows too */
     wo.fsst_memo = b->fsst_memo;
     wo.fsst_memo_len = sizeof b->fsst_memo / sizeof *b->fsst_memo;
     pch_buf_init(&p, b->ctx);
@@ -506,7 +524,8 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
         pch_buf t;
         pch_buf_init(&t, b->ctx);
         pch_buf_printf(&t, "%s/data/%s/%s.segments", b->stage, b->o.partition, f->id);
-        rc = t.oom ? nomem(err) : pj_segtab_write(b->ctx, (const char *)p.data, f->tail_off, (const char *)t.data, f->seg_dig, &f->seg_bytes, err);
+        rc = t.oom ? nomem(err) : pj_segtab_write(b->ctx, (const char *)p.data, f->tail_off, f->rows, f->rdig, (const char *)t.data,
+                                                        f->seg_dig, &f->seg_bytes, err);
         pch_buf_dispose(&t);
     }
     pch_buf_dispose(&p);
@@ -538,7 +557,10 @@ static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, bool
         if (no) f->coff = no;
         uint64_t *nl = no ? realloc(f->clen, ((size_t)f->clusters + 1) * sizeof *nl) : NULL;
         if (nl) f->clen = nl;
-        if (!nl) return nomem(err);
+        uint8_t *nd = nl ? realloc(f->rdig, ((size_t)f->rows + a->len) * 32 + 1) : NULL;
+        if (nd) f->rdig = nd;
+        if (!nd) return nomem(err);
+        for (uint64_t r = 0; r < a->len; r++) pch_vx_row_digest(a, r, f->rdig + (size_t)(f->rows + r) * 32);
         rc = pch_vx_writer_write(b->w, a, err);
         PCH_TRY(rc);
         f->crows[f->clusters] = a->len;
@@ -762,6 +784,63 @@ int pj_builder_copied_doc(pch_vxp_builder *b, uint64_t input_bytes, pch_error *e
     return doc_done(b, err);
 }
 
+/* The lane report: one row per lane — its path, the encodings its chunks got over every
+** file ("name xN, ..."), chunks, logical and stored bytes, encode seconds — written as
+** directories/lanes/<snapshot-id>.vortex (PJ_LANES_SCHEMA) and listed in the manifest's
+** "lane_report" (appended to json) with its digest. */
+static int write_lane_report(pch_vxp_builder *b, pch_buf *json, pch_error *err)
+{
+    pch_vx_write_options wo = PCH_VX_WRITE_OPTIONS_INIT;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *vb = NULL;
+    pch_vx_writer *w = NULL;
+    pch_vx_array *a = NULL;
+    pch_buf p, t;
+    char rel[128], digest[80];
+    uint64_t bytes = 0;
+    int rc;
+    snprintf(rel, sizeof rel, "directories/lanes/%s.vortex", b->snapshot_id);
+    pch_buf_init(&p, b->ctx);
+    pch_buf_init(&t, b->ctx);
+    wo.zone_len = 0;
+#define LK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
+    LK(stage_path(b, &p, rel) < 0 ? nomem(err) : PCH_OK);
+    LK(pch_vx_dtype_parse(&dt, b->ctx, PJ_LANES_SCHEMA, err));
+    LK(pch_vx_builder_new(&vb, b->ctx, dt, err));
+    for (size_t i = 0; i < b->n_lanes; i++) {
+        const lane_acc *l = &b->lanes[i];
+        pch_buf_clear(&t);
+        for (size_t k = 0; k < l->n_encs; k++) pch_buf_printf(&t, "%s%s x%" PRIu64, k ? ", " : "", l->encs[k].name, l->encs[k].n);
+        if (l->dict_layout) pch_buf_printf(&t, "%s[vortex.dict layout: %" PRIu64 " values]", l->n_encs ? " " : "", l->dict_values);
+        LK(t.oom ? nomem(err) : PCH_OK);
+        LK(pch_vx_builder_append_bytes(pch_vx_builder_child(vb, 0), l->path, strlen(l->path), err));
+        LK(pch_vx_builder_append_bytes(pch_vx_builder_child(vb, 1), t.data ? (const char *)t.data : "", t.len, err));
+        LK(pch_vx_builder_append_uint(pch_vx_builder_child(vb, 2), l->chunks, err));
+        LK(pch_vx_builder_append_uint(pch_vx_builder_child(vb, 3), l->logical, err));
+        LK(pch_vx_builder_append_uint(pch_vx_builder_child(vb, 4), l->stored, err));
+        LK(pch_vx_builder_append_float(pch_vx_builder_child(vb, 5), l->seconds, err));
+        LK(pch_vx_builder_append_valid(vb, err));
+    }
+    LK(pch_vx_builder_finish(vb, &a, err));
+    LK(pch_vx_writer_open_path(&w, b->ctx, dt, (const char *)p.data, &wo, err));
+    LK(pch_vx_writer_write(w, a, err));
+    LK(pch_vx_writer_finish(w, err));
+    LK(pj_file_digest((const char *)p.data, digest, &bytes, err));
+    b->st.directory_bytes += bytes;
+    b->st.written_bytes += bytes;
+    pch_buf_printf(json, "{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu}", rel, bytes, digest, b->n_lanes);
+    if (json->oom) rc = nomem(err);
+#undef LK
+done:
+    pch_vx_writer_free(w);
+    pch_vx_array_free(a);
+    pch_vx_builder_free(vb);
+    pch_vx_dtype_free(dt);
+    pch_buf_dispose(&p);
+    pch_buf_dispose(&t);
+    return rc;
+}
+
 static int cmp_key(const dentry *a, const dentry *b)
 {
     int c = strcmp(a->source_id, b->source_id);
@@ -887,35 +966,29 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, ui
                    (e->session_id ? strlen(e->session_id) : 0);
             pch_vx_builder *c[19];
             for (uint32_t k = 0; k < 19; k++) c[k] = pch_vx_builder_child(vb, k);
+            const bool sess_run = e->session_id && strcmp(e->session_id, e->run_key) == 0;
             CK(pch_vx_builder_append_bytes(c[0], e->source_id, strlen(e->source_id), err));
             CK(pch_vx_builder_append_bytes(c[1], e->run_key, strlen(e->run_key), err));
-            CK(pch_vx_builder_append_bytes(c[2], e->traj_key, strlen(e->traj_key), err));
-            {
-                uint8_t h[32];
-                pch_blake3 bh;
-                pch_blake3_init(&bh);
-                pch_blake3_update(&bh, e->source_id, strlen(e->source_id) + 1);
-                pch_blake3_update(&bh, e->run_key, strlen(e->run_key) + 1);
-                pch_blake3_update(&bh, e->traj_key, strlen(e->traj_key));
-                pch_blake3_final(&bh, h, 32);
-                CK(pch_vx_builder_append_uint(c[3], pch_load_le64(h), err));
-            }
-            CK(e->session_id ? pch_vx_builder_append_bytes(c[4], e->session_id, strlen(e->session_id), err) : pch_vx_builder_append_null(c[4], err));
-            CK(e->parent_run ? pch_vx_builder_append_bytes(c[5], e->parent_run, strlen(e->parent_run), err) : pch_vx_builder_append_null(c[5], err));
-            CK(e->parent_traj ? pch_vx_builder_append_bytes(c[6], e->parent_traj, strlen(e->parent_traj), err) : pch_vx_builder_append_null(c[6], err));
-            CK(pch_vx_builder_append_bytes(c[7], e->doc_path, strlen(e->doc_path), err));
-            CK(pch_vx_builder_append_bool(c[8], e->parent_traj == NULL, err));
-            if (e->carried) CK(pch_vx_builder_append_bytes(c[9], e->fid, 32, err));
-            else CK(pch_vx_builder_append_bytes(c[9], f ? f->id : "", f ? 32 : 0, err));
-            CK(pch_vx_builder_append_uint(c[10], e->cluster, err));
-            CK(pch_vx_builder_append_uint(c[11], e->row, err));
-            CK(pch_vx_builder_append_uint(c[12], revision, err));
-            CK(pch_vx_builder_append_bool(c[13], e->deleted, err));
-            CK(pch_vx_builder_append_uint(c[14], e->logical, err));
-            CK(pch_vx_builder_append_uint(c[15], e->steps, err));
-            CK(pch_vx_builder_append_uint(c[16], e->calls, err));
-            CK(e->has_ts ? pch_vx_builder_append_int(c[17], e->min_ts, err) : pch_vx_builder_append_null(c[17], err));
-            CK(e->has_ts ? pch_vx_builder_append_int(c[18], e->max_ts, err) : pch_vx_builder_append_null(c[18], err));
+            CK(key_is_derived(e->traj_key, e->run_key, e->doc_path) ? pch_vx_builder_append_null(c[2], err)
+                                                                    : pch_vx_builder_append_bytes(c[2], e->traj_key, strlen(e->traj_key), err));
+            CK(e->session_id && !sess_run ? pch_vx_builder_append_bytes(c[3], e->session_id, strlen(e->session_id), err)
+                                          : pch_vx_builder_append_null(c[3], err));
+            CK(e->parent_run ? pch_vx_builder_append_bytes(c[4], e->parent_run, strlen(e->parent_run), err) : pch_vx_builder_append_null(c[4], err));
+            CK(e->parent_traj ? pch_vx_builder_append_bytes(c[5], e->parent_traj, strlen(e->parent_traj), err) : pch_vx_builder_append_null(c[5], err));
+            CK(pch_vx_builder_append_bytes(c[6], e->doc_path, strlen(e->doc_path), err));
+            CK(pch_vx_builder_append_bool(c[7], e->parent_traj == NULL, err));
+            if (e->carried) CK(pch_vx_builder_append_bytes(c[8], e->fid, 32, err));
+            else CK(pch_vx_builder_append_bytes(c[8], f ? f->id : "", f ? 32 : 0, err));
+            CK(pch_vx_builder_append_uint(c[9], e->cluster, err));
+            CK(pch_vx_builder_append_uint(c[10], e->row, err));
+            CK(pch_vx_builder_append_uint(c[11], revision, err));
+            CK(pch_vx_builder_append_bool(c[12], e->deleted, err));
+            CK(pch_vx_builder_append_uint(c[13], e->logical, err));
+            CK(pch_vx_builder_append_uint(c[14], e->steps, err));
+            CK(pch_vx_builder_append_uint(c[15], e->calls, err));
+            CK(e->has_ts ? pch_vx_builder_append_int(c[16], e->min_ts, err) : pch_vx_builder_append_null(c[16], err));
+            CK(e->has_ts ? pch_vx_builder_append_int(c[17], e->max_ts, err) : pch_vx_builder_append_null(c[17], err));
+            CK(pch_vx_builder_append_uint(c[18], sess_run ? DIR_SESSION_IS_RUN : 0, err));
             CK(pch_vx_builder_append_valid(vb, err));
             if (kr) {   /* what pj_read.c key_hit matches besides the run key (fenced already) */
                 size_t idn;
@@ -1238,9 +1311,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
-                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"zstd_dict_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"frame_rows\":%" PRIu64 ",\"zstd_dict_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
-                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes, b->o.zstd_dict_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
+                   b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes,
+                   b->o.frame_bytes ? b->o.frame_rows : 0, b->o.zstd_dict_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
                    b->o.prompt_prefix ? "true" : "false");
     /* what this commit wrote (a sync's cost, §11.2), before the totals become the snapshot's */
     b->st.written_bytes = b->st.data_bytes + b->st.blob_bytes + b->st.directory_bytes;
@@ -1330,25 +1404,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
             pch_buf_append_str(&m, ",\n");
         }
     }
-    pch_buf_append_str(&m, "\"lanes\":[");
-    for (size_t i = 0; i < b->n_lanes; i++) {
-        const lane_acc *l = &b->lanes[i];
-        pch_buf_append_str(&m, i ? ",\n {\"path\":" : "\n {\"path\":");
-        json_str(&m, l->path);
-        pch_buf_append_str(&m, ",\"encodings\":");
-        {
-            /* the text form of pch_vx_lane_report.encodings, over every file */
-            pch_buf t;
-            pch_buf_init(&t, b->ctx);
-            for (size_t k = 0; k < l->n_encs; k++) pch_buf_printf(&t, "%s%s x%" PRIu64, k ? ", " : "", l->encs[k].name, l->encs[k].n);
-            if (l->dict_layout) pch_buf_printf(&t, "%s[vortex.dict layout: %" PRIu64 " values]", l->n_encs ? " " : "", l->dict_values);
-            if (pch_buf_putc(&t, 0)) m.oom = 1;
-            else json_str(&m, (const char *)t.data);
-            pch_buf_dispose(&t);
-        }
-        pch_buf_printf(&m, ",\"chunks\":%" PRIu64 ",\"logical_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64 ",\"encode_seconds\":%.4f}",
-                       l->chunks, l->logical, l->stored, l->seconds);
-    }
+    /* the lane report (§8.1, §20.1): a file of its own, which only inspect reads; in the
+    ** manifest it was a quarter of what every cold point read reads first (issue 18 item 5) */
+    pch_buf_append_str(&m, "\"lane_report\":[");
+    CK(write_lane_report(b, &m, err));
     pch_buf_append_str(&m, "]\n}\n");
     if (m.oom) { rc = nomem(err); goto done; }
     snprintf(rel, sizeof rel, "manifests/%s.json", b->snapshot_id);
@@ -1384,6 +1443,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     {
         char r2[128];
         snprintf(r2, sizeof r2, "directories/documents/%s.vortex", b->snapshot_id);
+        CK(publish_file(b, r2, &pub, err));
+        snprintf(r2, sizeof r2, "directories/lanes/%s.vortex", b->snapshot_id);
         CK(publish_file(b, r2, &pub, err));
     }
     CK(dirs_sync(&pub, err));     /* every file the manifest names, durable before it */

@@ -316,8 +316,10 @@ typedef struct pj_segtab_io { uint64_t reads, bytes_read; } pj_segtab_io;
 ** the file's tail from tail_off (its footer and layout, read in place by a paged open); the
 ** digest the manifest records (of the header, page table and tail digests) and the table's
 ** size. */
-int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, const char *out_path, char digest[80],
-                    uint64_t *bytes, pch_error *err);
+/* With row_digests (pch_vx_row_digest of each of the file's n_rows rows, in order) the table
+** is version 4 and lists them; NULL: version 3. */
+int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, uint64_t n_rows, const uint8_t *row_digests,
+                    const char *out_path, char digest[80], uint64_t *bytes, pch_error *err);
 /* Open ROOT/rel: check its size against the manifest's, read its header and page table
 ** (version 2; version 1: the whole table) and check their digest and extents before
 ** anything is used; data_rel names the data file in messages. whole: most pages will be read
@@ -343,6 +345,12 @@ uint32_t pj_segtab_block_bytes(const pj_segtab *t);
 ** pch_vx_tail_check_fn of those digests (payload: the table). */
 uint64_t pj_segtab_tail_off(const pj_segtab *t);
 int pj_segtab_check_tail(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len, pch_error *err);
+/* A version-4 table's row digests: has it any, how many rows (the data file's), and the 32
+** bytes of row `row` of the data file (its row page read and checked against the page's
+** digest the first time a row of it is asked for). */
+bool pj_segtab_has_rows(const pj_segtab *t);
+uint64_t pj_segtab_n_rows(const pj_segtab *t);
+int pj_segtab_row_digest(pj_segtab *t, uint64_t row, const uint8_t **out, pch_error *err);
 /* Reads and bytes read from the table file so far. */
 void pj_segtab_io_stats(const pj_segtab *t, pj_segtab_io *out);
 /* Every segment and block of the data file at full_path against the table (verify). */
@@ -418,6 +426,9 @@ const pj_docrec *pj_docs_find(const pj_docrec *recs, size_t n, const char *path)
 void pj_docs_free(pj_docrec *recs, size_t n);
 /* Write recs (sorted by path, unique) as directories/documents/<snapshot_id>.vortex under
 ** stage; json gets its manifest entry. */
+/* The lane report's columns (directories/lanes/<snapshot-id>.vortex, manifest "lane_report"). */
+#define PJ_LANES_SCHEMA "path:utf8,encodings:utf8,chunks:u64,logical_bytes:u64,stored_bytes:u64,encode_seconds:f64"
+
 int pj_docs_write(pch_ctx *ctx, const char *stage, const char *snapshot_id, const pj_docrec *recs, size_t n,
                   pch_buf *json, uint64_t *bytes, pch_error *err);
 /* The document list manifest m names (digest, schema, order checked); *out malloc'd.

@@ -15,12 +15,24 @@
 
 #include "projection/pj_int.h"
 
+/* The trajectory directory's columns (pj_build.c DIR_SCHEMA). Shards written before
+** 2026-12-07 (version 1) have key_hash (a hash of the key no reader uses) in place of
+** key_flags, and every trajectory key and session id spelled out; version 2 leaves a
+** trajectory key that is `<run key>@<document path>` null and a session id equal to the run
+** key null with key_flags bit DIR_SESSION_IS_RUN: 52 % of a shard on `scaled`, read whole by
+** every point read (docs/vortex-projection.md §6). */
 enum { D_SOURCE, D_RUN, D_TRAJ, D_HASH, D_SESSION, D_PRUN, D_PTRAJ, D_DOC, D_ROOT, D_FILE, D_CLUSTER, D_ROW,
        D_REVISION, D_DELETED, D_LOGICAL, D_STEPS, D_CALLS, D_MIN_TS, D_MAX_TS, D_N };
+#define D_FLAGS D_HASH      /* version 2: key_flags where version 1 had key_hash */
+#define DIR_SESSION_IS_RUN 1u
 static const char *const dir_names[D_N] = {
     "source_id", "run_key", "trajectory_key", "key_hash", "session_id", "parent_run_key", "parent_trajectory_key",
     "doc_path", "is_root", "file_id", "cluster", "row", "revision", "deleted", "logical_bytes", "step_count",
     "tool_call_count", "min_timestamp_ms", "max_timestamp_ms" };
+/* version 2's order: column k of a version-2 shard is semantic column dir2_cols[k] */
+static const uint8_t dir2_cols[D_N] = { D_SOURCE, D_RUN, D_TRAJ, D_SESSION, D_PRUN, D_PTRAJ, D_DOC, D_ROOT, D_FILE,
+                                        D_CLUSTER, D_ROW, D_REVISION, D_DELETED, D_LOGICAL, D_STEPS, D_CALLS, D_MIN_TS,
+                                        D_MAX_TS, D_FLAGS };
 
 /* Rows a point read of a subagent decodes from its own on (load_cluster_at). */
 #define PJ_SUBAGENT_WINDOW 64
@@ -78,6 +90,7 @@ typedef struct dataf {
     char seg_dig[80];
     uint64_t seg_bytes, bytes;
     pj_segtab *segs;
+    bool rowck;                /* opened for point reads checked by row digests (open_file) */
     pch_vx_io_stats open_io;   /* what opening the Vortex file read (its footer) */
     struct pj_psums *psum;     /* each cluster's trajectory summaries, once decoded (lazily) */
     uint64_t *del;             /* deleted rows (manifest "deleted_rows", §12.2): [b, e) pairs, */
@@ -116,6 +129,7 @@ struct pch_vxp_snapshot {
     int64_t c_file;
     uint64_t c_begin, c_end;
     bool point;                 /* set while a point read (pch_vxp_get) runs */
+    uint64_t horizon;           /* the row after the subagents being written (write_rows) */
     bool row_reads;             /* layout.frame_bytes > 0: lanes are framed at trajectory
                                 ** boundaries, so decoding one row costs less than a cluster
                                 ** (a root written with one frame per chunk keeps clusters) */
@@ -393,12 +407,19 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
                                         PCH_VX_PRIMITIVE, PCH_VX_PRIMITIVE };
     static const uint8_t ptypes[D_N] = { 0, 0, 0, PCH_VX_U64, 0, 0, 0, 0, 0, 0, PCH_VX_U32, PCH_VX_U64, PCH_VX_U64, 0,
                                          PCH_VX_U64, PCH_VX_U32, PCH_VX_U32, PCH_VX_I64, PCH_VX_I64 };
+    const pch_vx_array *col[D_N];
+    bool v2;
     if (!a->dtype || a->dtype->kind != PCH_VX_STRUCT || a->n_children != D_N)
         return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: not a directory shard");
+    v2 = strcmp(a->dtype->names[D_N - 1], "key_flags") == 0;
     for (int k = 0; k < D_N; k++) {
+        const int j = v2 ? dir2_cols[k] : k;     /* the semantic column of child k */
         const pch_vx_dtype *d = a->children[k]->dtype;
-        if (strcmp(a->dtype->names[k], dir_names[k]) != 0 || d->kind != kinds[k] || (kinds[k] == PCH_VX_PRIMITIVE && d->ptype != ptypes[k]))
-            return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: column %d is not %s of the expected type", k, dir_names[k]);
+        const char *name = v2 && j == D_FLAGS ? "key_flags" : dir_names[j];
+        const uint8_t pt = v2 && j == D_FLAGS ? PCH_VX_U8 : ptypes[j];
+        if (strcmp(a->dtype->names[k], name) != 0 || d->kind != kinds[j] || (kinds[j] == PCH_VX_PRIMITIVE && d->ptype != pt))
+            return pch_error_set(err, PCH_ECORRUPT, "trajectory directory: column %d is not %s of the expected type", k, name);
+        col[j] = a->children[k];
     }
     if (s->n + a->len > ((uint64_t)1 << 32)) return pch_error_set(err, PCH_ELIMIT, "trajectory directory too large");
     for (uint64_t r = 0; r < a->len; r++) {
@@ -406,35 +427,55 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
         const char *fid;
         const pch_vx_array *c = NULL;
         for (int k = 0; k < D_N; k++) {
-            c = a->children[k];
+            c = col[k];
             if ((k == D_SOURCE || k == D_RUN || k == D_TRAJ || k == D_DOC || k == D_FILE || k == D_SESSION || k == D_PRUN || k == D_PTRAJ) &&
                 pch_vx_array_is_valid(c, r) && memchr(c->data + c->offsets[r], 0, (size_t)(c->offsets[r + 1] - c->offsets[r])))
                 return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": NUL inside a key", s->n);
         }
-#define DUP(k, out) do { const char *p_; if (str_at(a->children[k], r, &p_)) { size_t n_ = (size_t)(a->children[k]->offsets[r + 1] - a->children[k]->offsets[r]); \
+#define DUP(k, out) do { const char *p_; if (str_at(col[k], r, &p_)) { size_t n_ = (size_t)(col[k]->offsets[r + 1] - col[k]->offsets[r]); \
         if (!((out) = pch_arena_memdup(ar, p_, n_))) return nomem(err); } } while (0)
         DUP(D_SOURCE, e->s); DUP(D_RUN, e->r); DUP(D_TRAJ, e->t); DUP(D_SESSION, e->session); DUP(D_DOC, e->doc);
         DUP(D_PRUN, e->prun); DUP(D_PTRAJ, e->ptraj);
-        e->logical = pch_load_le64(a->children[D_LOGICAL]->data + 8 * r);
-        e->steps = pch_load_le32(a->children[D_STEPS]->data + 4 * r);
-        e->calls = pch_load_le32(a->children[D_CALLS]->data + 4 * r);
-        e->has_ts = pch_vx_row_valid(a->children[D_MIN_TS], r) && pch_vx_row_valid(a->children[D_MAX_TS], r);
+        if (v2) {
+            const uint8_t fl = pch_vx_row_valid(col[D_FLAGS], r) ? col[D_FLAGS]->data[r] : 0;
+            if (fl & ~DIR_SESSION_IS_RUN) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": unknown key flags %u", s->n, fl);
+            if (!e->t && e->r && e->doc) {       /* the trajectory key left out: <run key>@<document path> */
+                size_t rn = strlen(e->r), dn = strlen(e->doc);
+                char *t = pch_arena_alloc(ar, rn + dn + 2);
+                if (!t) return nomem(err);
+                memcpy(t, e->r, rn);
+                t[rn] = '@';
+                memcpy(t + rn + 1, e->doc, dn + 1);
+                e->t = t;
+            } else if (e->t && e->r && e->doc && strlen(e->t) == strlen(e->r) + 1 + strlen(e->doc) &&
+                       strncmp(e->t, e->r, strlen(e->r)) == 0 && e->t[strlen(e->r)] == '@' && strcmp(e->t + strlen(e->r) + 1, e->doc) == 0) {
+                return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": a trajectory key spelled out that the shard leaves out", s->n);
+            }
+            if (fl & DIR_SESSION_IS_RUN) {
+                if (e->session) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": a session id and the flag that it is the run key", s->n);
+                e->session = e->r;
+            }
+        }
+        e->logical = pch_load_le64(col[D_LOGICAL]->data + 8 * r);
+        e->steps = pch_load_le32(col[D_STEPS]->data + 4 * r);
+        e->calls = pch_load_le32(col[D_CALLS]->data + 4 * r);
+        e->has_ts = pch_vx_row_valid(col[D_MIN_TS], r) && pch_vx_row_valid(col[D_MAX_TS], r);
         if (e->has_ts) {
-            e->min_ts = (int64_t)pch_load_le64(a->children[D_MIN_TS]->data + 8 * r);
-            e->max_ts = (int64_t)pch_load_le64(a->children[D_MAX_TS]->data + 8 * r);
+            e->min_ts = (int64_t)pch_load_le64(col[D_MIN_TS]->data + 8 * r);
+            e->max_ts = (int64_t)pch_load_le64(col[D_MAX_TS]->data + 8 * r);
         }
 #undef DUP
         if (!e->s || !e->r || !e->t || !e->doc) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": null key", s->n);
-        e->root = (a->children[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
-        e->cluster = pch_load_le32(a->children[D_CLUSTER]->data + 4 * r);
-        e->row = pch_load_le64(a->children[D_ROW]->data + 8 * r);
-        e->tomb = pch_vx_row_valid(a->children[D_DELETED], r) && ((a->children[D_DELETED]->data[r >> 3] >> (r & 7)) & 1);
+        e->root = (col[D_ROOT]->data[r >> 3] >> (r & 7)) & 1;
+        e->cluster = pch_load_le32(col[D_CLUSTER]->data + 4 * r);
+        e->row = pch_load_le64(col[D_ROW]->data + 8 * r);
+        e->tomb = pch_vx_row_valid(col[D_DELETED], r) && ((col[D_DELETED]->data[r >> 3] >> (r & 7)) & 1);
         if (e->tomb) {          /* a tombstone: only in an L0 run, no file (§10.4) */
             if (!in_run) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": a tombstone in the base directory", s->n);
             e->file = UINT32_MAX;
             e->dead = true;
         } else {
-            if (!str_at(a->children[D_FILE], r, &fid) || a->children[D_FILE]->offsets[r + 1] - a->children[D_FILE]->offsets[r] != 32)
+            if (!str_at(col[D_FILE], r, &fid) || col[D_FILE]->offsets[r + 1] - col[D_FILE]->offsets[r] != 32)
                 return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": bad file id", s->n);
             e->file = UINT32_MAX;
             for (size_t f = 0; f < s->n_files; f++) if (memcmp(s->files[f].id, fid, 32) == 0) e->file = (uint32_t)f;
@@ -852,6 +893,7 @@ void pj_snapshot_absorb(pch_vxp_snapshot *s, const pch_vxp_snapshot *twin)
     s->st.footer_cache_hits += q.footer_cache_hits;
     s->st.bytes_checked += q.bytes_checked;
     s->st.segments_partial += q.segments_partial;
+    s->st.rows_checked += q.rows_checked;
     io_add(&s->st.current, &q.current);
     io_add(&s->st.manifest, &q.manifest);
     io_add(&s->st.directory, &q.directory);
@@ -1077,6 +1119,11 @@ static bool has_cluster_digests(const dataf *d)
 ** much transfer, and the writer puts a cluster's small lanes first (vx_writer.c), so a narrow
 ** scan reads each cluster with one request (measured on `scaled`: 174 -> 92 GETs). */
 #define SCAN_GAP ((uint64_t)256 << 10)
+/* The read granularity of a row-checked point read: segments this short or shorter twice are
+** read whole, others in runs of this many bytes (measured, docs/vortex-projection.md §8). */
+#ifndef ROWCK_BLOCK
+#define ROWCK_BLOCK 64u
+#endif
 static void scan_reads(pch_vx_file *f)
 {
     pch_vx_file_set_min_fetch(f, 0);
@@ -1107,6 +1154,13 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster
     pch_buf p;
     uint8_t *tail = NULL;
     int rc;
+    if (d->f && whole && d->rowck) {
+        /* a scan after point reads: what those read was checked row by row, not segment by
+        ** segment; the file is opened again with its segment checks (and an empty cache) */
+        pch_vx_file_free(d->f);
+        d->f = NULL;
+        d->rowck = false;
+    }
     if (d->f) {
         s->st.footer_cache_hits++;
         if (whole && pch_rfile_is_remote(s->root)) scan_reads(d->f);
@@ -1120,7 +1174,7 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster
     const bool remote = pch_rfile_is_remote(s->root);
     const bool one_block = remote && d->tail_len >= 64 && d->tail_len <= ((uint64_t)1 << 31);
     const bool whole_checks = one_block && !whole && has_cluster_digests(d);
-    if (d->seg_path[0] && !whole_checks) {
+    if (d->seg_path[0] && !whole_checks && !d->segs) {
         rc = pj_segtab_load(&d->segs, s->ctx, s->root, d->seg_path, d->seg_bytes, d->seg_dig, d->path, d->bytes, whole, err);
         if (rc < 0) return open_fail(d, pch_error_prefix(err, "%s", d->seg_path));
         if (pj_segtab_tail_off(d->segs) && pj_segtab_tail_off(d->segs) != d->tail_off)
@@ -1147,9 +1201,13 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster
         }
         if (rc == PCH_OK) pch_vx_file_keep_tail(d->f);   /* checked whole: the next process's */
     } else if (!whole && pj_segtab_tail_off(d->segs)) {
-        /* every lane is chunked by cluster: the chunks start where the manifest's clusters do */
-        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, pj_segtab_block_bytes(d->segs), pj_segtab_check_tail, d->segs,
-                                 d->cluster_begin, d->n_clusters, 0, 0 };
+        /* every lane is chunked by cluster: the chunks start where the manifest's clusters do.
+        ** A row-checked point read (below) reads the footer and layout in place unchecked, to
+        ** ROWCK_BLOCK: every byte of them it uses decides what it decodes, and what it decodes
+        ** is compared with the row digests (the FlatBuffer accessors bound every access) */
+        const bool rows = !remote && pj_segtab_has_rows(d->segs);
+        pch_vx_paged_open po = { PCH_VX_PAGED_OPEN_VERSION, d->tail_off, rows ? ROWCK_BLOCK : pj_segtab_block_bytes(d->segs),
+                                 rows ? NULL : pj_segtab_check_tail, rows ? NULL : d->segs, d->cluster_begin, d->n_clusters, 0, 0 };
         rc = pch_vx_file_open_paged(&d->f, s->ctx, (const char *)p.data, &po, err);
     } else {
         /* the tail (footer, zone tables, dictionaries) is read once: checked against the
@@ -1174,7 +1232,19 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster
         return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: its columns are not the projection's data-file schema", d->path));
     if (pch_vx_file_row_count(d->f) != d->rows)
         return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: %" PRIu64 " rows, manifest says %" PRIu64, d->path, pch_vx_file_row_count(d->f), d->rows));
-    if (d->segs) {
+    if (d->segs && !whole && !remote && pj_segtab_has_rows(d->segs)) {
+        /* a point read checks the rows it decodes against the table's row digests
+        ** (load_cluster_at), so it reads just the bytes its rows need — a segment's array
+        ** metadata, its rows' offsets and frames — to ROWCK_BLOCK, with no segment or block
+        ** digest: its cost follows the trajectory, not the cluster (issue 18 item 5) */
+        if ((rc = pj_segtab_match(d->segs, d->f, err)) < 0) return open_fail(d, pch_error_prefix(err, "%s", d->path));
+        if (pj_segtab_n_rows(d->segs) != d->rows)
+            return open_fail(d, pch_error_set(err, PCH_ECORRUPT, "%s: row digests of %" PRIu64 " rows, the manifest says %" PRIu64,
+                                              d->seg_path, pj_segtab_n_rows(d->segs), d->rows));
+        if ((rc = pch_vx_file_set_partial_reads(d->f, ROWCK_BLOCK, NULL, NULL, err)) < 0) return open_fail(d, rc);
+        pch_vx_file_set_coalesce_gap(d->f, ROWCK_BLOCK);
+        d->rowck = true;
+    } else if (d->segs) {
         if ((rc = pj_segtab_match(d->segs, d->f, err)) < 0) return open_fail(d, pch_error_prefix(err, "%s", d->path));
         pch_vx_file_set_segment_check(d->f, pj_segtab_check, d->segs);
         /* a table with block digests lets a point read read only the blocks of a segment it
@@ -1189,6 +1259,25 @@ static int open_file(pch_vxp_snapshot *s, dataf *d, bool whole, uint32_t cluster
     }
     if (whole && remote) scan_reads(d->f);
     s->st.files_opened++;
+    return PCH_OK;
+}
+
+/* The rows [begin, end) of cluster `cluster` of d just decoded into s->c_arr (from row
+** `begin`), against their row digests (docs/vortex-projection.md §6 "Row digests"): every
+** byte a row-checked point read used went into the values compared here, before any of them
+** is used or kept. */
+static int check_rows(pch_vxp_snapshot *s, dataf *d, uint32_t cluster, uint64_t begin, uint64_t end, pch_error *err)
+{
+    for (uint64_t r = begin; r < end; r++) {
+        const uint8_t *want;
+        uint8_t got[32];
+        PCH_TRY(pj_segtab_row_digest(d->segs, r, &want, err));
+        pch_vx_row_digest(s->c_arr, r - begin, got);
+        s->st.rows_checked++;
+        if (memcmp(got, want, 32) != 0)
+            return pch_error_set(err, PCH_ECORRUPT, "cluster %u row %" PRIu64 ": the decoded lanes do not match the row's digest "
+                                 "(damaged bytes in the cluster's segments)", cluster, r);
+    }
     return PCH_OK;
 }
 
@@ -1235,9 +1324,21 @@ static int load_cluster_at(pch_vxp_snapshot *s, uint32_t file, uint32_t cluster,
         ** document of ~20 trajectories: ~20 decodes of the frames around it, §22 benchmark) */
         so.row_begin = row;
         if (!s->depth) so.row_end = row + 1;
-        else if (so.row_end - row > PJ_SUBAGENT_WINDOW) so.row_end = row + PJ_SUBAGENT_WINDOW;
+        else {
+            if (so.row_end - row > PJ_SUBAGENT_WINDOW) so.row_end = row + PJ_SUBAGENT_WINDOW;
+            /* no further than the document's subagents known so far (write_rows) */
+            if (s->horizon > row && so.row_end > s->horizon) so.row_end = s->horizon;
+            else if (s->horizon <= row) so.row_end = row + 1;
+        }
     }
     if (pch_vx_file_scan(d->f, &so, &s->c_arr, &s->c_dt, err) < 0) return pch_error_prefix(err, "%s", d->path);
+    if (d->rowck && check_rows(s, d, cluster, so.row_begin, so.row_end, err) < 0) {
+        pch_vx_array_free(s->c_arr);
+        pch_vx_dtype_free(s->c_dt);
+        s->c_arr = NULL;
+        s->c_dt = NULL;
+        return pch_error_prefix(err, "%s", d->path);
+    }
     PCH_TRY(pj_rows_bind(&s->c_rows, s->c_arr, err));
     s->c_file = file;
     s->c_begin = so.row_begin;
@@ -1358,16 +1459,43 @@ static int child_cb(pch_buf *out, const char *run, size_t rn, const char *traj, 
     return write_entry(g, out, (uint64_t)k, err);
 }
 
+/* The row after e's last direct subagent (in e's file; 0: none there): a document's
+** trajectories are consecutive rows in preorder, so a point read that decodes its subagents'
+** rows at once (load_cluster_at) needs none past it — not the 64 rows of other documents that
+** follow a document's last subagent (a two-trajectory document read 816 KB of lanes for 3 KB
+** of JSON on `scaled`). The lookups are the ones writing the subagents makes anyway. */
+static int child_horizon(getctx *g, const entry *e, const pj_rows *rows, uint64_t at, uint64_t *h, pch_error *err)
+{
+    const pch_vx_array *cr = rows->l[PJ_ID_CHILD_RUN_KEYS], *ct = rows->l[PJ_ID_CHILD_TRAJECTORY_KEYS];
+    uint64_t rb, re, tb, te;
+    *h = 0;
+    if (!pch_vx_list_range(cr, at, &rb, &re) || !pch_vx_list_range(ct, at, &tb, &te) || re - rb != te - tb) return PCH_OK;
+    for (uint64_t k = 0; k < re - rb; k++) {
+        const char *run, *traj;
+        size_t rn, tn;
+        int64_t idx;
+        if (!pch_vx_row_bytes(pch_vx_list_items(cr), rb + k, &run, &rn) || !pch_vx_row_bytes(pch_vx_list_items(ct), tb + k, &traj, &tn))
+            continue;           /* the writer reports the null key */
+        PCH_TRY(find_key(g->s, g->source, run, rn, traj, tn, &idx, err));
+        if (idx >= 0 && g->s->e[idx].file == e->file && g->s->e[idx].row >= *h) *h = g->s->e[idx].row + 1;
+    }
+    return PCH_OK;
+}
+
 /* Write trajectory e from rows (its row at `at`), one level deeper. */
 static int write_rows(getctx *g, pch_buf *out, const entry *e, pj_rows *rows, uint64_t at, pch_error *err)
 {
     const entry *outer = g->cur;
+    const uint64_t horizon = g->s->horizon;
     int rc;
+    if (g->s->point && (rc = child_horizon(g, e, rows, at, &g->s->horizon, err)) < 0) return rc;
+    if (g->s->horizon < horizon) g->s->horizon = horizon;
     g->s->depth++;
     g->cur = e;
     rc = pj_model_write_json(out, rows, at, g->s->blobs, g->mode, &g->s->st, child_cb, page_cb, g, err);
     g->cur = outer;
     g->s->depth--;
+    g->s->horizon = horizon;
     return rc;
 }
 
@@ -1696,9 +1824,12 @@ int pj_dir_decode_mem(pch_ctx *ctx, const void *data, size_t len, pch_error *err
     pch_arena_init(&ar, ctx, 4096);
     rc = pch_vx_file_open_mem(&f, ctx, data, len, err);
     if (rc == PCH_OK) rc = pch_vx_file_scan(f, NULL, &a, &dt, err);
-    if (rc == PCH_OK && a->n_children == D_N && a->children[D_FILE]->dtype->kind == PCH_VX_UTF8 && a->len < 100000) {
+    /* the file id column: D_FILE in version 1, one before it in version 2 */
+    const int fcol = rc == PCH_OK && a->dtype->kind == PCH_VX_STRUCT && a->n_children == D_N &&
+                     strcmp(a->dtype->names[D_N - 1], "key_flags") == 0 ? D_FILE - 1 : D_FILE;
+    if (rc == PCH_OK && a->n_children == D_N && a->children[fcol]->dtype->kind == PCH_VX_UTF8 && a->len < 100000) {
         /* every file id the shard names is a known file of unbounded rows */
-        const pch_vx_array *c = a->children[D_FILE];
+        const pch_vx_array *c = a->children[fcol];
         if (!(s->files = pch_calloc(ctx, (size_t)a->len + 1, sizeof *s->files))) rc = nomem(err);
         for (uint64_t r = 0; rc == PCH_OK && r < a->len; r++) {
             size_t n = (size_t)(c->offsets[r + 1] - c->offsets[r]);

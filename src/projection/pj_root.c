@@ -55,7 +55,8 @@ bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap
 int pj_path_check(const char *p, size_t n, pch_error *err)
 {
     static const char *const dirs[] = { "manifests/", "inventories/", "directories/trajectory/",
-                                        "directories/content/", "directories/documents/", "directories/keys/", "data/", "blobs/" };
+                                        "directories/content/", "directories/documents/", "directories/keys/", "directories/lanes/",
+                                        "data/", "blobs/" };
     bool under = false;
     size_t seg = 0;
     if (n == 0 || n > 512) return pch_error_set(err, PCH_ECORRUPT, "path of %zu bytes in the dataset metadata", n);
@@ -367,6 +368,7 @@ int pj_manifest_parse(pch_ctx *ctx, const pj_current *cur, const char *text, siz
             return pch_error_set(err, PCH_ECORRUPT, "%s: a %s manifest with directory runs or deleted rows", cur->manifest, PJ_MANIFEST_FORMAT);
         if (has_runs) PCH_TRY(check_list(*m, "directory_runs", "directories/trajectory/", true, cur->manifest, err));
         if (pch_json_get(*m, "documents", 9)) PCH_TRY(check_list(*m, "documents", "directories/documents/", true, cur->manifest, err));
+        if (pch_json_get(*m, "lane_report", 11)) PCH_TRY(check_list(*m, "lane_report", "directories/lanes/", true, cur->manifest, err));
     }
     {
         const pch_json_value *df = pj_json_member(*m, "data_files", PCH_JSON_ARRAY);
@@ -382,7 +384,7 @@ int pj_manifest_each_file(const pch_json_value *m,
                           int (*fn)(void *payload, const char *path, const char *digest, uint64_t bytes), void *payload)
 {
     static const char *const lists[] = { "data_files", "blob_packs", "trajectory_directory", "content_directory",
-                                         "directory_runs", "documents", "key_index" };
+                                         "directory_runs", "documents", "key_index", "lane_report" };
     char path[256], digest[80];
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++) {
         const pch_json_value *a = pj_json_member(m, lists[l], PCH_JSON_ARRAY);

@@ -22,6 +22,15 @@
 ** place, a checked block at a time (pch_vx_file_open_paged), instead of the whole tail. The
 ** manifest's digest then covers header + page table + tail digests.
 **
+** Version 4 (written now) is version 3 with row digests (docs/vortex-projection.md §6 "Row
+** digests"): header bytes 44..47 are u32 n rows R (the data file's), the tail digests are
+** followed by the 32-byte BLAKE3 of each row page, and after the pages come R row digests
+** (pch_vx_row_digest of each row of the data file, in order, 32 bytes each) in row pages of
+** SEG_ROW_PAGE rows (page k: rows [kS, min((k+1)S, R))). The manifest's digest then covers
+** header + page table + tail digests + row page digests; a point read reads the row page of
+** its row (checked against its digest) and compares the row it decoded with it, so it needs
+** no page and no block digest of the segments it reads.
+**
 ** all integers little-endian. The manifest's digest is the BLAKE3 of header + page table, and
 ** the pages tile the rest of the file; a reader reads the header and page table when it opens
 ** the data file and each page (checked against its page digest, its entries against the
@@ -46,6 +55,8 @@
 #define SEG_MAGIC1 "PCHSEGS1"
 #define SEG_MAGIC2 "PCHSEGS2"
 #define SEG_MAGIC3 "PCHSEGS3"
+#define SEG_MAGIC4 "PCHSEGS4"
+#define SEG_ROW_PAGE 64u          /* rows per row page: a point read reads 2 KiB of digests */
 #define SEG_HEAD1 24
 #define SEG_ENTRY1 48
 #define SEG_HEAD2 48
@@ -68,6 +79,11 @@ struct pj_segtab {
     uint64_t tail_off;              /* version 3: the data file's tail, in blocks of `block` */
     uint32_t tail_blocks;
     const uint8_t *tail_dig;        /* in raw, after the page table */
+    uint32_t n_rows;                /* version 4: row digests of the data file's rows */
+    uint32_t n_row_pages;
+    uint64_t rows_off;              /* where they start in the table */
+    const uint8_t *row_dig;         /* in raw, after the tail digests: one per row page */
+    uint8_t **rows;                 /* row pages read and checked (NULL: not yet) */
     uint8_t **page;                 /* pages read and checked (NULL: not yet) */
     pch_rfile *fd;                  /* the table file (NULL: pages come from raw) */
     pch_vx_file *f;                 /* the data file whose segment map pages must list */
@@ -92,9 +108,10 @@ static int read_grow(pch_rfile *fd, uint64_t off, uint64_t len, uint8_t **buf, s
     return pj_pread(fd, off, (size_t)len, *buf, err);
 }
 
-int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, const char *out_path, char digest[80],
-                    uint64_t *bytes, pch_error *err)
+int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, uint64_t n_rows, const uint8_t *row_digests,
+                    const char *out_path, char digest[80], uint64_t *bytes, pch_error *err)
 {
+    const uint32_t n_row_pages = row_digests ? (uint32_t)((n_rows + SEG_ROW_PAGE - 1) / SEG_ROW_PAGE) : 0;
     pch_vx_file *f = NULL;
     pch_buf t, pg;
     uint8_t *seg = NULL;
@@ -112,7 +129,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
     n = pch_vx_file_n_segments(f);
     n_pages = (n + SEG_PAGE_SEGS - 1) / SEG_PAGE_SEGS;
     tail_blocks = (uint32_t)((size - tail_off + SEG_BLOCK - 1) / SEG_BLOCK);
-    pch_buf_append(&t, SEG_MAGIC3, 8);
+    pch_buf_append(&t, row_digests ? SEG_MAGIC4 : SEG_MAGIC3, 8);
     pch_buf_put_le64(&t, size);
     pch_buf_put_le32(&t, n);
     pch_buf_put_le32(&t, SEG_BLOCK);
@@ -120,7 +137,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
     pch_buf_put_le32(&t, n_pages);
     pch_buf_put_le64(&t, tail_off);
     pch_buf_put_le32(&t, tail_blocks);
-    pch_buf_put_le32(&t, 0);
+    pch_buf_put_le32(&t, row_digests ? (uint32_t)n_rows : 0);
     if (pch_buf_reserve(&t, (size_t)n_pages * SEG_PAGE_ENTRY) < 0) { rc = nomem(err); goto done; }
     memset(t.data + t.len, 0, (size_t)n_pages * SEG_PAGE_ENTRY);
     t.len += (size_t)n_pages * SEG_PAGE_ENTRY;
@@ -129,6 +146,13 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
         uint64_t bo = (uint64_t)k * SEG_BLOCK, bl = size - tail_off - bo < SEG_BLOCK ? size - tail_off - bo : SEG_BLOCK;
         uint8_t d[32];
         pch_blake3_hash(d, seg + bo, (size_t)bl);
+        pch_buf_append(&t, d, 32);
+    }
+    if (row_digests && n_rows > UINT32_MAX) { rc = pch_error_set(err, PCH_ELIMIT, "%s: %" PRIu64 " rows", data_path, n_rows); goto done; }
+    for (uint32_t k = 0; k < n_row_pages; k++) {
+        uint64_t r0 = (uint64_t)k * SEG_ROW_PAGE, nr = n_rows - r0 < SEG_ROW_PAGE ? n_rows - r0 : SEG_ROW_PAGE;
+        uint8_t d[32];
+        pch_blake3_hash(d, row_digests + (size_t)r0 * 32, (size_t)nr * 32);
         pch_buf_append(&t, d, 32);
     }
     head = t.len;
@@ -167,6 +191,7 @@ int pj_segtab_write(pch_ctx *ctx, const char *data_path, uint64_t tail_off, cons
         pch_blake3_hash(pe + 16, pg.data, pg.len);
         pch_buf_append(&t, pg.data, pg.len);
     }
+    if (row_digests && rc == PCH_OK) pch_buf_append(&t, row_digests, (size_t)n_rows * 32);
     if (rc == PCH_OK && t.oom) rc = nomem(err);
     if (rc == PCH_OK) rc = pch_file_publish(out_path, t.data, t.len, err);
     if (rc == PCH_OK) {
@@ -222,6 +247,8 @@ static int parse_v1(pj_segtab *t, const uint8_t *raw, size_t len, const char *da
 static uint64_t head_bytes(const uint8_t *raw)
 {
     uint64_t h = SEG_HEAD2 + (uint64_t)pch_load_le32(raw + 28) * SEG_PAGE_ENTRY;
+    if (memcmp(raw, SEG_MAGIC4, 8) == 0)
+        return h + (uint64_t)pch_load_le32(raw + 40) * 32 + ((uint64_t)pch_load_le32(raw + 44) + SEG_ROW_PAGE - 1) / SEG_ROW_PAGE * 32;
     if (memcmp(raw, SEG_MAGIC3, 8) == 0) return h + (uint64_t)pch_load_le32(raw + 40) * 32;
     return memcmp(raw, SEG_MAGIC2, 8) == 0 ? h : 0;
 }
@@ -230,11 +257,16 @@ static int parse_v2_head(pj_segtab *t, const uint8_t *head, size_t head_len, uin
                          const char *data_rel, pch_error *err)
 {
     uint64_t at, pt;
-    int v3;
+    int v3, v4;
     if (head_len < SEG_HEAD2 || pch_load_le64(head + 8) != t->file_bytes)
         return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
-    v3 = memcmp(head, SEG_MAGIC3, 8) == 0;
-    if (v3 ? pch_load_le32(head + 44) != 0 : pch_load_le64(head + 32) || pch_load_le64(head + 40))
+    v4 = memcmp(head, SEG_MAGIC4, 8) == 0;
+    v3 = v4 || memcmp(head, SEG_MAGIC3, 8) == 0;
+    if (v4) {
+        t->n_rows = pch_load_le32(head + 44);
+        t->n_row_pages = (uint32_t)(((uint64_t)t->n_rows + SEG_ROW_PAGE - 1) / SEG_ROW_PAGE);
+    }
+    if (v3 ? !v4 && pch_load_le32(head + 44) != 0 : pch_load_le64(head + 32) || pch_load_le64(head + 40))
         return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
     t->n = pch_load_le32(head + 16);
     t->block = pch_load_le32(head + 20);
@@ -254,8 +286,9 @@ static int parse_v2_head(pj_segtab *t, const uint8_t *head, size_t head_len, uin
                                  data_rel, t->tail_off, t->tail_blocks, t->file_bytes);
         t->tail_dig = head + pt;
     }
-    if (head_len != pt + (uint64_t)t->tail_blocks * 32)
+    if (head_len != pt + (uint64_t)t->tail_blocks * 32 + (uint64_t)t->n_row_pages * 32)
         return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: page table of %zu bytes", data_rel, head_len - SEG_HEAD2);
+    if (v4) t->row_dig = head + pt + (size_t)t->tail_blocks * 32;
     at = head_len;
     for (uint32_t p = 0; p < t->n_pages; p++) {
         const uint8_t *pe = head + SEG_HEAD2 + (size_t)p * SEG_PAGE_ENTRY;
@@ -266,9 +299,17 @@ static int parse_v2_head(pj_segtab *t, const uint8_t *head, size_t head_len, uin
                                  data_rel, p, po, pl, p ? p - 1 : 0);
         at += pl;
     }
+    if (v4) {                                          /* the row digests end the table */
+        if ((uint64_t)t->n_rows * 32 > table_bytes - at)
+            return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: %u row digests past its end", data_rel, t->n_rows);
+        t->rows_off = at;
+        at += (uint64_t)t->n_rows * 32;
+    }
     if (at != table_bytes)
         return pch_error_set(err, PCH_ECORRUPT, "segment digest table of %s: %" PRIu64 " bytes after its last page", data_rel, table_bytes - at);
-    if (!(t->page = pch_calloc(t->ctx, t->n_pages ? t->n_pages : 1, sizeof(uint8_t *)))) return nomem(err);
+    if (!(t->page = pch_calloc(t->ctx, t->n_pages ? t->n_pages : 1, sizeof(uint8_t *))) ||
+        !(t->rows = pch_calloc(t->ctx, t->n_row_pages ? t->n_row_pages : 1, sizeof(uint8_t *))))
+        return nomem(err);
     t->version = 2;                 /* v3 pages are v2's */
     return PCH_OK;
 }
@@ -279,7 +320,8 @@ int pj_segtab_parse(pj_segtab **out, pch_ctx *ctx, const uint8_t *raw, size_t le
     pj_segtab *t;
     int rc;
     *out = NULL;
-    if (len < 8 || (memcmp(raw, SEG_MAGIC1, 8) != 0 && memcmp(raw, SEG_MAGIC2, 8) != 0 && memcmp(raw, SEG_MAGIC3, 8) != 0))
+    if (len < 8 || (memcmp(raw, SEG_MAGIC1, 8) != 0 && memcmp(raw, SEG_MAGIC2, 8) != 0 && memcmp(raw, SEG_MAGIC3, 8) != 0 &&
+                    memcmp(raw, SEG_MAGIC4, 8) != 0))
         return pch_error_set(err, PCH_ECORRUPT, "not a segment digest table of %s", data_rel);
     if (!(t = segtab_new(ctx, "segment digest table")) || !(t->raw = pch_malloc(ctx, len ? len : 1))) { pch_free(ctx, t); return nomem(err); }
     memcpy(t->raw, raw, len);
@@ -345,7 +387,7 @@ int pj_segtab_load(pj_segtab **out, pch_ctx *ctx, const char *root, const char *
         rc = pch_error_set(err, PCH_ECORRUPT, "digest %s, the manifest says %s", got, want_digest);
         goto fail;
     }
-    if (memcmp(t->raw, SEG_MAGIC2, 8) == 0 || memcmp(t->raw, SEG_MAGIC3, 8) == 0) {
+    if (memcmp(t->raw, SEG_MAGIC2, 8) == 0 || memcmp(t->raw, SEG_MAGIC3, 8) == 0 || memcmp(t->raw, SEG_MAGIC4, 8) == 0) {
         if ((rc = parse_v2_head(t, t->raw, t->raw_len, want_bytes, data_rel, err)) < 0) goto fail;
         t->fd = fd;
         fd = NULL;
@@ -368,7 +410,9 @@ void pj_segtab_free(pj_segtab *t)
 {
     if (!t) return;
     for (uint32_t p = 0; t->page && p < t->n_pages; p++) pch_free(t->ctx, t->page[p]);
+    for (uint32_t k = 0; t->rows && k < t->n_row_pages; k++) pch_free(t->ctx, t->rows[k]);
     pch_free(t->ctx, t->page);
+    pch_free(t->ctx, t->rows);
     pch_rfile_close(t->fd);
     pch_free(t->ctx, t->raw);
     pch_free(t->ctx, t);
@@ -377,6 +421,37 @@ void pj_segtab_free(pj_segtab *t)
 uint64_t pj_segtab_checked(const pj_segtab *t) { return t ? t->checked : 0; }
 uint32_t pj_segtab_block_bytes(const pj_segtab *t) { return t && t->version == 2 ? t->block : 0; }
 uint64_t pj_segtab_tail_off(const pj_segtab *t) { return t && t->tail_dig ? t->tail_off : 0; }
+bool pj_segtab_has_rows(const pj_segtab *t) { return t && t->row_dig; }
+uint64_t pj_segtab_n_rows(const pj_segtab *t) { return t && t->row_dig ? t->n_rows : 0; }
+
+int pj_segtab_row_digest(pj_segtab *t, uint64_t row, const uint8_t **out, pch_error *err)
+{
+    const uint32_t k = (uint32_t)(row / SEG_ROW_PAGE);
+    const uint64_t r0 = (uint64_t)k * SEG_ROW_PAGE, nr = t->n_rows - r0 < SEG_ROW_PAGE ? t->n_rows - r0 : SEG_ROW_PAGE;
+    uint8_t d[32], *l;
+    int rc = PCH_OK;
+    if (!t->row_dig || row >= t->n_rows)
+        return pch_error_set(err, PCH_ECORRUPT, "%s: no row digest of row %" PRIu64 " (%u rows)", t->name, row, t->n_rows);
+    if (!t->rows[k]) {
+        if (!(l = pch_malloc(t->ctx, (size_t)nr * 32))) return nomem(err);
+        if (t->fd) {
+            rc = pj_pread(t->fd, t->rows_off + r0 * 32, (size_t)nr * 32, l, err);
+            t->io.reads++;
+            t->io.bytes_read += nr * 32;
+        } else {
+            memcpy(l, t->raw + t->rows_off + r0 * 32, (size_t)nr * 32);   /* parsed from memory: extent checked */
+        }
+        if (rc == PCH_OK) {
+            pch_blake3_hash(d, l, (size_t)nr * 32);
+            if (memcmp(d, t->row_dig + (size_t)k * 32, 32) != 0)
+                rc = pch_error_set(err, PCH_ECORRUPT, "%s: row digests %" PRIu64 "..%" PRIu64 " do not match their digest", t->name, r0, r0 + nr - 1);
+        }
+        if (rc < 0) { pch_free(t->ctx, l); return rc; }
+        t->rows[k] = l;
+    }
+    *out = t->rows[k] + (size_t)(row - r0) * 32;
+    return PCH_OK;
+}
 
 int pj_segtab_check_tail(void *payload, uint32_t block, const uint8_t *bytes, uint64_t len, pch_error *err)
 {
@@ -552,6 +627,10 @@ int pj_segtab_check_file(pj_segtab *t, const char *full_path, pch_error *err)
             uint64_t at = (uint64_t)k * t->block, left = t->file_bytes - t->tail_off - at;
             rc = pj_segtab_check_tail(t, k, buf + at, left < t->block ? left : t->block, err);
         }
+    for (uint64_t r = 0; r < t->n_rows && rc == PCH_OK; r += SEG_ROW_PAGE) {
+        const uint8_t *l;
+        rc = pj_segtab_row_digest(t, r, &l, err);
+    }
     for (uint32_t i = 0; i < t->n && rc == PCH_OK; i++) {
         const uint8_t *want, *blocks;
         uint64_t off, len;

@@ -67,25 +67,34 @@ static pch_vx_file *check_file(vctx *v, const pch_json_value *item, const char *
 /* The data file's segment digest table (manifest "segments"): the file itself (size and
 ** digest), then every segment of the data file against it. Roots built before these tables
 ** have none. */
-static void check_segments(vctx *v, const pch_json_value *item, const char *rel, pch_vx_file *f)
+static pj_segtab *check_segments(vctx *v, const pch_json_value *item, const char *rel, pch_vx_file *f)
 {
     const pch_json_value *sg = pj_json_member(item, "segments", PCH_JSON_OBJECT);
     char srel[256], dig[80], full[1024];
     uint64_t bytes = 0, fbytes = 0;
     pj_segtab *t = NULL;
     pch_error e;
-    if (!sg) return;
+    if (!sg) return NULL;
     pch_error_clear(&e);
     if (!pj_json_str(sg, "path", srel, sizeof srel) || !pj_json_str(sg, "digest", dig, sizeof dig) ||
         !pj_json_u64(sg, "bytes", &bytes) || !pj_json_u64(item, "bytes", &fbytes)) {
         finding(v, rel, "manifest: its segments entry lacks path, bytes or digest");
-        return;
+        return NULL;
     }
-    if (pj_path_check(srel, strlen(srel), &e) < 0) { finding(v, srel, "%s", e.msg); return; }
-    if (pj_segtab_load(&t, v->ctx, v->root, srel, bytes, dig, rel, fbytes, true, &e) < 0) { finding(v, srel, "%s", e.msg); return; }
+    if (pj_path_check(srel, strlen(srel), &e) < 0) { finding(v, srel, "%s", e.msg); return NULL; }
+    if (pj_segtab_load(&t, v->ctx, v->root, srel, bytes, dig, rel, fbytes, true, &e) < 0) { finding(v, srel, "%s", e.msg); return NULL; }
     snprintf(full, sizeof full, "%s/%s", v->root, rel);
-    if (pj_segtab_match(t, f, &e) < 0 || pj_segtab_check_file(t, full, &e) < 0) finding(v, rel, "%s", e.msg);
-    pj_segtab_free(t);
+    if (pj_segtab_match(t, f, &e) < 0 || pj_segtab_check_file(t, full, &e) < 0) {
+        finding(v, rel, "%s", e.msg);
+        pj_segtab_free(t);
+        return NULL;
+    }
+    if (pj_segtab_has_rows(t) && pj_segtab_n_rows(t) != pch_vx_file_row_count(f)) {
+        finding(v, srel, "row digests of %" PRIu64 " rows for a file of %" PRIu64, pj_segtab_n_rows(t), pch_vx_file_row_count(f));
+        pj_segtab_free(t);
+        return NULL;
+    }
+    return t;       /* the caller checks each row against its row digest (check_data) */
 }
 
 /* The digests the manifest lists for parts of a data file: each cluster's ("clusters_at",
@@ -177,8 +186,8 @@ static bool row_deleted(const pch_json_value *dr, uint64_t r)
 
 /* Every row of data file f is checked; the counts (steps, calls, trajectories) are of its live
 ** rows only: the manifest's counts are of the live projection. */
-static void check_data(vctx *v, pch_vx_file *f, const char *rel, const pch_json_value *dr, pj_blobs *blobs, uint64_t *steps,
-                       uint64_t *calls, uint64_t *trajectories, uint64_t *page0_rows)
+static void check_data(vctx *v, pch_vx_file *f, pj_segtab *segs, const char *rel, const pch_json_value *dr, pj_blobs *blobs,
+                       uint64_t *steps, uint64_t *calls, uint64_t *trajectories, uint64_t *page0_rows)
 {
     uint64_t rows = pch_vx_file_row_count(f), chunk = 64;
     pch_vx_dtype *want = NULL;
@@ -208,6 +217,14 @@ static void check_data(vctx *v, pch_vx_file *f, const char *rel, const pch_json_
             continue;
         }
         pj_model_check(&r, rel, finding_cb, v);
+        /* every row against its row digest (a version-4 segment table): what point reads check */
+        for (uint64_t i = 0; pj_segtab_has_rows(segs) && i < a->len; i++) {
+            const uint8_t *rd;
+            uint8_t got[32];
+            pch_vx_row_digest(a, i, got);
+            if (pj_segtab_row_digest(segs, so.row_begin + i, &rd, &e) < 0) finding(v, rel, "row %" PRIu64 ": %s", so.row_begin + i, e.msg);
+            else if (memcmp(got, rd, 32) != 0) finding(v, rel, "row %" PRIu64 ": its lanes do not match its row digest", so.row_begin + i);
+        }
         if (!r.l[PJ_ID_PAGE_INDEX] || !r.l[PJ_ID_PAGE_COUNT] || !r.l[PJ_ID_TRAJECTORY_KEY]) {
             finding(v, rel, "rows %" PRIu64 "..%" PRIu64 ": identity or page lanes missing", so.row_begin, so.row_end);
             pch_vx_array_free(a);
@@ -304,6 +321,8 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "documents", rel, sizeof rel, true));
     if ((lst = pj_json_member(m, "key_index", PCH_JSON_ARRAY)))
         for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "key_index", rel, sizeof rel, true));
+    if ((lst = pj_json_member(m, "lane_report", PCH_JSON_ARRAY)))
+        for (uint32_t i = 0; i < lst->n; i++) pch_vx_file_free(check_file(&v, &lst->u.items[i], "lane_report", rel, sizeof rel, true));
     /* directory structure (sorted, unique, row bounds, files known), and the key index holds
     ** every lookup string of the base directory */
     if (pch_vxp_snapshot_open_at(&snap, ctx, root, snapshot_id, &e) < 0 || pj_snapshot_load_all(snap, &e) < 0) {
@@ -323,11 +342,12 @@ int pch_vxp_verify_at(pch_ctx *ctx, const char *root, const char *snapshot_id, p
         for (uint32_t i = 0; i < lst->n; i++) {
             pch_vx_file *f = check_file(&v, &lst->u.items[i], "data_files", rel, sizeof rel, false);
             if (!f) continue;
-            check_segments(&v, &lst->u.items[i], rel, f);
+            pj_segtab *segs = check_segments(&v, &lst->u.items[i], rel, f);
             check_parts(&v, &lst->u.items[i], rel);
             char msg[600];
             memset(&v.seq, 0, sizeof v.seq);
-            check_data(&v, f, rel, pch_json_get(&lst->u.items[i], "deleted_rows", 12), blobs, &steps, &calls, &rows_total, &page0_rows);
+            check_data(&v, f, segs, rel, pch_json_get(&lst->u.items[i], "deleted_rows", 12), blobs, &steps, &calls, &rows_total, &page0_rows);
+            pj_segtab_free(segs);
             if (pj_page_seq_end(&v.seq, msg, sizeof msg) < 0) finding(&v, rel, "%s", msg);
             pch_vx_file_free(f);
         }
@@ -373,6 +393,12 @@ static void print_str(FILE *out, const pch_json_value *o, const char *k)
     fprintf(out, "%s", pj_json_str(o, k, b, sizeof b) ? b : "-");
 }
 
+/* A pch_vxp_finding_cb printing to the FILE in payload (inspect). */
+static void print_finding(const char *file, const char *msg, void *payload)
+{
+    fprintf(payload, "lanes: %s: %s\n", file, msg);
+}
+
 int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
 {
     pj_current cur;
@@ -389,16 +415,17 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
     fprintf(out, "\ncreated  ");
     print_str(out, m, "created_at");
     if ((o = pj_json_member(m, "layout", PCH_JSON_OBJECT))) {
-        uint64_t cb = 0, fb = 0, hot = 0, cold = 0, dd = 0, fr = 0, zd = 0;
+        uint64_t cb = 0, fb = 0, hot = 0, cold = 0, dd = 0, fr = 0, zd = 0, frows = 0;
         pj_json_u64(o, "cluster_bytes", &cb); pj_json_u64(o, "file_bytes", &fb);
         pj_json_u64(o, "hot_max_bytes", &hot); pj_json_u64(o, "cold_max_bytes", &cold);
         pj_json_u64(o, "dedup_min_bytes", &dd); pj_json_u64(o, "frame_bytes", &fr);
         pj_json_u64(o, "zstd_dict_bytes", &zd);
+        pj_json_u64(o, "frame_rows", &frows);
         fprintf(out, "\nlayout   profile ");
         print_str(out, o, "profile");
         fprintf(out, ", cluster %" PRIu64 " B, file %" PRIu64 " B, hot < %" PRIu64 " B, cold < %" PRIu64 " B, dedup >= %" PRIu64
-                " B, frames %" PRIu64 " B, zstd dictionary %" PRIu64 " B, assets ",
-                cb, fb, hot, cold, dd, fr, zd);
+                " B, frames %" PRIu64 " B or %" PRIu64 " trajectories, zstd dictionary %" PRIu64 " B, assets ",
+                cb, fb, hot, cold, dd, fr, frows, zd);
         print_str(out, o, "assets");
     }
     fputc('\n', out);
@@ -437,7 +464,7 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
         fputc('\n', out);
     }
     static const char *const lists[] = { "data_files", "blob_packs", "content_directory", "trajectory_directory",
-                                         "directory_runs", "documents", "key_index" };
+                                         "directory_runs", "documents", "key_index", "lane_report" };
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) {
         if (!(lst = pj_json_member(m, lists[k], PCH_JSON_ARRAY))) continue;
         fprintf(out, "%s (%u)\n", lists[k], lst->n);
@@ -454,7 +481,46 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
             fputc('\n', out);
         }
     }
-    if ((lst = pj_json_member(m, "lanes", PCH_JSON_ARRAY))) {
+    if ((lst = pj_json_member(m, "lane_report", PCH_JSON_ARRAY)) && lst->n == 1) {
+        char rel[256];
+        vctx v;
+        pch_vx_file *f;
+        memset(&v, 0, sizeof v);
+        v.ctx = ctx;
+        v.root = root;
+        v.cb = print_finding;
+        v.payload = out;
+        /* the report file, its digest and size checked (check_file prints what is wrong) */
+        if ((f = check_file(&v, &lst->u.items[0], "lane_report", rel, sizeof rel, false))) {
+            pch_vx_array *a = NULL;
+            pch_vx_dtype *dt = NULL, *want = NULL;
+            pch_error e;
+            pch_error_clear(&e);
+            if (pch_vx_dtype_parse(&want, ctx, PJ_LANES_SCHEMA, &e) == PCH_OK && pch_vx_file_scan(f, NULL, &a, &dt, &e) == PCH_OK &&
+                pch_vx_dtype_equal(dt, want)) {
+                uint64_t tl = 0, ts = 0;
+                fprintf(out, "lanes (%" PRIu64 "): path  logical  stored  ratio  encode_s  encodings\n", a->len);
+                for (uint64_t i = 0; i < a->len; i++) {
+                    const char *path, *enc;
+                    size_t pn, en;
+                    uint64_t lg = pch_vx_row_uint(a->children[3], i), sd = pch_vx_row_uint(a->children[4], i);
+                    double sec;
+                    if (!pch_vx_row_bytes(a->children[0], i, &path, &pn) || !pch_vx_row_bytes(a->children[1], i, &enc, &en)) continue;
+                    memcpy(&sec, a->children[5]->data + 8 * i, 8);
+                    tl += lg; ts += sd;
+                    fprintf(out, "  %.*s  %" PRIu64 "  %" PRIu64 "  %.2f  %.3f  %.*s\n", (int)pn, path, lg, sd,
+                            sd ? (double)lg / (double)sd : 0.0, sec, (int)en, enc);
+                }
+                fprintf(out, "  total  %" PRIu64 "  %" PRIu64 "  %.2f\n", tl, ts, ts ? (double)tl / (double)ts : 0.0);
+            } else {
+                fprintf(out, "lanes: %s is not a lane report%s%s\n", rel, e.msg[0] ? ": " : "", e.msg);
+            }
+            pch_vx_array_free(a);
+            pch_vx_dtype_free(dt);
+            pch_vx_dtype_free(want);
+            pch_vx_file_free(f);
+        }
+    } else if ((lst = pj_json_member(m, "lanes", PCH_JSON_ARRAY))) {   /* roots built before 2026-12-07 */
         uint64_t tl = 0, ts = 0;
         fprintf(out, "lanes (%u): path  logical  stored  ratio  encode_s  encodings\n", lst->n);
         for (uint32_t i = 0; i < lst->n; i++) {

@@ -452,6 +452,7 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
     pch_buf plain, meta;
     zframes fs = { NULL, NULL, 0, 0 };
     uint64_t fvals = 0, ci = 0, *fcut = NULL;   /* fcut: per frame, its end in plain and its values */
+    uint64_t frow = 0;                          /* the frame's first cut (ci) or row (i) */
     size_t nf = 0, capf = 0, fstart = 0;
     int cut = e->frame_bytes && e->cut_arr == a;
     unsigned w = d->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(d->ptype) : 0;
@@ -470,7 +471,12 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         goto done;
     }
     for (uint64_t i = 0; i <= a->len; i++) {
-        if (i == a->len || (cut && plain.len - fstart >= e->frame_bytes && cut_allowed(e, i, &ci))) {
+        /* a frame closes at a whole row once it holds frame_bytes, or frame_rows rows and
+        ** PCH_VX_FRAME_MIN bytes: a lane of a few bytes a trajectory then costs a point read
+        ** a frame of its own rows, not one of the whole chunk (a 32 MiB cluster's) */
+        const int at_cut = cut && i < a->len && (plain.len - fstart >= e->frame_bytes ||
+                                                 (e->frame_rows && plain.len - fstart >= PCH_VX_FRAME_MIN)) && cut_allowed(e, i, &ci);
+        if (i == a->len || (at_cut && (plain.len - fstart >= e->frame_bytes || (e->frame_rows && (e->cuts ? ci : i) - frow >= e->frame_rows)))) {
             if (nf == capf) {
                 size_t nc = capf ? capf * 2 : 8;
                 uint64_t *np = pch_realloc(e->ctx, fcut, nc * 2 * sizeof(*np));
@@ -483,6 +489,7 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
             nf++;
             fstart = plain.len;
             fvals = 0;
+            frow = e->cuts ? ci : i;
             if (i == a->len) break;
         }
         if (!pch_vx_array_is_valid(a, i)) continue;
@@ -975,7 +982,11 @@ static int canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         if (!(od = pch_arena_alloc(e->arena, (size_t)(a->len + 1) * pch_vx_ptype_width(op)))) return OOM();
         for (uint64_t i = 0; i <= a->len; i++) pch_vx__store_uint(od, op, i, (uint64_t)a->offsets[i]);
         ov.ptype = op; ov.len = a->len + 1; ov.data = od; ov.validity = NULL;
-        if (recurse_compress) PCH_TRY(int_simple(e, &ov, &n->children[1], err));
+        /* a framed lane's top-level offsets (one a trajectory) stay plain with frame_rows: a
+        ** point read takes two of them, where a bit-packed chunk of 1,000 trajectories costs it
+        ** a 2 KiB FastLanes block per lane (measured at 32 MiB clusters: 313 -> 238 KB a
+        ** read, +2 % bytes; docs/vortex-projection.md §8) */
+        if (recurse_compress && !(e->frame_rows && e->cut_arr == a && !e->cuts)) PCH_TRY(int_simple(e, &ov, &n->children[1], err));
         else PCH_TRY(prim_node(e, op, od, a->len + 1, NULL, &n->children[1], err));
         if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[2], err));
         pch_buf_init(&meta, e->ctx);

@@ -1201,6 +1201,113 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
     return rc;
 }
 
+/* vortex.dict rows [b, b + cnt) of len: their codes, then only the values they name (a
+** point read of one trajectory in a 32 MiB cluster reads a few values of the chunk's
+** dictionary, not all of it: docs/vortex-projection.md §6). A whole decode (b 0, cnt len)
+** keeps the whole dictionary beside text values, which scans group and filter on. */
+static int dict_range(dstate *ds, const dnode *np, const pch_vx_dtype *dt, uint64_t len, uint64_t b, uint64_t cnt, bool tc,
+                      pch_vx_array **out)
+{
+    const dnode n = *np;
+    pch_vx_array *a = NULL, *c = NULL;
+    uint64_t m[4], *o = NULL, lo = 0, nv;
+    uint32_t *kc = NULL;
+    bool keep;
+    int rc;
+    {
+        int has_nc = 0;
+        uint64_t nullable_codes;
+        pch_rd r = pch_rd_make(n.meta, n.meta_len);
+        pch_vx_pbf f;
+        pch_vx_array *codes = NULL;
+        pch_vx_dtype cd;   /* codes->dtype points here: lives for the whole case */
+        memset(m, 0, sizeof m);
+        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
+            if (f.wt == 0 && f.field <= 4) { m[f.field - 1] = f.v; if (f.field == 3) has_nc = 1; }
+        if (rc < 0) return rc;
+        if (n.bufs.n || n.kids.n != 2) return BAD("vortex dict: bad children/buffers");
+        nullable_codes = has_nc ? m[2] : dt->nullable;
+        if (nullable_codes && !dt->nullable) return BAD("vortex dict: nullable codes for a non-nullable dtype");
+        if (!is_int_ptype(m[1])) return BAD("vortex dict: codes ptype %" PRIu64, m[1]);
+        cd = prim_dt((unsigned)m[1], (int)nullable_codes);
+        if ((rc = range_child(ds, &n, 0, &cd, len, b, cnt, &codes))) goto fail;
+        nv = m[0];
+        if (b != 0 || cnt != len) {
+            /* the values the rows' codes name: [lo, hi] of the dictionary, codes made relative */
+            uint64_t hi = 0;
+            bool any = false;
+            for (uint64_t i = 0; i < cnt; i++) {
+                uint64_t code;
+                if (!pch_vx_array_is_valid(codes, i)) continue;
+                code = pch_vx__is_signed((unsigned)m[1]) ? (uint64_t)pch_vx__load_int(codes->data, (unsigned)m[1], i)
+                                                         : pch_vx__load_uint(codes->data, (unsigned)m[1], i);
+                if (code >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", code, m[0]); goto fail; }
+                if (!any || code < lo) lo = code;
+                if (!any || code > hi) hi = code;
+                any = true;
+            }
+            nv = any ? hi - lo + 1 : (m[0] ? 1 : 0);
+            for (uint64_t i = 0; lo && i < cnt; i++)
+                if (pch_vx_array_is_valid(codes, i))
+                    pch_vx__store_uint(codes->data, (unsigned)m[1], i, pch_vx__load_uint(codes->data, (unsigned)m[1], i) - lo);
+        }
+        len = cnt;
+        if ((rc = range_child(ds, &n, 1, dt, m[0], lo, nv, &c))) { pch_vx_array_free(codes); goto fail; }
+        m[0] = nv;
+        /* text keeps its dictionary beside the gathered values (pch_vx_array.dict_codes) */
+        keep = (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY) && m[0] < UINT32_MAX;
+        /* codes only (tc): the codes are the values; no row index, no gather */
+        if ((!(keep && tc) && !(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) ||
+            (keep && !(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4)))) { pch_vx_array_free(codes); goto oom; }
+        if (!pch_vx__is_signed((unsigned)m[1]) && len && (!codes->validity || m[0])) {
+            /* the common case, one loop per code width: no per-row calls (nullable codes, a
+            ** text lane with nulls, too: a null row's code is not looked at) */
+            uint64_t most = dict_widen(codes->data, pch_vx_ptype_width((unsigned)m[1]), codes->validity, len, o, kc);
+            if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
+            if (!codes->validity && kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
+        }
+        else for (uint64_t i = 0; i < len; i++) {
+            int valid = pch_vx_array_is_valid(codes, i);
+            uint64_t code = pch_vx__is_signed((unsigned)m[1]) ? (uint64_t)pch_vx__load_int(codes->data, (unsigned)m[1], i)
+                                                              : pch_vx__load_uint(codes->data, (unsigned)m[1], i);
+            if (valid && code >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", code, m[0]); goto fail; }
+            if (o) o[i] = valid ? code : 0;
+            if (kc) kc[i] = valid ? (uint32_t)code : UINT32_MAX;
+            if (!valid && m[0] == 0) { pch_vx_array_free(codes); rc = pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex dict: null codes over empty values"); goto fail; }
+        }
+        if (!o) {
+            if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) { pch_vx_array_free(codes); goto oom; }
+            if (c->validity) {      /* a row naming a null value is null, as the gather makes it */
+                if (pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
+                for (uint64_t i = 0; i < len; i++)
+                    if (kc[i] != UINT32_MAX && !pch_vx__bit(c->validity, kc[i])) pch_vx__set_bit(a->validity, i, 0);
+            }
+        } else if ((rc = (kc && !c->validity ? gather_names(ds, c, o, len, &a) : gather(ds, c, o, len, &a)))) {
+            pch_vx_array_free(codes);
+            goto fail;
+        }
+        if (codes->validity) {
+            if (!a->validity && pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
+            for (uint64_t i = 0; i < len; i++)
+                if (!pch_vx__bit(codes->validity, i)) pch_vx__set_bit(a->validity, i, 0);
+        }
+        pch_vx_array_free(codes);
+        if (kc) { a->dict_codes = kc; a->dict_values = c; kc = NULL; c = NULL; }
+    }
+    pch_free(ds->ctx, o);
+    pch_vx_array_free(c);
+    *out = a;
+    return PCH_OK;
+oom:
+    rc = NOMEM();
+fail:
+    pch_free(ds->ctx, o);
+    pch_free(ds->ctx, kc);
+    pch_vx_array_free(c);
+    pch_vx_array_free(a);
+    return rc;
+}
+
 static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint64_t len, bool tc,
                        pch_vx_array **out)
 {
@@ -1208,7 +1315,6 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
     pch_vx_array *a = NULL, *c = NULL;
     uint64_t m[8], *o = NULL;
     uint32_t *kc = NULL;    /* vortex.dict: the codes kept beside text values */
-    bool keep;
     const uint8_t *bp;
     size_t bl;
     int rc = PCH_OK;
@@ -1412,65 +1518,9 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         }
         break;
     }
-    case PCH_VX_E_DICT: {
-        int has_nc = 0;
-        uint64_t nullable_codes;
-        pch_rd r = pch_rd_make(n.meta, n.meta_len);
-        pch_vx_pbf f;
-        pch_vx_array *codes = NULL;
-        pch_vx_dtype cd;   /* codes->dtype points here: lives for the whole case */
-        memset(m, 0, sizeof m);
-        while ((rc = pch_vx__pb_next(&r, &f, ds->err)) == 1)
-            if (f.wt == 0 && f.field <= 4) { m[f.field - 1] = f.v; if (f.field == 3) has_nc = 1; }
-        if (rc < 0) return rc;
-        if (n.bufs.n || n.kids.n != 2) return BAD("vortex dict: bad children/buffers");
-        nullable_codes = has_nc ? m[2] : dt->nullable;
-        if (nullable_codes && !dt->nullable) return BAD("vortex dict: nullable codes for a non-nullable dtype");
-        if (!is_int_ptype(m[1])) return BAD("vortex dict: codes ptype %" PRIu64, m[1]);
-        cd = prim_dt((unsigned)m[1], (int)nullable_codes);
-        if ((rc = decode_child(ds, &n, 0, &cd, len, &codes))) goto fail;
-        if ((rc = decode_child(ds, &n, 1, dt, m[0], &c))) { pch_vx_array_free(codes); goto fail; }
-        /* text keeps its dictionary beside the gathered values (pch_vx_array.dict_codes) */
-        keep = (dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY) && m[0] < UINT32_MAX;
-        /* codes only (tc): the codes are the values; no row index, no gather */
-        if ((!(keep && tc) && !(o = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) ||
-            (keep && !(kc = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 4)))) { pch_vx_array_free(codes); goto oom; }
-        if (!pch_vx__is_signed((unsigned)m[1]) && len && (!codes->validity || m[0])) {
-            /* the common case, one loop per code width: no per-row calls (nullable codes, a
-            ** text lane with nulls, too: a null row's code is not looked at) */
-            uint64_t most = dict_widen(codes->data, pch_vx_ptype_width((unsigned)m[1]), codes->validity, len, o, kc);
-            if (most >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", most, m[0]); goto fail; }
-            if (!codes->validity && kc && o) for (uint64_t i = 0; i < len; i++) kc[i] = (uint32_t)o[i];
-        }
-        else for (uint64_t i = 0; i < len; i++) {
-            int valid = pch_vx_array_is_valid(codes, i);
-            uint64_t code = pch_vx__is_signed((unsigned)m[1]) ? (uint64_t)pch_vx__load_int(codes->data, (unsigned)m[1], i)
-                                                              : pch_vx__load_uint(codes->data, (unsigned)m[1], i);
-            if (valid && code >= m[0]) { pch_vx_array_free(codes); rc = BAD("vortex dict: code %" PRIu64 " past %" PRIu64 " values", code, m[0]); goto fail; }
-            if (o) o[i] = valid ? code : 0;
-            if (kc) kc[i] = valid ? (uint32_t)code : UINT32_MAX;
-            if (!valid && m[0] == 0) { pch_vx_array_free(codes); rc = pch_error_set(ds->err, PCH_EUNSUPPORTED, "vortex dict: null codes over empty values"); goto fail; }
-        }
-        if (!o) {
-            if (!(a = pch_vx__array_new(ds->ctx, dt, len, 0))) { pch_vx_array_free(codes); goto oom; }
-            if (c->validity) {      /* a row naming a null value is null, as the gather makes it */
-                if (pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
-                for (uint64_t i = 0; i < len; i++)
-                    if (kc[i] != UINT32_MAX && !pch_vx__bit(c->validity, kc[i])) pch_vx__set_bit(a->validity, i, 0);
-            }
-        } else if ((rc = (kc && !c->validity ? gather_names(ds, c, o, len, &a) : gather(ds, c, o, len, &a)))) {
-            pch_vx_array_free(codes);
-            goto fail;
-        }
-        if (codes->validity) {
-            if (!a->validity && pch_vx__array_alloc_validity(a)) { pch_vx_array_free(codes); goto oom; }
-            for (uint64_t i = 0; i < len; i++)
-                if (!pch_vx__bit(codes->validity, i)) pch_vx__set_bit(a->validity, i, 0);
-        }
-        pch_vx_array_free(codes);
-        if (kc) { a->dict_codes = kc; a->dict_values = c; kc = NULL; c = NULL; }
+    case PCH_VX_E_DICT:
+        if ((rc = dict_range(ds, &n, dt, len, 0, len, tc, &a))) goto fail;
         break;
-    }
     case PCH_VX_E_FOR:
         if ((rc = dec_for(ds, &n, dt, len, 0, len, &a))) goto fail;
         break;
@@ -1882,6 +1932,8 @@ static int decode_range(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt,
         return bool_range(ds, &n, dt, len, b, cnt, out);
     } else if (n.enc == PCH_VX_E_SPARSE) {
         return sparse_range(ds, &n, dt, len, b, cnt, out);
+    } else if (n.enc == PCH_VX_E_DICT && (dt->kind == PCH_VX_PRIMITIVE || dt->kind == PCH_VX_UTF8 || dt->kind == PCH_VX_BINARY)) {
+        return dict_range(ds, &n, dt, len, b, cnt, false, out);
     } else if (n.enc == PCH_VX_E_CONSTANT) {
         /* any cnt rows of a constant are the constant of cnt rows (its value is all it stores);
         ** decoding len rows for one trajectory's built every row of the chunk */

@@ -98,7 +98,7 @@ import json, os, sys
 root, i = sys.argv[1:3]
 m = json.load(open(os.path.join(root, "manifests", i + ".json")))
 out = {"manifests/%s.json" % i}
-for k in ("data_files", "blob_packs", "trajectory_directory", "content_directory", "directory_runs", "documents", "key_index"):
+for k in ("data_files", "blob_packs", "trajectory_directory", "content_directory", "directory_runs", "documents", "key_index", "lane_report"):
     for f in m.get(k, []):
         out.add(f["path"])
         if isinstance(f.get("segments"), dict): out.add(f["segments"]["path"])

@@ -53,7 +53,7 @@ want = set()
 for f in os.listdir(os.path.join(root, "manifests")):
     m = json.load(open(os.path.join(root, "manifests", f)))
     want.add("manifests/" + f)
-    for k in ("data_files", "blob_packs", "trajectory_directory", "content_directory", "directory_runs", "documents", "key_index"):
+    for k in ("data_files", "blob_packs", "trajectory_directory", "content_directory", "directory_runs", "documents", "key_index", "lane_report"):
         for e in m.get(k, []):
             want.add(e["path"])
             if isinstance(e.get("segments"), dict): want.add(e["segments"]["path"])

@@ -38,7 +38,7 @@ root = sys.argv[1]
 for i in sys.argv[2:]:
     m = json.load(open(os.path.join(root, "manifests", i + ".json")))
     print("manifests/%s.json" % i)
-    for k in ("data_files", "blob_packs", "trajectory_directory", "content_directory", "directory_runs", "documents", "key_index"):
+    for k in ("data_files", "blob_packs", "trajectory_directory", "content_directory", "directory_runs", "documents", "key_index", "lane_report"):
         for f in m.get(k, []):
             print(f["path"])
             if isinstance(f.get("segments"), dict): print(f["segments"]["path"])

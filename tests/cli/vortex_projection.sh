@@ -515,12 +515,13 @@ PY
         verify_ok corpus-frames "$T/corpus-frames"
         [ "$(mval "$T/corpus-frames" /layout/frame_bytes)" = 256 ] && ok || bad "corpus-frames: manifest layout.frame_bytes is not 256"
         gets_and_checks corpus-frames
-        # partial segment reads (§13.4): a point read reads only the blocks of a long segment
-        # that hold its frames, each checked against the segment table's block digests, and
-        # --stats says where the bytes went
+        # partial segment reads (§13.4): a point read reads only the bytes of a long segment
+        # that hold its rows' frames, the rows it decodes checked against the segment table's
+        # row digests (§6 "Row digests"), and --stats says where the bytes went
         IFS=$'\t' read -r key path <"$T/corpus.keys"
         run corpus-frames-stats 0 "$VX" get "$T/corpus-frames" "$key" --compact --stats
         has "corpus-frames: a point read reads segments in part" "$T/corpus-frames-stats.err" ' segments_partial=[1-9]'
+        has "corpus-frames: a point read checks its row" "$T/corpus-frames-stats.err" ' rows_checked=[1-9]'
         has "corpus-frames: --stats breaks the bytes down" "$T/corpus-frames-stats.err" '^stats: io current=1/[0-9]+ manifest=1/[0-9]+ directory=[1-9][0-9]*/[0-9]+ footer=[1-9][0-9]*/[0-9]+ segment_tables=[1-9][0-9]*/[0-9]+ lanes=[1-9][0-9]*/[0-9]+ '
         # ... and totals them: every read of the open and of the lanes, and the blobs' bytes
         python3 -c 'import re, sys
@@ -530,7 +531,9 @@ parts = ("current", "manifest", "directory", "footer", "segment_tables", "lanes"
 assert io["total"] == tuple(sum(io[p][i] for p in parts) for i in (0, 1)), io' "$T/corpus-frames-stats.err" &&
             ok || bad "corpus-frames: --stats total is not the sum of its parts: $(grep '^stats: io' "$T/corpus-frames-stats.err")"
         # a flipped byte in the largest segment: the point read of the trajectory whose frames
-        # hold it fails naming the block, point reads of the others still answer, verify finds it
+        # hold it fails naming its file and row (the decoded lanes are not the row digest's) or
+        # the frame that no longer decompresses, point reads of the others still answer,
+        # verify finds it
         c=$T/c-block; rm -rf "$c"; cp -a "$T/corpus-frames" "$c"
         f=$(ls "$c"/data/default/*.vortex | head -n 1)
         at=$("$VX" inspect "$f" | awk '/segment=/{for (i = 1; i <= NF; i++) {if ($i ~ /^offset=/) o=substr($i, 8); if ($i ~ /^bytes=/) b=substr($i, 7); if ($i ~ /^rows=/) r=substr($i, 6)} if (r + 0 >= 4 && b + 0 > best) {best = b + 0; at = o + int(b / 2)}} END {print at}')
@@ -541,12 +544,12 @@ assert io["total"] == tuple(sum(io[p][i] for p in parts) for i in (0, 1)), io' "
             if "$VX" get "$c" --run-id "$run" --trajectory-key "$traj" --compact >"$T/c-block.out" 2>"$T/c-block.err"; then
                 "$VX" get "$T/corpus-frames" --run-id "$run" --trajectory-key "$traj" --compact 2>/dev/null | cmp -s - "$T/c-block.out" &&
                     answered=$((answered + 1))
-            elif grep -Eq 'segment [0-9]+ block [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest' "$T/c-block.err"; then
+            elif grep -Eq '\.vortex: (.*cluster [0-9]+ row [0-9]+: the decoded lanes do not match the row.s digest|vortex zstd: frame [0-9]+ does not decompress)' "$T/c-block.err"; then
                 failed=$((failed + 1))
             fi
         done <"$T/c-block.keys"
         [ "$failed" -ge 1 ] && [ "$answered" -ge 1 ] && ok ||
-            bad "damaged block: $failed point reads refused naming the block, $answered answered (want >= 1 each)"
+            bad "damaged frame: $failed point reads refused by their row digests, $answered answered (want >= 1 each)"
         run c-block-verify 1 "$VX" verify "$c"
         has "verify finds the damaged segment" "$T/c-block-verify.out" 'segment [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest'
         build corpus-frames0 "$T/corpus-frames0" --from "$CORPUS" --frame-bytes 0 --quiet &&
@@ -1114,11 +1117,20 @@ m = json.load(open(mp))
 for d in m["data_files"]:
     p = os.path.join(root, d["segments"]["path"])
     t = bytearray(open(p, "rb").read())
-    assert t[:8] == b"PCHSEGS3", t[:8]
     size, n, block, per, pages = struct.unpack_from("<QIIII", t, 8)
     tail_blocks = struct.unpack_from("<I", t, 40)[0]
     head = 48 + 48 * pages
-    if version == 1:
+    if t[:8] == b"PCHSEGS4":   # drop the row page digests and the row digests: version 3
+        nr, head3 = struct.unpack_from("<I", t, 44)[0], head + 32 * tail_blocks
+        npg = (nr + 63) // 64
+        v3 = bytearray(b"PCHSEGS3") + t[8:44] + bytes(4) + t[48:head3] + t[head3 + 32 * npg:len(t) - 32 * nr]
+        for pg in range(pages):
+            struct.pack_into("<Q", v3, 48 + 48 * pg, struct.unpack_from("<Q", v3, 48 + 48 * pg)[0] - 32 * npg)
+        t = v3
+    assert t[:8] == b"PCHSEGS3", t[:8]
+    if version == 3:
+        out, covered = t, head + 32 * tail_blocks
+    elif version == 1:
         out = bytearray(b"PCHSEGS1" + struct.pack("<QII", size, n, 0))
         for pg in range(pages):
             po, pl = struct.unpack_from("<QI", t, 48 + 48 * pg)
@@ -1139,6 +1151,62 @@ json.dump(m, open(mp, "w"))
 PY
     sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$2/$m")\"/" "$2/CURRENT"
 }
+
+# a row digest that is not its row's (a hostile root: the table's page digests, the manifest and
+# CURRENT made consistent with it): the point read of that row refuses it before returning
+# anything, and verify names the row; the other rows still answer
+c=$T/c-rowdig; rm -rf "$c"; cp -a "$R" "$c"
+python3 - "$c" "$(vp json "$c/CURRENT" /manifest)" <<'PY' || bad "could not rewrite a row digest"
+import json, os, struct, subprocess, sys
+root, man = sys.argv[1], sys.argv[2]
+def b3(data): return subprocess.run(["b3sum", "--no-names", "-"], input=data, capture_output=True, check=True).stdout.decode().split()[0]
+m = json.load(open(os.path.join(root, man)))
+d = m["data_files"][0]
+p = os.path.join(root, d["segments"]["path"])
+t = bytearray(open(p, "rb").read())
+assert t[:8] == b"PCHSEGS4", t[:8]
+pages, tail_blocks, nr = struct.unpack_from("<I", t, 28)[0], struct.unpack_from("<I", t, 40)[0], struct.unpack_from("<I", t, 44)[0]
+head3 = 48 + 48 * pages + 32 * tail_blocks
+rows_at = len(t) - 32 * nr
+t[rows_at] ^= 0x01                                   # row 0's digest
+t[head3:head3 + 32] = bytes.fromhex(b3(bytes(t[rows_at:rows_at + 32 * min(nr, 64)])))
+open(p, "wb").write(t)
+npg = (nr + 63) // 64
+d["segments"]["digest"] = "blake3:" + b3(bytes(t[:head3 + 32 * npg]))
+json.dump(m, open(os.path.join(root, man), "w"))
+PY
+sed -i "s/\"manifest_digest\":\"blake3:[0-9a-f]*\"/\"manifest_digest\":\"blake3:$(b3 "$c/$(vp json "$c/CURRENT" /manifest)")\"/" "$c/CURRENT"
+first=$("$VX" sql "$R" "SELECT trajectory_key FROM trajectories" --format csv | tail -n +2 | while read -r t; do
+    "$VX" get "$c" --trajectory-key "$t" --compact >/dev/null 2>"$T/rowdig.err" || { echo "$t"; break; }; done)
+[ -n "$first" ] && grep -Eq 'cluster 0 row 0: the decoded lanes do not match the row.s digest' "$T/rowdig.err" && ok ||
+    bad "a wrong row digest: no point read refused with it ($(cat "$T/rowdig.err"))"
+other=$("$VX" sql "$R" "SELECT trajectory_key FROM trajectories" --format csv | tail -n +2 | grep -vxF -- "${first:-none}" | tail -n 1)
+run rowdig-other 0 "$VX" get "$c" --trajectory-key "$other" --compact
+run rowdig-verify 1 "$VX" verify "$c"
+has "verify names the row whose lanes do not match its digest" "$T/rowdig-verify.out" 'row 0: its lanes do not match its row digest'
+
+# a root whose segment tables are version 3 (no row digests, written before PCHSEGS4) reads
+# as before: a point read checks the blocks it reads, and a flipped byte in a frame fails
+# the point reads of that block naming it, while the others answer
+if [ -s "$T/c-block.keys" ] && [ -d "$T/corpus-frames" ]; then
+    c=$T/c-block3; rm -rf "$c"; cp -a "$T/corpus-frames" "$c"
+    segs_down 3 "$c"
+    run segs3-verify 0 "$VX" verify "$c"
+    f=$(ls "$c"/data/default/*.vortex | head -n 1)
+    at3=$("$VX" inspect "$f" | awk '/segment=/{for (i = 1; i <= NF; i++) {if ($i ~ /^offset=/) o=substr($i, 8); if ($i ~ /^bytes=/) b=substr($i, 7); if ($i ~ /^rows=/) r=substr($i, 6)} if (r + 0 >= 4 && b + 0 > best) {best = b + 0; at = o + int(b / 2)}} END {print at}')
+    python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(p, "wb").write(b)' "$f" "$at3"
+    failed=0 answered=0
+    while IFS=, read -r run traj; do
+        if "$VX" get "$c" --run-id "$run" --trajectory-key "$traj" --compact >"$T/c-block3.out" 2>"$T/c-block3.err"; then
+            "$VX" get "$T/corpus-frames" --run-id "$run" --trajectory-key "$traj" --compact 2>/dev/null | cmp -s - "$T/c-block3.out" &&
+                answered=$((answered + 1))
+        elif grep -Eq 'segment [0-9]+ block [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest' "$T/c-block3.err"; then
+            failed=$((failed + 1))
+        fi
+    done <"$T/c-block.keys"
+    [ "$failed" -ge 1 ] && [ "$answered" -ge 1 ] && ok ||
+        bad "version-3 tables, damaged block: $failed point reads refused naming the block, $answered answered (want >= 1 each)"
+fi
 
 # a root whose segment tables are version 1 (written before PCHSEGS2) reads as before, with
 # whole segment reads, and a damaged segment still fails the read that decodes it
@@ -1175,9 +1243,18 @@ f=$(ls "$c"/data/*/*.vortex | head -n 1)
 python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) - 12] ^= 0x01; open(p, "wb").write(b)' "$f"
 k=$("$VX" sql "$R" "SELECT trajectory_key FROM trajectories LIMIT 1" --format csv | tail -n 1)
 [ "$(ls "$c"/data/*/*.vortex | wc -l)" = 1 ] && ok || bad "tail flip: the base root has more than one data file"
-run tail-flip-get 1 "$VX" get "$c" "$k"
+# a row-checked point read (version-4 tables) reads the footer unchecked: the flip either fails
+# it or leaves what it decodes equal to its row digests, so it answers as the good root
+if "$VX" get "$c" "$k" --compact >"$T/tail-flip-get.out" 2>"$T/tail-flip-get.err"; then
+    "$VX" get "$R" "$k" --compact 2>/dev/null | cmp -s - "$T/tail-flip-get.out" && ok ||
+        bad "a point read past a damaged postscript answered differently from the good root"
+else
+    [ -s "$T/tail-flip-get.err" ] && ok || bad "a point read past a damaged postscript failed without a message"
+fi
 run tail-flip-sql 1 "$VX" sql "$c" "SELECT count(*) FROM steps"
-has "a damaged tail block fails a point read's open" "$T/tail-flip-get.err" 'tail block [0-9]+ \(footer, layout\) does not match its digest'
+segs_down 3 "$c"
+run tail-flip-get3 1 "$VX" get "$c" "$k"
+has "version-3 tables: a damaged tail block fails a point read's open" "$T/tail-flip-get3.err" 'tail block [0-9]+ \(footer, layout\) does not match its digest'
 has "a damaged tail fails a scan" "$T/tail-flip-sql.err" 'footer and dictionaries \(bytes [0-9]+\.\.[0-9]+\) has digest'
 run tail-flip-verify 1 "$VX" verify "$c"
 hasf "verify names the file with the damaged tail" "$T/tail-flip-verify.out" "$(basename "$f")"
@@ -1378,9 +1455,10 @@ fi
 
 # ---------------------------------------------------------------- a multi-agent document read once
 # A root with 30 nested subagents (4 deep, one cluster): the point read of the document
-# decodes the root's row, then the rows from the first subagent on, and writes every other
-# subagent from those rows (write_entry): two cluster reads, not one per trajectory with
-# children. The document reads back equal to its input.
+# decodes the root's row, then the rows from the first subagent on up to the last direct
+# subagent known (write_rows' horizon: no rows of the documents after it), and writes every
+# subagent it can from those rows (write_entry): 2 to 5 cluster reads, not one per trajectory
+# with children. The document reads back equal to its input.
 MA=$T/multiagent
 "$PY" - "$MA/in" <<'PY'
 import json, os, sys
@@ -1405,7 +1483,8 @@ json.dump(traj(0, "root-ma"), open(os.path.join(sys.argv[1], "doc.json"), "w"))
 PY
 "$VX" build --from "$MA/in" --to "$MA/vx" --quiet && ok || bad "multi-agent build"
 "$VX" get "$MA/vx" --trajectory-key root-ma@doc.json --stats >"$MA/doc.out" 2>"$MA/stats.err" && ok || { bad "multi-agent get"; cat "$MA/stats.err"; }
-grep -q ' clusters_read=2 ' "$MA/stats.err" && ok || bad "multi-agent get: $(grep -o 'clusters_read=[0-9]*' "$MA/stats.err"), want 2"
+ncr=$(grep -o ' clusters_read=[0-9]*' "$MA/stats.err" | cut -d= -f2)
+[ -n "$ncr" ] && [ "$ncr" -ge 2 ] && [ "$ncr" -le 5 ] && ok || bad "multi-agent get: clusters_read=$ncr, want 2..5 (not one per trajectory with children)"
 "$PY" -c 'import json, sys; a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2])); sys.exit(a != b)' "$MA/in/doc.json" "$MA/doc.out" \
     && ok || bad "multi-agent get: not the input document"
 
@@ -1414,7 +1493,7 @@ files=$( (find "$R" "$H" "$T/atif-mm" "$KR" -name '*.vortex' -not -path '*/stagi
           [ -d "$T/corpus-frames/data" ] && find "$T/corpus-frames/data" -name '*.vortex'
           [ -d "$T/corpus-dict/data" ] && find "$T/corpus-dict/data" -name '*.vortex') | sort)
 kinds=$(printf '%s\n' $files | sed -n 's|.*/\(data\)/.*|\1|p; s|.*/\(blobs\)/.*|\1|p; s|.*/directories/\([a-z]*\)/.*|\1|p' | sort -u | tr '\n' ' ')
-[ "$kinds" = "blobs content data documents keys trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
+[ "$kinds" = "blobs content data documents keys lanes trajectory " ] && ok || bad "structure check: file kinds found: $kinds"
 # one process over every file: parallel checkers sharing one log lost a line under the load of
 # the valgrind pass (11 "ok" lines for 12 passing files)
 if "$PY" tests/vortex/structure_check.py $files >"$T/structure.log" 2>&1; then ok; else

@@ -334,6 +334,17 @@ static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, co
             for (uint32_t i = 0; eq && i < part->n_children; i++) eq = pch_vx_array_equal(part->children[i], want->children[i]);
             if (!eq) rc = pch_error_set(err, PCH_ECORRUPT, "rows [%llu, %llu) differ from the full scan",
                                         (unsigned long long)so.row_begin, (unsigned long long)so.row_end);
+            /* a row's digest depends on its values alone: the written row, the full scan's and
+            ** the range read's (dictionaries gathered in part, frames, slices) agree */
+            for (uint64_t i = 0; !rc && i < part->len; i++) {
+                uint8_t d1[32], d2[32], d3[32];
+                pch_vx_row_digest(part, i, d1);
+                pch_vx_row_digest(back, so.row_begin + i, d2);
+                pch_vx_row_digest(all, so.row_begin + i, d3);
+                if (memcmp(d1, d2, 32) || memcmp(d2, d3, 32))
+                    rc = pch_error_set(err, PCH_ECORRUPT, "row %llu: the digests of the written, scanned and range-read row differ",
+                                       (unsigned long long)(so.row_begin + i));
+            }
         }
         pch_vx_array_free(part);
         pch_vx_array_free(want);
@@ -385,6 +396,7 @@ static void test_vortex_file__random_roundtrip(void)
         o.split_structs = iter % 5 != 0;
         o.sample_rows = 256;
         o.frame_bytes = iter % 2 ? 0 : 16u << rndn(8);   /* many small frames: ranges cross them */
+        o.frame_rows = iter % 4 == 0 ? 1 + (uint32_t)rndn(16) : 0;   /* and frames of a few rows */
         int rc = roundtrip(dt, chunks, nch, &o, &err, NULL);
         PCH_CHECK_MSG(rc == 0, "iter %d schema %s: %s", iter, (const char *)sb.data, err.msg);
         for (size_t c = 0; c < nch; c++) pch_vx_array_free(chunks[c]);
@@ -393,6 +405,46 @@ static void test_vortex_file__random_roundtrip(void)
         pch_buf_dispose(&sb);
     }
     PCH_CHECK_MSG(g_codes_only > 0, "no text came back as codes only");
+}
+
+/* Row digests: equal rows of equal dtypes digest alike, whatever lies under a null (a null
+** row's offsets or bytes are not data), and one changed value, a null, an element moved
+** between lists or a split string changes the digest. */
+static void test_vortex_file__row_digests(void)
+{
+    pch_error err;
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *a = NULL;
+    uint8_t d[8][32];
+    static const char *const rows[][3] = { { "ab", "c", NULL }, { "ab", "c", NULL }, { "a", "bc", NULL }, { "ab", "c", "" },
+                                           { "ab", "d", NULL }, { "abc", NULL, NULL } };
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "k:utf8?,l:list<utf8>", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        pch_vx_builder *l = pch_vx_builder_child(b, 1);
+        if (r == 1) PCH_CHECK_OK(pch_vx_builder_append_null(pch_vx_builder_child(b, 0), &err), &err);
+        else PCH_CHECK_OK(pch_vx_builder_append_bytes(pch_vx_builder_child(b, 0), "x", 1, &err), &err);
+        for (int k = 0; k < 3 && rows[r][k]; k++)
+            PCH_CHECK_OK(pch_vx_builder_append_bytes(pch_vx_builder_child(l, 0), rows[r][k], strlen(rows[r][k]), &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(l, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+    for (uint64_t r = 0; r < a->len; r++) pch_vx_row_digest(a, r, d[r]);
+    for (uint64_t r = 0; r < a->len; r++)
+        for (uint64_t q = r + 1; q < a->len; q++)
+            PCH_CHECK_MSG(memcmp(d[r], d[q], 32) != 0, "rows %llu and %llu digest alike", (unsigned long long)r, (unsigned long long)q);
+    /* the bytes under row 1's null are not data: changing them leaves its digest */
+    {
+        uint8_t again[32];
+        a->children[0]->offsets[1] = a->children[0]->offsets[0];   /* row 1 ("x" of row 0 still there) */
+        pch_vx_row_digest(a, 1, again);
+        PCH_CHECK_MSG(memcmp(again, d[1], 32) == 0, "a null row's digest depends on what lies under it");
+    }
+    pch_vx_array_free(a);
+    pch_vx_builder_free(b);
+    pch_vx_dtype_free(dt);
 }
 
 static void test_vortex_file__nested_nulls_and_big_strings(void)
@@ -2143,6 +2195,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__worked_example_golden);
     PCH_RUN(test_vortex_file__legacy_rejected);
     PCH_RUN(test_vortex_file__random_roundtrip);
+    PCH_RUN(test_vortex_file__row_digests);
     PCH_RUN(test_vortex_file__nested_nulls_and_big_strings);
     PCH_RUN(test_vortex_file__compressor_choices);
     PCH_RUN(test_vortex_file__multi_frame_ranges);

@@ -53,10 +53,11 @@ static void print_stats(pch_vxp_snapshot *s)
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) { tr += parts[i]->reads; tb += parts[i]->bytes; }
     fprintf(stderr, "stats: io current=%" PRIu64 "/%" PRIu64 " manifest=%" PRIu64 "/%" PRIu64 " directory=%" PRIu64 "/%" PRIu64
                     " footer=%" PRIu64 "/%" PRIu64 " segment_tables=%" PRIu64 "/%" PRIu64 " lanes=%" PRIu64 "/%" PRIu64
-                    " blobs=%" PRIu64 "/%" PRIu64 " segments_partial=%" PRIu64 " bytes_checked=%" PRIu64 " total=%" PRIu64 "/%" PRIu64 "\n",
+                    " blobs=%" PRIu64 "/%" PRIu64 " segments_partial=%" PRIu64 " bytes_checked=%" PRIu64 " rows_checked=%" PRIu64
+                    " total=%" PRIu64 "/%" PRIu64 "\n",
             q.current.reads, q.current.bytes, q.manifest.reads, q.manifest.bytes, q.directory.reads, q.directory.bytes,
             q.footer.reads, q.footer.bytes, q.segment_tables.reads, q.segment_tables.bytes, q.lanes.reads, q.lanes.bytes,
-            q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked, tr, tb);
+            q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked, q.rows_checked, tr, tb);
     vx_print_s3_stats();
 }
 
@@ -106,7 +107,7 @@ static int on_finding(const pch_atif_finding *f, void *payload)
 static const char build_usage[] =
     "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
-    "         [--frame-bytes BYTES] [--zstd-dict BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
+    "         [--frame-bytes BYTES] [--frame-rows N] [--zstd-dict BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
     "         [--shard-rows N] [--source-id ID] [--partition NAME] [--prompt-prefix on|off]\n"
     "         [--threads N] [--quiet] [--json]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
@@ -115,7 +116,9 @@ static const char build_usage[] =
     "  in the build goes to a blob pack too, stored once; off on s3://, where each such value\n"
     "  costs a point read a request; 0 = off), cluster 4M logical bytes, zstd frames of 64K\n"
     "  cut at trajectory boundaries (a point read decompresses only its own; 0 = one frame per\n"
-    "  lane chunk), no zstd dictionary (--zstd-dict N: a framed lane chunk of at least 64 x N\n"
+    "  lane chunk) or after 32 trajectories (--frame-rows; with each lane's per-trajectory\n"
+    "  offsets plain, a point read's bytes follow its trajectory at any cluster size; 0 = by\n"
+    "  bytes alone), no zstd dictionary (--zstd-dict N: a framed lane chunk of at least 64 x N\n"
     "  payload bytes trains a dictionary of at most N its frames share; it pays with 64M\n"
     "  clusters, where point reads cost more: docs/vortex-projection.md §3),\n"
     "  file 32M, pack 256M,\n"
@@ -171,7 +174,7 @@ void vx_input_close(vx_input *in, const char *cmd)
 static bool build_option(const char *a)
 {
     static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
-                                         "--frame-bytes", "--zstd-dict", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
+                                         "--frame-bytes", "--frame-rows", "--zstd-dict", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
                                          "--threads", "--source-id", "--partition", "--prompt-prefix" };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (strcmp(a, known[i]) == 0) return true;
     return false;
@@ -229,6 +232,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--cluster-bytes") == 0) sz = &o.cluster_bytes;
         else if (strcmp(a, "--frame-bytes") == 0) sz = &o.frame_bytes;
         else if (strcmp(a, "--zstd-dict") == 0) sz = &o.zstd_dict_bytes;
+        else if (strcmp(a, "--frame-rows") == 0) sz = &o.frame_rows;
         else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
         else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
         else if (strcmp(a, "--dedup-min") == 0) sz = &o.dedup_min_bytes;
@@ -256,6 +260,10 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     }
     if (o.frame_bytes > ((uint64_t)1 << 30)) {
         fprintf(stderr, "pchronicle-vortex build: --frame-bytes must be at most 1G\n");
+        return VX_EXIT_USAGE;
+    }
+    if (o.frame_rows > ((uint64_t)1 << 20)) {
+        fprintf(stderr, "pchronicle-vortex build: --frame-rows must be at most 1M\n");
         return VX_EXIT_USAGE;
     }
     if (o.zstd_dict_bytes > PCH_VXP_ZSTD_DICT_MAX) {
