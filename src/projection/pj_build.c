@@ -827,7 +827,6 @@ static int write_lane_report(pch_vxp_builder *b, pch_buf *json, pch_error *err)
     LK(pch_vx_writer_finish(w, err));
     LK(pj_file_digest((const char *)p.data, digest, &bytes, err));
     b->st.directory_bytes += bytes;
-    b->st.written_bytes += bytes;
     pch_buf_printf(json, "{\"path\":\"%s\",\"bytes\":%" PRIu64 ",\"digest\":\"%s\",\"rows\":%zu}", rel, bytes, digest, b->n_lanes);
     if (json->oom) rc = nomem(err);
 #undef LK
@@ -1181,7 +1180,7 @@ static int docs_job_run(void *arg, pch_error *err)
 
 int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_error *err)
 {
-    pch_buf packs, cdir, tdir, kidx, m, p;
+    pch_buf packs, cdir, tdir, kidx, lrep, m, p;
     char mdigest[80], created[32], rel[128];
     uint64_t shards = 0;
     pj_docrec *all = NULL;
@@ -1197,6 +1196,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pub.n = 0;
     memset(&mt, 0, sizeof mt);
     pch_buf_init(&packs, b->ctx); pch_buf_init(&cdir, b->ctx); pch_buf_init(&tdir, b->ctx); pch_buf_init(&kidx, b->ctx);
+    pch_buf_init(&lrep, b->ctx);
     pch_buf_init(&m, b->ctx); pch_buf_init(&p, b->ctx);
     memset(&dj, 0, sizeof dj);
     memset(&dw, 0, sizeof dw);
@@ -1316,6 +1316,9 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
                    b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes,
                    b->o.frame_bytes ? b->o.frame_rows : 0, b->o.zstd_dict_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
                    b->o.prompt_prefix ? "true" : "false");
+    /* the lane report (§8.1, §20.1): a file of its own, which only inspect reads; in the
+    ** manifest it was a quarter of what every cold point read reads first (issue 18 item 5) */
+    CK(write_lane_report(b, &lrep, err));
     /* what this commit wrote (a sync's cost, §11.2), before the totals become the snapshot's */
     b->st.written_bytes = b->st.data_bytes + b->st.blob_bytes + b->st.directory_bytes;
     for (size_t i = 0; i < b->n_files; i++) b->st.written_bytes += b->files[i].seg_bytes;
@@ -1404,10 +1407,8 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
             pch_buf_append_str(&m, ",\n");
         }
     }
-    /* the lane report (§8.1, §20.1): a file of its own, which only inspect reads; in the
-    ** manifest it was a quarter of what every cold point read reads first (issue 18 item 5) */
     pch_buf_append_str(&m, "\"lane_report\":[");
-    CK(write_lane_report(b, &m, err));
+    pch_buf_append(&m, lrep.data, lrep.len);
     pch_buf_append_str(&m, "]\n}\n");
     if (m.oom) { rc = nomem(err); goto done; }
     snprintf(rel, sizeof rel, "manifests/%s.json", b->snapshot_id);
@@ -1461,7 +1462,7 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     if (stats) *stats = b->st;
 #undef CK
 done:
-    pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir); pch_buf_dispose(&kidx);
+    pch_buf_dispose(&packs); pch_buf_dispose(&cdir); pch_buf_dispose(&tdir); pch_buf_dispose(&kidx); pch_buf_dispose(&lrep);
     if (dw.running) pj_task_join(&dw, NULL);    /* a failed commit waits for it */
     for (size_t i = 0; i < pub.n; i++) free(pub.dir[i]);
     pch_buf_dispose(&m); pch_buf_dispose(&p); pch_buf_dispose(&dj.json);

@@ -1488,7 +1488,10 @@ static int write_rows(getctx *g, pch_buf *out, const entry *e, pj_rows *rows, ui
     const entry *outer = g->cur;
     const uint64_t horizon = g->s->horizon;
     int rc;
-    if (g->s->point && (rc = child_horizon(g, e, rows, at, &g->s->horizon, err)) < 0) return rc;
+    if (g->s->point && (rc = child_horizon(g, e, rows, at, &g->s->horizon, err)) < 0) {
+        g->s->horizon = horizon;
+        return rc;
+    }
     if (g->s->horizon < horizon) g->s->horizon = horizon;
     g->s->depth++;
     g->cur = e;
