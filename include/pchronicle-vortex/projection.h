@@ -242,6 +242,8 @@ typedef struct pch_vxp_query_stats {  /* §20.2 */
     ** segment digest tables (head and the pages used), lane segments */
     pch_vxp_io_part current, manifest, directory, footer, segment_tables, lanes;
     uint64_t rows_checked;             /* rows a point read checked against their row digests */
+    pch_vxp_io_part content;           /* content directory shards read to hydrate external
+                                       ** values (counted in `directory` too, as before) */
 } pch_vxp_query_stats;
 
 /* Pin CURRENT → manifest (digest checked) → directory shards (digests checked). Later reads

@@ -807,7 +807,13 @@ int pj_blobs_get(pj_blobs *b, const uint8_t id[32], pch_buf *out, pch_vxp_query_
     k = -1;
     if (b) {
         rc = lookup(b, id, &cd, &k, err);
-        if (st) { st->directory.reads += b->reads; st->directory.bytes += b->bytes; st->bytes_checked += b->bytes; }
+        if (st) {
+            st->directory.reads += b->reads;
+            st->directory.bytes += b->bytes;
+            st->content.reads += b->reads;
+            st->content.bytes += b->bytes;
+            st->bytes_checked += b->bytes;
+        }
         b->reads = b->bytes = 0;
         PCH_TRY(rc);
     }

@@ -894,6 +894,7 @@ void pj_snapshot_absorb(pch_vxp_snapshot *s, const pch_vxp_snapshot *twin)
     s->st.bytes_checked += q.bytes_checked;
     s->st.segments_partial += q.segments_partial;
     s->st.rows_checked += q.rows_checked;
+    io_add(&s->st.content, &q.content);
     io_add(&s->st.current, &q.current);
     io_add(&s->st.manifest, &q.manifest);
     io_add(&s->st.directory, &q.directory);

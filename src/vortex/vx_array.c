@@ -1246,7 +1246,7 @@ uint64_t pch_vx_row_uint(const pch_vx_array *a, uint64_t i)
 /* The canonical byte stream of a row range (docs/vortex-projection.md §6 "Row digests"),
 ** hashed through a staging buffer: a row of a data file is hundreds of short pieces (a
 ** length, a flag, a short string), and BLAKE3 takes them far faster in one call. */
-typedef struct rowdig { pch_blake3 h; size_t n; uint8_t buf[8192]; } rowdig;
+typedef struct rowdig { pch_blake3 h; size_t n; uint8_t buf[32768]; } rowdig;
 
 static void rd_put(rowdig *d, const void *p, size_t n)
 {
@@ -1261,9 +1261,31 @@ static void rd_put(rowdig *d, const void *p, size_t n)
 
 static void rd_u64(rowdig *d, uint64_t v)
 {
-    uint8_t b[8];
-    pch_store_le64(b, v);
-    rd_put(d, b, 8);
+    if (sizeof d->buf - d->n < 8) {
+        pch_blake3_update(&d->h, d->buf, d->n);
+        d->n = 0;
+    }
+    pch_store_le64(d->buf + d->n, v);
+    d->n += 8;
+}
+
+/* The lengths of rows [b, e) of offsets, u64 LE each, straight into the staging buffer (a
+** row's lanes are thousands of short strings and lists: this loop is most of the digest). */
+static void rd_lengths(rowdig *d, const int64_t *off, uint64_t b, uint64_t e)
+{
+    while (b < e) {
+        size_t room = (sizeof d->buf - d->n) / 8;
+        uint64_t k = e - b < room ? e - b : room;
+        uint8_t *p = d->buf + d->n;
+        if (!k) {
+            pch_blake3_update(&d->h, d->buf, d->n);
+            d->n = 0;
+            continue;
+        }
+        for (uint64_t i = 0; i < k; i++) pch_store_le64(p + 8 * i, (uint64_t)(off[b + i + 1] - off[b + i]));
+        d->n += (size_t)k * 8;
+        b += k;
+    }
 }
 
 static void rd_range(rowdig *d, const pch_vx_array *a, uint64_t b, uint64_t e);
@@ -1285,12 +1307,14 @@ static void rd_values(rowdig *d, const pch_vx_array *a, uint64_t b, uint64_t e)
         break;
     }
     case PCH_VX_UTF8: case PCH_VX_BINARY:
-        for (uint64_t i = b; i < e; i++) {
-            const uint8_t *p;
-            size_t n;
-            text_at(a, i, &p, &n);
-            rd_u64(d, n);
-        }
+        if (a->offsets) rd_lengths(d, a->offsets, b, e);
+        else
+            for (uint64_t i = b; i < e; i++) {
+                const uint8_t *p;
+                size_t n;
+                text_at(a, i, &p, &n);
+                rd_u64(d, n);
+            }
         if (a->offsets && e > b) {
             if (a->offsets[e] > a->offsets[b]) rd_put(d, a->data + a->offsets[b], (size_t)(a->offsets[e] - a->offsets[b]));
         } else {
@@ -1306,7 +1330,7 @@ static void rd_values(rowdig *d, const pch_vx_array *a, uint64_t b, uint64_t e)
         for (uint32_t k = 0; k < a->n_children; k++) rd_range(d, a->children[k], b, e);
         break;
     case PCH_VX_LIST:
-        for (uint64_t i = b; i < e; i++) rd_u64(d, (uint64_t)(a->offsets[i + 1] - a->offsets[i]));
+        rd_lengths(d, a->offsets, b, e);
         if (e > b) rd_range(d, a->children[0], (uint64_t)a->offsets[b], (uint64_t)a->offsets[e]);
         break;
     case PCH_VX_FIXED_SIZE_LIST:
@@ -1324,16 +1348,27 @@ static void rd_range(rowdig *d, const pch_vx_array *a, uint64_t b, uint64_t e)
     if (a->dtype->kind == PCH_VX_NULL) return;
     if (a->dtype->kind == PCH_VX_EXTENSION) { rd_range(d, a->children[0], b, e); return; }
     if (!a->dtype->nullable || !a->validity) {
-        if (a->dtype->nullable)
-            for (uint64_t i = b; i < e; i++) rd_put(d, "\1", 1);
+        for (uint64_t i = b; a->dtype->nullable && i < e; i++) {
+            if (d->n == sizeof d->buf) {
+                pch_blake3_update(&d->h, d->buf, d->n);
+                d->n = 0;
+            }
+            d->buf[d->n++] = 1;
+        }
         rd_values(d, a, b, e);
         return;
     }
-    for (uint64_t i = b; i < e; i++) rd_put(d, pch_vx_array_is_valid(a, i) ? "\1" : "\0", 1);
+    for (uint64_t i = b; i < e; i++) {
+        if (d->n == sizeof d->buf) {
+            pch_blake3_update(&d->h, d->buf, d->n);
+            d->n = 0;
+        }
+        d->buf[d->n++] = (uint8_t)pch_vx__bit(a->validity, i);
+    }
     for (uint64_t i = b; i < e;) {
         uint64_t j = i;
-        if (!pch_vx_array_is_valid(a, i)) { i++; continue; }
-        while (j < e && pch_vx_array_is_valid(a, j)) j++;
+        if (!pch_vx__bit(a->validity, i)) { i++; continue; }
+        while (j < e && pch_vx__bit(a->validity, j)) j++;
         rd_values(d, a, i, j);
         i = j;
     }

@@ -47,17 +47,20 @@ static void print_stats(pch_vxp_snapshot *s)
             q.bytes_decoded, q.cache_hits, q.blobs_hydrated, q.blob_bytes);
     /* where the bytes went: reads/bytes per stage of the read (docs/vortex-projection.md §8),
     ** and their total (a hydrated blob counted as one read): what issue 18's bound on a point
-    ** read's bytes is measured against */
+    ** read's bytes is measured against; external_content: what hydrating external values read
+    ** (content directory shards, counted in `directory`, and the blobs), which that bound
+    ** leaves aside */
     const pch_vxp_io_part *parts[] = { &q.current, &q.manifest, &q.directory, &q.footer, &q.segment_tables, &q.lanes };
     uint64_t tr = q.blobs_hydrated, tb = q.blob_bytes;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) { tr += parts[i]->reads; tb += parts[i]->bytes; }
     fprintf(stderr, "stats: io current=%" PRIu64 "/%" PRIu64 " manifest=%" PRIu64 "/%" PRIu64 " directory=%" PRIu64 "/%" PRIu64
                     " footer=%" PRIu64 "/%" PRIu64 " segment_tables=%" PRIu64 "/%" PRIu64 " lanes=%" PRIu64 "/%" PRIu64
                     " blobs=%" PRIu64 "/%" PRIu64 " segments_partial=%" PRIu64 " bytes_checked=%" PRIu64 " rows_checked=%" PRIu64
-                    " total=%" PRIu64 "/%" PRIu64 "\n",
+                    " total=%" PRIu64 "/%" PRIu64 " external_content=%" PRIu64 "/%" PRIu64 "\n",
             q.current.reads, q.current.bytes, q.manifest.reads, q.manifest.bytes, q.directory.reads, q.directory.bytes,
             q.footer.reads, q.footer.bytes, q.segment_tables.reads, q.segment_tables.bytes, q.lanes.reads, q.lanes.bytes,
-            q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked, q.rows_checked, tr, tb);
+            q.blobs_hydrated, q.blob_bytes, q.segments_partial, q.bytes_checked, q.rows_checked, tr, tb,
+            q.content.reads + q.blobs_hydrated, q.content.bytes + q.blob_bytes);
     vx_print_s3_stats();
 }
 
