@@ -55,17 +55,10 @@ function sh(bin, argv) {
 // ------------------------------------------------------------------ our keys per document path
 function ourRoots() {
   const rows = [];
-  if (args.kind === "vortex") {
-    const cur = JSON.parse(fs.readFileSync(path.join(args.root, "CURRENT"), "utf8"));
-    const man = JSON.parse(fs.readFileSync(path.join(args.root, cur.manifest), "utf8"));
-    for (const f of man.trajectory_directory || []) {
-      const r = sh(args.bin, ["dump", path.join(args.root, f.path), "--columns", "doc_path,run_key,trajectory_key,session_id,is_root"]);
-      if (r.status !== 0) throw new Error(`dump ${f.path} failed (${r.status}): ${r.stderr}`);
-      const lines = r.stdout.toString("utf8").split("\n").filter(Boolean);
-      for (const l of lines.slice(1)) rows.push(JSON.parse(l));   // line 1: schema
-    }
-  } else {
-    const sql = "SELECT doc_path, run_id AS run_key, trajectory_key, session_id, preorder FROM runs";
+  {
+    // the keys as the reader gives them (a directory shard leaves derived keys out since
+    // 2026-12-07: docs/vortex-projection.md §5), through each side's SQL relation
+    const sql = `SELECT doc_path, run_id AS run_key, trajectory_key, session_id, preorder FROM ${args.kind === "vortex" ? "trajectories" : "runs"}`;
     const r = sh(args.bin, ["sql", args.root, sql, "--format", "jsonl"]);
     if (r.status !== 0) throw new Error(`sql failed (${r.status}): ${r.stderr}`);
     for (const l of r.stdout.toString("utf8").split("\n").filter(Boolean)) { const x = JSON.parse(l); x.is_root = x.preorder === 0; rows.push(x); }

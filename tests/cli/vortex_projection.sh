@@ -507,6 +507,26 @@ assert r <= 2 and b < sum(e["bytes"] for e in m["trajectory_directory"]), (r, b)
 PY
         done <"$T/ks.keys"
     }
+    # damaged_frame_reads COPY NAME REGEX: flip a byte in the middle of the largest segment of
+    # COPY's first data file (a copy of corpus-frames), then read every trajectory of
+    # $T/c-block.keys: ok when at least one point read fails with a message matching REGEX and
+    # at least one answers as corpus-frames does ($failed, $answered: the counts)
+    damaged_frame_reads() {
+        local c=$1 name=$2 re=$3 f at run traj
+        f=$(ls "$c"/data/default/*.vortex | head -n 1)
+        at=$("$VX" inspect "$f" | awk '/segment=/{for (i = 1; i <= NF; i++) {if ($i ~ /^offset=/) o=substr($i, 8); if ($i ~ /^bytes=/) b=substr($i, 7); if ($i ~ /^rows=/) r=substr($i, 6)} if (r + 0 >= 4 && b + 0 > best) {best = b + 0; at = o + int(b / 2)}} END {print at}')
+        python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(p, "wb").write(b)' "$f" "$at"
+        failed=0 answered=0
+        while IFS=, read -r run traj; do
+            if "$VX" get "$c" --run-id "$run" --trajectory-key "$traj" --compact >"$T/$name.out" 2>"$T/$name.err"; then
+                "$VX" get "$T/corpus-frames" --run-id "$run" --trajectory-key "$traj" --compact 2>/dev/null | cmp -s - "$T/$name.out" &&
+                    answered=$((answered + 1))
+            elif grep -Eq "$re" "$T/$name.err"; then
+                failed=$((failed + 1))
+            fi
+        done <"$T/c-block.keys"
+        [ "$failed" -ge 1 ] && [ "$answered" -ge 1 ] && ok
+    }
     # zstd frames of 256 bytes (§7.2): every lane chunk is cut into many frames at trajectory
     # boundaries; export and get (a point read decompresses only the frames of its rows) give
     # every document back, check decodes every segment, the structure check (6.) reads them
@@ -535,20 +555,8 @@ assert io["total"] == tuple(sum(io[p][i] for p in parts) for i in (0, 1)), io' "
         # the frame that no longer decompresses, point reads of the others still answer,
         # verify finds it
         c=$T/c-block; rm -rf "$c"; cp -a "$T/corpus-frames" "$c"
-        f=$(ls "$c"/data/default/*.vortex | head -n 1)
-        at=$("$VX" inspect "$f" | awk '/segment=/{for (i = 1; i <= NF; i++) {if ($i ~ /^offset=/) o=substr($i, 8); if ($i ~ /^bytes=/) b=substr($i, 7); if ($i ~ /^rows=/) r=substr($i, 6)} if (r + 0 >= 4 && b + 0 > best) {best = b + 0; at = o + int(b / 2)}} END {print at}')
-        python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(p, "wb").write(b)' "$f" "$at"
-        failed=0 answered=0
         "$VX" sql "$T/corpus-frames" "SELECT run_id, trajectory_key FROM runs" --format csv | tail -n +2 >"$T/c-block.keys"
-        while IFS=, read -r run traj; do
-            if "$VX" get "$c" --run-id "$run" --trajectory-key "$traj" --compact >"$T/c-block.out" 2>"$T/c-block.err"; then
-                "$VX" get "$T/corpus-frames" --run-id "$run" --trajectory-key "$traj" --compact 2>/dev/null | cmp -s - "$T/c-block.out" &&
-                    answered=$((answered + 1))
-            elif grep -Eq '\.vortex: (.*cluster [0-9]+ row [0-9]+: the decoded lanes do not match the row.s digest|vortex zstd: frame [0-9]+ does not decompress)' "$T/c-block.err"; then
-                failed=$((failed + 1))
-            fi
-        done <"$T/c-block.keys"
-        [ "$failed" -ge 1 ] && [ "$answered" -ge 1 ] && ok ||
+        damaged_frame_reads "$c" c-block '\.vortex: (.*cluster [0-9]+ row [0-9]+: the decoded lanes do not match the row.s digest|vortex zstd: frame [0-9]+ does not decompress)' ||
             bad "damaged frame: $failed point reads refused by their row digests, $answered answered (want >= 1 each)"
         run c-block-verify 1 "$VX" verify "$c"
         has "verify finds the damaged segment" "$T/c-block-verify.out" 'segment [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest'
@@ -1192,19 +1200,7 @@ if [ -s "$T/c-block.keys" ] && [ -d "$T/corpus-frames" ]; then
     c=$T/c-block3; rm -rf "$c"; cp -a "$T/corpus-frames" "$c"
     segs_down 3 "$c"
     run segs3-verify 0 "$VX" verify "$c"
-    f=$(ls "$c"/data/default/*.vortex | head -n 1)
-    at3=$("$VX" inspect "$f" | awk '/segment=/{for (i = 1; i <= NF; i++) {if ($i ~ /^offset=/) o=substr($i, 8); if ($i ~ /^bytes=/) b=substr($i, 7); if ($i ~ /^rows=/) r=substr($i, 6)} if (r + 0 >= 4 && b + 0 > best) {best = b + 0; at = o + int(b / 2)}} END {print at}')
-    python3 -c 'import sys; p, at = sys.argv[1], int(sys.argv[2]); b = bytearray(open(p, "rb").read()); b[at] ^= 0x20; open(p, "wb").write(b)' "$f" "$at3"
-    failed=0 answered=0
-    while IFS=, read -r run traj; do
-        if "$VX" get "$c" --run-id "$run" --trajectory-key "$traj" --compact >"$T/c-block3.out" 2>"$T/c-block3.err"; then
-            "$VX" get "$T/corpus-frames" --run-id "$run" --trajectory-key "$traj" --compact 2>/dev/null | cmp -s - "$T/c-block3.out" &&
-                answered=$((answered + 1))
-        elif grep -Eq 'segment [0-9]+ block [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest' "$T/c-block3.err"; then
-            failed=$((failed + 1))
-        fi
-    done <"$T/c-block.keys"
-    [ "$failed" -ge 1 ] && [ "$answered" -ge 1 ] && ok ||
+    damaged_frame_reads "$c" c-block3 'segment [0-9]+ block [0-9]+ \(bytes [0-9]+\.\.[0-9]+\) does not match its digest' ||
         bad "version-3 tables, damaged block: $failed point reads refused naming the block, $answered answered (want >= 1 each)"
 fi
 
