@@ -985,7 +985,7 @@ static int canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         /* a framed lane's top-level offsets (one a trajectory) stay plain with frame_rows: a
         ** point read takes two of them, where a bit-packed chunk of 1,000 trajectories costs it
         ** a 2 KiB FastLanes block per lane (measured at 32 MiB clusters: 313 -> 238 KB a
-        ** read, +2 % bytes; docs/vortex-projection.md §8) */
+        ** read, +2 % bytes; docs/vortex-projection.md §3) */
         if (recurse_compress && !(e->frame_rows && e->cut_arr == a && !e->cuts)) PCH_TRY(int_simple(e, &ov, &n->children[1], err));
         else PCH_TRY(prim_node(e, op, od, a->len + 1, NULL, &n->children[1], err));
         if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[2], err));
