@@ -199,14 +199,16 @@ typedef struct pch_vx_write_options {
                                ** frames (ZstdMetadata.dictionary_size: standard Vortex); frames
                                ** of 64 KiB lose the repeats a single frame would share, and the
                                ** dictionary wins much of that back. 0 = none. */
-    uint32_t frame_rows;       /* options version 6: a frame also closes once it holds this many
-                               ** rows of the chunk and PCH_VX_FRAME_MIN payload bytes, and a
-                               ** framed list's top-level offsets stay plain (random access,
-                               ** no 1,024-value FastLanes block): what a one-row read of a
-                               ** lane costs then follows its row, not the chunk. 0 = neither */
+    uint32_t frame_rows;       /* options version 6: in a lane of a few bytes a row, a frame also
+                               ** closes once it holds this many rows of the chunk and
+                               ** PCH_VX_FRAME_MIN payload bytes: what a one-row read of such a
+                               ** lane costs then follows its row, not the chunk. 0 = by bytes */
+    int plain_offsets;         /* options version 7: a framed list's top-level offsets stay plain
+                               ** (random access, no 1,024-value FastLanes block a one-row read
+                               ** must take whole; chunks of many rows: large clusters) */
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 6
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0, 0 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 7
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0, 0, 0 }
 #define PCH_VX_FRAME_MIN 1024u
 #define PCH_VX_ZSTD_DICT_RATIO 64
 

@@ -435,6 +435,12 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     wo.frame_bytes = (uint32_t)b->o.frame_bytes;   /* a chunk's rows are whole trajectories */
     wo.zstd_dict_bytes = (uint32_t)b->o.zstd_dict_bytes;
     wo.frame_rows = b->o.frame_bytes ? (uint32_t)b->o.frame_rows : 0;   /* frames by rows too */
+    /* clusters of PJ_PLAIN_OFFSETS_CLUSTER or more hold a thousand trajectories and more a
+    ** chunk: their lanes' per-trajectory offsets stay plain, so a point read takes two of them
+    ** instead of a FastLanes block; in 4 MiB clusters the compressor mostly keeps them plain
+    ** already, and where it does not (many small trajectories: the report's multi-agent kind)
+    ** forcing it cost 15 % of the bytes (docs/vortex-projection.md §3) */
+    wo.plain_offsets = wo.frame_rows && b->o.cluster_bytes >= PJ_PLAIN_OFFSETS_CLUSTER;
     wo.fsst_memo = b->fsst_memo;
     wo.fsst_memo_len = sizeof b->fsst_memo / sizeof *b->fsst_memo;
     pch_buf_init(&p, b->ctx);

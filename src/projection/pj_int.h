@@ -426,6 +426,9 @@ const pj_docrec *pj_docs_find(const pj_docrec *recs, size_t n, const char *path)
 void pj_docs_free(pj_docrec *recs, size_t n);
 /* Write recs (sorted by path, unique) as directories/documents/<snapshot_id>.vortex under
 ** stage; json gets its manifest entry. */
+/* Clusters at least this large keep their lanes' per-trajectory offsets plain (pj_build.c). */
+#define PJ_PLAIN_OFFSETS_CLUSTER ((uint64_t)16 << 20)
+
 /* The lane report's columns (directories/lanes/<snapshot-id>.vortex, manifest "lane_report"). */
 #define PJ_LANES_SCHEMA "path:utf8,encodings:utf8,chunks:u64,logical_bytes:u64,stored_bytes:u64,encode_seconds:f64"
 

@@ -158,7 +158,12 @@ typedef struct pch_vx_encoder {
     ** else the sorted row boundaries cuts[0..n_cuts). Any other array is one frame, so a
     ** frame never splits the values of one top-level row. */
     uint64_t frame_bytes;
-    uint32_t frame_rows;          /* ... or holds frame_rows rows and PCH_VX_FRAME_MIN bytes */
+    uint32_t frame_rows;          /* ... or holds frame_rows rows and PCH_VX_FRAME_MIN bytes, in
+                                  ** a lane of under PCH_VX_FRAME_ROW_BYTES a row on average */
+#ifndef PCH_VX_FRAME_ROW_BYTES
+#define PCH_VX_FRAME_ROW_BYTES 512u
+#endif
+    int plain_offsets;            /* a framed list's top-level offsets stay vortex.primitive */
     uint32_t dict_bytes;          /* a framed array trains a shared zstd dictionary (options) */
     const pch_vx_array *cut_arr;
     const uint64_t *cuts;

@@ -470,13 +470,20 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         rc = OOM();
         goto done;
     }
+    /* frames by rows only for a lane of a few bytes a trajectory (under PCH_VX_FRAME_ROW_BYTES
+    ** on average in this chunk): there a frame of the whole chunk is what a point read pays
+    ** for every such lane, while frames of 32 small trajectories of a larger lane lose more in
+    ** compression than they save (docs/vortex-projection.md §3) */
+    const uint64_t rows = e->cuts ? (e->n_cuts ? e->n_cuts - 1 : 0) : a->len;
+    const uint64_t payload = w ? a->len * w : a->len * 4 + (uint64_t)(a->len ? a->offsets[a->len] - a->offsets[0] : 0);
+    const uint32_t frame_rows = cut && rows && payload / rows < PCH_VX_FRAME_ROW_BYTES ? e->frame_rows : 0;
     for (uint64_t i = 0; i <= a->len; i++) {
         /* a frame closes at a whole row once it holds frame_bytes, or frame_rows rows and
         ** PCH_VX_FRAME_MIN bytes: a lane of a few bytes a trajectory then costs a point read
         ** a frame of its own rows, not one of the whole chunk (a 32 MiB cluster's) */
         const int at_cut = cut && i < a->len && (plain.len - fstart >= e->frame_bytes ||
-                                                 (e->frame_rows && plain.len - fstart >= PCH_VX_FRAME_MIN)) && cut_allowed(e, i, &ci);
-        if (i == a->len || (at_cut && (plain.len - fstart >= e->frame_bytes || (e->frame_rows && (e->cuts ? ci : i) - frow >= e->frame_rows)))) {
+                                                 (frame_rows && plain.len - fstart >= PCH_VX_FRAME_MIN)) && cut_allowed(e, i, &ci);
+        if (i == a->len || (at_cut && (plain.len - fstart >= e->frame_bytes || (frame_rows && (e->cuts ? ci : i) - frow >= frame_rows)))) {
             if (nf == capf) {
                 size_t nc = capf ? capf * 2 : 8;
                 uint64_t *np = pch_realloc(e->ctx, fcut, nc * 2 * sizeof(*np));
@@ -982,11 +989,11 @@ static int canonical(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         if (!(od = pch_arena_alloc(e->arena, (size_t)(a->len + 1) * pch_vx_ptype_width(op)))) return OOM();
         for (uint64_t i = 0; i <= a->len; i++) pch_vx__store_uint(od, op, i, (uint64_t)a->offsets[i]);
         ov.ptype = op; ov.len = a->len + 1; ov.data = od; ov.validity = NULL;
-        /* a framed lane's top-level offsets (one a trajectory) stay plain with frame_rows: a
-        ** point read takes two of them, where a bit-packed chunk of 1,000 trajectories costs it
-        ** a 2 KiB FastLanes block per lane (measured at 32 MiB clusters: 313 -> 238 KB a
+        /* a framed lane's top-level offsets (one a trajectory) stay plain with plain_offsets:
+        ** a point read takes two of them, where a bit-packed chunk of 1,000 trajectories costs
+        ** it a 2 KiB FastLanes block per lane (measured at 32 MiB clusters: 313 -> 238 KB a
         ** read, +2 % bytes; docs/vortex-projection.md §3) */
-        if (recurse_compress && !(e->frame_rows && e->cut_arr == a && !e->cuts)) PCH_TRY(int_simple(e, &ov, &n->children[1], err));
+        if (recurse_compress && !(e->plain_offsets && e->cut_arr == a && !e->cuts)) PCH_TRY(int_simple(e, &ov, &n->children[1], err));
         else PCH_TRY(prim_node(e, op, od, a->len + 1, NULL, &n->children[1], err));
         if (a->validity) PCH_TRY(validity_node(e, a->validity, a->len, &n->children[2], err));
         pch_buf_init(&meta, e->ctx);

@@ -194,6 +194,7 @@ static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
     else if (opts && opts->version == 3) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, fsst_memo));
     else if (opts && opts->version == 4) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, zstd_dict_bytes));
     else if (opts && opts->version == 5) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, frame_rows));
+    else if (opts && opts->version == 6) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, plain_offsets));
     else if (opts) w->opts = *opts;
     w->opts.version = PCH_VX_WRITE_OPTIONS_VERSION;
     if (w->opts.threads == 0) w->opts.threads = 1;
@@ -429,6 +430,7 @@ static int write_array(pch_vx_writer *w, lane *l, const pch_vx_array *a, int com
     e.sample_rows = w->opts.sample_rows;
     e.frame_bytes = w->opts.frame_bytes;
     e.frame_rows = w->opts.frame_rows;
+    e.plain_offsets = w->opts.plain_offsets;
     e.dict_bytes = w->opts.zstd_dict_bytes;
     e.cut_arr = a;
     if (!(rc = pch_vx__encode(&e, a, &root, err))) rc = emit_encoded(w, l, root, seg_id, err);
@@ -693,6 +695,7 @@ static void lane_prepare(lane_job *j, uint32_t **fsst_pairs)
     e.sample_rows = w->opts.sample_rows;
     e.frame_bytes = w->opts.frame_bytes;
     e.frame_rows = w->opts.frame_rows;
+    e.plain_offsets = w->opts.plain_offsets;
     e.dict_bytes = w->opts.zstd_dict_bytes;
     e.cut_arr = l->dict ? &j->codes : a;   /* the chunk's rows are whole trajectories */
     e.fsst_losses = &l->fsst_losses;       /* lanes of a chunk run in parallel, chunks in order */
