@@ -26,14 +26,6 @@
     "parent_run_key:utf8?,parent_trajectory_key:utf8?,doc_path:utf8,is_root:bool,file_id:utf8," \
     "cluster:u32,row:u64,revision:u64,deleted:bool,logical_bytes:u64,step_count:u32," \
     "tool_call_count:u32,min_timestamp_ms:i64?,max_timestamp_ms:i64?,key_flags:u8"
-#define DIR_SESSION_IS_RUN 1u
-
-/* Is t `<run>@<doc>` (the key a document's root trajectory gets, left out of the directory)? */
-static bool key_is_derived(const char *t, const char *run, const char *doc)
-{
-    size_t rn = strlen(run);
-    return strncmp(t, run, rn) == 0 && t[rn] == '@' && strcmp(t + rn + 1, doc) == 0;
-}
 
 typedef struct dentry {
     char *source_id, *run_key, *traj_key, *session_id, *parent_run, *parent_traj, *doc_path;
@@ -974,7 +966,7 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, ui
             const bool sess_run = e->session_id && strcmp(e->session_id, e->run_key) == 0;
             CK(pch_vx_builder_append_bytes(c[0], e->source_id, strlen(e->source_id), err));
             CK(pch_vx_builder_append_bytes(c[1], e->run_key, strlen(e->run_key), err));
-            CK(key_is_derived(e->traj_key, e->run_key, e->doc_path) ? pch_vx_builder_append_null(c[2], err)
+            CK(pj_key_is_derived(e->traj_key, e->run_key, e->doc_path) ? pch_vx_builder_append_null(c[2], err)
                                                                     : pch_vx_builder_append_bytes(c[2], e->traj_key, strlen(e->traj_key), err));
             CK(e->session_id && !sess_run ? pch_vx_builder_append_bytes(c[3], e->session_id, strlen(e->session_id), err)
                                           : pch_vx_builder_append_null(c[3], err));
@@ -993,7 +985,7 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, ui
             CK(pch_vx_builder_append_uint(c[15], e->calls, err));
             CK(e->has_ts ? pch_vx_builder_append_int(c[16], e->min_ts, err) : pch_vx_builder_append_null(c[16], err));
             CK(e->has_ts ? pch_vx_builder_append_int(c[17], e->max_ts, err) : pch_vx_builder_append_null(c[17], err));
-            CK(pch_vx_builder_append_uint(c[18], sess_run ? DIR_SESSION_IS_RUN : 0, err));
+            CK(pch_vx_builder_append_uint(c[18], sess_run ? PJ_DIR_SESSION_IS_RUN : 0, err));
             CK(pch_vx_builder_append_valid(vb, err));
             if (kr) {   /* what pj_read.c key_hit matches besides the run key (fenced already) */
                 size_t idn;

@@ -403,6 +403,10 @@ bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap
 uint64_t pj_key_hash(const char *s, size_t n);
 /* Is trajectory key t producer id + "@" + doc (src/atif/parse.c)? *n: the producer id's length. */
 bool pj_producer_id_len(const char *t, const char *doc, size_t *n);
+/* Is trajectory key t `<run>@<doc>` — the key a directory shard of version 2 leaves out? */
+bool pj_key_is_derived(const char *t, const char *run, const char *doc);
+/* key_flags of a version-2 directory row: its session id is its run key (and left out). */
+#define PJ_DIR_SESSION_IS_RUN 1u
 /* verify: every lookup string of every base directory entry is in the key index with its
 ** shard (the snapshot's shards loaded: pj_snapshot_load_all); PCH_OK when there is no index. */
 int pj_snapshot_check_key_index(pch_vxp_snapshot *s, pch_error *err);

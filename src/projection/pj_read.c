@@ -19,12 +19,11 @@
 ** 2026-12-07 (version 1) have key_hash (a hash of the key no reader uses) in place of
 ** key_flags, and every trajectory key and session id spelled out; version 2 leaves a
 ** trajectory key that is `<run key>@<document path>` null and a session id equal to the run
-** key null with key_flags bit DIR_SESSION_IS_RUN: 52 % of a shard on `scaled`, read whole by
+** key null with key_flags bit PJ_DIR_SESSION_IS_RUN: 52 % of a shard on `scaled`, read whole by
 ** every point read (docs/vortex-projection.md §6). */
 enum { D_SOURCE, D_RUN, D_TRAJ, D_HASH, D_SESSION, D_PRUN, D_PTRAJ, D_DOC, D_ROOT, D_FILE, D_CLUSTER, D_ROW,
        D_REVISION, D_DELETED, D_LOGICAL, D_STEPS, D_CALLS, D_MIN_TS, D_MAX_TS, D_N };
 #define D_FLAGS D_HASH      /* version 2: key_flags where version 1 had key_hash */
-#define DIR_SESSION_IS_RUN 1u
 static const char *const dir_names[D_N] = {
     "source_id", "run_key", "trajectory_key", "key_hash", "session_id", "parent_run_key", "parent_trajectory_key",
     "doc_path", "is_root", "file_id", "cluster", "row", "revision", "deleted", "logical_bytes", "step_count",
@@ -438,7 +437,7 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
         DUP(D_PRUN, e->prun); DUP(D_PTRAJ, e->ptraj);
         if (v2) {
             const uint8_t fl = pch_vx_row_valid(col[D_FLAGS], r) ? col[D_FLAGS]->data[r] : 0;
-            if (fl & ~DIR_SESSION_IS_RUN) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": unknown key flags %u", s->n, fl);
+            if (fl & ~PJ_DIR_SESSION_IS_RUN) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": unknown key flags %u", s->n, fl);
             if (!e->t && e->r && e->doc) {       /* the trajectory key left out: <run key>@<document path> */
                 size_t rn = strlen(e->r), dn = strlen(e->doc);
                 char *t = pch_arena_alloc(ar, rn + dn + 2);
@@ -447,11 +446,10 @@ static int decode_shard(pch_vxp_snapshot *s, const pch_vx_array *a, pch_arena *a
                 t[rn] = '@';
                 memcpy(t + rn + 1, e->doc, dn + 1);
                 e->t = t;
-            } else if (e->t && e->r && e->doc && strlen(e->t) == strlen(e->r) + 1 + strlen(e->doc) &&
-                       strncmp(e->t, e->r, strlen(e->r)) == 0 && e->t[strlen(e->r)] == '@' && strcmp(e->t + strlen(e->r) + 1, e->doc) == 0) {
+            } else if (e->t && e->r && e->doc && pj_key_is_derived(e->t, e->r, e->doc)) {
                 return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": a trajectory key spelled out that the shard leaves out", s->n);
             }
-            if (fl & DIR_SESSION_IS_RUN) {
+            if (fl & PJ_DIR_SESSION_IS_RUN) {
                 if (e->session) return pch_error_set(err, PCH_ECORRUPT, "trajectory directory row %" PRIu64 ": a session id and the flag that it is the run key", s->n);
                 e->session = e->r;
             }

@@ -43,6 +43,12 @@ bool pj_producer_id_len(const char *t, const char *doc, size_t *n)
     return true;
 }
 
+bool pj_key_is_derived(const char *t, const char *run, const char *doc)
+{
+    size_t n;
+    return pj_producer_id_len(t, doc, &n) && n == strlen(run) && memcmp(t, run, n) == 0;
+}
+
 bool pj_json_str(const pch_json_value *o, const char *key, char *out, size_t cap)
 {
     const pch_json_value *v = pj_json_member(o, key, PCH_JSON_STRING);
