@@ -76,14 +76,22 @@ typedef struct pch_vxp_build_options {
                                    ** a point read's lane bytes then follow its trajectory at
                                    ** any cluster size (issue 18 item 5). 0 = by bytes alone.
                                    ** Default PCH_VXP_FRAME_ROWS_DEFAULT */
+    uint64_t frame_ratio;          /* options version 6: a document of L logical bytes with
+                                   ** L < frame_bytes / this ratio gets frames of at most
+                                   ** max(4 KiB, ratio x L) in every lane (neighbours cut
+                                   ** away), so a point read of a small document reads frames
+                                   ** of its size, not 64 KiB ones (issue 18 item 5). 0 = off.
+                                   ** Default PCH_VXP_FRAME_RATIO_DEFAULT */
 } pch_vxp_build_options;
-#define PCH_VXP_BUILD_OPTIONS_VERSION 5
+#define PCH_VXP_BUILD_OPTIONS_VERSION 6
 #define PCH_VXP_FRAME_ROWS_DEFAULT 32
 #define PCH_VXP_DEDUP_DEFAULT UINT64_MAX   /* dedup_min_bytes: 256 local, 0 on object storage */
 #define PCH_VXP_DEDUP_LOCAL 256
 #define PCH_VXP_BUILD_OPTIONS_INIT { PCH_VXP_BUILD_OPTIONS_VERSION, 8192, 262144, \
         4u << 20, 32u << 20, 256u << 20, 1024, PCH_VXP_ASSETS_REFERENCE, NULL, NULL, NULL, \
-        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10, PCH_VXP_ZSTD_DICT_DEFAULT, PCH_VXP_FRAME_ROWS_DEFAULT }
+        NULL, 0, 0, PCH_VXP_DEDUP_DEFAULT, 64u << 20, 1, 64u << 10, PCH_VXP_ZSTD_DICT_DEFAULT, PCH_VXP_FRAME_ROWS_DEFAULT, \
+        PCH_VXP_FRAME_RATIO_DEFAULT }
+#define PCH_VXP_FRAME_RATIO_DEFAULT 16
 #define PCH_VXP_ZSTD_DICT_DEFAULT 0
 #define PCH_VXP_ZSTD_DICT_MAX (1u << 20)
 

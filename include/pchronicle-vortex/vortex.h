@@ -206,9 +206,15 @@ typedef struct pch_vx_write_options {
     int plain_offsets;         /* options version 7: a framed list's top-level offsets stay plain
                                ** (random access, no 1,024-value FastLanes block a one-row read
                                ** must take whole; chunks of many rows: large clusters) */
+    uint32_t frame_row_ratio;  /* options version 8: with row weights (pch_vx_writer_write_rows), a
+                               ** frame holding a row of weight W < frame_bytes / this ratio
+                               ** closes before it exceeds max(PCH_VX_FRAME_SMALL_MIN, ratio x W)
+                               ** bytes: a small row's frames follow its own size, not the
+                               ** frame size (a one-row read of it). 0 = off */
 } pch_vx_write_options;
-#define PCH_VX_WRITE_OPTIONS_VERSION 7
-#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0, 0, 0 }
+#define PCH_VX_WRITE_OPTIONS_VERSION 8
+#define PCH_VX_WRITE_OPTIONS_INIT { PCH_VX_WRITE_OPTIONS_VERSION, 1, 8192, 1, 1, 1024, 1, 0, NULL, 0, 0, 0, 0, 0 }
+#define PCH_VX_FRAME_SMALL_MIN 4096u
 #define PCH_VX_FRAME_MIN 1024u
 #define PCH_VX_ZSTD_DICT_RATIO 64
 
@@ -251,6 +257,11 @@ PCH_API int pch_vx_writer_open_path(pch_vx_writer **out, pch_ctx *ctx, const pch
 ** writer never splits or merges them, so a caller can keep a trajectory within one chunk
 ** (RFC-0006 §7). An empty chunk is ignored. */
 PCH_API int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *err);
+/* pch_vx_writer_write with a weight for each row of chunk (chunk->len of them, borrowed for the
+** call; NULL = none): with frame_row_ratio, the frames holding a row of small weight are cut
+** to its size (the caller's measure of a row, e.g. a trajectory's logical bytes). */
+PCH_API int pch_vx_writer_write_rows(pch_vx_writer *w, const pch_vx_array *chunk, const uint64_t *row_weights,
+                                     pch_error *err);
 /* Write the footer. Afterwards (in-memory writer) pch_vx_writer_bytes gives the whole file
 ** (borrowed, valid until free) and pch_vx_writer_publish writes it atomically. */
 PCH_API int pch_vx_writer_finish(pch_vx_writer *w, pch_error *err);

@@ -161,6 +161,8 @@ int pch_vxp_builder_open(pch_vxp_builder **out, pch_ctx *ctx, const char *root, 
         return pch_error_set(err, PCH_EINVAL, "projection: zstd dictionary size %" PRIu64 " above %u", opts->zstd_dict_bytes, PCH_VXP_ZSTD_DICT_MAX);
     if (opts->frame_rows > ((uint64_t)1 << 20))
         return pch_error_set(err, PCH_EINVAL, "projection: frame rows %" PRIu64 " above 1M", opts->frame_rows);
+    if (opts->frame_ratio > 1024)
+        return pch_error_set(err, PCH_EINVAL, "projection: frame ratio %" PRIu64 " above 1024", opts->frame_ratio);
     if (opts->partition && (!opts->partition[0] || strchr(opts->partition, '/') || strcmp(opts->partition, ".") == 0 ||
                             strcmp(opts->partition, "..") == 0 || strlen(opts->partition) > 64))
         return pch_error_set(err, PCH_EINVAL, "projection: partition '%s' must be one path segment", opts->partition);
@@ -427,6 +429,7 @@ static int file_open(pch_vxp_builder *b, pch_error *err)
     wo.frame_bytes = (uint32_t)b->o.frame_bytes;   /* a chunk's rows are whole trajectories */
     wo.zstd_dict_bytes = (uint32_t)b->o.zstd_dict_bytes;
     wo.frame_rows = b->o.frame_bytes ? (uint32_t)b->o.frame_rows : 0;   /* frames by rows too */
+    wo.frame_row_ratio = b->o.frame_bytes ? (uint32_t)b->o.frame_ratio : 0;   /* small documents' frames */
     /* clusters of PJ_PLAIN_OFFSETS_CLUSTER or more hold a thousand trajectories and more a
     ** chunk: their lanes' per-trajectory offsets stay plain, so a point read takes two of them
     ** instead of a FastLanes block; in 4 MiB clusters the compressor mostly keeps them plain
@@ -531,6 +534,31 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     return rc;
 }
 
+/* Each row's weight for the writer's frames (pch_vx_writer_write_rows): the logical bytes of
+** its document's rows in the cluster — a document's trajectories are consecutive rows and a
+** point read of it reads them all, so a small document gets frames of its own size, while
+** the small subagents of a large one (the report's multi-agent kind) do not cut frames. */
+static int doc_weights(const pch_vx_array *a, uint64_t *wt, pch_error *err)
+{
+    pj_rows rows;
+    PCH_TRY(pj_rows_bind(&rows, a, err));
+    for (uint64_t r = 0, first = 0; r < a->len; r++) {
+        const char *p, *q;
+        size_t pn, qn;
+        wt[r] = pch_vx_row_uint(rows.l[PJ_SUMMARY_LOGICAL_BYTES], r);
+        if (r + 1 < a->len && pch_vx_row_bytes(rows.l[PJ_ID_DOC_PATH], r, &p, &pn) &&
+            pch_vx_row_bytes(rows.l[PJ_ID_DOC_PATH], r + 1, &q, &qn) && pn == qn && memcmp(p, q, pn) == 0 &&
+            pch_vx_row_bytes(rows.l[PJ_ID_SOURCE_ID], r, &p, &pn) && pch_vx_row_bytes(rows.l[PJ_ID_SOURCE_ID], r + 1, &q, &qn) &&
+            pn == qn && memcmp(p, q, pn) == 0)
+            continue;                   /* row r + 1 is of the same document */
+        uint64_t sum = 0;
+        for (uint64_t k = first; k <= r; k++) sum += wt[k];
+        for (uint64_t k = first; k <= r; k++) wt[k] = sum;
+        first = r + 1;
+    }
+    return PCH_OK;
+}
+
 /* Flusher thread side: write one cluster as one chunk of every lane, roll files. */
 static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, bool keep_file, pch_error *err)
 {
@@ -559,7 +587,13 @@ static int write_cluster(pch_vxp_builder *b, pch_vx_array *a, uint64_t seq, bool
         if (nd) f->rdig = nd;
         if (!nd) return nomem(err);
         for (uint64_t r = 0; r < a->len; r++) pch_vx_row_digest(a, r, f->rdig + (size_t)(f->rows + r) * 32);
-        rc = pch_vx_writer_write(b->w, a, err);
+        {
+            uint64_t *wt = malloc(((size_t)a->len + 1) * sizeof *wt);
+            if (!wt) return nomem(err);
+            rc = doc_weights(a, wt, err);
+            if (rc == PCH_OK) rc = pch_vx_writer_write_rows(b->w, a, wt, err);
+            free(wt);
+        }
         PCH_TRY(rc);
         f->crows[f->clusters] = a->len;
         f->coff[f->clusters] = before;
@@ -942,7 +976,7 @@ static int write_directory(pch_vxp_builder *b, pch_buf *json, pch_buf *kjson, ui
     if (!l0 && b->n_d > 2 * shard_rows && !(kr = pch_malloc(b->ctx, b->n_d * 3 * sizeof *kr))) return nomem(err);
     PCH_TRY(pch_vx_dtype_parse(&dt, b->ctx, DIR_SCHEMA, err));
     pch_buf_init(&p, b->ctx);
-    wo.zone_len = 1024;
+    wo.zone_len = 0;     /* a shard is read whole, never pruned: zone maps would be bytes every point read pays */
     wo.threads = b->o.threads;   /* the commit waits on the directory: its lanes in parallel
                                  ** (the file is the same for any number of threads) */
 #define CK(x) do { if ((rc = (x)) < 0) goto done; } while (0)
@@ -1274,8 +1308,17 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
             pch_buf_append_str(&df, "\"cluster_rows\":[");
             for (uint32_t c = 0; c < f->clusters; c++) pch_buf_printf(&df, "%s%" PRIu64, c ? "," : "", f->crows[c]);
             pch_buf_append_str(&df, "],\"clusters_at\":[");
-            for (uint32_t c = 0; c < f->clusters; c++)
-                pch_buf_printf(&df, "%s[%" PRIu64 ",%" PRIu64 ",\"%s\"]", c ? "," : "", f->coff[c], f->clen[c], f->cdig[c]);
+            /* each cluster's digest only on object storage, where a point read checks the
+            ** cluster it fetches whole against it (docs/object-storage.md); a local one checks
+            ** its rows against the segment table's row digests, and the 96 bytes a cluster
+            ** (39 KB of `scaled`'s 80 KB manifest) were what every local point read paid for
+            ** them (issue 18 item 5). A root copied to object storage by other means reads
+            ** through its segment tables there (one request more a file). */
+            for (uint32_t c = 0; c < f->clusters; c++) {
+                pch_buf_printf(&df, "%s[%" PRIu64 ",%" PRIu64, c ? "," : "", f->coff[c], f->clen[c]);
+                if (b->remote) pch_buf_printf(&df, ",\"%s\"", f->cdig[c]);
+                pch_buf_append_str(&df, "]");
+            }
             pch_buf_printf(&df, "],\"tail\":[%" PRIu64 ",%" PRIu64 ",\"%s\"],\"segments\":{\"path\":\"data/%s/%s.segments\",\"bytes\":%"
                                PRIu64 ",\"digest\":\"%s\"}}", f->tail_off, f->bytes - f->tail_off, f->tail_dig, b->o.partition, f->id,
                            f->seg_bytes, f->seg_dig);
@@ -1309,10 +1352,10 @@ int pch_vxp_builder_commit(pch_vxp_builder *b, pch_vxp_build_stats *stats, pch_e
     pch_buf_append_str(&m, "\"vortex\":{\"file_format_version\":1,\"edition\":\"2025.05+zstd\",\"custom_registry_ids\":[]},\n");
     pch_buf_printf(&m, "\"layout\":{\"profile\":\"balanced\",\"data_model\":\"" PJ_DATA_MODEL "\",\"cluster_bytes\":%" PRIu64
                        ",\"file_bytes\":%" PRIu64 ",\"pack_bytes\":%" PRIu64 ",\"hot_max_bytes\":%" PRIu64 ",\"cold_max_bytes\":%" PRIu64
-                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"frame_rows\":%" PRIu64 ",\"zstd_dict_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
+                       ",\"directory_shard_rows\":%" PRIu64 ",\"dedup_min_bytes\":%" PRIu64 ",\"frame_bytes\":%" PRIu64 ",\"frame_rows\":%" PRIu64 ",\"frame_ratio\":%" PRIu64 ",\"zstd_dict_bytes\":%" PRIu64 ",\"assets\":\"%s\",\"prompt_prefix\":%s,\"blob_payload_compression\":\"per-value\"},\n",
                    b->o.cluster_bytes, b->o.file_bytes, b->o.pack_bytes, b->o.hot_max_bytes, b->o.cold_max_bytes,
                    b->o.directory_shard_rows, b->o.dedup_min_bytes, b->o.frame_bytes,
-                   b->o.frame_bytes ? b->o.frame_rows : 0, b->o.zstd_dict_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
+                   b->o.frame_bytes ? b->o.frame_rows : 0, b->o.frame_bytes ? b->o.frame_ratio : 0, b->o.zstd_dict_bytes, b->o.assets == PCH_VXP_ASSETS_EMBED ? "embed" : "reference",
                    b->o.prompt_prefix ? "true" : "false");
     /* the lane report (§8.1, §20.1): a file of its own, which only inspect reads; in the
     ** manifest it was a quarter of what every cold point read reads first (issue 18 item 5) */

@@ -342,6 +342,8 @@ int pj_layout_options(const pch_json_value *m, pch_vxp_build_options *bo, char *
     pj_json_u64(lay, "frame_bytes", &bo->frame_bytes);
     bo->frame_rows = 0;        /* a layout from before frames by rows has none */
     pj_json_u64(lay, "frame_rows", &bo->frame_rows);
+    bo->frame_ratio = 0;       /* nor from before small documents' frames */
+    pj_json_u64(lay, "frame_ratio", &bo->frame_ratio);
     bo->zstd_dict_bytes = 0;   /* a layout from before dictionaries has none */
     pj_json_u64(lay, "zstd_dict_bytes", &bo->zstd_dict_bytes);
     if (pj_json_str(lay, "assets", v, sizeof v) && strcmp(v, "embed") == 0) bo->assets = PCH_VXP_ASSETS_EMBED;

@@ -415,17 +415,18 @@ int pch_vxp_inspect(pch_ctx *ctx, const char *root, FILE *out, pch_error *err)
     fprintf(out, "\ncreated  ");
     print_str(out, m, "created_at");
     if ((o = pj_json_member(m, "layout", PCH_JSON_OBJECT))) {
-        uint64_t cb = 0, fb = 0, hot = 0, cold = 0, dd = 0, fr = 0, zd = 0, frows = 0;
+        uint64_t cb = 0, fb = 0, hot = 0, cold = 0, dd = 0, fr = 0, zd = 0, frows = 0, fratio = 0;
         pj_json_u64(o, "cluster_bytes", &cb); pj_json_u64(o, "file_bytes", &fb);
         pj_json_u64(o, "hot_max_bytes", &hot); pj_json_u64(o, "cold_max_bytes", &cold);
         pj_json_u64(o, "dedup_min_bytes", &dd); pj_json_u64(o, "frame_bytes", &fr);
         pj_json_u64(o, "zstd_dict_bytes", &zd);
         pj_json_u64(o, "frame_rows", &frows);
+        pj_json_u64(o, "frame_ratio", &fratio);
         fprintf(out, "\nlayout   profile ");
         print_str(out, o, "profile");
         fprintf(out, ", cluster %" PRIu64 " B, file %" PRIu64 " B, hot < %" PRIu64 " B, cold < %" PRIu64 " B, dedup >= %" PRIu64
-                " B, frames %" PRIu64 " B or %" PRIu64 " trajectories, zstd dictionary %" PRIu64 " B, assets ",
-                cb, fb, hot, cold, dd, fr, frows, zd);
+                " B, frames %" PRIu64 " B or %" PRIu64 " trajectories (small documents: %" PRIu64 " x their size), zstd dictionary %" PRIu64 " B, assets ",
+                cb, fb, hot, cold, dd, fr, frows, fratio, zd);
         print_str(out, o, "assets");
     }
     fputc('\n', out);

@@ -164,6 +164,10 @@ typedef struct pch_vx_encoder {
 #define PCH_VX_FRAME_ROW_BYTES 512u
 #endif
     int plain_offsets;            /* a framed list's top-level offsets stay vortex.primitive */
+    const uint64_t *row_weights;  /* per top-level row (NULL: none), with row_ratio: a frame
+                                  ** holding a row of weight W < frame_bytes / row_ratio closes
+                                  ** before it exceeds max(PCH_VX_FRAME_SMALL_MIN, row_ratio x W) */
+    uint32_t row_ratio;
     uint32_t dict_bytes;          /* a framed array trains a shared zstd dictionary (options) */
     const pch_vx_array *cut_arr;
     const uint64_t *cuts;
@@ -245,6 +249,10 @@ void pch_vx__bp_pack(uint8_t *out, const uint64_t *vals, uint64_t n, unsigned t_
                      unsigned bit_width);
 /* n_blocks*1024 values as t_bits-wide little-endian values (the array layout). */
 void pch_vx__bp_unpack(uint8_t *out, const uint8_t *in, uint64_t n_blocks, unsigned t_bits, unsigned bit_width);
+/* Element i (< 1024) of a packed block: the byte offset in the block of the word its bits start
+** in, and in *hi of the next word of its lane when they continue there (else SIZE_MAX). */
+size_t pch_vx__bp_locate(unsigned t_bits, unsigned bit_width, unsigned i, size_t *hi);
+uint64_t pch_vx__bp_get(const uint8_t *block, unsigned t_bits, unsigned bit_width, unsigned i);
 
 /* ---- FSST (vx_fsst.c; §6.4 `vortex.fsst`, FSST paper, Boncz et al., VLDB 2020) ----
 ** Code byte 255 = escape (next byte literal); code c < 255 = symbol c. Symbols are up to 8

@@ -99,3 +99,39 @@ void pch_vx__bp_unpack(uint8_t *out, const uint8_t *in, uint64_t nblocks, unsign
     default: bp_unpack_64(out, in, nblocks, w); break;
     }
 }
+
+/* Element i (< 1024) of a block: its lane and row invert the index formula above (lane =
+** i mod LANES; FL_ORDER is its own inverse), its bits start at row * W of the lane's stream.
+** A point read fetches only the one or two words they lie in (vx_serde.c dec_bitpacked). */
+static size_t bp_pos(unsigned tb, unsigned w, unsigned i, size_t *hi, unsigned *shift)
+{
+    const unsigned lanes = 1024 / tb, wb = tb / 8, within = i % 128;
+    const unsigned lane = within % lanes, o = (within / lanes) * (lanes / 16);
+    const unsigned bit = (fl_order[o] * 8u + i / 128) * w;
+    const size_t lo = ((size_t)(bit / tb) * lanes + lane) * wb;
+    *shift = bit % tb;
+    *hi = *shift + w > tb ? lo + (size_t)lanes * wb : SIZE_MAX;
+    return lo;
+}
+
+size_t pch_vx__bp_locate(unsigned tb, unsigned w, unsigned i, size_t *hi)
+{
+    unsigned shift;
+    return bp_pos(tb, w, i, hi, &shift);
+}
+
+uint64_t pch_vx__bp_get(const uint8_t *block, unsigned tb, unsigned w, unsigned i)
+{
+    unsigned sh;
+    size_t hi, lo = bp_pos(tb, w, i, &hi, &sh);
+    const uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1);
+    uint64_t v;
+    if (w == 0) return 0;
+    switch (tb) {
+    case 8: v = (uint64_t)block[lo] >> sh | (hi != SIZE_MAX ? (uint64_t)block[hi] << (8 - sh) : 0); break;
+    case 16: v = (uint64_t)pch_load_le16(block + lo) >> sh | (hi != SIZE_MAX ? (uint64_t)pch_load_le16(block + hi) << (16 - sh) : 0); break;
+    case 32: v = (uint64_t)pch_load_le32(block + lo) >> sh | (hi != SIZE_MAX ? (uint64_t)pch_load_le32(block + hi) << (32 - sh) : 0); break;
+    default: v = pch_load_le64(block + lo) >> sh | (hi != SIZE_MAX ? pch_load_le64(block + hi) << (64 - sh) : 0); break;
+    }
+    return v & mask;
+}

@@ -477,13 +477,39 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
     const uint64_t rows = e->cuts ? (e->n_cuts ? e->n_cuts - 1 : 0) : a->len;
     const uint64_t payload = w ? a->len * w : a->len * 4 + (uint64_t)(a->len ? a->offsets[a->len] - a->offsets[0] : 0);
     const uint32_t frame_rows = cut && rows && payload / rows < PCH_VX_FRAME_ROW_BYTES ? e->frame_rows : 0;
+    /* rows of small weight (row_weights): under frame_bytes / row_ratio */
+    const uint64_t *rw = cut && e->row_ratio ? e->row_weights : NULL;
+    const uint64_t small = rw ? e->frame_bytes / e->row_ratio : 0;
+    uint64_t fmin = UINT64_MAX, ri = 0;         /* the frame's least row weight; row cursor */
     for (uint64_t i = 0; i <= a->len; i++) {
         /* a frame closes at a whole row once it holds frame_bytes, or frame_rows rows and
         ** PCH_VX_FRAME_MIN bytes: a lane of a few bytes a trajectory then costs a point read
         ** a frame of its own rows, not one of the whole chunk (a 32 MiB cluster's) */
-        const int at_cut = cut && i < a->len && (plain.len - fstart >= e->frame_bytes ||
-                                                 (frame_rows && plain.len - fstart >= PCH_VX_FRAME_MIN)) && cut_allowed(e, i, &ci);
-        if (i == a->len || (at_cut && (plain.len - fstart >= e->frame_bytes || (frame_rows && (e->cuts ? ci : i) - frow >= frame_rows)))) {
+        int at_cut = cut && i < a->len && (plain.len - fstart >= e->frame_bytes ||
+                                           (frame_rows && plain.len - fstart >= PCH_VX_FRAME_MIN)) && cut_allowed(e, i, &ci);
+        at_cut = at_cut && (plain.len - fstart >= e->frame_bytes || (frame_rows && (e->cuts ? ci : i) - frow >= frame_rows));
+        if (rw && i < a->len) {
+            /* the row whose values start at i (rows without values in this array take no
+            ** frame of it and do not count): a frame holding a small row, or about to, closes
+            ** before it exceeds row_ratio x the least weight in it (RFC-0006 §13.4: a point
+            ** read of a small trajectory reads frames of its size, not 64 KiB ones) */
+            uint64_t r = i, end = i + 1;
+            if (e->cuts) {
+                while (ri + 1 < e->n_cuts && e->cuts[ri + 1] <= i) ri++;
+                r = ri;
+                end = ri + 1 < e->n_cuts ? e->cuts[ri + 1] : i;
+            }
+            if (e->cuts ? e->cuts[ri] == i && end > i : 1) {
+                const uint64_t m = rw[r] < fmin ? rw[r] : fmin;
+                if (!at_cut && m < small && plain.len > fstart) {
+                    uint64_t cap = m * e->row_ratio, add = w ? (end - i) * w : (end - i) * 4 + (uint64_t)(a->offsets[end] - a->offsets[i]);
+                    if (cap < PCH_VX_FRAME_SMALL_MIN) cap = PCH_VX_FRAME_SMALL_MIN;
+                    at_cut = plain.len - fstart + add > cap && cut_allowed(e, i, &ci);
+                }
+                fmin = at_cut ? rw[r] : m;
+            }
+        }
+        if (i == a->len || at_cut) {
             if (nf == capf) {
                 size_t nc = capf ? capf * 2 : 8;
                 uint64_t *np = pch_realloc(e->ctx, fcut, nc * 2 * sizeof(*np));

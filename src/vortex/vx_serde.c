@@ -950,9 +950,27 @@ static int dec_bitpacked(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uin
     k1 = cnt ? (first + cnt + 1023) / 1024 : k0;
     blk = pch_vx__bp_bytes(1024, (unsigned)m[0]);
     if (k1 - k0 > SIZE_MAX / 8192) return NOMEM();
-    PCH_TRY(buf_fill(ds, bi, (size_t)k0 * blk, (size_t)(k1 - k0) * blk));
     if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0)) || pch_vx__array_alloc_data_raw(a, (size_t)cnt * wb)) goto oom;
-    if (m[0] == 0) {                /* width 0: every value is 0, nothing to unpack */
+    if (ds->fill && m[0] && cnt < (k1 - k0) * m[0]) {
+        /* a few rows of a segment read in part (a point read: a trajectory's offsets): only
+        ** the one or two words of each value's lane, not its 1,024-value blocks (128 * W
+        ** bytes each; a list lane's two offsets cost 2 KiB at W = 16) */
+        for (uint64_t i = first; i < first + cnt; i++) {
+            size_t hi, lo = pch_vx__bp_locate(tb, (unsigned)m[0], (unsigned)(i % 1024), &hi);
+            const size_t at = (size_t)(i / 1024) * blk;
+            uint64_t v;
+            if ((rc = buf_fill(ds, bi, at + lo, wb)) || (hi != SIZE_MAX && (rc = buf_fill(ds, bi, at + hi, wb)))) goto fail;
+            v = pch_vx__bp_get(ds->seg + ds->bpos[bi] + at, tb, (unsigned)m[0], (unsigned)(i % 1024));
+            switch (wb) {
+            case 1: a->data[i - first] = (uint8_t)v; break;
+            case 2: pch_store_le16(a->data + 2 * (i - first), (uint16_t)v); break;
+            case 4: pch_store_le32(a->data + 4 * (i - first), (uint32_t)v); break;
+            default: pch_store_le64(a->data + 8 * (i - first), v); break;
+            }
+        }
+    } else if ((rc = buf_fill(ds, bi, (size_t)k0 * blk, (size_t)(k1 - k0) * blk))) {
+        goto fail;
+    } else if (m[0] == 0) {         /* width 0: every value is 0, nothing to unpack */
         if (cnt) memset(a->data, 0, (size_t)cnt * wb);
     } else if (first % 1024 == 0 && cnt == (k1 - k0) * 1024) {     /* every byte written below */
         pch_vx__bp_unpack(a->data, ds->seg + ds->bpos[bi] + (size_t)k0 * blk, k1 - k0, tb, (unsigned)m[0]);
@@ -1750,6 +1768,9 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     if (n->kids.n > 1) return BAD("vortex zstd: %u children", n->kids.n);
     /* the whole array's validity: the frames count valid values only */
     if (!(va = pch_vx__array_new(ds->ctx, dt, len, 0))) return NOMEM();
+    /* no rows (a point read of a trajectory without values in this lane): nothing to read,
+    ** not even the validity of a 32 MiB cluster's values */
+    if (!cnt && b <= len) goto rows;
     if ((rc = take_validity(ds, n, 0, va))) goto done;
     if (!va->validity) { valid = len; vb = b; vn = cnt; }
     else {
@@ -1803,7 +1824,8 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
             if (fr[k].nvals && at + fr[k].nvals > vb) nread++;
         if (nread > 1 && !(ddict = ZSTD_createDDict(dict, dict_len))) { rc = NOMEM(); goto done; }
     }
-    for (uint64_t k = 0; k < nframes && vstart < vb + vn; vstart += fr[k].nvals, k++) {
+    /* no valid value in the rows (a trajectory without values in this lane): no frame */
+    for (uint64_t k = 0; vn && k < nframes && vstart < vb + vn; vstart += fr[k].nvals, k++) {
         const uint8_t *fp;
         size_t fl, gotb;
         ZSTD_DCtx *z;
@@ -1853,6 +1875,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
         }
         if (pch_rd_left(&pr)) { rc = BAD("vortex zstd: trailing payload bytes in frame %" PRIu64, k); goto done; }
     }
+rows:
     if (got_vals != vn) { rc = BAD("vortex zstd: %" PRIu64 " of %" PRIu64 " values found in the frames", got_vals, vn); goto done; }
     if (!(a = pch_vx__array_new(ds->ctx, dt, cnt, 0))) { rc = NOMEM(); goto done; }
     if (va->validity) {

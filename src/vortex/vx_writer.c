@@ -195,6 +195,7 @@ static int writer_open(pch_vx_writer **out, pch_ctx *ctx, const pch_vx_dtype *dt
     else if (opts && opts->version == 4) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, zstd_dict_bytes));
     else if (opts && opts->version == 5) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, frame_rows));
     else if (opts && opts->version == 6) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, plain_offsets));
+    else if (opts && opts->version == 7) memcpy(&w->opts, opts, offsetof(pch_vx_write_options, frame_row_ratio));
     else if (opts) w->opts = *opts;
     w->opts.version = PCH_VX_WRITE_OPTIONS_VERSION;
     if (w->opts.threads == 0) w->opts.threads = 1;
@@ -627,6 +628,7 @@ typedef struct lane_job {
     pch_vx_writer *w;
     lane *l;
     const pch_vx_array *a;
+    const uint64_t *row_weights;   /* the chunk's (pch_vx_writer_write_rows), or NULL */
     pch_vx_array codes;       /* dict lanes: u32 codes of this chunk */
     pch_vx_dtype codes_dt;
     pch_vx_enode *root;
@@ -697,6 +699,8 @@ static void lane_prepare(lane_job *j, uint32_t **fsst_pairs)
     e.frame_rows = w->opts.frame_rows;
     e.plain_offsets = w->opts.plain_offsets;
     e.dict_bytes = w->opts.zstd_dict_bytes;
+    e.row_weights = w->opts.frame_row_ratio ? j->row_weights : NULL;
+    e.row_ratio = w->opts.frame_row_ratio;
     e.cut_arr = l->dict ? &j->codes : a;   /* the chunk's rows are whole trajectories */
     e.fsst_losses = &l->fsst_losses;       /* lanes of a chunk run in parallel, chunks in order */
     e.chunk = l->dict ? l->n_codes : l->n_chunks;
@@ -741,6 +745,11 @@ static void *pool_worker(void *arg)
 
 int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *err)
 {
+    return pch_vx_writer_write_rows(w, chunk, NULL, err);
+}
+
+int pch_vx_writer_write_rows(pch_vx_writer *w, const pch_vx_array *chunk, const uint64_t *row_weights, pch_error *err)
+{
     lane_job *jobs;
     int rc = PCH_OK;
     if (w->finished) return pch_error_set(err, PCH_EINVAL, "vortex writer: already finished");
@@ -756,6 +765,7 @@ int pch_vx_writer_write(pch_vx_writer *w, const pch_vx_array *chunk, pch_error *
         j->w = w;
         j->l = &w->lanes[li];
         j->a = a;
+        j->row_weights = row_weights;
         pch_arena_init(&j->arena, w->ctx, 1 << 16);
         pch_error_clear(&j->err);
     }

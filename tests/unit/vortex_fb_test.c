@@ -249,6 +249,22 @@ static void test_vortex_fb__bitpack(void)
                 PCH_CHECK_MSG(v == in[i], "t=%u w=%u i=%d", tbs[t], w, i);
                 if (v != in[i]) break;
             }
+            /* one value from the words bp_locate names (a point read's partial read): only
+            ** those bytes of the block are present */
+            for (int i = 0; i < 3000; i++) {
+                static uint8_t blk[128 * 64];
+                const uint8_t *src = packed + (size_t)(i / 1024) * 128 * w;
+                size_t hi, lo = pch_vx__bp_locate(tbs[t], w, (unsigned)(i % 1024), &hi);
+                memset(blk, 0xa5, sizeof blk);
+                if (w) {
+                    PCH_CHECK(lo + wb <= 128u * w && (hi == SIZE_MAX || (hi == lo + 128 && hi + wb <= 128u * w)));
+                    memcpy(blk + lo, src + lo, wb);
+                    if (hi != SIZE_MAX) memcpy(blk + hi, src + hi, wb);
+                }
+                uint64_t v = pch_vx__bp_get(blk, tbs[t], w, (unsigned)(i % 1024));
+                PCH_CHECK_MSG(v == in[i], "get t=%u w=%u i=%d", tbs[t], w, i);
+                if (v != in[i]) break;
+            }
         }
     }
     /* Layout check against Appendix A: with T=8, W=1, element 0 is bit 0 of word 0 and

@@ -147,6 +147,20 @@ static size_t dir_entries(const char *dir)
     return n;
 }
 
+/* Row weights for pch_vx_writer_write_rows (frame_row_ratio): a deterministic mix of small and
+** large rows per chunk, the same for every writer of a test; NULL without a ratio. */
+static int write_chunk(pch_vx_writer *w, const pch_vx_write_options *o, size_t c, const pch_vx_array *a, pch_error *err)
+{
+    uint64_t *wt;
+    int rc;
+    if (!o || !o->frame_row_ratio) return pch_vx_writer_write(w, a, err);
+    if (!(wt = malloc(((size_t)a->len + 1) * sizeof *wt))) return pch_error_set(err, PCH_ENOMEM, "out of memory");
+    for (uint64_t r = 0; r < a->len; r++) wt[r] = ((r * 2654435761u) ^ (c * 40503u)) % 7 == 0 ? (r % 97) * 13 : 20000 + r % 5000;
+    rc = pch_vx_writer_write_rows(w, a, wt, err);
+    free(wt);
+    return rc;
+}
+
 /* Write the chunks again through the streaming writer (staging file + rename) and require
 ** byte-identical output to the in-memory writer, and no staging file left behind. */
 static int stream_same(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, const pch_vx_write_options *o,
@@ -159,7 +173,7 @@ static int stream_same(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, 
     snprintf(path, sizeof path, "%s/stream.vortex", g_tmpdir);
     pch_buf_init(&got, NULL);
     if ((rc = pch_vx_writer_open_path(&w, NULL, dt, path, o, err))) return rc;
-    for (size_t i = 0; i < n && !rc; i++) rc = pch_vx_writer_write(w, chunks[i], err);
+    for (size_t i = 0; i < n && !rc; i++) rc = write_chunk(w, o, i, chunks[i], err);
     if (!rc && dir_entries(g_tmpdir) != 1) rc = pch_error_set(err, PCH_EIO, "streamed: no staging file while writing");
     if (!rc && access(path, F_OK) == 0) rc = pch_error_set(err, PCH_EIO, "streamed: target visible before finish");
     if (!rc) rc = pch_vx_writer_finish(w, err);
@@ -274,7 +288,7 @@ static int roundtrip(const pch_vx_dtype *dt, pch_vx_array **chunks, size_t n, co
     pch_bytes bytes;
     int rc, eq;
     if ((rc = pch_vx_writer_open(&w, NULL, dt, o, err))) return rc;
-    for (size_t i = 0; i < n; i++) if ((rc = pch_vx_writer_write(w, chunks[i], err))) goto done;
+    for (size_t i = 0; i < n; i++) if ((rc = write_chunk(w, o, i, chunks[i], err))) goto done;
     if ((rc = pch_vx_writer_finish(w, err))) goto done;
     bytes = pch_vx_writer_bytes(w);
     if (getenv("PCH_VX_DUMP_DIR")) {
@@ -397,6 +411,7 @@ static void test_vortex_file__random_roundtrip(void)
         o.sample_rows = 256;
         o.frame_bytes = iter % 2 ? 0 : 16u << rndn(8);   /* many small frames: ranges cross them */
         o.frame_rows = iter % 4 == 0 ? 1 + (uint32_t)rndn(16) : 0;   /* and frames of a few rows */
+        o.frame_row_ratio = iter % 3 == 0 ? 1 + (uint32_t)rndn(16) : 0;   /* and of small rows */
         int rc = roundtrip(dt, chunks, nch, &o, &err, NULL);
         PCH_CHECK_MSG(rc == 0, "iter %d schema %s: %s", iter, (const char *)sb.data, err.msg);
         for (size_t c = 0; c < nch; c++) pch_vx_array_free(chunks[c]);
@@ -1354,6 +1369,82 @@ static void test_vortex_file__partial_reads(void)
     pch_vx_dtype_free(dt);
 }
 
+/* Frames of small rows (frame_row_ratio with row weights, RFC-0006 §13.4): a one-row read of a
+** small row among large ones reads a frame of about its own size, not a 64 KiB one, the rows
+** read back the same, and the file grows by no more than that one row's frames cost. */
+static void test_vortex_file__small_row_frames(void)
+{
+    pch_vx_dtype *dt = NULL;
+    pch_vx_builder *b = NULL;
+    pch_vx_array *a = NULL;
+    pch_error err;
+    const uint64_t rows = 600, small = 300;
+    uint64_t *wt = malloc(rows * sizeof *wt), got[2] = { 0, 0 }, size[2] = { 0, 0 };
+    PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, "struct<id:u32,msgs:list<utf8>>", &err), &err);
+    PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+    for (uint64_t r = 0; r < rows; r++) {
+        pch_vx_builder *l = pch_vx_builder_child(pch_vx_builder_child(b, 1), 0);
+        PCH_CHECK_OK(pch_vx_builder_append_int(pch_vx_builder_child(b, 0), (int64_t)r, &err), &err);
+        wt[r] = 0;
+        for (uint64_t k = 0; k < (r == small ? 1 : 12); k++) {
+            char txt[200];
+            int len = snprintf(txt, sizeof txt, "row %llu message %llu %llx %llx %llx %llx", (unsigned long long)r,
+                               (unsigned long long)k, (unsigned long long)rnd(), (unsigned long long)rnd(), (unsigned long long)rnd(),
+                               (unsigned long long)rnd());
+            PCH_CHECK_OK(pch_vx_builder_append_bytes(l, txt, (size_t)len, &err), &err);
+            wt[r] += (uint64_t)len;
+        }
+        PCH_CHECK_OK(pch_vx_builder_append_valid(pch_vx_builder_child(b, 1), &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_append_valid(b, &err), &err);
+    }
+    PCH_CHECK_OK(pch_vx_builder_finish(b, &a, &err), &err);
+    for (int ratio = 0; ratio < 2; ratio++) {
+        pch_vx_write_options o = PCH_VX_WRITE_OPTIONS_INIT;
+        pch_vx_writer *w = NULL;
+        pch_vx_file *f = NULL;
+        pch_vx_scan_options so = PCH_VX_SCAN_OPTIONS_INIT;
+        pch_vx_array *part = NULL, *want = NULL, *full = NULL;
+        pch_vx_dtype *pdt = NULL, *fdt = NULL;
+        pch_vx_io_stats st;
+        pch_bytes bytes;
+        o.frame_bytes = 64u << 10;
+        o.frame_row_ratio = ratio ? 8 : 0;
+        PCH_CHECK_OK(pch_vx_writer_open(&w, NULL, dt, &o, &err), &err);
+        PCH_CHECK_OK(pch_vx_writer_write_rows(w, a, wt, &err), &err);
+        PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+        bytes = pch_vx_writer_bytes(w);
+        size[ratio] = bytes.len;
+        PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
+        PCH_CHECK_OK(pch_vx_file_check(f, &err), &err);
+        PCH_CHECK_OK(pch_vx_file_set_partial_reads(f, 64, NULL, NULL, &err), &err);
+        pch_vx_file_reset_io_stats(f);
+        so.row_begin = small;
+        so.row_end = small + 1;
+        PCH_CHECK_OK(pch_vx_file_scan(f, &so, &part, &pdt, &err), &err);
+        pch_vx_file_io_stats(f, &st);
+        got[ratio] = st.bytes_read;
+        PCH_CHECK_OK(pch_vx__array_slice(&want, a, small, 1, &err), &err);
+        PCH_CHECK(part && want && pch_vx_array_equal(part, want));
+        PCH_CHECK_OK(pch_vx_file_scan(f, NULL, &full, &fdt, &err), &err);
+        PCH_CHECK(full && pch_vx_array_equal(full, a));
+        pch_vx_array_free(part);
+        pch_vx_array_free(want);
+        pch_vx_array_free(full);
+        pch_vx_dtype_free(pdt);
+        pch_vx_dtype_free(fdt);
+        pch_vx_file_free(f);
+        pch_vx_writer_free(w);
+    }
+    PCH_CHECK_MSG(got[1] * 4 < got[0], "a small row's read: %llu bytes with its own frames, %llu without",
+                  (unsigned long long)got[1], (unsigned long long)got[0]);
+    PCH_CHECK_MSG(size[1] < size[0] + size[0] / 20, "file %llu bytes with small-row frames, %llu without",
+                  (unsigned long long)size[1], (unsigned long long)size[0]);
+    free(wt);
+    pch_vx_builder_free(b);
+    pch_vx_array_free(a);
+    pch_vx_dtype_free(dt);
+}
+
 /* Row ranges of FastLanes and ALP-RD lanes as our writer makes them (bit-packed, FOR, nullable,
 ** float32/float64 ALP-RD with exceptions, list<u32> token ids; bit-packing with patches has a
 ** test of its own below): every range reads what a slice
@@ -2203,6 +2294,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__bool_ranges);
     PCH_RUN(test_vortex_file__sparse_ranges);
     PCH_RUN(test_vortex_file__partial_reads);
+    PCH_RUN(test_vortex_file__small_row_frames);
     PCH_RUN(test_vortex_file__alprd_floats);
     PCH_RUN(test_vortex_file__numeric_ranges);
     PCH_RUN(test_vortex_file__bitpacked_patches);

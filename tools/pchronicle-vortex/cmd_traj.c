@@ -110,7 +110,7 @@ static int on_finding(const pch_atif_finding *f, void *payload)
 static const char build_usage[] =
     "usage: pchronicle-vortex build --from DIR|COMPACT_JSONL_DATASET|STORYLINE_ROOT --to ROOT\n"
     "         [--assets embed|reference] [--hot-max BYTES] [--cold-max BYTES] [--cluster-bytes BYTES]\n"
-    "         [--frame-bytes BYTES] [--frame-rows N] [--zstd-dict BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
+    "         [--frame-bytes BYTES] [--frame-rows N] [--frame-ratio N] [--zstd-dict BYTES] [--file-bytes BYTES] [--pack-bytes BYTES] [--dedup-min BYTES] [--dedup-index-bytes BYTES]\n"
     "         [--shard-rows N] [--source-id ID] [--partition NAME] [--prompt-prefix on|off]\n"
     "         [--threads N] [--quiet] [--json]\n"
     "  Projects every ATIF document of the input into a new snapshot of ROOT (RFC-0006 §11.1).\n"
@@ -121,7 +121,9 @@ static const char build_usage[] =
     "  cut at trajectory boundaries (a point read decompresses only its own; 0 = one frame per\n"
     "  lane chunk) or after 32 trajectories (--frame-rows; with each lane's per-trajectory\n"
     "  offsets plain, a point read's bytes follow its trajectory at any cluster size; 0 = by\n"
-    "  bytes alone), no zstd dictionary (--zstd-dict N: a framed lane chunk of at least 64 x N\n"
+    "  bytes alone); a document of L logical bytes under 64K / 16 gets frames of at most\n"
+    "  max(4K, 16 x L) (--frame-ratio; a point read of it reads frames of its own size; 0 = off),\n"
+    "  no zstd dictionary (--zstd-dict N: a framed lane chunk of at least 64 x N\n"
     "  payload bytes trains a dictionary of at most N its frames share; it pays with 64M\n"
     "  clusters, where point reads cost more: docs/vortex-projection.md §3),\n"
     "  file 32M, pack 256M,\n"
@@ -177,7 +179,7 @@ void vx_input_close(vx_input *in, const char *cmd)
 static bool build_option(const char *a)
 {
     static const char *const known[] = { "--from", "--to", "--assets", "--hot-max", "--cold-max", "--cluster-bytes",
-                                         "--frame-bytes", "--frame-rows", "--zstd-dict", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
+                                         "--frame-bytes", "--frame-rows", "--frame-ratio", "--zstd-dict", "--file-bytes", "--pack-bytes", "--dedup-min", "--dedup-index-bytes", "--shard-rows",
                                          "--threads", "--source-id", "--partition", "--prompt-prefix" };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) if (strcmp(a, known[i]) == 0) return true;
     return false;
@@ -236,6 +238,7 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
         else if (strcmp(a, "--frame-bytes") == 0) sz = &o.frame_bytes;
         else if (strcmp(a, "--zstd-dict") == 0) sz = &o.zstd_dict_bytes;
         else if (strcmp(a, "--frame-rows") == 0) sz = &o.frame_rows;
+        else if (strcmp(a, "--frame-ratio") == 0) sz = &o.frame_ratio;
         else if (strcmp(a, "--file-bytes") == 0) sz = &o.file_bytes;
         else if (strcmp(a, "--pack-bytes") == 0) sz = &o.pack_bytes;
         else if (strcmp(a, "--dedup-min") == 0) sz = &o.dedup_min_bytes;
@@ -267,6 +270,10 @@ int vx_cmd_build(pch_ctx *ctx, int argc, char **argv)
     }
     if (o.frame_rows > ((uint64_t)1 << 20)) {
         fprintf(stderr, "pchronicle-vortex build: --frame-rows must be at most 1M\n");
+        return VX_EXIT_USAGE;
+    }
+    if (o.frame_ratio > 1024) {
+        fprintf(stderr, "pchronicle-vortex build: --frame-ratio must be at most 1024\n");
         return VX_EXIT_USAGE;
     }
     if (o.zstd_dict_bytes > PCH_VXP_ZSTD_DICT_MAX) {
