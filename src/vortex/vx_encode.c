@@ -492,7 +492,8 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
             /* the row whose values start at i (rows without values in this array take no
             ** frame of it and do not count): a frame holding a small row, or about to, closes
             ** before it exceeds row_ratio x the least weight in it (RFC-0006 §13.4: a point
-            ** read of a small trajectory reads frames of its size, not 64 KiB ones) */
+            ** read of a small document, the projection's weights, reads frames of its size,
+            ** not 64 KiB ones) */
             uint64_t r = i, end = i + 1;
             if (e->cuts) {
                 while (ri + 1 < e->n_cuts && e->cuts[ri + 1] <= i) ri++;
