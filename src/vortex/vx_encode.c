@@ -481,6 +481,7 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
     const uint64_t *rw = cut && e->row_ratio ? e->row_weights : NULL;
     const uint64_t small = rw ? e->frame_bytes / e->row_ratio : 0;
     uint64_t fmin = UINT64_MAX, ri = 0;         /* the frame's least row weight; row cursor */
+    uint64_t nb = rw ? (e->cuts ? e->cuts[0] : 0) : UINT64_MAX;   /* the next value a row starts at */
     for (uint64_t i = 0; i <= a->len; i++) {
         /* a frame closes at a whole row once it holds frame_bytes, or frame_rows rows and
         ** PCH_VX_FRAME_MIN bytes: a lane of a few bytes a trajectory then costs a point read
@@ -488,7 +489,7 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
         int at_cut = cut && i < a->len && (plain.len - fstart >= e->frame_bytes ||
                                            (frame_rows && plain.len - fstart >= PCH_VX_FRAME_MIN)) && cut_allowed(e, i, &ci);
         at_cut = at_cut && (plain.len - fstart >= e->frame_bytes || (frame_rows && (e->cuts ? ci : i) - frow >= frame_rows));
-        if (rw && i < a->len) {
+        if (i == nb && i < a->len) {
             /* the row whose values start at i (rows without values in this array take no
             ** frame of it and do not count): a frame holding a small row, or about to, closes
             ** before it exceeds row_ratio x the least weight in it (RFC-0006 §13.4: a point
@@ -500,6 +501,7 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
                 r = ri;
                 end = ri + 1 < e->n_cuts ? e->cuts[ri + 1] : i;
             }
+            nb = e->cuts ? (ri + 1 < e->n_cuts ? e->cuts[ri + 1] : UINT64_MAX) : i + 1;
             if (e->cuts ? e->cuts[ri] == i && end > i : 1) {
                 const uint64_t m = rw[r] < fmin ? rw[r] : fmin;
                 if (!at_cut && m < small && plain.len > fstart) {
