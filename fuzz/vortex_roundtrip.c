@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         so.row_begin = in.n % back->len;
         so.row_end = so.row_begin + 1;
         /* every other input reads it in part: only the 64-byte blocks its buffers need */
-        if (in.n % 2 && pch_vx_file_set_partial_reads(f, 64, NULL, NULL, &err)) abort();
+        if (in.n % 2 && pch_vx_file_set_partial_reads(f, PCH_VX_BLOCK_MIN, NULL, NULL, &err)) abort();
         if (pch_vx_file_scan(f, &so, &one, &one_dt, &err) || pch_vx__array_slice(&want, back, so.row_begin, 1, &err)) {
             fprintf(stderr, "row read: %s\n", err.msg);
             abort();

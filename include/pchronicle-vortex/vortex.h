@@ -356,7 +356,7 @@ typedef int (*pch_vx_tail_check_fn)(void *payload, uint32_t block, const uint8_t
 typedef struct pch_vx_paged_open {
     unsigned version;                  /* PCH_VX_PAGED_OPEN_VERSION */
     uint64_t tail_off;
-    uint32_t block_bytes;              /* >= 64 */
+    uint32_t block_bytes;              /* >= PCH_VX_BLOCK_MIN */
     pch_vx_tail_check_fn check;
     void *payload;
     const uint64_t *chunk_starts;
@@ -413,7 +413,8 @@ PCH_API void pch_vx_file_set_segment_check(pch_vx_file *f, pch_vx_segment_check_
 ** its bytes [k * block_bytes, (k + 1) * block_bytes), the last one shorter; fn (may be NULL)
 ** checks each block read before any of it is used. With a segment check installed and no fn,
 ** segments are always read whole (every byte read stays checked). 0 turns it off (default).
-** PCH_EINVAL for a block under 64 bytes. Clears the segment cache. */
+** PCH_EINVAL for a block under PCH_VX_BLOCK_MIN bytes. Clears the segment cache. */
+#define PCH_VX_BLOCK_MIN 32u
 typedef int (*pch_vx_block_check_fn)(void *payload, uint32_t segment, uint32_t block, const uint8_t *bytes,
                                      uint64_t len, pch_error *err);
 PCH_API int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, pch_vx_block_check_fn fn,

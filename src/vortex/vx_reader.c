@@ -850,8 +850,8 @@ int pch_vx_file_open_paged(pch_vx_file **out, pch_ctx *ctx, const char *path, co
     *out = NULL;
     if (!o || o->version < 1 || o->version > PCH_VX_PAGED_OPEN_VERSION)
         return pch_error_set(err, PCH_EINVAL, "vortex: paged open options version %u (want 1..%u)", o ? o->version : 0, PCH_VX_PAGED_OPEN_VERSION);
-    if (o->block_bytes < 64)
-        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks (at least 64)", o->block_bytes);
+    if (o->block_bytes < PCH_VX_BLOCK_MIN)
+        return pch_error_set(err, PCH_EINVAL, "vortex: paged open with %u-byte blocks (at least %u)", o->block_bytes, PCH_VX_BLOCK_MIN);
     for (uint32_t i = 0; o->chunk_starts && i <= o->n_chunks; i++)
         if (i ? o->chunk_starts[i] < o->chunk_starts[i - 1] : o->chunk_starts[0] != 0)
             return pch_error_set(err, PCH_EINVAL, "vortex: paged open with chunk starts that do not rise from 0 (chunk %u)", i);
@@ -1010,7 +1010,8 @@ void pch_vx_file_set_segment_check(pch_vx_file *f, pch_vx_segment_check_fn fn, v
 int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, pch_vx_block_check_fn fn, void *payload,
                                   pch_error *err)
 {
-    if (block_bytes && block_bytes < 64) return pch_error_set(err, PCH_EINVAL, "vortex: partial-read block of %u bytes (at least 64)", block_bytes);
+    if (block_bytes && block_bytes < PCH_VX_BLOCK_MIN)
+        return pch_error_set(err, PCH_EINVAL, "vortex: partial-read block of %u bytes (at least %u)", block_bytes, PCH_VX_BLOCK_MIN);
     cache_clear(f);
     if (block_bytes && !f->pbits && !(f->pbits = pch_calloc(f->ctx, f->n_segs ? f->n_segs : 1, sizeof(uint8_t *))))
         return pch_error_set(err, PCH_ENOMEM, "vortex: out of memory");

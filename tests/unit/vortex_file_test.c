@@ -1089,6 +1089,118 @@ static void test_vortex_file__sparse_ranges(void)
     }
 }
 
+/* vortex.runend row ranges (runs of equal values, as other writers and our compressor make
+** them), built node by node with an offset: each range equals the slice of the whole array —
+** inside a run, across runs, at both ends — for integer and nullable string values; ends that
+** do not increase fail closed, whole and for any range. */
+static void test_vortex_file__runend_ranges(void)
+{
+    static const char *const types[] = { "u64", "utf8?" };
+    for (int t = 0; t < 2; t++) {
+        const uint64_t off = 7;
+        pch_error err;
+        pch_vx_dtype *dt = NULL, *edt = NULL;
+        pch_vx_builder *b = NULL, *vb = NULL;
+        pch_vx_array *want = NULL, *vals = NULL, *ends = NULL, *full = NULL;
+        pch_vx_encoder e;
+        pch_vx_enode root, *kids[2];
+        pch_arena arena;
+        pch_buf seg, meta;
+        uint16_t map[PCH_VX_E_COUNT];
+        int16_t smap[PCH_VX_E_COUNT];
+        uint8_t used[PCH_VX_E_COUNT], ae;
+        pch_vx_decode_ctx dc;
+        uint64_t rows = 0, nruns = 0, endv[400];
+        PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, types[t], &err), &err);
+        PCH_CHECK_OK(pch_vx_dtype_parse(&edt, NULL, "u32", &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&b, NULL, dt, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_new(&vb, NULL, dt, &err), &err);
+        for (uint64_t run = 0; run < 400; run++, nruns++) {
+            uint64_t n = run % 3 ? 1 + rndn(3) : 1 + rndn(300), v = rnd() % 1000000;
+            bool null = t && run % 5 == 3;
+            char txt[48];
+            int m = snprintf(txt, sizeof txt, "run %llu value %llu", (unsigned long long)run, (unsigned long long)v);
+            for (pch_vx_builder *x = vb; x; x = x == vb ? b : NULL)
+                for (uint64_t k = 0; k < (x == vb ? 1 : n); k++) {
+                    if (t == 0) PCH_CHECK_OK(pch_vx_builder_append_uint(x, v, &err), &err);
+                    else if (null) PCH_CHECK_OK(pch_vx_builder_append_null(x, &err), &err);
+                    else PCH_CHECK_OK(pch_vx_builder_append_bytes(x, txt, (size_t)m, &err), &err);
+                }
+            rows += n;
+            endv[run] = off + rows;
+        }
+        PCH_CHECK_OK(pch_vx_builder_finish(b, &want, &err), &err);
+        PCH_CHECK_OK(pch_vx_builder_finish(vb, &vals, &err), &err);
+        ends = pch_vx__array_new(NULL, edt, nruns, 0);
+        PCH_CHECK(ends && pch_vx__array_alloc_data(ends, (size_t)nruns * 4) == 0);
+        for (uint64_t r = 0; r < nruns; r++) pch_store_le32(ends->data + 4 * r, (uint32_t)endv[r]);
+        pch_arena_init(&arena, NULL, 1 << 16);
+        pch_buf_init(&seg, NULL);
+        pch_buf_init(&meta, NULL);
+        memset(&e, 0, sizeof e);
+        e.arena = &arena;
+        PCH_CHECK_OK(pch_vx__encode_canonical(&e, ends, &kids[0], &err), &err);
+        PCH_CHECK_OK(pch_vx__encode_canonical(&e, vals, &kids[1], &err), &err);
+        /* RunEndMetadata: 1 ends ptype, 2 number of runs, 3 offset */
+        pch_buf_putc(&meta, 0x08); pch_vx__pb_varint(&meta, PCH_VX_U32);
+        pch_buf_putc(&meta, 0x10); pch_vx__pb_varint(&meta, nruns);
+        pch_buf_putc(&meta, 0x18); pch_vx__pb_varint(&meta, off);
+        memset(&root, 0, sizeof root);
+        root.enc = PCH_VX_E_RUNEND;
+        root.meta = meta.data;
+        root.meta_len = meta.len;
+        root.n_children = 2;
+        root.children = kids;
+        for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
+        memset(used, 0, sizeof used);
+        PCH_CHECK_OK(pch_vx__serialize(&seg, &root, map, used, &ae, &err), &err);
+        dc.ctx = NULL;
+        dc.spec_map = smap;
+        dc.n_specs = PCH_VX_E_COUNT;
+        dc.text_codes = false;
+        PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
+        PCH_CHECK(full && pch_vx_array_equal(full, want));
+        for (uint64_t k = 0, bgn = 0, last = 0; bgn < rows; k++) {
+            pch_vx_array *part = NULL, *exp = NULL;
+            uint64_t n = k % 3 ? 1 + rndn(4) : 1 + rndn(900);
+            if (k == 0 || last) n = 1;                          /* the first row, and the last */
+            if (n > rows - bgn) n = rows - bgn;
+            PCH_CHECK_OK(pch_vx__deserialize_range(&part, &dc, seg.data, seg.len, dt, rows, bgn, n, &err), &err);
+            PCH_CHECK_OK(pch_vx__array_slice(&exp, want, bgn, n, &err), &err);
+            PCH_CHECK_MSG(part && pch_vx_array_equal(part, exp), "%s rows %llu+%llu", types[t], (unsigned long long)bgn,
+                          (unsigned long long)n);
+            pch_vx_array_free(part);
+            pch_vx_array_free(exp);
+            if (last) break;
+            bgn = bgn + n + rndn(200);
+            if (bgn >= rows) { bgn = rows - 1; last = 1; }
+        }
+        /* ends that do not increase: refused whole and for a range */
+        {
+            pch_vx_array *bad = NULL;
+            size_t at = 0;
+            for (size_t i = 0; i + 8 <= seg.len; i++)
+                if (pch_load_le32(seg.data + i) == endv[10] && pch_load_le32(seg.data + i + 4) == endv[11]) { at = i; break; }
+            PCH_CHECK(at > 0);
+            pch_store_le32(seg.data + at + 4, (uint32_t)endv[10]);
+            PCH_CHECK(pch_vx__deserialize(&bad, &dc, seg.data, seg.len, dt, rows, &err) == PCH_ECORRUPT);
+            PCH_CHECK(pch_vx__deserialize_range(&bad, &dc, seg.data, seg.len, dt, rows, 3, 2, &err) == PCH_ECORRUPT &&
+                      strstr(err.msg, "strictly increasing"));
+        }
+        pch_buf_dispose(&seg);
+        pch_buf_dispose(&meta);
+        pch_arena_dispose(&arena);
+        pch_vx_array_free(want);
+        pch_vx_array_free(vals);
+        pch_vx_array_free(ends);
+        pch_vx_array_free(full);
+        pch_vx_builder_free(b);
+        pch_vx_builder_free(vb);
+        pch_vx_dtype_free(dt);
+        pch_vx_dtype_free(edt);
+    }
+}
+
 /* ------------------------------------------------------------------ compressor choices */
 
 /* fastlanes.bitpacked with patches, as other writers make it (ours never patches): a u32
@@ -1314,7 +1426,7 @@ static void test_vortex_file__partial_reads(void)
         pch_vx_io_stats st;
         int rc;
         PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
-        if (pass == 0) PCH_CHECK(pch_vx_file_set_partial_reads(f, 63, NULL, NULL, &err) == PCH_EINVAL);
+        if (pass == 0) PCH_CHECK(pch_vx_file_set_partial_reads(f, PCH_VX_BLOCK_MIN - 1, NULL, NULL, &err) == PCH_EINVAL);
         for (uint32_t i = 0; pass == 0 && i < pch_vx_file_n_segments(f); i++) {
             uint64_t off, len;
             PCH_CHECK_OK(pch_vx_file_segment(f, i, &off, &len, &err), &err);
@@ -1371,7 +1483,8 @@ static void test_vortex_file__partial_reads(void)
 
 /* Frames of small rows (frame_row_ratio with row weights, RFC-0006 §13.4): a one-row read of a
 ** small row among large ones reads a frame of about its own size, not a 64 KiB one, the rows
-** read back the same, and the file grows by no more than that one row's frames cost. */
+** read back the same, and the file grows by no more than a fifth (one frame of about eight
+** split in three). */
 static void test_vortex_file__small_row_frames(void)
 {
     pch_vx_dtype *dt = NULL;
@@ -1388,9 +1501,8 @@ static void test_vortex_file__small_row_frames(void)
         wt[r] = 0;
         for (uint64_t k = 0; k < (r == small ? 1 : 12); k++) {
             char txt[200];
-            int len = snprintf(txt, sizeof txt, "row %llu message %llu %llx %llx %llx %llx", (unsigned long long)r,
-                               (unsigned long long)k, (unsigned long long)rnd(), (unsigned long long)rnd(), (unsigned long long)rnd(),
-                               (unsigned long long)rnd());
+            int len = snprintf(txt, sizeof txt, "row %llu message %llu: the quick brown fox jumps over the lazy dog %llx",
+                               (unsigned long long)r, (unsigned long long)k, (unsigned long long)rnd());
             PCH_CHECK_OK(pch_vx_builder_append_bytes(l, txt, (size_t)len, &err), &err);
             wt[r] += (uint64_t)len;
         }
@@ -1412,6 +1524,11 @@ static void test_vortex_file__small_row_frames(void)
         PCH_CHECK_OK(pch_vx_writer_open(&w, NULL, dt, &o, &err), &err);
         PCH_CHECK_OK(pch_vx_writer_write_rows(w, a, wt, &err), &err);
         PCH_CHECK_OK(pch_vx_writer_finish(w, &err), &err);
+        {
+            pch_vx_lane_report rep;       /* the messages are framed zstd, or nothing here is tested */
+            PCH_CHECK_OK(pch_vx_writer_lane(w, 1, &rep), &err);
+            PCH_CHECK_MSG(strstr(rep.encodings, "vortex.zstd") != NULL, "%s", rep.encodings);
+        }
         bytes = pch_vx_writer_bytes(w);
         size[ratio] = bytes.len;
         PCH_CHECK_OK(pch_vx_file_open_mem(&f, NULL, bytes.ptr, bytes.len, &err), &err);
@@ -1435,9 +1552,9 @@ static void test_vortex_file__small_row_frames(void)
         pch_vx_file_free(f);
         pch_vx_writer_free(w);
     }
-    PCH_CHECK_MSG(got[1] * 4 < got[0], "a small row's read: %llu bytes with its own frames, %llu without",
+    PCH_CHECK_MSG(got[1] * 3 < got[0], "a small row's read: %llu bytes with its own frames, %llu without",
                   (unsigned long long)got[1], (unsigned long long)got[0]);
-    PCH_CHECK_MSG(size[1] < size[0] + size[0] / 20, "file %llu bytes with small-row frames, %llu without",
+    PCH_CHECK_MSG(size[1] < size[0] + size[0] / 5, "file %llu bytes with small-row frames, %llu without",
                   (unsigned long long)size[1], (unsigned long long)size[0]);
     free(wt);
     pch_vx_builder_free(b);
@@ -2032,7 +2149,7 @@ static void test_vortex_file__paged_open(void)
         po.version = PCH_VX_PAGED_OPEN_VERSION + 1;    /* a version from the future: refused */
         PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
         po.version = PCH_VX_PAGED_OPEN_VERSION;
-        po.block_bytes = 32;
+        po.block_bytes = PCH_VX_BLOCK_MIN - 1;
         PCH_CHECK(pch_vx_file_open_paged(&g, NULL, path, &po, &err) == PCH_EINVAL && !g);
         po.block_bytes = 512;
         {                                        /* chunk starts that fall */
@@ -2293,6 +2410,7 @@ int main(int argc, char **argv)
     PCH_RUN(test_vortex_file__zstd_dictionary);
     PCH_RUN(test_vortex_file__bool_ranges);
     PCH_RUN(test_vortex_file__sparse_ranges);
+    PCH_RUN(test_vortex_file__runend_ranges);
     PCH_RUN(test_vortex_file__partial_reads);
     PCH_RUN(test_vortex_file__small_row_frames);
     PCH_RUN(test_vortex_file__alprd_floats);
