@@ -1623,31 +1623,9 @@ static int decode_node(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, 
         }
         break;
     }
-    case PCH_VX_E_RUNEND: {
-        uint64_t *ends = NULL, *idx = NULL, run = 0;
-        PCH_TRY(meta_fields(ds, &n, m, 3));
-        if (n.bufs.n || n.kids.n != 2) return BAD("vortex runend: bad children");
-        if (m[0] > PCH_VX_U64) return BAD("vortex runend: ends must be unsigned");
-        if (m[1] > ((uint64_t)1 << 32) || len > ((uint64_t)1 << 36)) return pch_error_set(ds->err, PCH_ELIMIT, "vortex runend: size");
-        PCH_TRY(decode_ints(ds, &n, 0, (unsigned)m[0], m[1], &ends, NULL));
-        for (uint64_t i = 0; i < m[1]; i++)
-            if (i && ends[i] <= ends[i - 1]) { pch_free(ds->ctx, ends); return BAD("vortex runend: ends not strictly increasing"); }
-        if (len && (m[1] == 0 || ends[m[1] - 1] < m[2] + len)) { pch_free(ds->ctx, ends); return BAD("vortex runend: runs end before the array"); }
-        if ((rc = decode_child(ds, &n, 1, dt, m[1], &c)) || !(idx = pch_malloc(ds->ctx, (size_t)(len ? len : 1) * 8))) {
-            pch_free(ds->ctx, ends);
-            if (!rc) goto oom;
-            goto fail;
-        }
-        for (uint64_t i = 0; i < len; i++) {
-            while (ends[run] <= m[2] + i) run++;
-            idx[i] = run;
-        }
-        rc = gather(ds, c, idx, len, &a);
-        pch_free(ds->ctx, ends);
-        pch_free(ds->ctx, idx);
-        if (rc) goto fail;
+    case PCH_VX_E_RUNEND:
+        if ((rc = runend_range(ds, &n, dt, len, 0, len, &a))) goto fail;     /* every row: a range of all */
         break;
-    }
     case PCH_VX_E_SPARSE:
         PCH_TRY(sparse_range(ds, &n, dt, len, 0, len, &a));     /* every row: a range of all of them */
         break;

@@ -1089,6 +1089,22 @@ static void test_vortex_file__sparse_ranges(void)
     }
 }
 
+/* A node tree built by hand, serialized with every encoding at its own index (out), and the
+** decode context that reads it back (smap: its spec map, kept by the caller). */
+static void serialize_hand_built(pch_buf *out, const pch_vx_enode *root, int16_t smap[PCH_VX_E_COUNT], pch_vx_decode_ctx *dc)
+{
+    uint16_t map[PCH_VX_E_COUNT];
+    uint8_t used[PCH_VX_E_COUNT], ae;
+    pch_error err;
+    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
+    memset(used, 0, sizeof used);
+    PCH_CHECK_OK(pch_vx__serialize(out, root, map, used, &ae, &err), &err);
+    dc->ctx = NULL;
+    dc->spec_map = smap;
+    dc->n_specs = PCH_VX_E_COUNT;
+    dc->text_codes = false;
+}
+
 /* vortex.runend row ranges (runs of equal values, as other writers and our compressor make
 ** them), built node by node with an offset: each range equals the slice of the whole array —
 ** inside a run, across runs, at both ends — for integer and nullable string values; ends that
@@ -1106,9 +1122,7 @@ static void test_vortex_file__runend_ranges(void)
         pch_vx_enode root, *kids[2];
         pch_arena arena;
         pch_buf seg, meta;
-        uint16_t map[PCH_VX_E_COUNT];
         int16_t smap[PCH_VX_E_COUNT];
-        uint8_t used[PCH_VX_E_COUNT], ae;
         pch_vx_decode_ctx dc;
         uint64_t rows = 0, nruns = 0, endv[400];
         PCH_CHECK_OK(pch_vx_dtype_parse(&dt, NULL, types[t], &err), &err);
@@ -1151,13 +1165,7 @@ static void test_vortex_file__runend_ranges(void)
         root.meta_len = meta.len;
         root.n_children = 2;
         root.children = kids;
-        for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
-        memset(used, 0, sizeof used);
-        PCH_CHECK_OK(pch_vx__serialize(&seg, &root, map, used, &ae, &err), &err);
-        dc.ctx = NULL;
-        dc.spec_map = smap;
-        dc.n_specs = PCH_VX_E_COUNT;
-        dc.text_codes = false;
+        serialize_hand_built(&seg, &root, smap, &dc);
         PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
         PCH_CHECK(full && pch_vx_array_equal(full, want));
         for (uint64_t k = 0, bgn = 0, last = 0; bgn < rows; k++) {
@@ -1216,9 +1224,7 @@ static void test_vortex_file__bitpacked_patches(void)
     pch_vx_enode root, *kids[2];
     pch_arena arena;
     pch_buf seg, meta, pmeta;
-    uint16_t map[PCH_VX_E_COUNT];
     int16_t smap[PCH_VX_E_COUNT];
-    uint8_t used[PCH_VX_E_COUNT], ae;
     pch_vx_decode_ctx dc;
     pch_error err;
     uint64_t *vals = calloc(rows, 8), np = 0;
@@ -1265,13 +1271,7 @@ static void test_vortex_file__bitpacked_patches(void)
     root.buf_align[0] = 0;
     root.n_children = 2;
     root.children = kids;
-    for (int i = 0; i < PCH_VX_E_COUNT; i++) { map[i] = (uint16_t)i; smap[i] = (int16_t)i; }
-    memset(used, 0, sizeof used);
-    PCH_CHECK_OK(pch_vx__serialize(&seg, &root, map, used, &ae, &err), &err);
-    dc.ctx = NULL;
-    dc.spec_map = smap;
-    dc.n_specs = PCH_VX_E_COUNT;
-    dc.text_codes = false;
+    serialize_hand_built(&seg, &root, smap, &dc);
     PCH_CHECK_OK(pch_vx__deserialize(&full, &dc, seg.data, seg.len, dt, rows, &err), &err);
     PCH_CHECK(full && pch_vx_array_equal(full, want));
     for (uint64_t k = 0, bgn = 0; bgn < rows; k++) {
