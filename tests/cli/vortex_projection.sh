@@ -585,6 +585,21 @@ build atif "$T/atif" --from tests/data/atif --quiet && {
     roundtrip atif "$T/atif" tests/data/atif 10
     verify_ok atif "$T/atif"
 }
+# frames of small documents (--frame-ratio): every fixture document is small next to a ratio of
+# 1024 (frames of at most 1,024 x its logical bytes, cut away from its neighbours): all come
+# back and verify; the layout records the ratio (16 by default); a local manifest lists each
+# cluster's range without a digest (object-storage roots list it, tests/cli/s3_vortex.sh)
+build atif-ratio "$T/atif-ratio" --from tests/data/atif --frame-bytes 4M --frame-ratio 1024 --cluster-bytes 64K --quiet && {
+    roundtrip atif-ratio "$T/atif-ratio" tests/data/atif 10
+    verify_ok atif-ratio "$T/atif-ratio"
+    [ "$(mval "$T/atif-ratio" /layout/frame_ratio)" = 1024 ] && [ "$(mval "$T/atif" /layout/frame_ratio)" = 16 ] &&
+        ok || bad "atif-ratio: manifest layout.frame_ratio is not 1024 (and 16 by default)"
+    ca=$(mval "$T/atif" /data_files/0/clusters_at/0)
+    [ "$(grep -o '"i"' <<<"$ca" | wc -l)" = 2 ] && [[ "$ca" != *blake3* ]] && ok ||
+        bad "atif: a local manifest lists a cluster as $ca (want [offset, length])"
+}
+run atif-ratio-big 2 "$VX" build --from tests/data/atif --to "$T/atif-ratio-big" --frame-ratio 1025 --quiet
+has atif-ratio-big "$T/atif-ratio-big.err" 'frame-ratio must be at most 1024'
 full && build atif-tiers "$T/atif-tiers" --from tests/data/atif --hot-max 64 --cold-max 1024 --quiet &&
     roundtrip atif-tiers "$T/atif-tiers" tests/data/atif 10
 run atif-embed-missing 1 "$VX" build --from tests/data/atif --to "$T/atif-embed" --assets embed --quiet
