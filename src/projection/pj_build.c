@@ -534,6 +534,14 @@ static int file_seal(pch_vxp_builder *b, pch_error *err)
     return rc;
 }
 
+/* Do rows r and r + 1 of text lane l hold the same value? */
+static bool next_same(const pch_vx_array *l, uint64_t r)
+{
+    const char *p, *q;
+    size_t pn, qn;
+    return pch_vx_row_bytes(l, r, &p, &pn) && pch_vx_row_bytes(l, r + 1, &q, &qn) && pn == qn && memcmp(p, q, pn) == 0;
+}
+
 /* Each row's weight for the writer's frames (pch_vx_writer_write_rows): the logical bytes of
 ** its document's rows in the cluster — a document's trajectories are consecutive rows and a
 ** point read of it reads them all, so a small document gets frames of its own size, while
@@ -543,13 +551,8 @@ static int doc_weights(const pch_vx_array *a, uint64_t *wt, pch_error *err)
     pj_rows rows;
     PCH_TRY(pj_rows_bind(&rows, a, err));
     for (uint64_t r = 0, first = 0; r < a->len; r++) {
-        const char *p, *q;
-        size_t pn, qn;
         wt[r] = pch_vx_row_uint(rows.l[PJ_SUMMARY_LOGICAL_BYTES], r);
-        if (r + 1 < a->len && pch_vx_row_bytes(rows.l[PJ_ID_DOC_PATH], r, &p, &pn) &&
-            pch_vx_row_bytes(rows.l[PJ_ID_DOC_PATH], r + 1, &q, &qn) && pn == qn && memcmp(p, q, pn) == 0 &&
-            pch_vx_row_bytes(rows.l[PJ_ID_SOURCE_ID], r, &p, &pn) && pch_vx_row_bytes(rows.l[PJ_ID_SOURCE_ID], r + 1, &q, &qn) &&
-            pn == qn && memcmp(p, q, pn) == 0)
+        if (r + 1 < a->len && next_same(rows.l[PJ_ID_DOC_PATH], r) && next_same(rows.l[PJ_ID_SOURCE_ID], r))
             continue;                   /* row r + 1 is of the same document */
         uint64_t sum = 0;
         for (uint64_t k = first; k <= r; k++) sum += wt[k];

@@ -428,14 +428,14 @@ typedef struct pj_docrec {
 void pj_docs_sort(pj_docrec *recs, size_t n);
 const pj_docrec *pj_docs_find(const pj_docrec *recs, size_t n, const char *path);
 void pj_docs_free(pj_docrec *recs, size_t n);
-/* Write recs (sorted by path, unique) as directories/documents/<snapshot_id>.vortex under
-** stage; json gets its manifest entry. */
 /* Clusters at least this large keep their lanes' per-trajectory offsets plain (pj_build.c). */
 #define PJ_PLAIN_OFFSETS_CLUSTER ((uint64_t)16 << 20)
 
 /* The lane report's columns (directories/lanes/<snapshot-id>.vortex, manifest "lane_report"). */
 #define PJ_LANES_SCHEMA "path:utf8,encodings:utf8,chunks:u64,logical_bytes:u64,stored_bytes:u64,encode_seconds:f64"
 
+/* Write recs (sorted by path, unique) as directories/documents/<snapshot_id>.vortex under
+** stage; json gets its manifest entry. */
 int pj_docs_write(pch_ctx *ctx, const char *stage, const char *snapshot_id, const pj_docrec *recs, size_t n,
                   pch_buf *json, uint64_t *bytes, pch_error *err);
 /* The document list manifest m names (digest, schema, order checked); *out malloc'd.

@@ -502,7 +502,7 @@ static int zstd_node(pch_vx_encoder *e, const pch_vx_array *a, pch_vx_enode **ou
                 end = ri + 1 < e->n_cuts ? e->cuts[ri + 1] : i;
             }
             nb = e->cuts ? (ri + 1 < e->n_cuts ? e->cuts[ri + 1] : UINT64_MAX) : i + 1;
-            if (e->cuts ? e->cuts[ri] == i && end > i : 1) {
+            if (end > i) {                      /* nb is a row start: cuts[ri] == i */
                 const uint64_t m = rw[r] < fmin ? rw[r] : fmin;
                 if (!at_cut && m < small && plain.len > fstart) {
                     uint64_t cap = m * e->row_ratio, add = w ? (end - i) * w : (end - i) * 4 + (uint64_t)(a->offsets[end] - a->offsets[i]);

@@ -961,12 +961,7 @@ static int dec_bitpacked(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uin
             uint64_t v;
             if ((rc = buf_fill(ds, bi, at + lo, wb)) || (hi != SIZE_MAX && (rc = buf_fill(ds, bi, at + hi, wb)))) goto fail;
             v = pch_vx__bp_get(ds->seg + ds->bpos[bi] + at, tb, (unsigned)m[0], (unsigned)(i % 1024));
-            switch (wb) {
-            case 1: a->data[i - first] = (uint8_t)v; break;
-            case 2: pch_store_le16(a->data + 2 * (i - first), (uint16_t)v); break;
-            case 4: pch_store_le32(a->data + 4 * (i - first), (uint32_t)v); break;
-            default: pch_store_le64(a->data + 8 * (i - first), v); break;
-            }
+            pch_vx__store_uint(a->data, p, i - first, v);
         }
     } else if ((rc = buf_fill(ds, bi, (size_t)k0 * blk, (size_t)(k1 - k0) * blk))) {
         goto fail;
@@ -1781,7 +1776,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     pch_buf plain, vals;
     uint32_t *lens = NULL;
     unsigned w = dt->kind == PCH_VX_PRIMITIVE ? pch_vx_ptype_width(dt->ptype) : 0;
-    int rc;
+    int rc = PCH_OK;
     pch_buf_init(&plain, ds->ctx);
     pch_buf_init(&vals, ds->ctx);
     *out = NULL;
@@ -1790,10 +1785,7 @@ static int zstd_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint64
     if (!(va = pch_vx__array_new(ds->ctx, dt, len, 0))) return NOMEM();
     /* no rows (a point read of a trajectory without values in this lane): nothing to read,
     ** not even the validity of a 32 MiB cluster's values */
-    if (!cnt && b <= len) {
-        rc = PCH_OK;
-        goto rows;
-    }
+    if (!cnt && b <= len) goto rows;
     if ((rc = take_validity(ds, n, 0, va))) goto done;
     if (!va->validity) { valid = len; vb = b; vn = cnt; }
     else {
