@@ -7,12 +7,31 @@ Every line of FILE is one key; "{}" in the command is replaced by it. The proces
 with posix_spawn and waited for (the timing floor is ~1 ms; node's spawnSync costs 2-6 ms here).
 The outputs of the first K keys stay in DIR/<i>.json for the round-trip check; the others are
 written to DIR/scratch (overwritten). One untimed run of the first key warms the binary.
-Prints JSON: {"ms": [...], "status": [...], "out_bytes": [...], "stderr": {i: text}, "floor_ms": [...]}.
+Two floors are measured first, so that a report says how fast the machine was: an empty
+process (/bin/true) and the same binary's `--help` (its loading and start-up: issue 18 asks
+for it beside the cold get), 20 runs each; and the first write to a fresh 4 KiB page
+(5 rounds of 1,024 pages of an anonymous mapping, microseconds a page): a cold process
+first-touches every page it uses, and on some virtual machines that costs ~10 us a page.
+Prints JSON: {"ms": [...], "status": [...], "out_bytes": [...], "stderr": {i: text},
+"floor_ms": [...], "help_ms": [...], "first_touch_us": [...]}.
 """
 import json
+import mmap
 import os
 import sys
 import time
+
+
+def first_touch_us(pages=1024):
+    """Microseconds a page for the first write to each page of a fresh anonymous mapping."""
+    m = mmap.mmap(-1, pages * 4096)
+    try:
+        t0 = time.perf_counter()
+        for i in range(0, pages * 4096, 4096):
+            m[i] = 1
+        return (time.perf_counter() - t0) * 1e6 / pages
+    finally:
+        m.close()
 
 
 def run(argv, out_path):
@@ -46,8 +65,15 @@ def main():
         ms, _, _ = run(["/bin/true"], scratch)
         if i:
             floor.append(ms)
+    help_ms = []
+    for i in range(21):
+        ms, _, _ = run([cmd[0], "--help"], scratch)
+        if i:
+            help_ms.append(ms)
+    touch = [first_touch_us() for _ in range(5)]
     run([x if x != "{}" else keys[0] for x in cmd], scratch)   # warm-up
-    res = {"ms": [], "status": [], "out_bytes": [], "stderr": {}, "floor_ms": floor}
+    res = {"ms": [], "status": [], "out_bytes": [], "stderr": {}, "floor_ms": floor, "help_ms": help_ms,
+           "first_touch_us": touch}
     for i, k in enumerate(keys):
         p = os.path.join(out, f"{i}.json") if i < keep else scratch
         ms, rc, errp = run([x if x != "{}" else k for x in cmd], p)

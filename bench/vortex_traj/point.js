@@ -196,10 +196,11 @@ const res = {
   kind: `${args.kind}-point`, bin: path.resolve(args.bin), bin_sha256: L.sha256File(args.bin), root: path.resolve(args.root), corpus: path.resolve(args.corpus),
   command: `${path.basename(args.bin)} get ROOT KEY --compact`, keys_source: keysSource, n: sample.length,
   cold: { process_wall: C.summarize(lat), exit_status: rcs, out_bytes_mean: Math.round(outBytes / sample.length), failures: failed },
-  spawn_floor: C.summarize(floor), verify, warm, read_stats_mean: statsMean, read_stats_n: stats.length,
+  spawn_floor: C.summarize(floor), help_floor: T.help_ms ? C.summarize(T.help_ms) : null,
+  first_touch_us: T.first_touch_us ? T.first_touch_us.slice().sort((a, b) => a - b)[Math.floor(T.first_touch_us.length / 2)] : null, verify, warm, read_stats_mean: statsMean, read_stats_n: stats.length,
   key_map: map, loadavg_start: loadStart, loadavg_end: loadEnd,
 };
-log(`cold get p50 ${res.cold.process_wall.p50_ms} ms p95 ${res.cold.process_wall.p95_ms} ms (floor p50 ${res.spawn_floor.p50_ms} ms); exit ${JSON.stringify(rcs)}; round trip ${verify.equal}/${verify.checked}`);
+log(`cold get p50 ${res.cold.process_wall.p50_ms} ms p95 ${res.cold.process_wall.p95_ms} ms (floor p50 ${res.spawn_floor.p50_ms} ms${res.help_floor ? `, --help ${res.help_floor.p50_ms} ms` : ""}${res.first_touch_us !== null ? `, first touch ${res.first_touch_us.toFixed(1)} us a page` : ""}); exit ${JSON.stringify(rcs)}; round trip ${verify.equal}/${verify.checked}`);
 if (args.results) L.writeJson(args.results, res);
 process.stdout.write(JSON.stringify(res, null, 2) + "\n");
 if (verify.equal !== verify.checked || Object.keys(rcs).some((k) => k !== "0")) process.exitCode = 1;

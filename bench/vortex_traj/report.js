@@ -54,7 +54,7 @@ for (const c of corpora) {
     vBytes && dBytes ? `${f(vBytes / dBytes, 3)}× DuckDB ${verdict(vBytes <= 0.8 * dBytes)}` : "-"]);
 
   // cold point read
-  const cp = (p) => (p ? `${ms(p.cold.process_wall.p50_ms)} / ${ms(p.cold.process_wall.p95_ms)} (process wall, n=${p.n}; spawn floor ${ms(p.spawn_floor.p50_ms)})` : "-");
+  const cp = (p) => (p ? `${ms(p.cold.process_wall.p50_ms)} / ${ms(p.cold.process_wall.p95_ms)} (process wall, n=${p.n}; spawn floor ${ms(p.spawn_floor.p50_ms)}${p.help_floor ? `, \`--help\` ${ms(p.help_floor.p50_ms)}` : ""}${p.first_touch_us != null ? `, first touch of a page ${p.first_touch_us.toFixed(1)} µs` : ""})` : "-");
   const pc = (q) => { const e = q && q.queries.point; return e && e.cold ? `${ms(e.cold.in_process.p50_ms)} / ${ms(e.cold.in_process.p95_ms)} (in-process open+query, n=${e.cold.in_process.n}; process wall p50 ${ms(e.cold.process_wall.p50_ms)})` : "-"; };
   const vCold = vp ? vp.cold.process_wall.p50_ms : null;
   row(["point read, cold: p50 / p95 ms", cp(vp), cp(sp), pc(lq), pc(dq), c === "scaled" ? "p50 ≤ 10 ms" : "p50 ≤ 10 ms (gated on scaled)",
