@@ -89,6 +89,8 @@ for (const c of corpora) {
       parquet: peerQ(dq, "point", "cold") ? peerQ(dq, "point", "cold").process_wall : null,
     },
     spawn_floor: vp ? vp.spawn_floor : null,
+    help_floor: vp ? vp.help_floor || null : null,
+    first_touch_us: vp && vp.first_touch_us != null ? vp.first_touch_us : null,
     read_stats: vp ? vp.read_stats_mean : null,
     round_trip: {
       vortex: vp ? [vp.verify.equal + (vw && vw.verify ? vw.verify.equal : 0), vp.verify.checked + (vw && vw.verify ? vw.verify.checked : 0)] : null,
