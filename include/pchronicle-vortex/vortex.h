@@ -335,6 +335,9 @@ PCH_API int pch_vx_file_open(pch_vx_file **out, pch_ctx *ctx, const char *path, 
 ** pch_vx_file_open); a file of another size fails with PCH_EINVAL. */
 PCH_API int pch_vx_file_open_tail(pch_vx_file **out, pch_ctx *ctx, const char *path, const void *tail,
                                   uint64_t tail_off, size_t tail_len, pch_error *err);
+/* The smallest read block of partial reads and paged opens (pch_vx_file_set_partial_reads,
+** pch_vx_paged_open.block_bytes). */
+#define PCH_VX_BLOCK_MIN 32u
 /* Paged open (RFC-0006 §13.4, open costs that do not grow with the file): the file's bytes
 ** from tail_off to its end (postscript, dtype, layout, footer, and whatever else the writer
 ** put there) are read in blocks of block_bytes when a read first needs them, each passed to
@@ -414,7 +417,6 @@ PCH_API void pch_vx_file_set_segment_check(pch_vx_file *f, pch_vx_segment_check_
 ** checks each block read before any of it is used. With a segment check installed and no fn,
 ** segments are always read whole (every byte read stays checked). 0 turns it off (default).
 ** PCH_EINVAL for a block under PCH_VX_BLOCK_MIN bytes. Clears the segment cache. */
-#define PCH_VX_BLOCK_MIN 32u
 typedef int (*pch_vx_block_check_fn)(void *payload, uint32_t segment, uint32_t block, const uint8_t *bytes,
                                      uint64_t len, pch_error *err);
 PCH_API int pch_vx_file_set_partial_reads(pch_vx_file *f, uint32_t block_bytes, pch_vx_block_check_fn fn,

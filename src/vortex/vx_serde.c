@@ -1214,6 +1214,17 @@ static int decode(dstate *ds, const pch_vx_fbt *t, const pch_vx_dtype *dt, uint6
     return rc;
 }
 
+/* The first of ends[lo, hi) past row (ends strictly increasing): the run holding row. */
+static uint64_t run_of(const uint64_t *ends, uint64_t lo, uint64_t hi, uint64_t row)
+{
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (ends[mid] <= row) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* vortex.runend rows [b, b + cnt) of len: every run end (checked as a whole decode checks
 ** them: strictly increasing, covering the array), then only the values of the runs that hold
 ** the rows — a point read of a 32 MiB cluster's run-end lane decoded every run's value (37 KB
@@ -1233,14 +1244,9 @@ static int runend_range(dstate *ds, const dnode *n, const pch_vx_dtype *dt, uint
     for (uint64_t i = 1; i < m[1]; i++)
         if (ends[i] <= ends[i - 1]) { rc = BAD("vortex runend: ends not strictly increasing"); goto done; }
     if (len && (m[1] == 0 || ends[m[1] - 1] < m[2] + len)) { rc = BAD("vortex runend: runs end before the array"); goto done; }
-    if (cnt) {
-        /* the runs of the first and the last row: the first end past each */
-        uint64_t lo = 0, hi = m[1];
-        while (lo < hi) { uint64_t mid = lo + (hi - lo) / 2; if (ends[mid] <= m[2] + b) lo = mid + 1; else hi = mid; }
-        r0 = lo;
-        hi = m[1];
-        while (lo < hi) { uint64_t mid = lo + (hi - lo) / 2; if (ends[mid] <= m[2] + b + cnt - 1) lo = mid + 1; else hi = mid; }
-        r1 = lo + 1;
+    if (cnt) {                                  /* the runs of the first and the last row */
+        r0 = run_of(ends, 0, m[1], m[2] + b);
+        r1 = run_of(ends, r0, m[1], m[2] + b + cnt - 1) + 1;
     }
     if ((rc = range_child(ds, n, 1, dt, m[1], r0, r1 - r0, &c))) goto done;
     if (!(idx = pch_malloc(ds->ctx, (size_t)(cnt ? cnt : 1) * 8))) { rc = NOMEM(); goto done; }
