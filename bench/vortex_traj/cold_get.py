@@ -49,6 +49,11 @@ def run(argv, out_path):
     return ms, os.waitstatus_to_exitcode(st), err_path
 
 
+def floor_ms(argv, scratch):
+    """20 timed runs of argv after one untimed."""
+    return [run(argv, scratch)[0] for _ in range(21)][1:]
+
+
 def main():
     a = sys.argv[1:]
     if "--" not in a:
@@ -60,16 +65,8 @@ def main():
     keep = int(o.get("--keep", "0"))
     os.makedirs(out, exist_ok=True)
     scratch = os.path.join(out, "scratch")
-    floor = []
-    for i in range(21):
-        ms, _, _ = run(["/bin/true"], scratch)
-        if i:
-            floor.append(ms)
-    help_ms = []
-    for i in range(21):
-        ms, _, _ = run([cmd[0], "--help"], scratch)
-        if i:
-            help_ms.append(ms)
+    floor = floor_ms(["/bin/true"], scratch)
+    help_ms = floor_ms([cmd[0], "--help"], scratch)
     touch = [first_touch_us() for _ in range(5)]
     run([x if x != "{}" else keys[0] for x in cmd], scratch)   # warm-up
     res = {"ms": [], "status": [], "out_bytes": [], "stderr": {}, "floor_ms": floor, "help_ms": help_ms,
